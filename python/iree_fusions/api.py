@@ -1,0 +1,181 @@
+"""Python API for scripts: compile with or without the plugin, load on a device, run, compare.
+
+    import iree_fusions as f
+    stock = f.compile_file("model.mlir", fusions="none")
+    fused = f.compile_file("model.mlir", fusions="all")
+    out_a = f.run(stock.output, inputs)
+    out_b = f.run(fused.output, inputs)
+    f.compare_outputs(out_a, out_b)      # -> Agreement(max_abs=..., max_rel=...)
+
+Compilation runs `iree-fusions-compile` (or plain `iree-compile` for `stock=True`) in a child
+process, like `iree.compiler.tools` does: IREE's global flags are per process, a crash cannot
+take the caller down, and a failure raises `CompilerToolError` carrying the exact command.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+DEVICE_FLAGS = {
+    "local-task": ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                   "--iree-llvmcpu-target-cpu=host"],
+    "local-sync": ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
+                   "--iree-llvmcpu-target-cpu=host"],
+    "cuda": ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"],
+    "hip": ["--iree-hal-target-device=hip", "--iree-rocm-target=gfx942"],
+    "vulkan": ["--iree-hal-target-device=vulkan", "--iree-vulkan-target=rdna3"],
+}
+
+
+def target_flags(device: str) -> list[str]:
+    """iree-compile flags for a runtime device name (local-task, cuda, hip, vulkan)."""
+    try:
+        return list(DEVICE_FLAGS[device])
+    except KeyError:
+        raise ValueError(f"unknown device '{device}' (known: {', '.join(DEVICE_FLAGS)})") from None
+
+
+class CompilerToolError(RuntimeError):
+    def __init__(self, command: list[str], returncode: int, stderr: str):
+        self.command, self.returncode, self.stderr = command, returncode, stderr
+        super().__init__(
+            f"compile failed (exit {returncode}):\n{stderr.strip()}\n"
+            f"reproduce with: {shlex.join(command)}"
+        )
+
+
+@dataclass
+class CompileOutput:
+    output: bytes  # .vmfb, or IR text/bytecode for compile_to
+    command: list[str]
+    reports: list[dict] = field(default_factory=list)
+    stderr: str = ""
+
+
+def _tool_command(stock: bool) -> list[str]:
+    if stock:
+        exe = os.path.join(os.path.dirname(sys.executable), "iree-compile")
+        return [exe if os.path.exists(exe) else "iree-compile"]
+    return [sys.executable, "-m", "iree_fusions.compile_cli"]
+
+
+def compile_file(
+    path: str,
+    *,
+    device: str = "local-task",
+    flags: Sequence[str] = (),
+    fusions: str = "all",
+    stock: bool = False,
+    compile_to: str | None = None,
+    output_file: str | None = None,
+    timeout: float | None = None,
+) -> CompileOutput:
+    """Compiles a file (.mlir / .mlirbc / torch-dialect with --iree-input-type=torch).
+
+    stock=True runs plain iree-compile (the reference); otherwise iree-fusions-compile with
+    `--fusions=<fusions>`. `flags` are passed to the compiler unchanged after the device's.
+    """
+    with tempfile.TemporaryDirectory(prefix="iree-fusions-") as tmp:
+        out_path = output_file or os.path.join(tmp, "out")
+        report_path = os.path.join(tmp, "report.json")
+        cmd = _tool_command(stock) + [path, *target_flags(device), *flags, "-o", out_path]
+        if compile_to:
+            cmd.append(f"--compile-to={compile_to}")
+        if not stock:
+            cmd += [f"--fusions={fusions}", f"--fusions-report-json={report_path}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        if proc.returncode != 0:
+            raise CompilerToolError(cmd, proc.returncode, proc.stderr)
+        with open(out_path, "rb") as f:
+            data = f.read()
+        reports = []
+        if os.path.exists(report_path):
+            with open(report_path) as f:
+                reports = json.load(f)
+        if output_file is None:
+            cmd = cmd[: cmd.index("-o")] + cmd[cmd.index("-o") + 2 :]
+        return CompileOutput(data, cmd, reports, proc.stderr)
+
+
+def compile_str(text: str | bytes, **kwargs) -> CompileOutput:
+    """compile_file for IR held in memory."""
+    data = text.encode() if isinstance(text, str) else text
+    suffix = ".mlirbc" if data[:4] == b"ML\xefR" else ".mlir"
+    with tempfile.NamedTemporaryFile(suffix=suffix, delete=False) as f:
+        f.write(data)
+        path = f.name
+    try:
+        return compile_file(path, **kwargs)
+    finally:
+        os.unlink(path)
+
+
+@dataclass
+class LoadedModule:
+    context: object
+    module: object
+    device: str
+
+    def __call__(self, function: str, *inputs: np.ndarray) -> list[np.ndarray]:
+        result = self.module[function](*inputs)
+        if result is None:
+            return []
+        results = result if isinstance(result, (tuple, list)) else [result]
+        return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+
+
+def load(vmfb: bytes, device: str = "local-task") -> LoadedModule:
+    """Loads a compiled module on a runtime device."""
+    import iree.runtime as rt
+
+    config = rt.Config(device)
+    vm_module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
+    context = rt.SystemContext(config=config)
+    context.add_vm_module(vm_module)
+    return LoadedModule(context, context.modules[vm_module.name], device)
+
+
+def run(vmfb: bytes, inputs: Sequence[np.ndarray], function: str = "main",
+        device: str = "local-task") -> list[np.ndarray]:
+    """Loads and calls one function; returns its results as numpy arrays."""
+    return load(vmfb, device)(function, *inputs)
+
+
+@dataclass
+class Agreement:
+    max_abs: float
+    max_rel: float
+    shapes_match: bool
+
+    def within(self, atol: float, rtol: float = 0.0) -> bool:
+        return self.shapes_match and (self.max_abs <= atol or self.max_rel <= rtol)
+
+
+def compare_outputs(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]) -> Agreement:
+    """Max abs / rel error over all outputs (shapes and dtypes must match)."""
+    if len(expected) != len(actual):
+        return Agreement(float("inf"), float("inf"), False)
+    max_abs = max_rel = 0.0
+    for e, a in zip(expected, actual):
+        e, a = np.asarray(e), np.asarray(a)
+        if e.shape != a.shape or e.dtype != a.dtype:
+            return Agreement(float("inf"), float("inf"), False)
+        if e.size == 0:
+            continue
+        ef, af = e.astype(np.float64), a.astype(np.float64)
+        both_nan = np.isnan(ef) & np.isnan(af)
+        diff = np.where(both_nan, 0.0, np.abs(ef - af))
+        if np.isnan(diff).any():  # NaN on one side only
+            return Agreement(float("inf"), float("inf"), True)
+        max_abs = max(max_abs, float(diff.max()))
+        max_rel = max(max_rel, float((diff / np.maximum(np.abs(ef), 1e-30)).max()))
+    return Agreement(max_abs, max_rel, True)

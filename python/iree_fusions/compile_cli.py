@@ -1,0 +1,248 @@
+"""iree-fusions-compile: a drop-in iree-compile that runs the plugin passes at the hook points.
+
+Every iree-compile flag and input format is accepted and passed on unchanged; the plugin adds:
+  --fusions=all|none|PASS[,PASS{opt=v}...]  passes to run (default: all)
+  --fusions-report                           print what each pass changed / skipped (stderr)
+  --fusions-report-json=FILE                 the same as JSON
+  --fusions-strict                           a failing pass is an error (default: warn, skip it)
+  --fusions-list                             list the passes and exit
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+from . import registry
+from .driver import PHASES, CompileError, CompileRequest, compile_request, initialize_flags
+from .pipeline import PipelineError
+from .fusions_flags import select_steps
+
+PROG = "iree-fusions-compile"
+SPLIT_MARKER = "// -----"
+# Flags that iree-compile's main handles itself (not session / global compiler flags).
+_MAIN_VALUE_FLAGS = {
+    "o", "output-format", "compile-mode", "compile-from", "compile-to",
+    "emit-mlir-bytecode-version",
+}
+_MAIN_BOOL_FLAGS = {"emit-mlir-bytecode", "split-input-file", "verify"}
+_DELEGATED_FLAGS = {"iree-hal-list-target-backends", "iree-list-plugins", "version"}
+
+
+class UsageError(Exception):
+    pass
+
+
+@dataclass
+class CliArgs:
+    input: str | None = None
+    main: dict[str, str] = field(default_factory=dict)
+    iree_flags: list[str] = field(default_factory=list)
+    fusions: str = "all"
+    report: bool = False
+    report_json: str | None = None
+    strict: bool = False
+    delegate: bool = False  # hand the whole command to iree-compile
+    list_passes: bool = False
+    help: bool = False
+
+
+def _split_flag(arg: str) -> tuple[str, str | None]:
+    body = arg.lstrip("-")
+    name, eq, value = body.partition("=")
+    return name, (value if eq else None)
+
+
+def parse_args(argv: list[str]) -> CliArgs:
+    args = CliArgs()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "-" or not arg.startswith("-"):
+            if args.input is not None:
+                raise UsageError(
+                    f"more than one input file: '{args.input}' and '{arg}' "
+                    "(write IREE flags as --flag=value)"
+                )
+            args.input = arg
+            continue
+        name, value = _split_flag(arg)
+        if name in ("h", "help", "help-hidden"):
+            args.help = True
+        elif name == "fusions":
+            if value is None:
+                raise UsageError("--fusions needs a value: --fusions=all|none|PASS,...")
+            args.fusions = value
+        elif name == "fusions-report":
+            args.report = True
+        elif name == "fusions-report-json":
+            if not value:
+                raise UsageError("--fusions-report-json needs a file: --fusions-report-json=FILE")
+            args.report_json = value
+        elif name == "fusions-strict":
+            args.strict = True
+        elif name == "fusions-list":
+            args.list_passes = True
+        elif name.startswith("fusions"):
+            raise UsageError(f"unknown option '{arg}' (see {PROG} --help)")
+        elif name in _MAIN_VALUE_FLAGS:
+            if value is None:
+                if i >= len(argv):
+                    raise UsageError(f"option '{arg}' needs a value")
+                value = argv[i]
+                i += 1
+            args.main[name] = value
+        elif name in _MAIN_BOOL_FLAGS:
+            args.main[name] = "true" if value is None else value
+        elif name in _DELEGATED_FLAGS:
+            args.delegate = True
+            args.iree_flags.append(arg)
+        else:
+            args.iree_flags.append(arg)
+    return args
+
+
+def _bool(text: str, flag: str) -> bool:
+    if text.lower() in ("true", "1", "on"):
+        return True
+    if text.lower() in ("false", "0", "off"):
+        return False
+    raise UsageError(f"--{flag}: expected true/false, got '{text}'")
+
+
+def _help() -> str:
+    lines = [__doc__.strip(), "", "Passes (--fusions):"]
+    for entry in registry.REGISTRY.values():
+        default = "" if entry.default else " [not in 'all']"
+        lines.append(f"  {entry.name:34s} ({entry.phase}) {entry.description}{default}")
+    lines += ["", "All other flags: see `iree-compile --help`."]
+    return "\n".join(lines)
+
+
+def _iree_compile_binary() -> str:
+    here = os.path.join(os.path.dirname(sys.executable), "iree-compile")
+    return here if os.path.exists(here) else (shutil.which("iree-compile") or "iree-compile")
+
+
+def _read_input(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read input file '{path}': {e.strerror}") from None
+
+
+def _split_chunks(data: bytes) -> list[bytes]:
+    chunks, current = [], []
+    for line in data.decode().splitlines(keepends=True):
+        if line.strip() == SPLIT_MARKER:
+            chunks.append("".join(current))
+            current = []
+        else:
+            current.append(line)
+    chunks.append("".join(current))
+    return [c.encode() for c in chunks]
+
+
+def _request(args: CliArgs, source: bytes, steps, whole_file: bool) -> CompileRequest:
+    main = args.main
+    for key in ("compile-from", "compile-to"):
+        if key in main and main[key] not in PHASES:
+            raise UsageError(f"--{key}: unknown phase '{main[key]}' (phases: {', '.join(PHASES)})")
+    fmt = main.get("output-format", "vm-bytecode")
+    if fmt not in ("vm-bytecode", "vm-asm", "vm-c"):
+        raise UsageError(f"--output-format: unknown format '{fmt}'")
+    version = main.get("emit-mlir-bytecode-version", "-1")
+    try:
+        bytecode_version = int(version)
+    except ValueError:
+        raise UsageError(f"--emit-mlir-bytecode-version: not an integer: '{version}'") from None
+    return CompileRequest(
+        source=source,
+        source_path=args.input if whole_file and args.input != "-" else None,
+        source_name="<stdin>" if args.input == "-" else args.input,
+        compile_from=main.get("compile-from", "start"),
+        compile_to=main.get("compile-to", "end"),
+        output_format=fmt,
+        emit_mlir_bytecode=_bool(main.get("emit-mlir-bytecode", "false"), "emit-mlir-bytecode"),
+        emit_mlir_bytecode_version=bytecode_version,
+        verify=_bool(main.get("verify", "true"), "verify"),
+        steps=steps,
+        strict=args.strict,
+    )
+
+
+def _write_output(path: str, data: bytes) -> None:
+    if path == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    with open(path, "wb") as f:
+        f.write(data)
+
+
+def _delegate(argv: list[str]) -> int:
+    """Runs plain iree-compile with the same arguments minus the plugin's own flags."""
+    passthrough = [a for a in argv if not a.lstrip("-").startswith("fusions")]
+    return subprocess.call([_iree_compile_binary(), *passthrough])
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    try:
+        args = parse_args(argv)
+        if args.help:
+            print(_help())
+            return 0
+        if args.list_passes:
+            for entry in registry.REGISTRY.values():
+                print(f"{entry.name}\t{entry.phase}\t{entry.description}")
+            return 0
+        mode = args.main.get("compile-mode", "std")
+        if args.delegate or mode != "std":
+            if mode != "std" and args.fusions != "none":
+                print(f"{PROG}: warning: --compile-mode={mode} runs plain iree-compile, "
+                      "no plugin pass runs", file=sys.stderr)
+            return _delegate(argv)
+        if args.input is None:
+            raise UsageError("no input file (give a path or '-' for stdin)")
+        steps = select_steps(args.fusions)
+        data = _read_input(args.input)
+        split = _bool(args.main.get("split-input-file", "false"), "split-input-file")
+        chunks = _split_chunks(data) if split else [data]
+        requests = [_request(args, chunk, steps, not split) for chunk in chunks]
+    except (UsageError, PipelineError) as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    initialize_flags(PROG, args.iree_flags)
+    outputs, reports, failed = [], [], False
+    for request in requests:
+        try:
+            result = compile_request(request)
+        except CompileError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            failed = True
+            continue
+        outputs.append(result.output)
+        reports += result.reports
+    if args.report:
+        for report in reports:
+            print(report.format(), file=sys.stderr)
+    if args.report_json:
+        with open(args.report_json, "w") as f:
+            json.dump([r.to_json() for r in reports], f, indent=2)
+    if failed:
+        return 1
+    _write_output(args.main.get("o", "-"), b"".join(outputs))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""Counting what a compiled model does, from its `--compile-to=flow` IR.
+
+- dispatches: `flow.dispatch` call sites in each public function (the entry points);
+  dispatches inside `util.initializer` run once at load and are counted apart.
+- bytes between dispatches: the sum of the sizes of tensors that one dispatch produces and
+  another dispatch of the same function reads (looking through flow.tensor.reshape/bitcast).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iree.compiler import ir
+
+from . import ir_helpers as h
+
+_LOOK_THROUGH = ("flow.tensor.reshape", "flow.tensor.bitcast", "tensor.cast")
+
+
+@dataclass
+class FlowCounts:
+    dispatches: dict[str, int] = field(default_factory=dict)  # per public function
+    initializer_dispatches: int = 0
+    bytes_between: dict[str, int] = field(default_factory=dict)
+    dynamic_edges: int = 0  # producer->consumer edges whose size is not static
+    dispatch_names: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def total_dispatches(self) -> int:
+        return sum(self.dispatches.values())
+
+    @property
+    def total_bytes_between(self) -> int:
+        return sum(self.bytes_between.values())
+
+
+def _is_public(func: ir.Operation) -> bool:
+    vis = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
+    return vis is None or vis.value == "public"
+
+
+def _reaches_dispatch(value: ir.Value) -> bool:
+    for user in h.users(value):
+        if user.name == "flow.dispatch":
+            return True
+        if user.name in _LOOK_THROUGH and any(_reaches_dispatch(r) for r in user.results):
+            return True
+    return False
+
+
+def count_flow_module(module: ir.Operation) -> FlowCounts:
+    counts = FlowCounts()
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name == "util.initializer":
+            counts.initializer_dispatches += len(h.walk_ops(op, ("flow.dispatch",)))
+            continue
+        if op.name not in h.FUNC_OPS or not _is_public(op) or not op.regions[0].blocks:
+            continue
+        name = op.attributes["sym_name"].value
+        dispatches = h.walk_ops(op, ("flow.dispatch",))
+        counts.dispatches[name] = len(dispatches)
+        counts.dispatch_names[name] = [str(d.attributes["entry_points"][0]).split("::@")[-1]
+                                       for d in dispatches]
+        total = 0
+        for d in dispatches:
+            for result in d.results:
+                if not _reaches_dispatch(result):
+                    continue
+                size = h.static_tensor_bytes(result.type)
+                if size is None:
+                    counts.dynamic_edges += 1
+                else:
+                    total += size
+        counts.bytes_between[name] = total
+    return counts
+
+
+def count_flow_ir(flow_ir: bytes | str) -> FlowCounts:
+    """Counts from flow-phase IR (text or bytecode) as written by --compile-to=flow."""
+    with ir.Context():
+        module = ir.Module.parse(flow_ir)
+        return count_flow_module(module.operation)

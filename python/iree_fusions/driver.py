@@ -1,0 +1,197 @@
+"""The phase-split compile driver: stock IREE, plugin passes at two hook points, stock IREE.
+
+One process, one compiler session:
+
+    source --[IREE: start .. global-optimization]--> linalg passes (+ canonicalize, cse)
+           --[IREE: .. dispatch-creation]--> flow passes
+           --[IREE: .. end]--> .vmfb / --compile-to IR
+
+Modules move between IREE invocations as in-memory MLIR operations (export/import through
+`iree.compiler.api`); the compile-from/to phase of each invocation is set through the C API
+(`ireeCompilerInvocationSetCompileFromPhase/ToPhase`, reached with ctypes).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from iree.compiler import ir
+from iree.compiler.api import ctypes_dl as capi
+
+from .pass_base import PassReport
+from .pipeline import PipelineError, Step, run_pipeline
+
+PHASES = (
+    "start", "input", "abi", "preprocessing", "global-optimization", "dispatch-creation",
+    "flow", "stream", "executable-sources", "executable-configurations",
+    "executable-targets", "hal", "vm", "end",
+)
+# Hook point of each plugin phase: the plugin passes run on the IR at the end of this phase.
+HOOK_PHASE = {"linalg": "global-optimization", "flow": "dispatch-creation"}
+# Run after the linalg passes when any of them changed the IR (DESIGN: step 2).
+LINALG_CLEANUP = "canonicalize,cse"
+
+_lib = capi._dylib
+_lib.ireeCompilerInvocationSetCompileFromPhase.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+_lib.ireeCompilerInvocationSetCompileFromPhase.restype = None
+_lib.ireeCompilerInvocationSetCompileToPhase.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+_lib.ireeCompilerInvocationSetCompileToPhase.restype = None
+_lib.ireeCompilerInvocationSetVerifyIR.argtypes = [ctypes.c_void_p, ctypes.c_bool]
+_lib.ireeCompilerInvocationSetVerifyIR.restype = None
+
+
+class CompileError(RuntimeError):
+    """Compilation failed; IREE's diagnostics were already printed to stderr."""
+
+
+@dataclass
+class CompileRequest:
+    """What one `iree-fusions-compile` run does (the iree-compile main flags, parsed)."""
+
+    source: bytes
+    # A file path gives IREE the file's name (module name, locations), as iree-compile has.
+    source_path: str | None = None
+    source_name: str = "<stdin>"  # buffer name when the source is given as bytes
+    compile_from: str = "start"
+    compile_to: str = "end"
+    output_format: str = "vm-bytecode"  # vm-bytecode | vm-asm | vm-c
+    emit_mlir_bytecode: bool = False
+    emit_mlir_bytecode_version: int = -1
+    verify: bool = True
+    # Plugin steps per plugin phase ("linalg" / "flow").
+    steps: dict[str, list[Step]] = field(default_factory=dict)
+    strict: bool = False  # a failing plugin pass is an error instead of a warning
+
+
+@dataclass
+class CompileResult:
+    output: bytes
+    reports: list[PassReport]
+
+
+def phase_index(name: str) -> int:
+    try:
+        return PHASES.index(name)
+    except ValueError:
+        raise CompileError(f"unknown phase '{name}' (phases: {', '.join(PHASES)})") from None
+
+
+class _Pipeline:
+    """Runs stock segments and plugin steps in one session."""
+
+    def __init__(self, session: capi.Session, verify: bool):
+        self.session = session
+        self.verify = verify
+
+    def invocation(self, compile_from: str, compile_to: str) -> capi.Invocation:
+        inv = self.session.invocation()
+        inv.enable_console_diagnostics()
+        _lib.ireeCompilerInvocationSetCompileFromPhase(inv._inv_p, compile_from.encode())
+        _lib.ireeCompilerInvocationSetCompileToPhase(inv._inv_p, compile_to.encode())
+        _lib.ireeCompilerInvocationSetVerifyIR(inv._inv_p, self.verify)
+        return inv
+
+    def load(self, inv: capi.Invocation, source: capi.Source | None,
+             module: ir.Operation | None) -> None:
+        if module is not None:
+            inv.import_module(module)
+        elif not inv.parse_source(source):
+            raise CompileError("failed to parse the input")
+
+
+def compile_request(
+    request: CompileRequest, warn: Callable[[str], None] | None = None
+) -> CompileResult:
+    """Compiles like iree-compile with the plugin steps run at their hook points.
+
+    Global compiler flags must already be set (CLI: `initialize_flags`); they are the
+    session's defaults, exactly as for iree-compile.
+    """
+    warn = warn or (lambda msg: print(msg, file=sys.stderr))
+    first, last = phase_index(request.compile_from), phase_index(request.compile_to)
+    if first > last:
+        raise CompileError(
+            f"--compile-from={request.compile_from} is after --compile-to={request.compile_to}"
+        )
+    session = capi.Session()
+    runner = _Pipeline(session, request.verify)
+    if request.source_path is not None:
+        source = capi.Source.open_file(session, request.source_path)
+    else:
+        source = capi.Source.wrap_buffer(session, request.source, buffer_name=request.source_name)
+    reports: list[PassReport] = []
+    module: ir.Operation | None = None
+    current = request.compile_from
+    hooks = [(phase, HOOK_PHASE[phase]) for phase in ("linalg", "flow")
+             if first <= phase_index(HOOK_PHASE[phase]) <= last]
+    for plugin_phase, hook in hooks:
+        inv = runner.invocation(current, hook)
+        runner.load(inv, source if module is None else None, module)
+        if phase_index(current) < phase_index(hook) and not inv.execute():
+            raise CompileError(f"IREE failed while compiling to phase '{hook}'")
+        module = inv.export_module()
+        current = hook
+        steps = request.steps.get(plugin_phase, [])
+        if steps:
+            with session.context:
+                module, phase_reports = _run_hook(module, steps, plugin_phase, request, warn)
+            reports += phase_reports
+    inv = runner.invocation(current, request.compile_to)
+    runner.load(inv, source if module is None else None, module)
+    if phase_index(current) < last and not inv.execute():
+        raise CompileError(f"IREE failed while compiling to phase '{request.compile_to}'")
+    return CompileResult(_emit(inv, request), reports)
+
+
+def _run_hook(module: ir.Operation, steps: list[Step], plugin_phase: str,
+              request: CompileRequest, warn) -> tuple[ir.Operation, list[PassReport]]:
+    try:
+        module, reports = run_pipeline(module, steps, keep_going=not request.strict, warn=warn)
+        if plugin_phase == "linalg" and any(r.changed for r in reports):
+            module, _ = run_pipeline(module, [Step(LINALG_CLEANUP)])
+    except PipelineError as e:
+        raise CompileError(f"iree-fusions ({plugin_phase} passes): {e}") from None
+    return module, reports
+
+
+def _emit(inv: capi.Invocation, request: CompileRequest) -> bytes:
+    out = capi.Output.open_membuffer()
+    emits_ir = request.compile_to != "end" or request.output_format == "vm-asm"
+    if emits_ir and request.emit_mlir_bytecode:
+        inv.output_ir_bytecode(out, request.emit_mlir_bytecode_version)
+    elif emits_ir:
+        inv.output_ir(out)
+    elif request.output_format == "vm-c":
+        _lib.ireeCompilerInvocationOutputVMCSource.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        _lib.ireeCompilerInvocationOutputVMCSource.restype = ctypes.c_void_p
+        capi._handle_error(_lib.ireeCompilerInvocationOutputVMCSource(inv._inv_p, out._output_p))
+    else:
+        inv.output_vm_bytecode(out)
+    data = bytes(out.map_memory())
+    out.close()
+    return data
+
+
+_global_flags: tuple[str, ...] | None = None
+
+
+def initialize_flags(program: str, iree_flags: list[str]) -> None:
+    """Sets IREE's global command-line flags once per process, as iree-compile does.
+
+    Every session created afterwards starts from these flags. An unknown flag makes LLVM's
+    command-line parser print an error and exit, exactly like iree-compile.
+    """
+    global _global_flags
+    flags = tuple(iree_flags)
+    if _global_flags is not None:
+        if flags != _global_flags:
+            raise CompileError(
+                "IREE's global flags can be set once per process; compile with other flags "
+                "in another process (iree_fusions.compile does)"
+            )
+        return
+    capi._initializeGlobalCL(program, *flags)
+    _global_flags = flags

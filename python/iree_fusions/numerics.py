@@ -1,0 +1,149 @@
+"""The numerics harness: compile one module two ways, run both on a device, compare.
+
+    check = compare_compilations("model.mlir", inputs, fusions="batch-gathers")
+    assert check.agreement.within(1e-5)
+    assert check.plugin_dispatches <= check.stock_dispatches
+
+Stock = plain iree-compile; plugin = iree-fusions-compile --fusions=<fusions>. Used by the
+tests of every pass and by iree-fusions-bench.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+from iree.compiler import ir
+
+from . import api
+from .counting import FlowCounts, count_flow_ir
+
+_TORCH_TENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(\w+)>")
+_DTYPES = {
+    "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": None,
+    "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
+    "si8": np.int8, "si32": np.int32, "si64": np.int64, "ui8": np.uint8,
+}
+
+
+@dataclass
+class ArgSpec:
+    shape: tuple[int, ...]
+    dtype: type
+
+
+@dataclass
+class NumericsCheck:
+    stock: list[np.ndarray]
+    plugin: list[np.ndarray]
+    agreement: api.Agreement
+    stock_counts: FlowCounts | None = None
+    plugin_counts: FlowCounts | None = None
+    reports: list[dict] = field(default_factory=list)
+
+    @property
+    def stock_dispatches(self) -> int:
+        return self.stock_counts.total_dispatches
+
+    @property
+    def plugin_dispatches(self) -> int:
+        return self.plugin_counts.total_dispatches
+
+    def changes(self) -> list[str]:
+        return [c for r in self.reports for c in r.get("changes", [])]
+
+
+def function_arg_specs(source: str | bytes, function: str = "main") -> list[ArgSpec]:
+    """Argument shapes/dtypes of a function in builtin-tensor or torch-dialect IR."""
+    with ir.Context():
+        module = ir.Module.parse(source)
+        for op in module.body.operations:
+            op = op.operation
+            if "sym_name" in op.attributes and op.attributes["sym_name"].value == function:
+                types = list(op.attributes["function_type"].value.inputs)
+                return [_arg_spec(t) for t in types]
+    raise ValueError(f"no function @{function} in the module")
+
+
+def _arg_spec(t: ir.Type) -> ArgSpec:
+    if isinstance(t, ir.RankedTensorType):
+        return ArgSpec(tuple(t.shape), _DTYPES[str(t.element_type)])
+    m = _TORCH_TENSOR.fullmatch(str(t))
+    if m:
+        dims = tuple(int(d) for d in m.group(1).split(",") if d.strip())
+        return ArgSpec(dims, _DTYPES[m.group(2)])
+    raise ValueError(f"cannot make an input for argument type {t}")
+
+
+def random_inputs(source: str | bytes, function: str = "main", seed: int = 0,
+                  int_high: int = 8) -> list[np.ndarray]:
+    """Random inputs matching a function's signature: floats ~ N(0,1), ints in [0, int_high)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for spec in function_arg_specs(source, function):
+        if spec.dtype is np.bool_:
+            out.append(rng.integers(0, 2, spec.shape).astype(np.bool_))
+        elif np.issubdtype(spec.dtype, np.integer):
+            out.append(rng.integers(0, int_high, spec.shape).astype(spec.dtype))
+        else:
+            out.append(rng.standard_normal(spec.shape).astype(spec.dtype))
+    return out
+
+
+def _read_source(source: str | bytes | os.PathLike) -> tuple[str, bytes, bool]:
+    """(path, content, is_temporary): a path is read; IR text goes to a temporary file."""
+    if isinstance(source, os.PathLike) or (
+        isinstance(source, str) and "\n" not in source and os.path.exists(source)
+    ):
+        path = os.fspath(source)
+        with open(path, "rb") as f:
+            return path, f.read(), False
+    data = source.encode() if isinstance(source, str) else source
+    fd, path = tempfile.mkstemp(suffix=".mlir", prefix="iree-fusions-src-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+    return path, data, True
+
+
+def compare_compilations(
+    source: str | bytes | os.PathLike,
+    inputs: Sequence[np.ndarray] | None = None,
+    *,
+    fusions: str = "all",
+    function: str = "main",
+    device: str = "local-task",
+    flags: Sequence[str] = (),
+    count: bool = True,
+) -> NumericsCheck:
+    """Compiles `source` (a path or IR text) with stock IREE and with the plugin, runs both."""
+    path, data, is_temporary = _read_source(source)
+    try:
+        if inputs is None:
+            inputs = random_inputs(data, function)
+        jobs = {
+            "stock": dict(stock=True),
+            "plugin": dict(fusions=fusions),
+        }
+        if count:
+            jobs["stock_flow"] = dict(stock=True, compile_to="flow")
+            jobs["plugin_flow"] = dict(fusions=fusions, compile_to="flow")
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = {k: pool.submit(api.compile_file, path, device=device, flags=flags, **kw)
+                       for k, kw in jobs.items()}
+            outs = {k: f.result() for k, f in futures.items()}
+    finally:
+        if is_temporary:
+            os.unlink(path)
+    stock = api.run(outs["stock"].output, inputs, function, device)
+    plugin = api.run(outs["plugin"].output, inputs, function, device)
+    check = NumericsCheck(stock, plugin, api.compare_outputs(stock, plugin),
+                          reports=outs["plugin"].reports)
+    if count:
+        check.stock_counts = count_flow_ir(outs["stock_flow"].output)
+        check.plugin_counts = count_flow_ir(outs["plugin_flow"].output)
+    return check

@@ -1,0 +1,129 @@
+"""iree-fusions-opt: parse MLIR, run a pipeline of plugin and MLIR/IREE passes, print.
+
+    iree-fusions-opt FILE|- -p PIPELINE [-o OUT] [--split-input-file] [--fusions-report]
+
+PIPELINE mixes plugin passes (`batch-gathers{min-group-size=2}`) with any registered
+MLIR/IREE pass (`canonicalize,cse,util.func(iree-dispatch-creation-...)`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from iree.compiler import ir
+
+from . import registry
+from .pipeline import PipelineError, format_mlir_error, parse_pipeline, run_pipeline
+
+PROG = "iree-fusions-opt"
+SPLIT_MARKER = "// -----"
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__.strip().splitlines()[0])
+    p.add_argument("input", nargs="?", help="input .mlir/.mlirbc file, or - for stdin")
+    p.add_argument("-p", "--pass-pipeline", dest="pipeline", default="",
+                   help="comma-separated passes (plugin and MLIR/IREE)")
+    p.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
+    p.add_argument("--split-input-file", action="store_true",
+                   help="split the input at '// -----' and process each chunk on its own")
+    p.add_argument("--fusions-report", action="store_true",
+                   help="print what each plugin pass changed and skipped (stderr)")
+    p.add_argument("--list-passes", action="store_true", help="list the plugin passes")
+    p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
+    p.add_argument("--emit-bytecode", action="store_true", help="write MLIR bytecode")
+    return p
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _chunks(data: bytes, split: bool) -> list[tuple[int, bytes]]:
+    """(first line number - 1, text) of each chunk; bytecode is never split."""
+    if not split or data[:4] == b"ML\xefR":
+        return [(0, data)]
+    out, start, current = [], 0, []
+    lines = data.decode().splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.strip() == SPLIT_MARKER:
+            out.append((start, "".join(current).encode()))
+            start, current = i + 1, []
+        else:
+            current.append(line)
+    out.append((start, "".join(current).encode()))
+    return out
+
+
+def _process(ctx: ir.Context, name: str, offset: int, data: bytes, pipeline: str,
+             args: argparse.Namespace) -> tuple[str | bytes, list]:
+    # Pad with newlines so diagnostics carry the line numbers of the original file.
+    text = data if data[:4] == b"ML\xefR" else b"\n" * offset + data
+    try:
+        module = ir.Module.parse(text, ctx)
+    except ir.MLIRError as e:
+        raise PipelineError(format_mlir_error(e, name)) from None
+    steps = parse_pipeline(pipeline) if pipeline else []
+    op, reports = run_pipeline(module.operation, steps)
+    if args.emit_bytecode:
+        import io
+
+        buf = io.BytesIO()
+        op.write_bytecode(buf)
+        return buf.getvalue(), reports
+    return op.get_asm(enable_debug_info=args.mlir_print_debuginfo), reports
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _build_parser().parse_args(argv)
+    if args.list_passes:
+        for entry in registry.REGISTRY.values():
+            print(f"{entry.name}\t{entry.phase}\t{entry.description}")
+        return 0
+    if args.input is None:
+        print(f"{PROG}: error: no input file (give a path or '-')", file=sys.stderr)
+        return 2
+    try:
+        data = _read(args.input)
+    except OSError as e:
+        print(f"{PROG}: error: cannot read '{args.input}': {e.strerror}", file=sys.stderr)
+        return 2
+    name = "<stdin>" if args.input == "-" else args.input
+    outputs: list[str | bytes] = []
+    failed = False
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = False
+        try:
+            parse_pipeline(args.pipeline)  # unknown passes are reported once, before any input
+        except PipelineError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 2
+        for offset, chunk in _chunks(data, args.split_input_file):
+            try:
+                out, reports = _process(ctx, name, offset, chunk, args.pipeline, args)
+            except PipelineError as e:
+                print(f"{PROG}: error: {e}", file=sys.stderr)
+                failed = True
+                continue
+            outputs.append(out)
+            if args.fusions_report:
+                for r in reports:
+                    print(r.format(), file=sys.stderr)
+    if args.emit_bytecode:
+        payload = b"".join(o for o in outputs if isinstance(o, bytes))
+    else:
+        payload = f"\n{SPLIT_MARKER}\n".join(str(o).rstrip("\n") for o in outputs).encode() + b"\n"
+    if args.output == "-":
+        sys.stdout.buffer.write(payload)
+    else:
+        with open(args.output, "wb") as f:
+            f.write(payload)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

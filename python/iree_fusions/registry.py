@@ -1,0 +1,65 @@
+"""The one registry of plugin passes: name -> (module, class, phase, description).
+
+Modules are imported lazily so that listing passes (or running one) does not import the
+others. Every tool (iree-fusions-opt, -compile, -bench) resolves pass names here.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+from .pass_base import FusionPass, PassOptionError
+
+
+@dataclass(frozen=True)
+class PassEntry:
+    name: str
+    module: str
+    class_name: str
+    phase: str
+    description: str
+    default: bool = True  # part of --fusions=all
+
+    def load(self) -> type[FusionPass]:
+        try:
+            mod = importlib.import_module(f"iree_fusions.passes.{self.module}")
+            return getattr(mod, self.class_name)
+        except (ImportError, AttributeError) as e:
+            raise PassOptionError(f"pass '{self.name}' cannot be loaded: {e}") from None
+
+
+_ENTRIES = [
+    PassEntry(
+        "fusions-report",
+        "fusions_report",
+        "FusionsReport",
+        "linalg",
+        "analysis only: counts the candidate ops of each rewrite, changes nothing",
+        default=False,
+    ),
+    # Each rewrite adds its entry here (order = the order `--fusions=all` runs them).
+]
+
+REGISTRY: dict[str, PassEntry] = {e.name: e for e in _ENTRIES}
+
+
+class UnknownPassError(PassOptionError):
+    pass
+
+
+def lookup(name: str) -> PassEntry:
+    try:
+        return REGISTRY[name]
+    except KeyError:
+        known = ", ".join(REGISTRY)
+        raise UnknownPassError(f"unknown iree-fusions pass '{name}' (known: {known})") from None
+
+
+def default_pass_names() -> list[str]:
+    """The passes `--fusions=all` runs, in pipeline order."""
+    return [e.name for e in _ENTRIES if e.default]
+
+
+def is_registered(name: str) -> bool:
+    return name in REGISTRY
