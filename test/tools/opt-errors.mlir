@@ -4,7 +4,7 @@
 // RUN: not iree-fusions-opt %s -p 'fusions-report{bogus=1}' 2>&1 | filecheck %s --check-prefix=OPTION
 // RUN: not iree-fusions-opt %S/does-not-exist.mlir -p cse 2>&1 | filecheck %s --check-prefix=MISSING
 
-// PARSE: opt-errors.mlir:[[@LINE+5]]:{{[0-9]+}}: error: {{.*}}custom op 'foo.bar'
+// PARSE: opt-errors.mlir:12:8: error: {{.*}}custom op 'foo.bar'
 // UNKNOWN: error: 'no-such-pass' is neither an iree-fusions pass
 // OPTION: error: pass 'fusions-report' has no option 'bogus'
 // MISSING: error: cannot read {{.*}}does-not-exist.mlir
