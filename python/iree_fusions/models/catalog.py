@@ -1,0 +1,70 @@
+"""The catalog of benchmark models `iree-fusions-bench` knows by name.
+
+A model is built lazily (PyTorch models are exported at run time, never stored in git) into
+an Artifact: the IR to compile, inputs, extra compile flags and, when there is one, the
+reference outputs (PyTorch's) that both compiled versions must match.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import bundled_mlir_models
+
+# Modules under iree_fusions.models that define `MODELS: list[BenchModel]`.
+MODEL_MODULES: list[str] = []
+
+
+@dataclass
+class Artifact:
+    source: bytes
+    inputs: list[np.ndarray]
+    flags: list[str] = field(default_factory=list)
+    reference: list[np.ndarray] | None = None
+    function: str = "main"
+    reference_atol: float = 1e-5
+
+
+@dataclass
+class BenchModel:
+    name: str
+    description: str
+    build: Callable[[], Artifact]
+    fusions: str = "all"
+    needs_torch: bool = False
+    default: bool = True  # part of the no-argument bench run
+
+
+def _bundled_models() -> list[BenchModel]:
+    from ..numerics import random_inputs
+
+    models = []
+    for name, path in bundled_mlir_models().items():
+        def build(path=path) -> Artifact:
+            with open(path, "rb") as f:
+                data = f.read()
+            return Artifact(data, random_inputs(data))
+
+        models.append(BenchModel(name, f"bundled {name}.mlir", build))
+    return models
+
+
+def all_models() -> dict[str, BenchModel]:
+    models = {m.name: m for m in _bundled_models()}
+    for module in MODEL_MODULES:
+        mod = importlib.import_module(f"iree_fusions.models.{module}")
+        for m in mod.MODELS:
+            models[m.name] = m
+    return models
+
+
+def torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
