@@ -190,3 +190,78 @@ def map_dim_positions(m: ir.AffineMap) -> list[int] | None:
             return None
         out.append(r.position)
     return out
+
+
+# ---------------------------------------------------------------- constants and globals
+
+
+def is_constant_like(value: ir.Value) -> bool:
+    """An `arith.constant` tensor or a load of an immutable global: known at load time."""
+    op = defining_op(value)
+    if op is None:
+        return False
+    if op.name == "arith.constant":
+        return True
+    return op.name == "util.global.load" and "is_immutable" in op.attributes
+
+
+def unique_symbol(module: ir.Operation, hint: str) -> str:
+    taken = {
+        op.operation.attributes["sym_name"].value
+        for op in module.regions[0].blocks[0].operations
+        if "sym_name" in op.operation.attributes
+    }
+    name, i = hint, 0
+    while name in taken:
+        i += 1
+        name = f"{hint}_{i}"
+    return name
+
+
+def hoist_to_initializer(
+    module: ir.Operation,
+    before: ir.Operation,
+    constant_inputs: list[ir.Value],
+    build,
+    name_hint: str,
+) -> ir.Value:
+    """Computes `build(inputs)` once, at module load, and returns its load at `before`.
+
+    `constant_inputs` must be constant-like (see is_constant_like); their defining ops are
+    cloned into a new `util.initializer`, where `build(cloned_inputs) -> ir.Value` creates the
+    expression (e.g. stacking weights). The result is stored into a new immutable
+    `util.global`, and a `util.global.load` of it is inserted before `before`. This is how a
+    pass makes a constant expression cost nothing per call without IREE's const-eval (which
+    has already run at this phase).
+    """
+    from iree.compiler.dialects import util
+
+    for v in constant_inputs:
+        if not is_constant_like(v):
+            raise ValueError(f"hoist_to_initializer: input is not constant-like: {v}")
+    top = module.regions[0].blocks[0]
+    first_func = next(op for op in top.operations if op.operation.name in FUNC_OPS)
+    affinity = (module.attributes["stream.affinity.default"]
+                if "stream.affinity.default" in module.attributes else None)
+    symbol = unique_symbol(module, name_hint)
+    loc = before.location
+    with loc, ir.InsertionPoint(first_func):
+        initializer = util.InitializerOp(ir.TypeAttr.get(ir.FunctionType.get([], [])))
+        block = initializer.regions[0].blocks.append()
+        with ir.InsertionPoint(block):
+            cloned = []
+            for v in constant_inputs:
+                clone = defining_op(v).clone()
+                cloned.append(clone.results[list(defining_op(v).results).index(v)]
+                              if len(clone.results) > 1 else clone.results[0])
+            result = build(cloned)
+            util.GlobalStoreOp(result, symbol)
+            util.ReturnOp([])
+    with loc, ir.InsertionPoint(initializer):
+        glob = util.GlobalOp(symbol, result.type, sym_visibility="private")
+    if affinity is not None:
+        glob.operation.attributes["stream.affinity.default"] = affinity
+        initializer.operation.attributes["stream.affinity.default"] = affinity
+    with loc, ir.InsertionPoint(before):
+        load = util.GlobalLoadOp(result.type, symbol, is_immutable=True)
+    return load.result
