@@ -177,5 +177,6 @@ def compare_outputs(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]
         if np.isnan(diff).any():  # NaN on one side only
             return Agreement(float("inf"), float("inf"), True)
         max_abs = max(max_abs, float(diff.max()))
-        max_rel = max(max_rel, float((diff / np.maximum(np.abs(ef), 1e-30)).max()))
+        rel = np.where(both_nan, 0.0, diff / np.maximum(np.abs(np.nan_to_num(ef)), 1e-30))
+        max_rel = max(max_rel, float(rel.max()))
     return Agreement(max_abs, max_rel, True)

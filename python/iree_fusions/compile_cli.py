@@ -6,6 +6,7 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
   --fusions-report-json=FILE                 the same as JSON
   --fusions-strict                           a failing pass is an error (default: warn, skip it)
   --fusions-list                             list the passes and exit
+  --fusions-load=MODULE                      import a Python module that registers extra passes
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 
 from . import registry
 from .driver import PHASES, CompileError, CompileRequest, compile_request, initialize_flags
+from .pass_base import PassOptionError
 from .pipeline import PipelineError
 from .fusions_flags import select_steps
 
@@ -48,6 +50,7 @@ class CliArgs:
     strict: bool = False
     delegate: bool = False  # hand the whole command to iree-compile
     list_passes: bool = False
+    load: list[str] = field(default_factory=list)
     help: bool = False
 
 
@@ -88,6 +91,10 @@ def parse_args(argv: list[str]) -> CliArgs:
             args.strict = True
         elif name == "fusions-list":
             args.list_passes = True
+        elif name == "fusions-load":
+            if not value:
+                raise UsageError("--fusions-load needs a module: --fusions-load=package.module")
+            args.load.append(value)
         elif name.startswith("fusions"):
             raise UsageError(f"unknown option '{arg}' (see {PROG} --help)")
         elif name in _MAIN_VALUE_FLAGS:
@@ -198,6 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = parse_args(argv)
+        registry.load_plugin_modules(args.load)
         if args.help:
             print(_help())
             return 0
@@ -218,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         split = _bool(args.main.get("split-input-file", "false"), "split-input-file")
         chunks = _split_chunks(data) if split else [data]
         requests = [_request(args, chunk, steps, not split) for chunk in chunks]
-    except (UsageError, PipelineError) as e:
+    except (UsageError, PipelineError, PassOptionError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     initialize_flags(PROG, args.iree_flags)

@@ -14,6 +14,7 @@ import sys
 from iree.compiler import ir
 
 from . import registry
+from .pass_base import PassOptionError
 from .pipeline import PipelineError, format_mlir_error, parse_pipeline, run_pipeline
 
 PROG = "iree-fusions-opt"
@@ -31,6 +32,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fusions-report", action="store_true",
                    help="print what each plugin pass changed and skipped (stderr)")
     p.add_argument("--list-passes", action="store_true", help="list the plugin passes")
+    p.add_argument("--fusions-load", action="append", default=[], metavar="MODULE",
+                   help="import a Python module that registers extra passes")
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
     p.add_argument("--emit-bytecode", action="store_true", help="write MLIR bytecode")
     return p
@@ -80,6 +83,11 @@ def _process(ctx: ir.Context, name: str, offset: int, data: bytes, pipeline: str
 
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
+    try:
+        registry.load_plugin_modules(args.fusions_load)
+    except PassOptionError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
     if args.list_passes:
         for entry in registry.REGISTRY.values():
             print(f"{entry.name}\t{entry.phase}\t{entry.description}")

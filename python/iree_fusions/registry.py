@@ -22,8 +22,9 @@ class PassEntry:
     default: bool = True  # part of --fusions=all
 
     def load(self) -> type[FusionPass]:
+        module = self.module if "." in self.module else f"iree_fusions.passes.{self.module}"
         try:
-            mod = importlib.import_module(f"iree_fusions.passes.{self.module}")
+            mod = importlib.import_module(module)
             return getattr(mod, self.class_name)
         except (ImportError, AttributeError) as e:
             raise PassOptionError(f"pass '{self.name}' cannot be loaded: {e}") from None
@@ -46,6 +47,27 @@ REGISTRY: dict[str, PassEntry] = {e.name: e for e in _ENTRIES}
 
 class UnknownPassError(PassOptionError):
     pass
+
+
+def register(entry: PassEntry) -> None:
+    """Adds a pass from outside the package (`module` is then a full dotted module path).
+
+    Out-of-tree passes are loaded with `--fusions-load=python.module`, a module that calls
+    this at import time. They are never part of `--fusions=all`.
+    """
+    if entry.name in REGISTRY and REGISTRY[entry.name] != entry:
+        raise PassOptionError(f"a pass named '{entry.name}' is already registered")
+    REGISTRY[entry.name] = PassEntry(entry.name, entry.module, entry.class_name, entry.phase,
+                                     entry.description, default=False)
+
+
+def load_plugin_modules(modules: list[str]) -> None:
+    """Imports each module named by `--fusions-load` (each registers its passes)."""
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except ImportError as e:
+            raise PassOptionError(f"--fusions-load: cannot import '{name}': {e}") from None
 
 
 def lookup(name: str) -> PassEntry:

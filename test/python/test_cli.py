@@ -1,0 +1,102 @@
+"""Error paths and help of the command-line tools: clear message, non-zero exit, no traceback."""
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import CPU_FLAGS, tool
+
+GOOD = """
+func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.addf %a, %a : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+@pytest.fixture
+def good(tmp_path):
+    p = tmp_path / "good.mlir"
+    p.write_text(GOOD)
+    return str(p)
+
+
+def _run(*cmd):
+    res = subprocess.run(list(cmd), capture_output=True, text=True)
+    assert "Traceback" not in res.stderr, res.stderr
+    return res
+
+
+@pytest.mark.parametrize("args, rc, message", [
+    (["/no/such/file.mlir"], 2, "cannot read input file '/no/such/file.mlir'"),
+    (["{good}", "--bogus-flag"], 1, "Unknown command line argument '--bogus-flag'"),
+    (["{good}", "--fusions=no-such-pass"], 2, "--fusions: unknown pass 'no-such-pass'"),
+    (["{good}", "--fusions=fusions-report{x=1}"], 2, "has no option 'x'"),
+    (["{good}", "--compile-to=nowhere"], 2, "unknown phase 'nowhere'"),
+    (["{good}", "{good}"], 2, "more than one input file"),
+    (["{good}", "--fusions-load=no.such.module"], 2, "cannot import 'no.such.module'"),
+    (["{good}", "--fusions-bogus"], 2, "unknown option '--fusions-bogus'"),
+    ([], 2, "no input file"),
+])
+def test_compile_errors(good, args, rc, message):
+    res = _run(tool("iree-fusions-compile"), *[a.replace("{good}", good) for a in args], *CPU_FLAGS,
+               "-o", "/dev/null")
+    assert res.returncode == rc
+    assert message in res.stderr
+
+
+def test_bad_mlir_prints_the_diagnostic_with_its_location(tmp_path):
+    p = tmp_path / "bad.mlir"
+    p.write_text("func.func @main() {\n  %0 = foo.bar : i32\n}\n")
+    res = _run(tool("iree-fusions-compile"), str(p), *CPU_FLAGS, "-o", "/dev/null")
+    assert res.returncode == 1
+    assert "bad.mlir:2:" in res.stderr and "foo.bar" in res.stderr
+
+
+def test_compile_help_lists_passes():
+    res = _run(tool("iree-fusions-compile"), "--help")
+    assert res.returncode == 0
+    assert "--fusions=all|none" in res.stdout and "fusions-report" in res.stdout
+
+
+def test_plain_iree_compile_flags_are_delegated():
+    res = _run(tool("iree-fusions-compile"), "--iree-hal-list-target-backends")
+    assert res.returncode == 0 and "llvm-cpu" in res.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["/no/such.mlir", "-p", "cse"], "cannot read '/no/such.mlir'"),
+    (["{good}", "-p", "no-such-pass"], "neither an iree-fusions pass"),
+    (["{good}", "-p", "cse,("], "unbalanced"),
+    ([], "no input file"),
+])
+def test_opt_errors(good, args, message):
+    res = _run(tool("iree-fusions-opt"), *[a.replace("{good}", good) for a in args])
+    assert res.returncode != 0
+    assert message in res.stderr
+
+
+def test_opt_lists_passes_and_writes_output(good, tmp_path):
+    listing = _run(tool("iree-fusions-opt"), "--list-passes")
+    assert "fusions-report\tlinalg" in listing.stdout
+    out = tmp_path / "out.mlir"
+    res = _run(tool("iree-fusions-opt"), good, "-p", "canonicalize", "-o", str(out))
+    assert res.returncode == 0 and "func.func @main" in out.read_text()
+
+
+def test_bench_lists_models_and_rejects_unknown():
+    assert "attention_projection_transpose" in _run(tool("iree-fusions-bench"), "--list").stdout
+    res = _run(tool("iree-fusions-bench"), "no-such-model")
+    assert res.returncode == 2 and "unknown model(s) no-such-model" in res.stderr
+
+
+def test_bench_runs_a_bundled_model_and_writes_json(tmp_path):
+    out = tmp_path / "rows.json"
+    res = _run(tool("iree-fusions-bench"), "attention_projection_transpose", "--rounds=1",
+               "--repetitions=2", f"--json={out}")
+    assert res.returncode == 0, res.stderr
+    assert "attention_projection_transpose" in res.stdout and "ratio" in res.stdout
+    (row,) = json.loads(out.read_text())
+    assert row["ok"] and row["stock_dispatches"] >= row["plugin_dispatches"] >= 1
+    assert row["max_abs"] <= 1e-5 and row["stock_ms"] > 0 and row["plugin_ms"] > 0
