@@ -36,12 +36,27 @@ DEVICE_FLAGS = {
 }
 
 
-def target_flags(device: str) -> list[str]:
-    """iree-compile flags for a runtime device name (local-task, cuda, hip, vulkan)."""
+# The flag that names the chip / CPU for each device's compiler target.
+TARGET_FLAG = {
+    "local-task": "--iree-llvmcpu-target-cpu", "local-sync": "--iree-llvmcpu-target-cpu",
+    "cuda": "--iree-cuda-target", "hip": "--iree-rocm-target", "vulkan": "--iree-vulkan-target",
+}
+
+
+def target_flags(device: str, target: str | None = None) -> list[str]:
+    """iree-compile flags for a runtime device name (local-task, cuda, hip, vulkan).
+
+    `target` overrides the chip/CPU (e.g. `gfx90a`, `sm_86`, `valhall`, `znver4`); the
+    defaults are the ones verified with IREE 3.13: host CPU, sm_80, gfx942, rdna3.
+    """
     try:
-        return list(DEVICE_FLAGS[device])
+        flags = list(DEVICE_FLAGS[device])
     except KeyError:
         raise ValueError(f"unknown device '{device}' (known: {', '.join(DEVICE_FLAGS)})") from None
+    if target:
+        prefix = TARGET_FLAG[device] + "="
+        flags = [f for f in flags if not f.startswith(prefix)] + [prefix + target]
+    return flags
 
 
 class CompilerToolError(RuntimeError):
@@ -72,6 +87,7 @@ def compile_file(
     path: str,
     *,
     device: str = "local-task",
+    target: str | None = None,
     flags: Sequence[str] = (),
     fusions: str = "all",
     stock: bool = False,
@@ -87,7 +103,7 @@ def compile_file(
     with tempfile.TemporaryDirectory(prefix="iree-fusions-") as tmp:
         out_path = output_file or os.path.join(tmp, "out")
         report_path = os.path.join(tmp, "report.json")
-        cmd = _tool_command(stock) + [path, *target_flags(device), *flags, "-o", out_path]
+        cmd = _tool_command(stock) + [path, *target_flags(device, target), *flags, "-o", out_path]
         if compile_to:
             cmd.append(f"--compile-to={compile_to}")
         if not stock:

@@ -60,7 +60,8 @@ def _compile_all(path: str, model_flags: list[str], fusions: str,
         "plugin_flow": dict(fusions=fusions, compile_to="flow"),
     }
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {k: pool.submit(api.compile_file, path, device=args.device, flags=flags, **kw)
+        futures = {k: pool.submit(api.compile_file, path, device=args.device,
+                                  target=args.target, flags=flags, **kw)
                    for k, kw in jobs.items()}
         return {k: f.result() for k, f in futures.items()}
 
@@ -108,7 +109,10 @@ def bench_model(model: BenchModel, args) -> Row:
 
 
 def _fmt(value, spec: str) -> str:
-    return "-" if value is None else format(value, spec)
+    if value is None:
+        width = spec.split(".")[0].rstrip("defg")
+        return "-".rjust(int(width) if width else 1)
+    return format(value, spec)
 
 
 def format_table(rows: list[Row]) -> str:
@@ -132,6 +136,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("models", nargs="*", help="model names (default: the default models)")
     p.add_argument("--device", default="local-task", choices=sorted(api.DEVICE_FLAGS),
                    help="runtime device; selects the compile target too")
+    p.add_argument("--target", help="compile target chip/CPU for the device (default: host CPU, "
+                   "sm_80 for cuda, gfx942 for hip, rdna3 for vulkan)")
     p.add_argument("--flag", action="append", default=[],
                    help="extra iree-compile flag for both compiles (repeatable), e.g. "
                         "--flag=--iree-cuda-target=sm_80")
