@@ -66,8 +66,8 @@ def _compile_all(path: str, model_flags: list[str], fusions: str,
         return {k: f.result() for k, f in futures.items()}
 
 
-def bench_model(model: BenchModel, args) -> Row:
-    row = Row(model.name)
+def bench_model(model: BenchModel, args, row: Row) -> Row:
+    """Fills `row` step by step, so a failure late (e.g. no device) keeps the counts."""
     _progress(f"{model.name}: building")
     artifact = model.build()
     fusions = model.fusions if args.fusions == "default" else args.fusions
@@ -176,10 +176,14 @@ def main(argv: list[str] | None = None) -> int:
         if model.needs_torch and not torch_available():
             rows.append(Row(name, ok=False, error="needs torch (pip install iree-fusions[torch])"))
             continue
+        row = Row(name)
+        rows.append(row)
         try:
-            rows.append(bench_model(model, args))
+            bench_model(model, args, row)
         except Exception as e:  # one model's failure is reported in its row
-            rows.append(Row(name, ok=False, error=f"{type(e).__name__}: {e}"))
+            row.ok, row.error = False, f"{type(e).__name__}: {str(e).splitlines()[0]}"
+            if "create device" in str(e):
+                row.error += f" (no '{args.device}' device here? --compile-only checks the target)"
     print(format_table(rows))
     for r in rows:
         if r.error and r.error != "outputs differ":
