@@ -1,0 +1,199 @@
+"""Llama-style decoder layers in PyTorch, exported at run time (weights are never stored).
+
+Each layer: RMSNorm -> q/k/v projections -> RoPE (cos/sin of positions from `arange` times
+inverse frequencies, also from `arange`) -> attention with a mask built by comparing index
+vectors -> o projection -> residual -> RMSNorm -> SwiGLU MLP -> residual.
+
+Variants (`VARIANTS`), which differ in how positions and the mask are made:
+
+- ``const``: positions are `arange(S)`: every generated tensor is a compile-time constant.
+- ``start_pos``: positions are `arange(S) + start_pos`, `start_pos` a 0-d int64 input; the
+  causal mask compares query positions with key positions `arange(S)`.
+- ``sdpa``: as ``start_pos``, attention through `F.scaled_dot_product_attention` with an
+  explicit float mask broadcast over heads.
+- ``alibi``: as ``start_pos`` plus an ALiBi-like per-head bias `-slope_h * (q - k)`.
+- ``sliding``: as ``start_pos`` with a sliding-window causal mask (`q - window < k <= q`).
+
+    model, args = build_llama("start_pos", seq_len=64)
+    mlir = export_to_mlir(model, args)            # torch dialect, --iree-input-type=torch
+
+`build_artifact(variant, ...)` gives a bench `Artifact` (IR, inputs, PyTorch reference);
+`MODELS` registers the benchmark models (`iree-fusions-bench llama-start_pos-s512`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from .catalog import Artifact, BenchModel
+from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, torch_outputs
+
+VARIANTS = ("const", "start_pos", "sdpa", "alibi", "sliding")
+
+
+@dataclass(frozen=True)
+class LlamaConfig:
+    seq_len: int = 512
+    dim: int = 256
+    n_heads: int = 8
+    head_dim: int = 32
+    hidden: int = 512  # SwiGLU hidden size
+    n_layers: int = 2
+    window: int = 64  # sliding variant
+    rope_theta: float = 10000.0
+    eps: float = 1e-5
+    seed: int = 0
+
+
+def _torch_modules():
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    class RMSNorm(nn.Module):
+        def __init__(self, dim: int, eps: float):
+            super().__init__()
+            self.eps = eps
+            self.weight = nn.Parameter(1.0 + 0.1 * torch.randn(dim))
+
+        def forward(self, x):
+            var = x.pow(2).mean(-1, keepdim=True)
+            return x * torch.rsqrt(var + self.eps) * self.weight
+
+    def rotate_half(x):
+        half = x.shape[-1] // 2
+        return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+    class Layer(nn.Module):
+        def __init__(self, cfg: LlamaConfig, variant: str):
+            super().__init__()
+            self.cfg, self.variant = cfg, variant
+            inner = cfg.n_heads * cfg.head_dim
+            self.attn_norm = RMSNorm(cfg.dim, cfg.eps)
+            self.q = nn.Linear(cfg.dim, inner, bias=False)
+            self.k = nn.Linear(cfg.dim, inner, bias=False)
+            self.v = nn.Linear(cfg.dim, inner, bias=False)
+            self.o = nn.Linear(inner, cfg.dim, bias=False)
+            self.mlp_norm = RMSNorm(cfg.dim, cfg.eps)
+            self.gate = nn.Linear(cfg.dim, cfg.hidden, bias=False)
+            self.up = nn.Linear(cfg.dim, cfg.hidden, bias=False)
+            self.down = nn.Linear(cfg.hidden, cfg.dim, bias=False)
+
+        def forward(self, x, cos, sin, mask):
+            cfg = self.cfg
+            b, s, _ = x.shape
+            h = self.attn_norm(x)
+            q = self.q(h).view(b, s, cfg.n_heads, cfg.head_dim).transpose(1, 2)
+            k = self.k(h).view(b, s, cfg.n_heads, cfg.head_dim).transpose(1, 2)
+            v = self.v(h).view(b, s, cfg.n_heads, cfg.head_dim).transpose(1, 2)
+            q = q * cos + rotate_half(q) * sin
+            k = k * cos + rotate_half(k) * sin
+            if self.variant == "sdpa":
+                attn = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+            else:
+                scores = q @ k.transpose(-1, -2) / math.sqrt(cfg.head_dim)
+                attn = torch.softmax(scores + mask, dim=-1) @ v
+            attn = attn.transpose(1, 2).reshape(b, s, cfg.n_heads * cfg.head_dim)
+            x = x + self.o(attn)
+            h = self.mlp_norm(x)
+            return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+    class Llama(nn.Module):
+        def __init__(self, cfg: LlamaConfig, variant: str):
+            super().__init__()
+            self.cfg, self.variant = cfg, variant
+            self.layers = nn.ModuleList(Layer(cfg, variant) for _ in range(cfg.n_layers))
+
+        def factory_tensors(self, start_pos):
+            """cos, sin [S, head_dim] and the additive mask ([S,S] or [H,S,S])."""
+            cfg = self.cfg
+            s = cfg.seq_len
+            keys = torch.arange(s)
+            queries = keys if start_pos is None else keys + start_pos
+            inv_freq = 1.0 / (cfg.rope_theta ** (
+                torch.arange(0, cfg.head_dim, 2, dtype=torch.float32) / cfg.head_dim))
+            freqs = queries.to(torch.float32)[:, None] * inv_freq[None, :]
+            emb = torch.cat((freqs, freqs), dim=-1)
+            allowed = keys[None, :] <= queries[:, None]
+            if self.variant == "sliding":
+                allowed = allowed & (keys[None, :] > queries[:, None] - cfg.window)
+            neg = torch.finfo(torch.float32).min
+            mask = torch.where(allowed, 0.0, neg)
+            if self.variant == "alibi":
+                slopes = 2.0 ** (-8.0 * (torch.arange(cfg.n_heads, dtype=torch.float32) + 1)
+                                 / cfg.n_heads)
+                dist = (queries[:, None] - keys[None, :]).to(torch.float32)
+                mask = mask[None] - slopes[:, None, None] * dist[None]
+            elif self.variant == "sdpa":
+                mask = mask[None].expand(cfg.n_heads, s, s)
+            return emb.cos(), emb.sin(), mask
+
+        def forward(self, x, start_pos=None):
+            cos, sin, mask = self.factory_tensors(start_pos)
+            for layer in self.layers:
+                x = layer(x, cos, sin, mask)
+            return x
+
+    return Llama
+
+
+def config_for(seq_len: int = 512, **overrides) -> LlamaConfig:
+    return replace(LlamaConfig(seq_len=seq_len), **overrides)
+
+
+def build_llama(variant: str, seq_len: int = 512, start_pos: int = 3, **overrides):
+    """(torch module, example args) for one variant; overrides set LlamaConfig fields."""
+    import torch
+
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown Llama variant '{variant}' (known: {', '.join(VARIANTS)})")
+    cfg = config_for(seq_len, **overrides)
+    torch.manual_seed(cfg.seed)
+    model = _torch_modules()(cfg, variant).eval()
+    with torch.no_grad():  # keep activations O(1) through the layers
+        for name, p in model.named_parameters():
+            if not name.endswith("norm.weight"):
+                p.mul_(0.5)
+    x = torch.randn(1, cfg.seq_len, cfg.dim, generator=torch.Generator().manual_seed(1))
+    if variant == "const":
+        return model, (x,)
+    return model, (x, torch.tensor(start_pos, dtype=torch.int64))
+
+
+def export_llama(variant: str, seq_len: int = 512, **overrides) -> bytes:
+    """torch-dialect MLIR bytecode of one variant (compile with TORCH_INPUT_FLAGS)."""
+    model, args = build_llama(variant, seq_len, **overrides)
+    return export_to_mlir(model, args)
+
+
+def build_artifact(variant: str, seq_len: int = 512, **overrides) -> Artifact:
+    model, args = build_llama(variant, seq_len, **overrides)
+    return Artifact(
+        source=export_to_mlir(model, args),
+        inputs=[a.numpy() for a in args],
+        flags=list(TORCH_INPUT_FLAGS),
+        reference=torch_outputs(model, args),
+        reference_atol=1e-4,
+    )
+
+
+def _model(variant: str, seq_len: int, default: bool, **overrides) -> BenchModel:
+    extra = "".join(f"-{k}{v}" for k, v in overrides.items())
+    return BenchModel(
+        name=f"llama-{variant}-s{seq_len}{extra}",
+        description=f"Llama-style decoder ({variant}), S={seq_len}"
+        + "".join(f", {k}={v}" for k, v in overrides.items()),
+        build=lambda: build_artifact(variant, seq_len, **overrides),
+        fusions="forward-factory-ops",
+        needs_torch=True,
+        default=default,
+    )
+
+
+MODELS: list[BenchModel] = [
+    _model("start_pos", 64, default=True),
+    *[_model(v, 512, default=False) for v in VARIANTS],
+    *[_model(v, 64, default=False) for v in VARIANTS if v != "start_pos"],
+    _model("start_pos", 128, default=False, n_heads=4, head_dim=64),
+]
