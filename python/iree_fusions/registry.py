@@ -39,6 +39,13 @@ _ENTRIES = [
         "analysis only: counts the candidate ops of each rewrite, changes nothing",
         default=False,
     ),
+    PassEntry(
+        "batch-gathers",
+        "batch_gathers",
+        "BatchGathers",
+        "linalg",
+        "embedding lookups -> a few batched gathers from merged tables, concat written in place",
+    ),
     # Each rewrite adds its entry here (order = the order `--fusions=all` runs them).
 ]
 
