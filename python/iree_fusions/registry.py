@@ -46,6 +46,20 @@ _ENTRIES = [
         "linalg",
         "embedding lookups -> a few batched gathers from merged tables, concat written in place",
     ),
+    PassEntry(
+        "forward-factory-ops",
+        "forward_factory_ops",
+        "ForwardFactoryOps",
+        "linalg",
+        "cheap generated tensors (masks, positions, RoPE tables) recomputed in each consumer",
+    ),
+    PassEntry(
+        "batch-mlp-towers",
+        "batch_mlp_towers",
+        "BatchMlpTowers",
+        "linalg",
+        "N independent MLP towers of equal structure -> one chain of batched contractions",
+    ),
     # Each rewrite adds its entry here (order = the order `--fusions=all` runs them).
 ]
 

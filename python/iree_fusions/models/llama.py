@@ -126,7 +126,7 @@ def _torch_modules():
                 dist = (queries[:, None] - keys[None, :]).to(torch.float32)
                 mask = mask[None] - slopes[:, None, None] * dist[None]
             elif self.variant == "sdpa":
-                mask = mask[None].expand(cfg.n_heads, s, s)
+                mask = mask[None, None].expand(1, cfg.n_heads, s, s)
             return emb.cos(), emb.sin(), mask
 
         def forward(self, x, start_pos=None):

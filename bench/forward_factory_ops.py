@@ -1,0 +1,191 @@
+"""Benchmarks for forward-factory-ops on the Llama-style decoder layers (models/llama.py).
+
+    python bench/forward_factory_ops.py --variant start_pos --seq 512 \
+        --config stock=none --config plugin=forward-factory-ops \
+        --config all='forward-factory-ops{ignore-cost=true}' --rounds 7
+
+For each configuration (a --fusions selection; `none` is stock IREE) it prints the dispatches
+in the main function, how many of them only build a factory tensor (every tensor they read is,
+transitively, a tiny input / constant / global: the dispatches the pass must remove), the
+bytes passed between dispatches, the largest error against PyTorch, and the median latency on
+local-task, timing all configurations round-robin (one iree-benchmark-module run each per round)
+so that machine noise hits them alike. Exports and stock compilations are cached under
+/tmp/iree-fusions-ffo-cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import pickle
+import statistics
+import sys
+import tempfile
+
+import numpy as np
+from iree.compiler import ir
+
+from iree_fusions import api
+from iree_fusions import ir_helpers as h
+from iree_fusions.counting import count_flow_module
+from iree_fusions.timing import _save_inputs, median_latency_ms
+
+CACHE = os.environ.get("IREE_FUSIONS_FFO_CACHE", "/tmp/iree-fusions-ffo-cache")
+LEAF_ELEMENTS = 4096
+_LEAF_SOURCES = ("hal.tensor.import", "arith.constant", "util.global.load")
+_THROUGH = ("flow.tensor.reshape", "flow.tensor.bitcast", "tensor.cast",
+            "iree_tensor_ext.compute_barrier.start")
+
+
+def _is_small_leaf(value: ir.Value) -> bool:
+    size = h.static_tensor_bytes(value.type)
+    t = value.type
+    if size is None or not isinstance(t, ir.RankedTensorType):
+        return False
+    n = 1
+    for d in t.shape:
+        n *= d
+    op = h.defining_op(value)
+    while op is not None and op.name in _THROUGH:
+        op = h.defining_op(op.operands[0])
+    if op is not None and op.name in ("tensor.empty", "flow.tensor.empty"):
+        return True  # no contents: a destination only
+    return n <= LEAF_ELEMENTS and (op is None or op.name in _LEAF_SOURCES)
+
+
+def factory_only_dispatches(flow_ir: bytes) -> tuple[int, list[str]]:
+    """Dispatches of the entry function whose tensor operands all come, transitively, from tiny
+    inputs, constants, globals or other such dispatches: they only build generated tensors."""
+    with ir.Context():
+        module = ir.Module.parse(flow_ir)
+        counts = count_flow_module(module.operation)
+        entry = max(counts.dispatches, key=counts.dispatches.get)
+        func = next(f for f in h.functions(module.operation)
+                    if f.attributes["sym_name"].value == entry)
+        factory: set = set()
+        names = []
+        for op in h.walk_ops(func, ("flow.dispatch",)):
+            ok = True
+            for v in op.operands:
+                if not isinstance(v.type, ir.RankedTensorType):
+                    continue
+                src = h.defining_op(v)
+                while src is not None and src.name in _THROUGH:
+                    v = src.operands[0]
+                    src = h.defining_op(v)
+                if src is not None and src.name == "flow.dispatch" and src in factory:
+                    continue
+                if not _is_small_leaf(v):
+                    ok = False
+                    break
+            if ok:
+                factory.add(op)
+                names.append(str(op.attributes["entry_points"][0]).split("::@")[-1])
+        return len(names), names
+
+
+def _key(*parts) -> str:
+    return hashlib.sha1(repr(parts).encode()).hexdigest()[:16]
+
+
+def build(variant: str, seq: int, overrides: dict):
+    """The bench Artifact of one Llama variant, cached on disk."""
+    from iree_fusions.models import llama
+
+    os.makedirs(CACHE, exist_ok=True)
+    path = os.path.join(CACHE, f"art-{variant}-{seq}-{_key(sorted(overrides.items()))}.pkl")
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    art = llama.build_artifact(variant, seq, **overrides)
+    with open(path, "wb") as f:
+        pickle.dump(art, f)
+    return art
+
+
+def compile_config(art, fusions: str, device: str, compile_to: str | None = None) -> bytes:
+    stock = fusions == "none"
+    key = _key(art.source[:4096], len(art.source), fusions, device, compile_to,
+               hashlib.sha1(art.source).hexdigest())
+    path = os.path.join(CACHE, f"out-{key}.bin")
+    if stock and os.path.exists(path):
+        with open(path, "rb") as f:
+            return f.read()
+    with tempfile.NamedTemporaryFile(suffix=".mlirbc", delete=False) as f:
+        f.write(art.source)
+        src = f.name
+    try:
+        out = api.compile_file(src, device=device, flags=art.flags, stock=stock,
+                               fusions=fusions, compile_to=compile_to).output
+    finally:
+        os.unlink(src)
+    if stock:
+        with open(path, "wb") as f:
+            f.write(out)
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--variant", default="start_pos")
+    p.add_argument("--seq", type=int, default=512)
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=INT",
+                   help="LlamaConfig override, e.g. --set n_heads=4 --set head_dim=64")
+    p.add_argument("--config", action="append", default=[], metavar="NAME=FUSIONS")
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--device", default="local-task")
+    p.add_argument("--no-time", action="store_true")
+    args = p.parse_args(argv)
+    configs = [c.split("=", 1) for c in (args.config or ["stock=none",
+                                                          "plugin=forward-factory-ops"])]
+    overrides = {k: int(v) for k, v in (s.split("=", 1) for s in args.set)}
+    art = build(args.variant, args.seq, overrides)
+    label = f"{args.variant} S={args.seq} {overrides or ''}".strip()
+    vmfbs = {}
+    rows = []
+    for name, fusions in configs:
+        flow = compile_config(art, fusions, args.device, "flow")
+        vmfbs[name] = compile_config(art, fusions, args.device)
+        with ir.Context():
+            counts = count_flow_module(ir.Module.parse(flow).operation)
+        entry = max(counts.dispatches, key=counts.dispatches.get)
+        n_factory, _ = factory_only_dispatches(flow)
+        out = api.run(vmfbs[name], art.inputs, device=args.device)
+        err = max(float(np.abs(o - r).max()) for o, r in zip(out, art.reference))
+        rows.append([name, counts.dispatches[entry], n_factory, counts.bytes_between[entry], err])
+    times: dict[str, list[float]] = {name: [] for name, _ in configs}
+    if not args.no_time:
+        with tempfile.TemporaryDirectory() as tmp:
+            flags = _save_inputs(art.inputs, tmp)
+            paths = {}
+            for name, blob in vmfbs.items():
+                paths[name] = os.path.join(tmp, f"{name}.vmfb")
+                with open(paths[name], "wb") as f:
+                    f.write(blob)
+            names = [n for n, _ in configs]
+            for r in range(args.rounds):
+                order = names if r % 2 == 0 else names[::-1]
+                for name in order:
+                    times[name].append(median_latency_ms(paths[name], flags, device=args.device,
+                                                         repetitions=args.reps))
+    base = statistics.median(times[configs[0][0]]) if times[configs[0][0]] else None
+    print(f"## {label} ({args.device}, {args.rounds} rounds x {args.reps} reps)")
+    print("| config | --fusions | dispatches | factory-only | bytes between | max err vs torch "
+          "| median ms | ratio first/this |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (name, fusions), row in zip(configs, rows):
+        t = statistics.median(times[name]) if times[name] else None
+        ratio = f"{base / t:.3f}" if t and base else "-"
+        ms = f"{t:.3f}" if t else "-"
+        print(f"| {name} | `{fusions}` | {row[1]} | {row[2]} | {row[3]} | {row[4]:.2e} | {ms} "
+              f"| {ratio} |")
+    for name, _ in configs:
+        if times[name]:
+            print(f"  {name} rounds: {[round(x, 3) for x in times[name]]}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

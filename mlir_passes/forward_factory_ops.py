@@ -1,0 +1,835 @@
+"""forward-factory-ops: cheap generated tensors are recomputed inside each consumer, never
+passed from one dispatch to another through memory (nvFuser's forwarding of factory ops).
+
+A *factory* value is a tensor computed from nothing but loop indices, scalars and *leaves*
+(tiny tensors such as a 0-d `start_pos` input or a 16-element table): `linalg.fill`, splat
+constants, all-parallel `linalg.generic`s with cheap bodies (iota / `arange`, index compares =
+masks, `cos`/`sin` of positions, casts, scales), and reshapes, slices, concats (`insert_slice`),
+broadcasts and transposes of those. IREE materializes such a value whenever it has an input and
+feeds several dispatches, a reduction or a contraction. This pass scalarizes the factory chain
+into the body of every consuming `linalg.generic` (any iterator types), which then computes the
+value at its own indices and no longer reads the tensor:
+
+    %pos  = linalg.generic ins(%start : tensor<i64>) { index(0) + start }     : tensor<512xi64>
+    %mask = linalg.generic ins(%pos) { select(index(1) <= pos, 0, -inf) }    : tensor<512x512xf32>
+    %s    = linalg.generic ins(%scores, %mask) { s / c + m }                  : tensor<8x512x512xf32>
+  becomes
+    %s    = linalg.generic ins(%scores) { i = index(1); j = index(2);
+                                          p = i + extract %start[]; m = select(j <= p, 0, -inf);
+                                          s / c + m }
+
+Not forwarded (each reported with `--fusions-report`): values that leave the function (they are
+materialized anyway), expensive generators (per-element cost above `max-element-cost`: RNG-like
+hashes; reductions are never factory ops), consumers that are not generics (a matmul operand:
+IREE would not fuse a private copy), and roots whose recomputation costs more than the memory
+traffic it saves. The cost model, with its constants measured on llvm-cpu
+(bench/results/forward-factory-ops.md):
+
+    extra  = cost_per_element * (sum of consumer iterations - elements)   # redundant recompute
+    saved  = bytes * (consumers + 1 if the producer disappears else consumers)
+    forward when extra <= ops-per-byte * saved + ops-per-dispatch * (producer disappears)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iree.compiler import ir
+from iree.compiler.dialects import affine, arith, linalg, tensor
+
+from iree_fusions import ir_helpers as h
+from iree_fusions.pass_base import FusionPass, PassReport, describe_op
+
+# Weighted cost of one scalar body op, in "cheap vector op" units: what one element of a
+# factory value costs to recompute. Ops that are not listed make a generic non-factory.
+_CHEAP = 1.0
+_DIVISION = 4.0
+_TRANSCENDENTAL = 16.0
+OP_COST: dict[str, float] = {
+    **{f"arith.{n}": _CHEAP for n in (
+        "addi", "subi", "muli", "andi", "ori", "xori", "shli", "shrui", "shrsi", "cmpi",
+        "cmpf", "select", "addf", "subf", "mulf", "negf", "maxnumf", "minnumf", "maximumf",
+        "minimumf", "maxsi", "minsi", "maxui", "minui", "extsi", "extui", "trunci", "extf",
+        "truncf", "sitofp", "uitofp", "fptosi", "fptoui", "bitcast")},
+    "arith.index_cast": 0.0,
+    "arith.index_castui": 0.0,
+    "arith.constant": 0.0,
+    **{f"arith.{n}": _DIVISION for n in (
+        "divf", "divsi", "divui", "remsi", "remui", "remf", "floordivsi", "ceildivsi",
+        "ceildivui")},
+    "math.absf": _CHEAP, "math.absi": _CHEAP, "math.copysign": _CHEAP,
+    "math.floor": _CHEAP, "math.ceil": _CHEAP, "math.round": _CHEAP, "math.trunc": _CHEAP,
+    "math.sqrt": _DIVISION, "math.rsqrt": _DIVISION,
+    **{f"math.{n}": _TRANSCENDENTAL for n in (
+        "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh",
+        "atan", "atan2", "erf", "powf", "fpowi", "ipowi", "sinh", "cosh")},
+    "linalg.index": 0.0,
+    "linalg.yield": 0.0,
+}
+LEAF_READ_COST = 1.0  # tensor.extract of a leaf element (a cached scalar load)
+INDEX_MATH_COST = 1.0  # per dim of index arithmetic (reshapes, slices)
+CONCAT_COST = 3.0  # bounds compare + select + clamp of an insert_slice
+
+_RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
+# Where a leaf may come from (through the look-through ops): inputs, constants, globals.
+_LEAF_SOURCES = ("hal.tensor.import", "arith.constant", "util.global.load")
+_LEAF_LOOK_THROUGH = ("iree_tensor_ext.compute_barrier.start", "tensor.cast",
+                      "tensor.expand_shape", "tensor.collapse_shape", "flow.tensor.reshape")
+_ESCAPES = ("util.return", "func.return", "hal.tensor.export", "hal.tensor.alias",
+            "iree_tensor_ext.compute_barrier.end", "util.global.store", "flow.tensor.transfer",
+            "util.call", "func.call")
+
+
+@dataclass
+class Factory:
+    """A factory value: how much one element costs and which ops and leaves it depends on."""
+
+    value: ir.Value
+    cost: float
+    ops: list[ir.Operation] = field(default_factory=list)  # chain ops, producers first
+    leaves: list[ir.Value] = field(default_factory=list)
+
+
+def _static_shape(value: ir.Value) -> list[int] | None:
+    t = value.type
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+        return None
+    return list(t.shape)
+
+
+def _numel(shape: list[int]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _result_index(value: ir.Value) -> int:
+    owner = h.defining_op(value)
+    return [r for r in owner.results].index(value)
+
+
+def _splat_attr(op: ir.Operation) -> ir.Attribute | None:
+    value = op.attributes["value"]
+    if isinstance(value, ir.DenseElementsAttr) and value.is_splat:
+        return value.get_splat_value()
+    return None
+
+
+def _i64_array(op: ir.Operation, name: str) -> list[int]:
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def _reassociation(op: ir.Operation) -> list[list[int]]:
+    return [[ir.IntegerAttr(i).value for i in group]
+            for group in ir.ArrayAttr(op.attributes["reassociation"])]
+
+
+class FactoryAnalysis:
+    """Decides which values of a function are factory values (memoized), and why not."""
+
+    def __init__(self, max_leaf_elements: int, max_element_cost: float):
+        self.max_leaf_elements = max_leaf_elements
+        self.max_element_cost = max_element_cost
+        self._memo: dict[ir.Value, Factory | None] = {}
+        self.reasons: dict[ir.Value, str] = {}
+
+    def is_leaf(self, value: ir.Value) -> bool:
+        """A tiny tensor read from outside the computation: an input, a constant, a global."""
+        shape = _static_shape(value)
+        if shape is None or _numel(shape) > self.max_leaf_elements:
+            return False
+        op = h.defining_op(value)
+        while op is not None and op.name in _LEAF_LOOK_THROUGH:
+            op = h.defining_op(op.operands[0])
+        return op is None or op.name in _LEAF_SOURCES
+
+    def info(self, value: ir.Value) -> Factory | None:
+        if value in self._memo:
+            return self._memo[value]
+        self._memo[value] = None  # cycles cannot happen in SSA, but be safe
+        result, reason = self._analyze(value)
+        if result is not None and result.cost > self.max_element_cost:
+            reason = (f"expensive generator: {result.cost:g} ops per element > "
+                      f"max-element-cost={self.max_element_cost:g}")
+            result = None
+        self._memo[value] = result
+        if result is None:
+            self.reasons[value] = reason
+        return result
+
+    def _operand(self, value: ir.Value, deps: list[Factory], leaves: list[ir.Value]) -> str | None:
+        """Adds a factory operand to deps, or a leaf to leaves; returns a reason if neither."""
+        sub = self.info(value)
+        if sub is not None:
+            deps.append(sub)
+            return None
+        if self.is_leaf(value):
+            leaves.append(value)
+            return None
+        why = self.reasons.get(value, "not a factory value")
+        return f"operand {value.get_name()} is neither a factory value nor a leaf ({why})"
+
+    def _combine(self, value: ir.Value, op: ir.Operation, own_cost: float,
+                 deps: list[Factory], leaves: list[ir.Value]) -> Factory:
+        ops: list[ir.Operation] = []
+        all_leaves: list[ir.Value] = list(leaves)
+        for d in deps:
+            ops += [o for o in d.ops if o not in ops]
+            all_leaves += [v for v in d.leaves if v not in all_leaves]
+        ops.append(op)
+        cost = own_cost + sum(d.cost for d in deps) + LEAF_READ_COST * len(leaves)
+        return Factory(value, cost, ops, all_leaves)
+
+    def _analyze(self, value: ir.Value) -> tuple[Factory | None, str]:
+        op = h.defining_op(value)
+        if op is None:
+            return None, "a block argument"
+        if _static_shape(value) is None:
+            return None, "not a statically shaped tensor"
+        name = op.name
+        if name == "arith.constant":
+            if _splat_attr(op) is None:
+                return None, "a non-splat constant"
+            return Factory(value, 0.0, [op]), ""
+        if name == "tensor.empty":
+            return None, "tensor.empty (no contents)"
+        if name == "linalg.fill":
+            return Factory(value, 0.0, [op]), ""
+        if name == "linalg.generic":
+            return self._analyze_generic(value, op)
+        deps: list[Factory] = []
+        leaves: list[ir.Value] = []
+        if name == "tensor.insert_slice":
+            if any(s != 1 for s in _i64_array(op, "static_strides")) or len(op.operands) != 2:
+                return None, "insert_slice with strides or dynamic offsets"
+            src, dest = op.operands
+            if len(_static_shape(src) or []) != len(_static_shape(dest) or [None]):
+                return None, "rank-changing insert_slice"
+            # Into a tensor.empty (the first piece of a concat): elements outside the slice are
+            # undefined, so the source value may stand for them.
+            dest_op = h.defining_op(dest)
+            operands = (src,) if dest_op is not None and dest_op.name == "tensor.empty" else (
+                src, dest)
+            for v in operands:
+                reason = self._operand(v, deps, leaves)
+                if reason:
+                    return None, reason
+            return self._combine(value, op, CONCAT_COST, deps, leaves), ""
+        if name == "tensor.extract_slice":
+            if len(op.operands) != 1:
+                return None, "extract_slice with dynamic offsets"
+            if len(_i64_array(op, "static_sizes")) != len(_static_shape(value)) and \
+                    _dropped_dims(op) is None:
+                return None, "rank-reducing extract_slice that drops non-unit dims"
+            reason = self._operand(op.operands[0], deps, leaves)
+            if reason:
+                return None, reason
+            return self._combine(value, op, INDEX_MATH_COST, deps, leaves), ""
+        if name in _RESHAPES:
+            if len(op.operands) != 1 or _static_shape(op.operands[0]) is None:
+                return None, "dynamic reshape"
+            reason = self._operand(op.operands[0], deps, leaves)
+            if reason:
+                return None, reason
+            cost = INDEX_MATH_COST * (len(_static_shape(value)) +
+                                      (_DIVISION if name == "tensor.collapse_shape" else 0))
+            return self._combine(value, op, cost, deps, leaves), ""
+        if name in ("linalg.broadcast", "linalg.transpose"):
+            reason = self._operand(h.dps_inputs(op)[0], deps, leaves)
+            if reason:
+                return None, reason
+            return self._combine(value, op, 0.0, deps, leaves), ""
+        return None, f"produced by {name}"
+
+    def _analyze_generic(self, value: ir.Value, op: ir.Operation) -> tuple[Factory | None, str]:
+        if any(it != "parallel" for it in h.iterator_types(op)):
+            return None, "a generic with reduction loops"
+        maps = h.indexing_maps(op)
+        ins, inits = h.dps_inputs(op), h.dps_inits(op)
+        for m in maps[len(ins):]:
+            if not m.is_permutation:
+                return None, "a generic whose result map is not a permutation"
+        body = h.body_block(op)
+        own = 0.0
+        for body_op in body.operations:
+            body_op = body_op.operation
+            if len(body_op.regions) or body_op.name not in OP_COST:
+                return None, f"its body has {body_op.name}"
+            own += OP_COST[body_op.name]
+        deps: list[Factory] = []
+        leaves: list[ir.Value] = []
+        args = list(body.arguments)
+        for i, v in enumerate(ins):
+            if not list(args[i].uses):
+                continue
+            reason = self._operand(v, deps, leaves)
+            if reason:
+                return None, reason
+        for j, v in enumerate(inits):
+            if not list(args[len(ins) + j].uses):
+                continue
+            reason = self._operand(v, deps, leaves)
+            if reason:
+                return None, f"its body reads an init: {reason}"
+        return self._combine(value, op, own, deps, leaves), ""
+
+
+def _dropped_dims(op: ir.Operation) -> list[int] | None:
+    """Source dims an extract_slice drops (unit sizes), or None when that is ambiguous."""
+    sizes = _i64_array(op, "static_sizes")
+    result = _static_shape(op.results[0])
+    dropped, r = [], 0
+    for k, s in enumerate(sizes):
+        if r < len(result) and result[r] == s:
+            r += 1
+        elif s == 1:
+            dropped.append(k)
+        else:
+            return None
+    return dropped if r == len(result) else None
+
+
+class Scalarizer:
+    """Emits, at an insertion point inside a linalg body, one element of a factory value.
+
+    `value_at(v, idx)` returns the scalar `v[idx]` (idx: index-typed values), memoized so that
+    one body computes each (value, indices) once.
+    """
+
+    def __init__(self, analysis: FactoryAnalysis, ip: ir.InsertionPoint, loc: ir.Location):
+        self.analysis = analysis
+        self.ip = ip
+        self.loc = loc
+        self._memo: dict[tuple, ir.Value] = {}
+        self._generic_memo: dict[tuple, list[ir.Value]] = {}
+        self._consts: dict[int, ir.Value] = {}
+
+    # ------------------------------------------------------------ index arithmetic
+    def const(self, n: int) -> ir.Value:
+        if n not in self._consts:
+            with self.ip, self.loc:
+                self._consts[n] = arith.ConstantOp(ir.IndexType.get(), n).result
+        return self._consts[n]
+
+    def _binary(self, cls, a: ir.Value, b: ir.Value) -> ir.Value:
+        with self.ip, self.loc:
+            return cls(a, b).result
+
+    def add(self, a: ir.Value, n: int) -> ir.Value:
+        return a if n == 0 else self._binary(arith.AddIOp, a, self.const(n))
+
+    def affine(self, expr: ir.AffineExpr, dims: list[ir.Value]) -> ir.Value:
+        if isinstance(expr, ir.AffineDimExpr):
+            return dims[expr.position]
+        if isinstance(expr, ir.AffineConstantExpr):
+            return self.const(expr.value)
+        amap = ir.AffineMap.get(len(dims), 0, [expr])
+        with self.ip, self.loc:
+            return affine.AffineApplyOp(amap, dims).result
+
+    def linearize(self, idx: list[ir.Value], sizes: list[int]) -> ir.Value:
+        out = None
+        for i, s in zip(idx, sizes):
+            if out is None:
+                out = i
+                continue
+            scaled = self._binary(arith.MulIOp, out, self.const(s)) if s != 1 else out
+            out = self._binary(arith.AddIOp, scaled, i)
+        return out if out is not None else self.const(0)
+
+    def delinearize(self, i: ir.Value, sizes: list[int]) -> list[ir.Value]:
+        out: list[ir.Value] = []
+        for k in range(len(sizes)):
+            inner = _numel(sizes[k + 1:])
+            q = self._binary(arith.DivUIOp, i, self.const(inner)) if inner != 1 else i
+            out.append(self._binary(arith.RemUIOp, q, self.const(sizes[k])) if k else q)
+        return out
+
+    # ------------------------------------------------------------ values
+    def value_at(self, value: ir.Value, idx: list[ir.Value]) -> ir.Value:
+        key = (value, *idx)
+        if key not in self._memo:
+            self._memo[key] = self._emit(value, idx)
+        return self._memo[key]
+
+    def _emit(self, value: ir.Value, idx: list[ir.Value]) -> ir.Value:
+        if self.analysis.info(value) is None:  # a leaf: one element read
+            with self.ip, self.loc:
+                return tensor.ExtractOp(value, idx).result
+        op = h.defining_op(value)
+        name = op.name
+        if name == "arith.constant":
+            with self.ip, self.loc:
+                return arith.ConstantOp(value.type.element_type, _splat_attr(op)).result
+        if name == "linalg.fill":
+            scalar = op.operands[0]
+            scalar_op = h.defining_op(scalar)
+            if scalar_op is not None and scalar_op.name == "arith.constant":
+                with self.ip, self.loc:
+                    return scalar_op.clone().results[0]
+            return scalar
+        if name == "linalg.generic":
+            return self._emit_generic(op, _result_index(value), idx)
+        if name == "tensor.insert_slice":
+            return self._emit_insert_slice(op, idx)
+        if name == "tensor.extract_slice":
+            offsets = _i64_array(op, "static_offsets")
+            strides = _i64_array(op, "static_strides")
+            dropped = set(_dropped_dims(op) or [])
+            src_idx, r = [], 0
+            for k, off in enumerate(offsets):
+                if k in dropped:
+                    src_idx.append(self.const(off))
+                    continue
+                i = idx[r]
+                r += 1
+                if strides[k] != 1:
+                    i = self._binary(arith.MulIOp, i, self.const(strides[k]))
+                src_idx.append(self.add(i, off))
+            return self.value_at(op.operands[0], src_idx)
+        if name == "tensor.expand_shape":
+            result_shape = _static_shape(value)
+            src_idx = [self.linearize([idx[d] for d in g], [result_shape[d] for d in g])
+                       for g in _reassociation(op)]
+            return self.value_at(op.operands[0], src_idx)
+        if name == "tensor.collapse_shape":
+            src_shape = _static_shape(op.operands[0])
+            src_idx: list[ir.Value] = [None] * len(src_shape)
+            for r, g in enumerate(_reassociation(op)):
+                parts = (self.delinearize(idx[r], [src_shape[d] for d in g])
+                         if len(g) > 1 else [idx[r]])
+                for d, p in zip(g, parts):
+                    src_idx[d] = p
+            return self.value_at(op.operands[0], src_idx)
+        if name == "linalg.broadcast":
+            dims = set(_i64_array(op, "dimensions"))
+            src_idx = [i for k, i in enumerate(idx) if k not in dims]
+            return self.value_at(h.dps_inputs(op)[0], src_idx)
+        if name == "linalg.transpose":
+            perm = _i64_array(op, "permutation")
+            src_idx: list[ir.Value] = [None] * len(perm)
+            for k, p in enumerate(perm):
+                src_idx[p] = idx[k]
+            return self.value_at(h.dps_inputs(op)[0], src_idx)
+        raise AssertionError(f"not a factory op: {name}")
+
+    def _emit_insert_slice(self, op: ir.Operation, idx: list[ir.Value]) -> ir.Value:
+        src, dest = op.operands
+        offsets = _i64_array(op, "static_offsets")
+        sizes = _i64_array(op, "static_sizes")
+        full = _static_shape(dest)
+        conds, src_idx = [], []
+        i1 = ir.IntegerType.get_signless(1)
+        for k, (i, off, size) in enumerate(zip(idx, offsets, sizes)):
+            if off == 0 and size == full[k]:
+                src_idx.append(i)
+                continue
+            with self.ip, self.loc:
+                lo = arith.CmpIOp(arith.CmpIPredicate.sge, i, self.const(off)).result
+                hi = arith.CmpIOp(arith.CmpIPredicate.slt, i, self.const(off + size)).result
+                conds.append(arith.AndIOp(lo, hi).result)
+                # Clamped into the source, so the unselected branch never reads out of bounds.
+                shifted = arith.SubIOp(i, self.const(off)).result
+                clamped = arith.MaxSIOp(shifted, self.const(0)).result
+                src_idx.append(arith.MinSIOp(clamped, self.const(size - 1)).result)
+        src_val = self.value_at(src, src_idx)
+        dest_op = h.defining_op(dest)
+        if not conds or (dest_op is not None and dest_op.name == "tensor.empty"):
+            return src_val
+        dest_val = self.value_at(dest, idx)
+        with self.ip, self.loc:
+            cond = conds[0]
+            for c in conds[1:]:
+                cond = arith.AndIOp(cond, c).result
+            assert cond.type == i1
+            return arith.SelectOp(cond, src_val, dest_val).result
+
+    def _emit_generic(self, op: ir.Operation, result: int, idx: list[ir.Value]) -> ir.Value:
+        maps = h.indexing_maps(op)
+        ins, inits = h.dps_inputs(op), h.dps_inits(op)
+        out_map = maps[len(ins) + result]
+        loops: list[ir.Value] = [None] * out_map.n_dims
+        for k, e in enumerate(out_map.results):
+            loops[e.position] = idx[k]
+        key = (op, *loops)
+        if key in self._generic_memo:
+            return self._generic_memo[key][result]
+        body = h.body_block(op)
+        args = list(body.arguments)
+        mapping: dict[ir.Value, ir.Value] = {}
+        operands = [*ins, *inits]
+        for a, v, m in zip(args, operands, maps):
+            if list(a.uses):
+                mapping[a] = self.value_at(v, [self.affine(e, loops) for e in m.results])
+        yielded: list[ir.Value] = []
+        for body_op in body.operations:
+            body_op = body_op.operation
+            if body_op.name == "linalg.yield":
+                yielded = [mapping.get(v, v) for v in body_op.operands]
+                break
+            if body_op.name == "linalg.index":
+                dim = ir.IntegerAttr(body_op.attributes["dim"]).value
+                mapping[body_op.results[0]] = loops[dim]
+                continue
+            with self.ip, self.loc:
+                clone = body_op.clone()
+            for n, v in enumerate(clone.operands):
+                if v in mapping:
+                    clone.operands[n] = mapping[v]
+            for old, new in zip(body_op.results, clone.results):
+                mapping[old] = new
+        self._generic_memo[key] = yielded
+        return yielded[result]
+
+
+def _loop_ranges(op: ir.Operation) -> list[int] | None:
+    """Static loop ranges of a linalg op with indexing maps, from its operand shapes."""
+    maps = h.indexing_maps(op)
+    operands = [*h.dps_inputs(op), *h.dps_inits(op)]
+    ranges: list[int | None] = [None] * maps[0].n_dims
+    for v, m in zip(operands, maps):
+        shape = _static_shape(v) if isinstance(v.type, ir.RankedTensorType) else []
+        if shape is None:
+            return None
+        for e, s in zip(m.results, shape):
+            if isinstance(e, ir.AffineDimExpr):
+                ranges[e.position] = s
+    return None if any(r is None for r in ranges) else ranges
+
+
+def _is_forwardable_consumer(op: ir.Operation) -> str | None:
+    """None if the pass can recompute a factory operand inside op; else the reason why not."""
+    if op.name != "linalg.generic":
+        return f"consumer {op.name} is not a linalg.generic"
+    for body_op in h.body_block(op).operations:
+        if len(body_op.operation.regions):
+            return "consumer body has nested regions"
+    if _loop_ranges(op) is None:
+        return "consumer has dynamic loop ranges"
+    return None
+
+
+@dataclass
+class Root:
+    """A factory value read by ops that are not factory ops."""
+
+    factory: Factory
+    consumers: list[tuple[ir.Operation, int]] = field(default_factory=list)  # (generic, ins #)
+    blocked: list[str] = field(default_factory=list)  # users it cannot be forwarded into
+    escapes: bool = False
+
+
+@dataclass(frozen=True)
+class ForwardFactoryOps(FusionPass):
+    name = "forward-factory-ops"
+    phase = "linalg"
+    description = ("recomputes cheap generated tensors (fill, iota, masks, RoPE tables) inside "
+                   "each consuming generic instead of passing them between dispatches")
+
+    # Weighted ops that cost as much as one byte written or read between dispatches.
+    ops_per_byte: float = 4.0
+    # Weighted ops one dispatch launch (and its barrier) costs.
+    ops_per_dispatch: float = 20000.0
+    # Per-element cost above which a generator is "expensive" (RNG-like hashes).
+    max_element_cost: float = 48.0
+    # Largest non-factory tensor a factory chain may read element-wise (start_pos, inv_freq).
+    max_leaf_elements: int = 4096
+    # Forward regardless of the byte/recompute balance (measurements only).
+    ignore_cost: bool = False
+    # Factory values that stay materialized (cost, or a consumer that is not a generic) are
+    # computed by one generic from indices and leaves (one dispatch) instead of their chain;
+    # values of one shape share that generic.
+    compact: bool = True
+
+    def apply(self, module: ir.Operation, report: PassReport) -> None:
+        for func in h.functions(module):
+            blocks = list(func.regions[0].blocks)
+            if len(blocks) != 1:
+                report.skip(func, "function with several blocks")
+                continue
+            self._run_on_block(blocks[0], report)
+
+    # ------------------------------------------------------------ analysis
+    def _collect_roots(self, block: ir.Block, analysis: FactoryAnalysis) -> list[Root]:
+        roots: list[Root] = []
+        for op in block.operations:
+            op = op.operation
+            if op.name in ("arith.constant", "tensor.empty"):
+                continue
+            for value in op.results:
+                if not isinstance(value.type, ir.RankedTensorType):
+                    continue
+                users = h.users(value)
+                if not users or analysis.info(value) is None:
+                    continue
+                root = Root(analysis.info(value))
+                for use in value.uses:
+                    user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                    if user.name in _ESCAPES or user.parent != op.parent:
+                        root.escapes = user.name in _ESCAPES
+                        root.blocked.append(f"used by {user.name}")
+                        continue
+                    if any(analysis.info(r) is not None for r in user.results):
+                        continue  # the factory chain goes on in that user
+                    reason = _is_forwardable_consumer(user)
+                    n_in = len(h.dps_inputs(user)) if user.name == "linalg.generic" else 0
+                    if reason is None and use.operand_number >= n_in:
+                        reason = "used as the init of a generic"
+                    if reason:
+                        root.blocked.append(reason)
+                    else:
+                        root.consumers.append((user, use.operand_number))
+                if root.consumers or root.blocked:
+                    roots.append(root)
+        return roots
+
+    def _decide(self, root: Root) -> tuple[bool, str]:
+        f = root.factory
+        elements = _numel(_static_shape(f.value))
+        nbytes = h.static_tensor_bytes(f.value.type) or 0
+        if len(f.ops) == 1 and f.ops[0].name in ("linalg.fill", "arith.constant"):
+            return False, "a fill/splat: IREE already clones it into its consumers"
+        if root.escapes:
+            return False, "the value is a function result (materialized anyway)"
+        if not root.consumers:
+            return False, "; ".join(sorted(set(root.blocked)))
+        consumers = {id(c): c for c, _ in root.consumers}
+        # The consumer body recomputes the value once per iteration (broadcast dims repeat it).
+        iterations = sum(_numel(_loop_ranges(c)) for c in consumers.values())
+        extra = f.cost * (iterations - elements)
+        disappears = not root.blocked
+        saved = nbytes * (len(consumers) + (1 if disappears else 0))
+        budget = self.ops_per_byte * saved + (self.ops_per_dispatch if disappears else 0)
+        detail = (f"{f.cost:g} ops/element x {iterations} iterations vs {elements} elements: "
+                  f"{extra:.3g} extra ops; {saved} bytes saved, budget {budget:.3g}")
+        if self.ignore_cost or extra <= budget:
+            return True, detail
+        return False, f"recomputing costs more than it saves ({detail})"
+
+    # ------------------------------------------------------------ rewrite
+    def _run_on_block(self, block: ir.Block, report: PassReport) -> None:
+        analysis = FactoryAnalysis(self.max_leaf_elements, self.max_element_cost)
+        roots = self._collect_roots(block, analysis)
+        plan: dict[ir.Operation, dict[int, ir.Value]] = {}
+        order: list[ir.Operation] = []
+        chain_ops: list[ir.Operation] = []
+        compact: list[Root] = []
+        for root in roots:
+            ok, detail = self._decide(root)
+            where = h.defining_op(root.factory.value)
+            if not ok:
+                report.skip(where, detail)
+                if self.compact and _worth_compacting(root):
+                    compact.append(root)
+                continue
+            report.change(
+                f"forwarded {root.factory.value.type} from {describe_op(where)} "
+                f"({len(root.factory.ops)} op chain) into {len(root.consumers)} consuming "
+                f"generic(s); {detail}")
+            if root.blocked:
+                report.skip(where, "kept materialized for: " + "; ".join(sorted(set(root.blocked))))
+                if self.compact and _worth_compacting(root):
+                    compact.append(root)
+            for consumer, operand in root.consumers:
+                if consumer not in plan:
+                    plan[consumer] = {}
+                    order.append(consumer)
+                plan[consumer][operand] = root.factory.value
+            chain_ops += [o for o in root.factory.ops if o not in chain_ops]
+        for consumer in order:
+            _forward_into_generic(consumer, plan[consumer], analysis)
+        for group in _group_by_shape(compact):
+            self._compact(group, analysis, report)
+            chain_ops += [o for r in group for o in r.factory.ops if o not in chain_ops]
+        _erase_dead(chain_ops)
+
+    def _compact(self, group: list[Root], analysis: FactoryAnalysis, report: PassReport) -> None:
+        """Materializes the roots of one shape with one input-less generic (one dispatch)."""
+        values = [r.factory.value for r in group]
+        users = [u for v in values for u in h.users(v)]
+        first = min(users, key=_block_position)
+        leaves = [leaf for r in group for leaf in r.factory.leaves]
+        if any(h.defining_op(leaf) is not None and not
+               h.defining_op(leaf).is_before_in_block(first) for leaf in leaves):
+            if len(group) > 1:
+                for r in group:
+                    self._compact([r], analysis, report)
+            return
+        gen = _extracts_to_inputs(build_factory_generic(values, first, analysis))
+        for v, new in zip(values, gen.results):
+            for user in h.users(v):
+                if user != gen and not any(analysis.info(r) is not None for r in user.results):
+                    user.replace_uses_of_with(v, new)
+        ops = sum(len(r.factory.ops) for r in group)
+        report.change(f"compacted {len(values)} materialized factory value(s) "
+                      f"{', '.join(str(v.type) for v in values)} ({ops} chain ops) into one "
+                      f"linalg.generic reading {len(h.dps_inputs(gen))} leaf input(s)")
+
+    def __post_init__(self) -> None:
+        if self.max_leaf_elements < 1:
+            raise ValueError("max-leaf-elements must be >= 1")
+
+
+def _rebuild_generic(op: ir.Operation, keep: list[int],
+                     extra: list[tuple[ir.Value, ir.AffineMap]]) -> tuple[ir.Operation, list]:
+    """A copy of generic `op` reading ins[keep] + extra values (with their maps), its body moved
+    over. Returns the new op and the new block args of the extra inputs; block args of dropped
+    inputs keep their uses in the moved body, for the caller to replace. `op` stays (results
+    not replaced) until the caller erases it."""
+    ins, outs = h.dps_inputs(op), h.dps_inits(op)
+    maps = h.indexing_maps(op)
+    new_maps = [maps[i] for i in keep] + [m for _, m in extra] + maps[len(ins):]
+    loc = op.location
+    with loc, ir.InsertionPoint(op):
+        new = linalg.GenericOp(
+            [r.type for r in op.results], [ins[i] for i in keep] + [v for v, _ in extra], outs,
+            ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in new_maps]),
+            op.attributes["iterator_types"])
+    for attr_name in [a if isinstance(a, str) else a.name for a in op.attributes]:
+        if attr_name not in ("indexing_maps", "iterator_types", "operandSegmentSizes"):
+            new.operation.attributes[attr_name] = op.attributes[attr_name]
+    old_block = h.body_block(op)
+    old_args = list(old_block.arguments)
+    kept_args = [old_args[i] for i in keep]
+    out_args = old_args[len(ins):]
+    types = ([a.type for a in kept_args] + [v.type.element_type for v, _ in extra]
+             + [a.type for a in out_args])
+    with loc:
+        new_block = new.regions[0].blocks.append(*types)
+    for body_op in list(old_block.operations):
+        new_block.append(body_op.operation)
+    new_args = list(new_block.arguments)
+    n_keep, n_extra = len(kept_args), len(extra)
+    for old, new_arg in zip(kept_args + out_args, new_args[:n_keep] + new_args[n_keep + n_extra:]):
+        old.replace_all_uses_with(new_arg)
+    return new.operation, new_args[n_keep:n_keep + n_extra]
+
+
+def _replace_generic(old: ir.Operation, new: ir.Operation) -> None:
+    for a, b in zip(old.results, new.results):
+        a.replace_all_uses_with(b)
+    old.erase()
+
+
+def _forward_into_generic(consumer: ir.Operation, forwarded: dict[int, ir.Value],
+                          analysis: FactoryAnalysis) -> ir.Operation:
+    """Rebuilds `consumer` without the forwarded ins; its body recomputes them."""
+    n_in = len(h.dps_inputs(consumer))
+    maps = h.indexing_maps(consumer)
+    old_args = list(h.body_block(consumer).arguments)
+    new, _ = _rebuild_generic(consumer, [i for i in range(n_in) if i not in forwarded], [])
+    body = h.body_block(new)
+    first = list(body.operations)[0]
+    loc = consumer.location
+    scalarizer = Scalarizer(analysis, ir.InsertionPoint(first), loc)
+    with ir.InsertionPoint(first), loc:
+        loops = [linalg.IndexOp(d).result for d in range(maps[0].n_dims)]
+    for i, value in sorted(forwarded.items()):
+        if list(old_args[i].uses):
+            idx = [scalarizer.affine(e, loops) for e in maps[i].results]
+            old_args[i].replace_all_uses_with(scalarizer.value_at(value, idx))
+    _replace_generic(consumer, new)
+    return _extracts_to_inputs(new)
+
+
+def _index_dim(value: ir.Value, body: ir.Block) -> ir.AffineExpr | None:
+    """d_k if value is `linalg.index k` of this body, a constant expr for an index constant."""
+    op = h.defining_op(value)
+    if op is None:
+        return None
+    if op.name == "linalg.index" and op.block == body:
+        return ir.AffineDimExpr.get(ir.IntegerAttr(op.attributes["dim"]).value)
+    if op.name == "arith.constant" and isinstance(op.attributes["value"], ir.IntegerAttr):
+        return ir.AffineConstantExpr.get(ir.IntegerAttr(op.attributes["value"]).value)
+    return None
+
+
+def _extracts_to_inputs(gen: ir.Operation) -> ir.Operation:
+    """`tensor.extract %leaf[index(i), ...]` of a value defined outside the body becomes an
+    input read through an indexing map: a plain operand instead of a gather."""
+    body = h.body_block(gen)
+    n_dims = h.indexing_maps(gen)[0].n_dims
+    extra: list[tuple[ir.Value, ir.AffineMap]] = []
+    reads: list[tuple[ir.Operation, int]] = []
+    for op in body.operations:
+        op = op.operation
+        if op.name != "tensor.extract" or op.operands[0].owner == gen:
+            continue
+        source = op.operands[0]
+        if isinstance(source.owner, ir.Block) and source.owner == body:
+            continue
+        exprs = [_index_dim(v, body) for v in list(op.operands)[1:]]
+        if any(e is None for e in exprs):
+            continue
+        amap = ir.AffineMap.get(n_dims, 0, exprs)
+        key = next((n for n, (v, m) in enumerate(extra) if v == source and m == amap), None)
+        if key is None:
+            key = len(extra)
+            extra.append((source, amap))
+        reads.append((op, key))
+    if not extra:
+        return gen
+    n_in = len(h.dps_inputs(gen))
+    new, args = _rebuild_generic(gen, list(range(n_in)), extra)
+    for op, key in reads:
+        op.results[0].replace_all_uses_with(args[key])
+        op.erase()
+    _replace_generic(gen, new)
+    return new
+
+
+def _block_position(op: ir.Operation) -> int:
+    for n, other in enumerate(op.block.operations):
+        if other.operation == op:
+            return n
+    return 0
+
+
+def _worth_compacting(root: Root) -> bool:
+    """A materialized root whose chain forms more than one dispatch."""
+    if root.escapes:
+        return False
+    heavy = [o for o in root.factory.ops
+             if o.name in ("linalg.generic", "tensor.insert_slice", "linalg.broadcast",
+                           "linalg.transpose", "tensor.extract_slice")]
+    return len(heavy) > 1 or any(o.name == "tensor.insert_slice" for o in heavy)
+
+
+def _group_by_shape(roots: list[Root]) -> list[list[Root]]:
+    groups: dict[tuple, list[Root]] = {}
+    for r in roots:
+        groups.setdefault(tuple(r.factory.value.type.shape), []).append(r)
+    return list(groups.values())
+
+
+def build_factory_generic(values: list[ir.Value], before: ir.Operation,
+                          analysis: FactoryAnalysis) -> ir.Operation:
+    """One input-less generic, inserted before `before`, whose results are `values` (factory
+    values of one shape) computed from loop indices and leaves only."""
+    shape = list(values[0].type.shape)
+    rank = len(shape)
+    loc = before.location
+    parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+    ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+    with loc, ir.InsertionPoint(before):
+        empties = [tensor.EmptyOp(shape, v.type.element_type).result for v in values]
+        gen = linalg.GenericOp([v.type for v in values], [], empties,
+                               ir.ArrayAttr.get([ident] * len(values)),
+                               ir.ArrayAttr.get([parallel] * rank))
+        block = gen.regions[0].blocks.append(*[v.type.element_type for v in values])
+    ip = ir.InsertionPoint(block)
+    with ip, loc:
+        loops = [linalg.IndexOp(d).result for d in range(rank)]
+    scalarizer = Scalarizer(analysis, ip, loc)
+    scalars = [scalarizer.value_at(v, loops) for v in values]
+    with ip, loc:
+        linalg.YieldOp(scalars)
+    return gen.operation
+
+
+def _erase_dead(ops: list[ir.Operation]) -> None:
+    """Erases chain ops left without uses, consumers first."""
+    for op in reversed(ops):
+        if all(not list(r.uses) for r in op.results):
+            op.erase()
