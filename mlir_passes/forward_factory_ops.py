@@ -72,7 +72,8 @@ CONCAT_COST = 3.0  # bounds compare + select + clamp of an insert_slice
 
 _RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 # Where a leaf may come from (through the look-through ops): inputs, constants, globals.
-_LEAF_SOURCES = ("hal.tensor.import", "arith.constant", "util.global.load")
+_LEAF_SOURCES = ("hal.tensor.import", "arith.constant", "util.global.load",
+                 "iree_tensor_ext.dispatch.tensor.load")
 _LEAF_LOOK_THROUGH = ("iree_tensor_ext.compute_barrier.start", "tensor.cast",
                       "tensor.expand_shape", "tensor.collapse_shape", "flow.tensor.reshape")
 _ESCAPES = ("util.return", "func.return", "hal.tensor.export", "hal.tensor.alias",
@@ -128,9 +129,13 @@ def _reassociation(op: ir.Operation) -> list[list[int]]:
 class FactoryAnalysis:
     """Decides which values of a function are factory values (memoized), and why not."""
 
-    def __init__(self, max_leaf_elements: int, max_element_cost: float):
+    def __init__(self, max_leaf_elements: int, max_element_cost: float,
+                 isolated: bool = False):
         self.max_leaf_elements = max_leaf_elements
         self.max_element_cost = max_element_cost
+        # Inside a dispatch body the chain is cloned into another dispatch: scalars it captures
+        # must be constants (they are cloned along).
+        self.isolated = isolated
         self._memo: dict[ir.Value, Factory | None] = {}
         self.reasons: dict[ir.Value, str] = {}
 
@@ -195,6 +200,8 @@ class FactoryAnalysis:
         if name == "tensor.empty":
             return None, "tensor.empty (no contents)"
         if name == "linalg.fill":
+            if self.isolated and not _is_constant(op.operands[0]):
+                return None, "a fill of a non-constant scalar"
             return Factory(value, 0.0, [op]), ""
         if name == "linalg.generic":
             return self._analyze_generic(value, op)
@@ -257,6 +264,10 @@ class FactoryAnalysis:
             if len(body_op.regions) or body_op.name not in OP_COST:
                 return None, f"its body has {body_op.name}"
             own += OP_COST[body_op.name]
+            if self.isolated and any(
+                    not _is_constant(v) and not _defined_in(v, body) for v in body_op.operands):
+                return None, "its body captures a non-constant value"
+
         deps: list[Factory] = []
         leaves: list[ir.Value] = []
         args = list(body.arguments)
@@ -273,6 +284,18 @@ class FactoryAnalysis:
             if reason:
                 return None, f"its body reads an init: {reason}"
         return self._combine(value, op, own, deps, leaves), ""
+
+
+def _is_constant(value: ir.Value) -> bool:
+    op = h.defining_op(value)
+    return op is not None and op.name == "arith.constant"
+
+
+def _defined_in(value: ir.Value, block: ir.Block) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return owner == block
+    return owner.operation.block == block
 
 
 def _dropped_dims(op: ir.Operation) -> list[int] | None:
@@ -297,10 +320,13 @@ class Scalarizer:
     one body computes each (value, indices) once.
     """
 
-    def __init__(self, analysis: FactoryAnalysis, ip: ir.InsertionPoint, loc: ir.Location):
+    def __init__(self, analysis: FactoryAnalysis, ip: ir.InsertionPoint, loc: ir.Location,
+                 leaf_map: dict[ir.Value, ir.Value] | None = None):
         self.analysis = analysis
         self.ip = ip
         self.loc = loc
+        # Leaves as seen where the value is emitted (another dispatch loads them itself).
+        self.leaf_map = leaf_map or {}
         self._memo: dict[tuple, ir.Value] = {}
         self._generic_memo: dict[tuple, list[ir.Value]] = {}
         self._consts: dict[int, ir.Value] = {}
@@ -356,19 +382,14 @@ class Scalarizer:
     def _emit(self, value: ir.Value, idx: list[ir.Value]) -> ir.Value:
         if self.analysis.info(value) is None:  # a leaf: one element read
             with self.ip, self.loc:
-                return tensor.ExtractOp(value, idx).result
+                return tensor.ExtractOp(self.leaf_map.get(value, value), idx).result
         op = h.defining_op(value)
         name = op.name
         if name == "arith.constant":
             with self.ip, self.loc:
                 return arith.ConstantOp(value.type.element_type, _splat_attr(op)).result
         if name == "linalg.fill":
-            scalar = op.operands[0]
-            scalar_op = h.defining_op(scalar)
-            if scalar_op is not None and scalar_op.name == "arith.constant":
-                with self.ip, self.loc:
-                    return scalar_op.clone().results[0]
-            return scalar
+            return self.captured(op.operands[0])
         if name == "linalg.generic":
             return self._emit_generic(op, _result_index(value), idx)
         if name == "tensor.insert_slice":
@@ -466,21 +487,34 @@ class Scalarizer:
         for body_op in body.operations:
             body_op = body_op.operation
             if body_op.name == "linalg.yield":
-                yielded = [mapping.get(v, v) for v in body_op.operands]
+                yielded = [mapping[v] if v in mapping else self.captured(v)
+                           for v in body_op.operands]
                 break
             if body_op.name == "linalg.index":
                 dim = ir.IntegerAttr(body_op.attributes["dim"]).value
                 mapping[body_op.results[0]] = loops[dim]
                 continue
+            operands = [mapping[v] if v in mapping else self.captured(v)
+                        for v in body_op.operands]
             with self.ip, self.loc:
                 clone = body_op.clone()
-            for n, v in enumerate(clone.operands):
-                if v in mapping:
-                    clone.operands[n] = mapping[v]
+            for n, v in enumerate(operands):
+                clone.operands[n] = v
             for old, new in zip(body_op.results, clone.results):
                 mapping[old] = new
         self._generic_memo[key] = yielded
         return yielded[result]
+
+    def captured(self, value: ir.Value) -> ir.Value:
+        """A scalar a cloned body captures from outside: constants are cloned next to it."""
+        op = h.defining_op(value)
+        if op is None or op.name != "arith.constant":
+            return value
+        key = ("captured", value)
+        if key not in self._memo:
+            with self.ip, self.loc:
+                self._memo[key] = op.clone().results[0]
+        return self._memo[key]
 
 
 def _loop_ranges(op: ir.Operation) -> list[int] | None:
@@ -833,3 +867,294 @@ def _erase_dead(ops: list[ir.Operation]) -> None:
     for op in reversed(ops):
         if all(not list(r.uses) for r in op.results):
             op.erase()
+
+
+# ================================================================ flow phase
+
+_WORKGROUPS = "flow.dispatch.workgroups"
+_LOAD = "iree_tensor_ext.dispatch.tensor.load"
+_STORE = "iree_tensor_ext.dispatch.tensor.store"
+
+
+def _static_full_access(op: ir.Operation, shape: list[int]) -> bool:
+    """A dispatch.tensor.load/store of the whole tensor: zero offsets, full sizes, unit strides."""
+    if len(op.operands) != (2 if op.name == _STORE else 1):
+        return False  # dynamic offsets/sizes/dims
+    return (all(o == 0 for o in _i64_array(op, "static_offsets"))
+            and _i64_array(op, "static_sizes") == shape
+            and all(s == 1 for s in _i64_array(op, "static_strides")))
+
+
+def _segments(op: ir.Operation) -> list[int]:
+    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+
+
+def _tied(op: ir.Operation) -> list[int]:
+    if "tied_operands" not in op.attributes:
+        return [-1] * len(op.results)
+    return [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes["tied_operands"])]
+
+
+def _entry_block(op: ir.Operation) -> ir.Block:
+    return op.regions[0].blocks[0]
+
+
+@dataclass
+class FactoryDispatch:
+    """A dispatch whose results are factory values of its (tiny) operands."""
+
+    op: ir.Operation
+    stored: list[ir.Value]  # per result: the value stored into it, inside the body
+    loads: dict[ir.Value, ir.Value]  # body load result -> operand (outside)
+    analysis: FactoryAnalysis
+
+
+@dataclass(frozen=True)
+class ForwardFactoryDispatches(FusionPass):
+    """The flow-phase half: a dispatch that only builds a factory tensor (from tiny operands)
+    is cloned into each consuming dispatch whose root cannot take it at the linalg phase
+    (`iree_linalg_ext.attention`'s mask), so the tensor is never written to memory.
+
+        %m = flow.dispatch.workgroups(%start) { mask = generic(load %start) ; store mask }
+        %o = flow.dispatch.workgroups(%q, %k, %v, %m) { attention(q, k, v, load %m) }
+      becomes
+        %o = flow.dispatch.workgroups(%q, %k, %v, %start) {
+               mask = generic(load %start) [recomputed, in the consumer's shape]
+               attention(q, k, v, mask) }
+    """
+
+    name = "forward-factory-dispatches"
+    phase = "flow"
+    description = ("clones dispatches that only build a generated tensor (an attention mask) "
+                   "into the dispatches that read it")
+
+    # ':'-separated ops that may read a forwarded tensor inside the consumer dispatch.
+    consumers: str = "iree_linalg_ext.attention"
+    ops_per_byte: float = ForwardFactoryOps.ops_per_byte
+    ops_per_dispatch: float = ForwardFactoryOps.ops_per_dispatch
+    max_element_cost: float = ForwardFactoryOps.max_element_cost
+    max_leaf_elements: int = ForwardFactoryOps.max_leaf_elements
+    ignore_cost: bool = False
+
+    def apply(self, module: ir.Operation, report: PassReport) -> None:
+        allowed = tuple(n for n in self.consumers.split(":") if n)
+        for func in h.functions(module):
+            for block in func.regions[0].blocks:
+                for op in list(block.operations):
+                    op = op.operation
+                    if op.name != _WORKGROUPS:
+                        continue
+                    producer = self._factory_dispatch(op)
+                    if producer is None:
+                        continue
+                    self._forward(producer, allowed, report)
+
+    def _factory_dispatch(self, op: ir.Operation) -> FactoryDispatch | None:
+        seg = _segments(op)
+        if seg[0] or seg[2] or seg[3] or any(t != -1 for t in _tied(op)):
+            return None
+        operands = list(op.operands)
+        for v in operands:
+            shape = _static_shape(v)
+            if shape is None or _numel(shape) > self.max_leaf_elements:
+                return None
+        body = _entry_block(op)
+        args = list(body.arguments)
+        loads: dict[ir.Value, ir.Value] = {}
+        stored: list[ir.Value | None] = [None] * len(op.results)
+        analysis = FactoryAnalysis(self.max_leaf_elements, self.max_element_cost, isolated=True)
+        for body_op in body.operations:
+            body_op = body_op.operation
+            if body_op.name == _LOAD:
+                src = body_op.operands[0]
+                if src not in args[:len(operands)]:
+                    return None
+                operand = operands[args.index(src)]
+                if not _static_full_access(body_op, _static_shape(operand)):
+                    return None
+                loads[body_op.results[0]] = operand
+            elif body_op.name == _STORE:
+                target = body_op.operands[1]
+                if target not in args[len(operands):]:
+                    return None
+                n = args.index(target) - len(operands)
+                if not _static_full_access(body_op, list(op.results[n].type.shape)):
+                    return None
+                stored[n] = body_op.operands[0]
+        if any(v is None for v in stored):
+            return None
+        for v in stored:
+            if analysis.info(v) is None:
+                return None
+        return FactoryDispatch(op, stored, loads, analysis)
+
+    def _forward(self, producer: FactoryDispatch, allowed: tuple[str, ...],
+                 report: PassReport) -> None:
+        op = producer.op
+        # consumer dispatch -> [(operand #, result #, the consumer's view type)]
+        plan: dict[ir.Operation, list[tuple[int, int, ir.Type]]] = {}
+        order: list[ir.Operation] = []
+        for n, result in enumerate(op.results):
+            for use in result.uses:
+                user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+                operand, view = use.operand_number, result.type
+                if user.name == "flow.tensor.reshape" and len(user.operands) == 1 and \
+                        _static_shape(user.results[0]) is not None:
+                    # A reshape of a static tensor: the consumer sees another shape.
+                    for use2 in user.results[0].uses:
+                        user2 = use2.owner.operation if hasattr(use2.owner, "operation") \
+                            else use2.owner
+                        self._consider(user2, use2.operand_number, n, user.results[0].type,
+                                       allowed, plan, order, report, op)
+                    continue
+                self._consider(user, operand, n, view, allowed, plan, order, report, op)
+        for consumer in order:
+            self._clone_into(producer, consumer, plan[consumer], report)
+        if all(not list(r.uses) for r in op.results):
+            users = [u for r in op.results for u in h.users(r)]
+            for u in users:
+                if u.name == "flow.tensor.reshape" and not list(u.results[0].uses):
+                    u.erase()
+            if all(not list(r.uses) for r in op.results):
+                op.erase()
+
+    def _consider(self, user: ir.Operation, operand: int, result: int, view: ir.Type,
+                  allowed: tuple[str, ...], plan, order, report: PassReport,
+                  producer: ir.Operation) -> None:
+        if user.name != _WORKGROUPS:
+            return
+        seg = _segments(user)
+        if seg[0] or operand >= seg[1] or _tied(user).count(operand):
+            return
+        arg = list(_entry_block(user).arguments)[operand]
+        loads = h.users(arg)
+        if len(loads) != 1 or loads[0].name != _LOAD or \
+                not _static_full_access(loads[0], list(view.shape)):
+            report.skip(user, "reads the factory tensor partially or more than once")
+            return
+        readers = h.users(loads[0].results[0])
+        if not readers or any(r.name not in allowed for r in readers):
+            names = sorted({r.name for r in readers})
+            report.skip(user, f"reads the factory tensor in {', '.join(names)} (not in "
+                        f"consumers={':'.join(allowed)})")
+            return
+        if user not in plan:
+            plan[user] = []
+            order.append(user)
+        plan[user].append((operand, result, view))
+
+    def _clone_into(self, producer: FactoryDispatch, consumer: ir.Operation,
+                    forwarded: list[tuple[int, int, ir.Type]], report: PassReport) -> None:
+        elements = sum(_numel(list(v.shape)) for _, _, v in forwarded)
+        cost = max(producer.analysis.info(producer.stored[r]).cost for _, r, _ in forwarded)
+        nbytes = sum(h.static_tensor_bytes(v) or 0 for _, _, v in forwarded)
+        # Each element is computed once in the consumer (its codegen fuses the producer into
+        # the reading op's tiles); the saving is the write and the read of the tensor.
+        budget = self.ops_per_byte * 2 * nbytes
+        if not self.ignore_cost and cost * elements > budget + self.ops_per_dispatch:
+            report.skip(consumer, f"recomputing {elements} elements x {cost:g} ops costs more "
+                        f"than moving {nbytes} bytes")
+            return
+        old_operands = list(consumer.operands)
+        drop = {o for o, _, _ in forwarded}
+        leaves = [v for v in dict.fromkeys(producer.loads.values())]
+        kept = [v for i, v in enumerate(old_operands) if i not in drop]
+        new_leaves = [v for v in leaves if v not in kept]
+        new_operands = kept + new_leaves
+        position = {}
+        for i in range(len(old_operands)):
+            if i not in drop:
+                position[i] = len([j for j in range(i) if j not in drop])
+        tied = [position[t] if t != -1 else -1 for t in _tied(consumer)]
+        loc = consumer.location
+        with loc, ir.InsertionPoint(consumer):
+            new = ir.Operation.create(
+                _WORKGROUPS, results=[r.type for r in consumer.results], operands=new_operands,
+                attributes={
+                    "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, len(new_operands), 0, 0]),
+                    "tied_operands": ir.ArrayAttr.get(
+                        [ir.IntegerAttr.get(ir.IndexType.get(), t) for t in tied]),
+                },
+                regions=2)
+        for attr_name in [a if isinstance(a, str) else a.name for a in consumer.attributes]:
+            if attr_name not in ("operandSegmentSizes", "tied_operands"):
+                new.attributes[attr_name] = consumer.attributes[attr_name]
+        old_body = _entry_block(consumer)
+        old_args = list(old_body.arguments)
+        n_old = len(old_operands)
+        leaf_arg_types = {}
+        for load, operand in producer.loads.items():
+            src_arg = h.defining_op(load).operands[0]
+            leaf_arg_types[operand] = src_arg.type
+        kept_args = [a for i, a in enumerate(old_args[:n_old]) if i not in drop]
+        result_args = old_args[n_old:]
+        types = ([a.type for a in kept_args] + [leaf_arg_types[v] for v in new_leaves]
+                 + [a.type for a in result_args])
+        with loc:
+            body = new.regions[0].blocks.append(*types)
+        for body_op in list(old_body.operations):
+            body.append(body_op.operation)
+        new_args = list(body.arguments)
+        for old, arg in zip(kept_args, new_args[:len(kept_args)]):
+            old.replace_all_uses_with(arg)
+        for old, arg in zip(result_args, new_args[len(kept_args) + len(new_leaves):]):
+            old.replace_all_uses_with(arg)
+        arg_of = {v: new_args[new_operands.index(v)] for v in leaves}
+        count_old = consumer.regions[1].blocks[0]
+        with loc:
+            count = new.regions[1].blocks.append(*[a.type for a in count_old.arguments])
+        for body_op in list(count_old.operations):
+            count.append(body_op.operation)
+        for old, arg in zip(count_old.arguments, count.arguments):
+            old.replace_all_uses_with(arg)
+        # Leaves: load them in the consumer as the producer did.
+        first = list(body.operations)[0]
+        leaf_map = {}
+        for load, operand in producer.loads.items():
+            load_op = h.defining_op(load)
+            with ir.InsertionPoint(first):
+                clone = load_op.clone()
+            clone.operands[0] = arg_of[operand]
+            leaf_map[load] = clone.results[0]
+        for operand, result, view in forwarded:
+            old_load = h.users(old_args[operand])[0]
+            value = self._emit_view(producer, result, view, old_load, leaf_map)
+            old_load.results[0].replace_all_uses_with(value)
+            old_load.erase()
+        for old, new_result in zip(consumer.results, new.results):
+            old.replace_all_uses_with(new_result)
+        consumer.erase()
+        report.change(
+            f"cloned {describe_op(producer.op)} ({', '.join(str(v) for _, _, v in forwarded)}) "
+            f"into the dispatch at {describe_op(new)}; it now reads "
+            f"{', '.join(str(v.type) for v in leaves) or 'nothing'} instead")
+
+    def _emit_view(self, producer: FactoryDispatch, result: int, view: ir.Type,
+                   before: ir.Operation, leaf_map: dict) -> ir.Value:
+        """The producer's result `result`, as the consumer views it (a row-major reshape),
+        computed by an input-less generic inserted before `before`."""
+        stored = producer.stored[result]
+        src_shape = list(stored.type.shape)
+        shape = list(view.shape)
+        rank = len(shape)
+        loc = before.location
+        parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+        with loc, ir.InsertionPoint(before):
+            empty = tensor.EmptyOp(shape, view.element_type)
+            gen = linalg.GenericOp(
+                [view], [], [empty.result],
+                ir.ArrayAttr.get([ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))]),
+                ir.ArrayAttr.get([parallel] * rank))
+            block = gen.regions[0].blocks.append(view.element_type)
+        ip = ir.InsertionPoint(block)
+        with ip, loc:
+            loops = [linalg.IndexOp(d).result for d in range(rank)]
+        scalarizer = Scalarizer(producer.analysis, ip, loc, leaf_map)
+        idx = loops
+        if src_shape != shape:
+            flat = scalarizer.linearize(loops, shape)
+            idx = scalarizer.delinearize(flat, src_shape)
+        scalar = scalarizer.value_at(stored, idx)
+        with ip, loc:
+            linalg.YieldOp([scalar])
+        return _extracts_to_inputs(gen.operation).results[0]

@@ -54,6 +54,13 @@ _ENTRIES = [
         "cheap generated tensors (masks, positions, RoPE tables) recomputed in each consumer",
     ),
     PassEntry(
+        "forward-factory-dispatches",
+        "forward_factory_ops",
+        "ForwardFactoryDispatches",
+        "flow",
+        "dispatches that only build a generated tensor (attention masks) cloned into readers",
+    ),
+    PassEntry(
         "batch-mlp-towers",
         "batch_mlp_towers",
         "BatchMlpTowers",
