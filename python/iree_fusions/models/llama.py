@@ -10,12 +10,13 @@ Variants (`VARIANTS`), which differ in how positions and the mask are made:
 - ``start_pos``: positions are `arange(S) + start_pos`, `start_pos` a 0-d int64 input; the
   causal mask compares query positions with key positions `arange(S)`.
 - ``sdpa``: as ``start_pos``, attention through `F.scaled_dot_product_attention` with an
-  explicit float mask broadcast over heads.
+  explicit float mask expanded to [1, H, S, S]; exported with the op kept
+  (`keep_ops(variant)`), so IREE sees `iree_linalg_ext.attention` and materializes the mask.
 - ``alibi``: as ``start_pos`` plus an ALiBi-like per-head bias `-slope_h * (q - k)`.
 - ``sliding``: as ``start_pos`` with a sliding-window causal mask (`q - window < k <= q`).
 
     model, args = build_llama("start_pos", seq_len=64)
-    mlir = export_to_mlir(model, args)            # torch dialect, --iree-input-type=torch
+    mlir = export_to_mlir(model, args, keep_ops=keep_ops("start_pos"))  # --iree-input-type=torch
 
 `build_artifact(variant, ...)` gives a bench `Artifact` (IR, inputs, PyTorch reference);
 `MODELS` registers the benchmark models (`iree-fusions-bench llama-start_pos-s512`).
@@ -161,16 +162,24 @@ def build_llama(variant: str, seq_len: int = 512, start_pos: int = 3, **override
     return model, (x, torch.tensor(start_pos, dtype=torch.int64))
 
 
+def keep_ops(variant: str) -> list:
+    """ATen ops kept out of the decomposition table: `sdpa` keeps scaled_dot_product_attention,
+    which IREE imports as iree_linalg_ext.attention (its mask is then a full [H,S,S] operand)."""
+    import torch
+
+    return [torch.ops.aten.scaled_dot_product_attention.default] if variant == "sdpa" else []
+
+
 def export_llama(variant: str, seq_len: int = 512, **overrides) -> bytes:
     """torch-dialect MLIR bytecode of one variant (compile with TORCH_INPUT_FLAGS)."""
     model, args = build_llama(variant, seq_len, **overrides)
-    return export_to_mlir(model, args)
+    return export_to_mlir(model, args, keep_ops=keep_ops(variant))
 
 
 def build_artifact(variant: str, seq_len: int = 512, **overrides) -> Artifact:
     model, args = build_llama(variant, seq_len, **overrides)
     return Artifact(
-        source=export_to_mlir(model, args),
+        source=export_to_mlir(model, args, keep_ops=keep_ops(variant)),
         inputs=[a.numpy() for a in args],
         flags=list(TORCH_INPUT_FLAGS),
         reference=torch_outputs(model, args),
@@ -185,7 +194,7 @@ def _model(variant: str, seq_len: int, default: bool, **overrides) -> BenchModel
         description=f"Llama-style decoder ({variant}), S={seq_len}"
         + "".join(f", {k}={v}" for k, v in overrides.items()),
         build=lambda: build_artifact(variant, seq_len, **overrides),
-        fusions="forward-factory-ops",
+        fusions="forward-factory-ops,forward-factory-dispatches",
         needs_torch=True,
         default=default,
     )
