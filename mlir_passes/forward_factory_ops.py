@@ -163,13 +163,22 @@ class FactoryAnalysis:
             self.reasons[value] = reason
         return result
 
-    def _operand(self, value: ir.Value, deps: list[Factory], leaves: list[ir.Value]) -> str | None:
-        """Adds a factory operand to deps, or a leaf to leaves; returns a reason if neither."""
+    def _operand(self, value: ir.Value, deps: list[Factory], leaves: list[ir.Value],
+                 result: ir.Value | None = None) -> str | None:
+        """Adds a factory operand to deps, or a leaf to leaves; returns a reason if neither.
+
+        A leaf must be expanded (broadcast) by the op reading it: at most half as many elements
+        as `result`. An op that reads a tiny input elementwise computes data, it does not
+        generate it."""
         sub = self.info(value)
         if sub is not None:
             deps.append(sub)
             return None
         if self.is_leaf(value):
+            if result is not None and 2 * _numel(_static_shape(value)) > _numel(
+                    _static_shape(result)):
+                return (f"operand {value.get_name()} is read elementwise, not generated "
+                        f"from a smaller leaf")
             leaves.append(value)
             return None
         why = self.reasons.get(value, "not a factory value")
@@ -219,7 +228,7 @@ class FactoryAnalysis:
             operands = (src,) if dest_op is not None and dest_op.name == "tensor.empty" else (
                 src, dest)
             for v in operands:
-                reason = self._operand(v, deps, leaves)
+                reason = self._operand(v, deps, leaves, value)
                 if reason:
                     return None, reason
             return self._combine(value, op, CONCAT_COST, deps, leaves), ""
@@ -229,21 +238,21 @@ class FactoryAnalysis:
             if len(_i64_array(op, "static_sizes")) != len(_static_shape(value)) and \
                     _dropped_dims(op) is None:
                 return None, "rank-reducing extract_slice that drops non-unit dims"
-            reason = self._operand(op.operands[0], deps, leaves)
+            reason = self._operand(op.operands[0], deps, leaves, value)
             if reason:
                 return None, reason
             return self._combine(value, op, INDEX_MATH_COST, deps, leaves), ""
         if name in _RESHAPES:
             if len(op.operands) != 1 or _static_shape(op.operands[0]) is None:
                 return None, "dynamic reshape"
-            reason = self._operand(op.operands[0], deps, leaves)
+            reason = self._operand(op.operands[0], deps, leaves, value)
             if reason:
                 return None, reason
             cost = INDEX_MATH_COST * (len(_static_shape(value)) +
                                       (_DIVISION if name == "tensor.collapse_shape" else 0))
             return self._combine(value, op, cost, deps, leaves), ""
         if name in ("linalg.broadcast", "linalg.transpose"):
-            reason = self._operand(h.dps_inputs(op)[0], deps, leaves)
+            reason = self._operand(op.operands[0], deps, leaves, value)
             if reason:
                 return None, reason
             return self._combine(value, op, 0.0, deps, leaves), ""
@@ -274,13 +283,13 @@ class FactoryAnalysis:
         for i, v in enumerate(ins):
             if not list(args[i].uses):
                 continue
-            reason = self._operand(v, deps, leaves)
+            reason = self._operand(v, deps, leaves, value)
             if reason:
                 return None, reason
         for j, v in enumerate(inits):
             if not list(args[len(ins) + j].uses):
                 continue
-            reason = self._operand(v, deps, leaves)
+            reason = self._operand(v, deps, leaves, value)
             if reason:
                 return None, f"its body reads an init: {reason}"
         return self._combine(value, op, own, deps, leaves), ""
@@ -426,16 +435,51 @@ class Scalarizer:
         if name == "linalg.broadcast":
             dims = set(_i64_array(op, "dimensions"))
             src_idx = [i for k, i in enumerate(idx) if k not in dims]
-            return self.value_at(h.dps_inputs(op)[0], src_idx)
+            return self.value_at(op.operands[0], src_idx)
         if name == "linalg.transpose":
             perm = _i64_array(op, "permutation")
             src_idx: list[ir.Value] = [None] * len(perm)
             for k, p in enumerate(perm):
                 src_idx[p] = idx[k]
-            return self.value_at(h.dps_inputs(op)[0], src_idx)
+            return self.value_at(op.operands[0], src_idx)
         raise AssertionError(f"not a factory op: {name}")
 
+    def _concat_pieces(self, op: ir.Operation) -> list[tuple[list[int], list[int]]] | None:
+        """(offsets, sizes) of each piece when `op` ends a chain of insert_slices of one source
+        value into a tensor.empty (`cat(x, x, ...)`), else None."""
+        src = op.operands[0]
+        pieces = []
+        while op is not None and op.name == "tensor.insert_slice":
+            if op.operands[0] != src:
+                return None
+            pieces.append((_i64_array(op, "static_offsets"), _i64_array(op, "static_sizes")))
+            op = h.defining_op(op.operands[1])
+        return pieces if op is not None and op.name == "tensor.empty" else None
+
     def _emit_insert_slice(self, op: ir.Operation, idx: list[ir.Value]) -> ir.Value:
+        pieces = self._concat_pieces(op)
+        if pieces is not None and len(pieces) > 1:
+            # cat(x, x, ...): select where in x to read, then compute x once.
+            src = op.operands[0]
+            src_shape = _static_shape(src)
+            src_idx = []
+            for k, i in enumerate(idx):
+                offs = [p[0][k] for p in pieces]
+                if len(set(offs)) == 1:
+                    src_idx.append(self.add(i, -offs[0]) if offs[0] else i)
+                    continue
+                with self.ip, self.loc:
+                    cur = arith.SubIOp(i, self.const(offs[0])).result
+                    for off, size in zip(offs[1:], [p[1][k] for p in pieces[1:]]):
+                        lo = arith.CmpIOp(arith.CmpIPredicate.sge, i, self.const(off)).result
+                        hi = arith.CmpIOp(arith.CmpIPredicate.slt, i,
+                                          self.const(off + size)).result
+                        inside = arith.AndIOp(lo, hi).result
+                        shifted = arith.SubIOp(i, self.const(off)).result
+                        cur = arith.SelectOp(inside, shifted, cur).result
+                    clamped = arith.MaxSIOp(cur, self.const(0)).result
+                    src_idx.append(arith.MinSIOp(clamped, self.const(src_shape[k] - 1)).result)
+            return self.value_at(src, src_idx)
         src, dest = op.operands
         offsets = _i64_array(op, "static_offsets")
         sizes = _i64_array(op, "static_sizes")
@@ -585,7 +629,8 @@ class ForwardFactoryOps(FusionPass):
             self._run_on_block(blocks[0], report)
 
     # ------------------------------------------------------------ analysis
-    def _collect_roots(self, block: ir.Block, analysis: FactoryAnalysis) -> list[Root]:
+    def _collect_roots(self, block: ir.Block, analysis: FactoryAnalysis,
+                       report: PassReport) -> list[Root]:
         roots: list[Root] = []
         for op in block.operations:
             op = op.operation
@@ -595,7 +640,12 @@ class ForwardFactoryOps(FusionPass):
                 if not isinstance(value.type, ir.RankedTensorType):
                     continue
                 users = h.users(value)
-                if not users or analysis.info(value) is None:
+                if not users:
+                    continue
+                if analysis.info(value) is None:
+                    reason = analysis.reasons.get(value, "")
+                    if reason.startswith("expensive generator"):
+                        report.skip(op, reason)
                     continue
                 root = Root(analysis.info(value))
                 for use in value.uses:
@@ -644,7 +694,7 @@ class ForwardFactoryOps(FusionPass):
     # ------------------------------------------------------------ rewrite
     def _run_on_block(self, block: ir.Block, report: PassReport) -> None:
         analysis = FactoryAnalysis(self.max_leaf_elements, self.max_element_cost)
-        roots = self._collect_roots(block, analysis)
+        roots = self._collect_roots(block, analysis, report)
         plan: dict[ir.Operation, dict[int, ir.Value]] = {}
         order: list[ir.Operation] = []
         chain_ops: list[ir.Operation] = []
@@ -863,9 +913,18 @@ def build_factory_generic(values: list[ir.Value], before: ir.Operation,
 
 
 def _erase_dead(ops: list[ir.Operation]) -> None:
-    """Erases chain ops left without uses, consumers first."""
+    """Erases chain ops left without uses, consumers first, and the tensor.empty inits they
+    leave unused."""
+    empties: list[ir.Operation] = []
     for op in reversed(ops):
         if all(not list(r.uses) for r in op.results):
+            for v in op.operands:
+                d = h.defining_op(v)
+                if d is not None and d.name == "tensor.empty" and d not in empties:
+                    empties.append(d)
+            op.erase()
+    for op in empties:
+        if not list(op.results[0].uses):
             op.erase()
 
 
@@ -940,14 +999,16 @@ class ForwardFactoryDispatches(FusionPass):
         allowed = tuple(n for n in self.consumers.split(":") if n)
         for func in h.functions(module):
             for block in func.regions[0].blocks:
-                for op in list(block.operations):
-                    op = op.operation
-                    if op.name != _WORKGROUPS:
-                        continue
-                    producer = self._factory_dispatch(op)
-                    if producer is None:
-                        continue
-                    self._forward(producer, allowed, report)
+                producers = [self._factory_dispatch(op.operation) for op in block.operations
+                             if op.operation.name == _WORKGROUPS]
+                producers = [p for p in producers if p is not None]
+                # A producer fed by another one could be rebuilt as its consumer: leave chains
+                # of factory dispatches to the first producer only.
+                ops = [p.op for p in producers]
+                for p in producers:
+                    feeders = [h.defining_op(v) for v in p.op.operands]
+                    if not any(f is not None and f in ops for f in feeders):
+                        self._forward(p, allowed, report)
 
     def _factory_dispatch(self, op: ir.Operation) -> FactoryDispatch | None:
         seg = _segments(op)
@@ -1010,13 +1071,11 @@ class ForwardFactoryDispatches(FusionPass):
                 self._consider(user, operand, n, view, allowed, plan, order, report, op)
         for consumer in order:
             self._clone_into(producer, consumer, plan[consumer], report)
+        for u in [u for r in op.results for u in h.users(r)]:
+            if u.name == "flow.tensor.reshape" and not list(u.results[0].uses):
+                u.erase()
         if all(not list(r.uses) for r in op.results):
-            users = [u for r in op.results for u in h.users(r)]
-            for u in users:
-                if u.name == "flow.tensor.reshape" and not list(u.results[0].uses):
-                    u.erase()
-            if all(not list(r.uses) for r in op.results):
-                op.erase()
+            op.erase()
 
     def _consider(self, user: ir.Operation, operand: int, result: int, view: ir.Type,
                   allowed: tuple[str, ...], plan, order, report: PassReport,

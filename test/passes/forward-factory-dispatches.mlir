@@ -1,0 +1,141 @@
+// RUN: iree-fusions-opt %s --split-input-file -p forward-factory-dispatches | filecheck %s
+// RUN: iree-fusions-opt %s --split-input-file -p forward-factory-dispatches --fusions-report -o %t 2>&1 | filecheck %s --check-prefix=REPORT
+
+// REPORT: [forward-factory-dispatches] 2 change(s), 0 skipped
+// REPORT-NEXT: changed: cloned flow.dispatch.workgroups at {{.*}} (tensor<2x4x4xf32>) into the dispatch at {{.*}}; it now reads tensor<i64> instead
+// REPORT-NEXT: changed: cloned flow.dispatch.workgroups at {{.*}} (tensor<2x4x4xf32>) into the dispatch at {{.*}}; it now reads tensor<i64> instead
+// REPORT: [forward-factory-dispatches] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped: flow.dispatch.workgroups at {{.*}}: reads the factory tensor in linalg.generic (not in consumers=iree_linalg_ext.attention)
+
+// A dispatch that only builds a causal mask from %start (flattened, then reshaped) and two
+// attention dispatches that read it: each attention dispatch gets its own copy of the mask
+// computation, in its own shape, and reads %start instead; the mask dispatch disappears.
+// CHECK-LABEL: util.func public @mask_into_two_attentions
+// CHECK-SAME: (%[[START:[a-z0-9]+]]: tensor<i64>, %[[Q:[a-z0-9]+]]: tensor<2x4x8xf32>, %[[K:[a-z0-9]+]]: tensor<2x4x8xf32>, %[[V:[a-z0-9]+]]: tensor<2x4x8xf32>)
+// CHECK-NOT: tensor<32xf32>
+// CHECK-NOT: flow.tensor.reshape
+// CHECK: %[[O1:.+]] = flow.dispatch.workgroups(%[[Q]], %[[K]], %[[V]], %[[START]]) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<i64>) -> tensor<2x4x8xf32>
+// CHECK-NEXT: (%{{.+}}, %{{.+}}, %{{.+}}, %[[SARG:.+]]: !iree_tensor_ext.dispatch.tensor<readonly:tensor<i64>>, %{{.+}}: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<2x4x8xf32>>)
+// CHECK: %[[S:.+]] = iree_tensor_ext.dispatch.tensor.load %[[SARG]]
+// CHECK: %[[MASK:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[S]] : tensor<i64>)
+// CHECK: arith.cmpi sle
+// CHECK: -> tensor<2x4x4xf32>
+// CHECK: iree_linalg_ext.attention
+// CHECK-SAME: ins(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[MASK]] :
+// CHECK: %[[O2:.+]] = flow.dispatch.workgroups(%[[O1]], %[[K]], %[[V]], %[[START]])
+// CHECK: linalg.generic
+// CHECK: iree_linalg_ext.attention
+// CHECK: util.return %[[O1]], %[[O2]]
+util.func public @mask_into_two_attentions(%start: tensor<i64>, %q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
+  %m = flow.dispatch.workgroups(%start) : (tensor<i64>) -> tensor<32xf32> =
+      (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<i64>>, %a1: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>) {
+    %c4 = arith.constant 4 : index
+    %zero = arith.constant 0.0 : f32
+    %ninf = arith.constant -3.0e+38 : f32
+    %s = iree_tensor_ext.dispatch.tensor.load %a0, offsets = [], sizes = [], strides = [] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<i64>> -> tensor<i64>
+    %e = tensor.empty() : tensor<32xf32>
+    %g = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%s : tensor<i64>) outs(%e : tensor<32xf32>) {
+    ^bb0(%in: i64, %out: f32):
+      %i = linalg.index 0 : index
+      %key = arith.remsi %i, %c4 : index
+      %row = arith.divsi %i, %c4 : index
+      %qr = arith.remsi %row, %c4 : index
+      %k64 = arith.index_cast %key : index to i64
+      %q64 = arith.index_cast %qr : index to i64
+      %qp = arith.addi %q64, %in : i64
+      %ok = arith.cmpi sle, %k64, %qp : i64
+      %r = arith.select %ok, %zero, %ninf : f32
+      linalg.yield %r : f32
+    } -> tensor<32xf32>
+    iree_tensor_ext.dispatch.tensor.store %g, %a1, offsets = [0], sizes = [32], strides = [1] : tensor<32xf32> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>
+    flow.return
+  } count() -> (index, index, index) {
+    %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+    flow.return %x, %y, %z : index, index, index
+  }
+  %mask = flow.tensor.reshape %m : tensor<32xf32> -> tensor<2x4x4xf32>
+  %o1 = flow.dispatch.workgroups(%q, %k, %v, %mask) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32> =
+      (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a1: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a2: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a3: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x4xf32>>, %a4: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<2x4x8xf32>>) {
+    %scale = arith.constant 0.35355339 : f32
+    %lq = iree_tensor_ext.dispatch.tensor.load %a0, offsets = [0, 0, 0], sizes = [2, 4, 8], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>> -> tensor<2x4x8xf32>
+    %lk = iree_tensor_ext.dispatch.tensor.load %a1, offsets = [0, 0, 0], sizes = [2, 4, 8], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>> -> tensor<2x4x8xf32>
+    %lv = iree_tensor_ext.dispatch.tensor.load %a2, offsets = [0, 0, 0], sizes = [2, 4, 8], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>> -> tensor<2x4x8xf32>
+    %lm = iree_tensor_ext.dispatch.tensor.load %a3, offsets = [0, 0, 0], sizes = [2, 4, 4], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x4xf32>> -> tensor<2x4x4xf32>
+    %e = tensor.empty() : tensor<2x4x8xf32>
+    %att = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%lq, %lk, %lv, %scale, %lm : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, f32, tensor<2x4x4xf32>) outs(%e : tensor<2x4x8xf32>) {
+    ^bb0(%s: f32):
+      iree_linalg_ext.yield %s : f32
+    } -> tensor<2x4x8xf32>
+    iree_tensor_ext.dispatch.tensor.store %att, %a4, offsets = [0, 0, 0], sizes = [2, 4, 8], strides = [1, 1, 1] : tensor<2x4x8xf32> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<2x4x8xf32>>
+    flow.return
+  } count() -> (index, index, index) {
+    %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+    flow.return %x, %y, %z : index, index, index
+  }
+  %o2 = flow.dispatch.workgroups(%o1, %k, %v, %mask) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32> =
+      (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a1: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a2: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a3: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x4xf32>>, %a4: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<2x4x8xf32>>) {
+    %scale = arith.constant 0.35355339 : f32
+    %lq = iree_tensor_ext.dispatch.tensor.load %a0, offsets = [0, 0, 0], sizes = [2, 4, 8], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>> -> tensor<2x4x8xf32>
+    %lk = iree_tensor_ext.dispatch.tensor.load %a1, offsets = [0, 0, 0], sizes = [2, 4, 8], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>> -> tensor<2x4x8xf32>
+    %lv = iree_tensor_ext.dispatch.tensor.load %a2, offsets = [0, 0, 0], sizes = [2, 4, 8], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>> -> tensor<2x4x8xf32>
+    %lm = iree_tensor_ext.dispatch.tensor.load %a3, offsets = [0, 0, 0], sizes = [2, 4, 4], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x4xf32>> -> tensor<2x4x4xf32>
+    %e = tensor.empty() : tensor<2x4x8xf32>
+    %att = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%lq, %lk, %lv, %scale, %lm : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, f32, tensor<2x4x4xf32>) outs(%e : tensor<2x4x8xf32>) {
+    ^bb0(%s: f32):
+      iree_linalg_ext.yield %s : f32
+    } -> tensor<2x4x8xf32>
+    iree_tensor_ext.dispatch.tensor.store %att, %a4, offsets = [0, 0, 0], sizes = [2, 4, 8], strides = [1, 1, 1] : tensor<2x4x8xf32> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<2x4x8xf32>>
+    flow.return
+  } count() -> (index, index, index) {
+    %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+    flow.return %x, %y, %z : index, index, index
+  }
+  util.return %o1, %o2 : tensor<2x4x8xf32>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// The generated tensor is read by an elementwise op (not in `consumers`) and returned: left
+// alone (the linalg-phase pass handles generic consumers).
+// CHECK-LABEL: util.func public @not_an_attention_consumer
+// CHECK: %[[M:.+]] = flow.dispatch.workgroups(%{{.+}}) : (tensor<i64>) -> tensor<32xf32>
+// CHECK: %[[R:.+]] = flow.dispatch.workgroups(%{{.+}}, %[[M]]) : (tensor<32xf32>, tensor<32xf32>)
+// CHECK: util.return %[[R]], %[[M]]
+util.func public @not_an_attention_consumer(%start: tensor<i64>, %x: tensor<32xf32>) -> (tensor<32xf32>, tensor<32xf32>) {
+  %m = flow.dispatch.workgroups(%start) : (tensor<i64>) -> tensor<32xf32> =
+      (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<i64>>, %a1: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>) {
+    %s = iree_tensor_ext.dispatch.tensor.load %a0, offsets = [], sizes = [], strides = [] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<i64>> -> tensor<i64>
+    %e = tensor.empty() : tensor<32xf32>
+    %g = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%s : tensor<i64>) outs(%e : tensor<32xf32>) {
+    ^bb0(%in: i64, %out: f32):
+      %i = linalg.index 0 : index
+      %i64 = arith.index_cast %i : index to i64
+      %p = arith.addi %i64, %in : i64
+      %f = arith.sitofp %p : i64 to f32
+      linalg.yield %f : f32
+    } -> tensor<32xf32>
+    iree_tensor_ext.dispatch.tensor.store %g, %a1, offsets = [0], sizes = [32], strides = [1] : tensor<32xf32> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>
+    flow.return
+  } count() -> (index, index, index) {
+    %x0, %y0, %z0 = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+    flow.return %x0, %y0, %z0 : index, index, index
+  }
+  %r = flow.dispatch.workgroups(%x, %m) : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> =
+      (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<32xf32>>, %a1: !iree_tensor_ext.dispatch.tensor<readonly:tensor<32xf32>>, %a2: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>) {
+    %lx = iree_tensor_ext.dispatch.tensor.load %a0, offsets = [0], sizes = [32], strides = [1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<32xf32>> -> tensor<32xf32>
+    %lm = iree_tensor_ext.dispatch.tensor.load %a1, offsets = [0], sizes = [32], strides = [1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<32xf32>> -> tensor<32xf32>
+    %e = tensor.empty() : tensor<32xf32>
+    %g = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%lx, %lm : tensor<32xf32>, tensor<32xf32>) outs(%e : tensor<32xf32>) {
+    ^bb0(%a: f32, %b: f32, %out: f32):
+      %y = arith.addf %a, %b : f32
+      linalg.yield %y : f32
+    } -> tensor<32xf32>
+    iree_tensor_ext.dispatch.tensor.store %g, %a2, offsets = [0], sizes = [32], strides = [1] : tensor<32xf32> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>
+    flow.return
+  } count() -> (index, index, index) {
+    %x1, %y1, %z1 = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+    flow.return %x1, %y1, %z1 : index, index, index
+  }
+  util.return %r, %m : tensor<32xf32>, tensor<32xf32>
+}

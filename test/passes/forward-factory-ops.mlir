@@ -1,0 +1,506 @@
+// RUN: iree-fusions-opt %s --split-input-file -p forward-factory-ops | filecheck %s
+// RUN: iree-fusions-opt %s --split-input-file -p forward-factory-ops --fusions-report -o %t 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: iree-fusions-opt %s --split-input-file -p 'forward-factory-ops{ignore-cost=true}' | filecheck %s --check-prefix=FORCE
+// RUN: iree-fusions-opt %s --split-input-file -p 'forward-factory-ops,forward-factory-ops' | filecheck %s --check-prefix=TWICE
+
+// Report of every chunk, in order.
+// REPORT: [forward-factory-ops] 1 change(s)
+// REPORT-NEXT: changed: forwarded tensor<8x8xf32> from linalg.generic at {{.*}} (2 op chain) into 2 consuming generic(s)
+// REPORT: [forward-factory-ops] 1 change(s)
+// REPORT-NEXT: changed: forwarded tensor<32xf32> from linalg.generic at {{.*}} (4 op chain) into 1 consuming generic(s)
+// REPORT: [forward-factory-ops] 1 change(s)
+// REPORT-NEXT: changed: forwarded tensor<2x4x8xf32> from tensor.expand_shape at {{.*}} (6 op chain) into 1 consuming generic(s)
+// REPORT: [forward-factory-ops] 1 change(s)
+// REPORT-NEXT: changed: forwarded tensor<8x4xf32> from linalg.generic at {{.*}} (5 op chain) into 1 consuming generic(s)
+// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped: linalg.generic at {{.*}}: the value is a function result (materialized anyway)
+// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped: linalg.generic at {{.*}}: expensive generator: 66 ops per element > max-element-cost=48
+// REPORT: [forward-factory-ops] 1 change(s), 2 skipped
+// REPORT-NEXT: changed: compacted 2 materialized factory value(s) tensor<256x64xf32>, tensor<256x64xf32> (6 chain ops) into one linalg.generic reading 1 leaf input(s)
+// REPORT-NEXT: skipped: linalg.generic at {{.*}}: recomputing costs more than it saves
+// REPORT-NEXT: skipped: linalg.generic at {{.*}}: recomputing costs more than it saves
+// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped: linalg.fill at {{.*}}: a fill/splat: IREE already clones it into its consumers
+
+// A causal mask from positions that depend on an input, read by two reductions (two
+// dispatches in stock IREE): each consumer recomputes it, no op produces it any more.
+// CHECK-LABEL: util.func public @mask_used_by_two_dispatches
+// CHECK-SAME: (%[[START:[a-z0-9]+]]: tensor<i64>, %[[A:[a-z0-9]+]]: tensor<4x8x8xf32>, %[[B:[a-z0-9]+]]: tensor<4x8x8xf32>)
+// CHECK-NOT: tensor<8x8xf32>
+// CHECK-NOT: tensor<8xi64>
+// CHECK: %[[RA:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[A]], %[[START]] : tensor<4x8x8xf32>, tensor<i64>)
+// CHECK: ^bb0(%[[X:.+]]: f32, %[[S:.+]]: i64, %[[ACC:.+]]: f32):
+// CHECK: %[[I:.+]] = linalg.index 1
+// CHECK: %[[J:.+]] = linalg.index 2
+// CHECK: %[[II:.+]] = arith.index_cast %[[I]]
+// CHECK: %[[Q:.+]] = arith.addi %[[II]], %[[S]]
+// CHECK: %[[JJ:.+]] = arith.index_cast %[[J]]
+// CHECK: %[[OK:.+]] = arith.cmpi sle, %[[JJ]], %[[Q]]
+// CHECK: %[[M:.+]] = arith.select %[[OK]]
+// CHECK: %[[Y:.+]] = arith.addf %[[X]], %[[M]]
+// CHECK: arith.maximumf %[[Y]], %[[ACC]]
+// CHECK: %[[RB:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[B]], %[[START]] : tensor<4x8x8xf32>, tensor<i64>)
+// CHECK: arith.cmpi sle
+// CHECK: util.return %[[RA]], %[[RB]]
+// TWICE-LABEL: util.func public @mask_used_by_two_dispatches
+// TWICE-NOT: tensor<8x8xf32>
+// TWICE-COUNT-2: linalg.generic
+// TWICE-NOT: linalg.generic
+// TWICE: util.return
+util.func public @mask_used_by_two_dispatches(%start: tensor<i64>, %a: tensor<4x8x8xf32>, %b: tensor<4x8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant -1.0e+30 : f32
+  %e8 = tensor.empty() : tensor<8xi64>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%start : tensor<i64>) outs(%e8 : tensor<8xi64>) {
+  ^bb0(%s: i64, %o: i64):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %p = arith.addi %ii, %s : i64
+    linalg.yield %p : i64
+  } -> tensor<8xi64>
+  %e88 = tensor.empty() : tensor<8x8xf32>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%pos : tensor<8xi64>) outs(%e88 : tensor<8x8xf32>) {
+  ^bb0(%q: i64, %o: f32):
+    %j = linalg.index 1 : index
+    %jj = arith.index_cast %j : index to i64
+    %ok = arith.cmpi sle, %jj, %q : i64
+    %m = arith.select %ok, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<8x8xf32>
+  %e48 = tensor.empty() : tensor<4x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e48 : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %mask : tensor<4x8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %z = arith.maximumf %y, %acc : f32
+    linalg.yield %z : f32
+  } -> tensor<4x8xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%b, %mask : tensor<4x8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %z = arith.addf %y, %acc : f32
+    linalg.yield %z : f32
+  } -> tensor<4x8xf32>
+  util.return %ra, %rb : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// A unary chain on an iota (cast, scale, cos), read by a reduction.
+// CHECK-LABEL: util.func public @unary_chain
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<16x32xf32>)
+// CHECK-NOT: tensor<32x
+// CHECK: linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "reduction"]
+// CHECK-SAME: ins(%[[X]] : tensor<16x32xf32>)
+// CHECK: ^bb0(%[[IN:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK: %[[J:.+]] = linalg.index 1
+// CHECK: %[[C:.+]] = arith.index_cast %[[J]] : index to i32
+// CHECK: %[[F:.+]] = arith.sitofp %[[C]]
+// CHECK: %[[S:.+]] = arith.mulf %[[F]]
+// CHECK: %[[COS:.+]] = math.cos %[[S]]
+// CHECK: arith.mulf %[[IN]], %[[COS]]
+util.func public @unary_chain(%x: tensor<16x32xf32>) -> tensor<16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant 0.125 : f32
+  %ei = tensor.empty() : tensor<32xi32>
+  %iota = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%ei : tensor<32xi32>) {
+  ^bb0(%o: i32):
+    %i = linalg.index 0 : index
+    %c = arith.index_cast %i : index to i32
+    linalg.yield %c : i32
+  } -> tensor<32xi32>
+  %ef = tensor.empty() : tensor<32xf32>
+  %f = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%iota : tensor<32xi32>) outs(%ef : tensor<32xf32>) {
+  ^bb0(%v: i32, %o: f32):
+    %c = arith.sitofp %v : i32 to f32
+    linalg.yield %c : f32
+  } -> tensor<32xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%f : tensor<32xf32>) outs(%ef : tensor<32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %c = arith.mulf %v, %scale : f32
+    linalg.yield %c : f32
+  } -> tensor<32xf32>
+  %cos = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%s : tensor<32xf32>) outs(%ef : tensor<32xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %c = math.cos %v : f32
+    linalg.yield %c : f32
+  } -> tensor<32xf32>
+  %e = tensor.empty() : tensor<16xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%x, %cos : tensor<16x32xf32>, tensor<32xf32>) outs(%init : tensor<16xf32>) {
+  ^bb0(%a: f32, %w: f32, %acc: f32):
+    %m = arith.mulf %a, %w : f32
+    %y = arith.addf %m, %acc : f32
+    linalg.yield %y : f32
+  } -> tensor<16xf32>
+  util.return %r : tensor<16xf32>
+}
+
+// -----
+
+// A chain that ends at a binary op of two factory values: (arange + start) - arange, through a
+// broadcast and an expand_shape, read by an elementwise consumer of a matmul.
+// CHECK-LABEL: util.func public @chain_ending_at_binary_op
+// CHECK-SAME: (%[[START:[a-z0-9]+]]: tensor<i64>
+// CHECK-NOT: linalg.broadcast
+// CHECK: %[[MM:.+]] = linalg.matmul
+// CHECK: %[[MM3:.+]] = tensor.expand_shape %[[MM]]
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[MM3]], %[[START]] : tensor<2x4x8xf32>, tensor<i64>)
+// CHECK: %[[D0:.+]] = linalg.index 0
+// CHECK: %[[D1:.+]] = linalg.index 1
+// CHECK: %[[D2:.+]] = linalg.index 2
+// CHECK: %[[ROW0:.+]] = arith.muli %[[D0]], %{{.+}}
+// CHECK: %[[ROW:.+]] = arith.addi %[[ROW0]], %[[D1]]
+// CHECK: %[[Q:.+]] = arith.index_cast %[[ROW]]
+// CHECK: %[[QP:.+]] = arith.addi %[[Q]]
+// CHECK: %[[K:.+]] = arith.index_cast %[[D2]]
+// CHECK: %[[DIST:.+]] = arith.subi %[[QP]], %[[K]]
+// CHECK: arith.sitofp %[[DIST]]
+// CHECK-NOT: linalg.generic
+// CHECK: util.return
+util.func public @chain_ending_at_binary_op(%start: tensor<i64>, %a: tensor<8x4xf32>, %b: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e8 = tensor.empty() : tensor<8xi64>
+  %q = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%start : tensor<i64>) outs(%e8 : tensor<8xi64>) {
+  ^bb0(%s: i64, %o: i64):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %p = arith.addi %ii, %s : i64
+    linalg.yield %p : i64
+  } -> tensor<8xi64>
+  %k = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%e8 : tensor<8xi64>) {
+  ^bb0(%o: i64):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    linalg.yield %ii : i64
+  } -> tensor<8xi64>
+  %e88 = tensor.empty() : tensor<8x8xi64>
+  %qb = linalg.broadcast ins(%q : tensor<8xi64>) outs(%e88 : tensor<8x8xi64>) dimensions = [1]
+  %kb = linalg.broadcast ins(%k : tensor<8xi64>) outs(%e88 : tensor<8x8xi64>) dimensions = [0]
+  %ef = tensor.empty() : tensor<8x8xf32>
+  %dist = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%qb, %kb : tensor<8x8xi64>, tensor<8x8xi64>) outs(%ef : tensor<8x8xf32>) {
+  ^bb0(%x: i64, %y: i64, %o: f32):
+    %d = arith.subi %x, %y : i64
+    %f = arith.sitofp %d : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<8x8xf32>
+  %dist3 = tensor.expand_shape %dist [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
+  %e = tensor.empty() : tensor<8x8xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x8xf32>) outs(%fill : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %mm3 = tensor.expand_shape %mm [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
+  %e3 = tensor.empty() : tensor<2x4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mm3, %dist3 : tensor<2x4x8xf32>, tensor<2x4x8xf32>) outs(%e3 : tensor<2x4x8xf32>) {
+  ^bb0(%x: f32, %d: f32, %o: f32):
+    %y = arith.subf %x, %d : f32
+    linalg.yield %y : f32
+  } -> tensor<2x4x8xf32>
+  util.return %r : tensor<2x4x8xf32>
+}
+
+// -----
+
+// RoPE's table: cos of cat(freqs, freqs), freqs = (arange + start) x inv_freq (a tiny input).
+// CHECK-LABEL: util.func public @rope_concat
+// CHECK-SAME: (%[[START:[a-z0-9]+]]: tensor<i64>, %[[INV:[a-z0-9]+]]: tensor<2xf32>, %[[Q:[a-z0-9]+]]: tensor<2x8x4xf32>)
+// CHECK-NOT: tensor.insert_slice
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[Q]], %[[START]] : tensor<2x8x4xf32>, tensor<i64>)
+// CHECK: %[[D:.+]] = linalg.index 2
+// CHECK: arith.select %{{.+}} : index
+// CHECK: %[[W:.+]] = tensor.extract %[[INV]][%{{.+}}] : tensor<2xf32>
+// CHECK: %[[ANG:.+]] = arith.mulf %{{.+}}, %[[W]]
+// CHECK: math.cos %[[ANG]]
+// CHECK-NOT: math.cos
+// CHECK-NOT: tensor.insert_slice
+// CHECK: util.return
+util.func public @rope_concat(%start: tensor<i64>, %inv: tensor<2xf32>, %q: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %e8 = tensor.empty() : tensor<8xi64>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%start : tensor<i64>) outs(%e8 : tensor<8xi64>) {
+  ^bb0(%s: i64, %o: i64):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %p = arith.addi %ii, %s : i64
+    linalg.yield %p : i64
+  } -> tensor<8xi64>
+  %e82 = tensor.empty() : tensor<8x2xf32>
+  %freqs = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%pos, %inv : tensor<8xi64>, tensor<2xf32>) outs(%e82 : tensor<8x2xf32>) {
+  ^bb0(%p: i64, %w: f32, %o: f32):
+    %f = arith.sitofp %p : i64 to f32
+    %m = arith.mulf %f, %w : f32
+    linalg.yield %m : f32
+  } -> tensor<8x2xf32>
+  %e84 = tensor.empty() : tensor<8x4xf32>
+  %lo = tensor.insert_slice %freqs into %e84[0, 0] [8, 2] [1, 1] : tensor<8x2xf32> into tensor<8x4xf32>
+  %emb = tensor.insert_slice %freqs into %lo[0, 2] [8, 2] [1, 1] : tensor<8x2xf32> into tensor<8x4xf32>
+  %cos = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%emb : tensor<8x4xf32>) outs(%e84 : tensor<8x4xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %c = math.cos %v : f32
+    linalg.yield %c : f32
+  } -> tensor<8x4xf32>
+  %e = tensor.empty() : tensor<2x8x4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q, %cos : tensor<2x8x4xf32>, tensor<8x4xf32>) outs(%e : tensor<2x8x4xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %y = arith.mulf %x, %c : f32
+    linalg.yield %y : f32
+  } -> tensor<2x8x4xf32>
+  util.return %r : tensor<2x8x4xf32>
+}
+
+// -----
+
+// The factory value is also a function result: it is materialized anyway, not forwarded.
+// CHECK-LABEL: util.func public @function_result
+// CHECK: %[[POS:.+]] = linalg.generic
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %[[POS]] : tensor<4x8xf32>, tensor<8xf32>)
+// CHECK: util.return %[[R]], %[[POS]]
+util.func public @function_result(%start: tensor<i64>, %a: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e8 = tensor.empty() : tensor<8xf32>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%start : tensor<i64>) outs(%e8 : tensor<8xf32>) {
+  ^bb0(%s: i64, %o: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %p = arith.addi %ii, %s : i64
+    %f = arith.sitofp %p : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %pos : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%x: f32, %p: f32, %o: f32):
+    %y = arith.addf %x, %p : f32
+    linalg.yield %y : f32
+  } -> tensor<4x8xf32>
+  util.return %r, %pos : tensor<4x8xf32>, tensor<8xf32>
+}
+
+// -----
+
+// An RNG-like generator (a hash of the index, Philox-style rounds): too expensive to recompute.
+// CHECK-LABEL: util.func public @rng_like
+// CHECK: %[[RNG:.+]] = linalg.generic
+// CHECK-COUNT-16: arith.shrui
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %[[RNG]] :
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %[[RNG]] :
+// FORCE-LABEL: util.func public @rng_like
+// FORCE-COUNT-3: linalg.generic
+util.func public @rng_like(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
+  %m1 = arith.constant -766435501 : i32
+  %m2 = arith.constant -845247145 : i32
+  %k = arith.constant 1013904242 : i32
+  %c16 = arith.constant 16 : i32
+  %scale = arith.constant 2.3283064e-10 : f32
+  %e = tensor.empty() : tensor<4x64xf32>
+  %rng = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x64xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %ii = arith.index_cast %i : index to i32
+    %jj = arith.index_cast %j : index to i32
+    %x0 = arith.muli %ii, %m1 : i32
+    %y0 = arith.xori %x0, %jj : i32
+    %z0 = arith.xori %y0, %k : i32
+    %s0 = arith.shrui %z0, %c16 : i32
+    %x1 = arith.muli %s0, %m2 : i32
+    %y1 = arith.xori %x1, %z0 : i32
+    %z1 = arith.xori %y1, %k : i32
+    %s1 = arith.shrui %z1, %c16 : i32
+    %x2 = arith.muli %s1, %m1 : i32
+    %y2 = arith.xori %x2, %z1 : i32
+    %z2 = arith.xori %y2, %k : i32
+    %s2 = arith.shrui %z2, %c16 : i32
+    %x3 = arith.muli %s2, %m2 : i32
+    %y3 = arith.xori %x3, %z2 : i32
+    %z3 = arith.xori %y3, %k : i32
+    %s3 = arith.shrui %z3, %c16 : i32
+    %x4 = arith.muli %s3, %m1 : i32
+    %y4 = arith.xori %x4, %z3 : i32
+    %z4 = arith.xori %y4, %k : i32
+    %s4 = arith.shrui %z4, %c16 : i32
+    %x5 = arith.muli %s4, %m2 : i32
+    %y5 = arith.xori %x5, %z4 : i32
+    %z5 = arith.xori %y5, %k : i32
+    %s5 = arith.shrui %z5, %c16 : i32
+    %x6 = arith.muli %s5, %m1 : i32
+    %y6 = arith.xori %x6, %z5 : i32
+    %z6 = arith.xori %y6, %k : i32
+    %s6 = arith.shrui %z6, %c16 : i32
+    %x7 = arith.muli %s6, %m2 : i32
+    %y7 = arith.xori %x7, %z6 : i32
+    %z7 = arith.xori %y7, %k : i32
+    %s7 = arith.shrui %z7, %c16 : i32
+    %x8 = arith.muli %s7, %m1 : i32
+    %y8 = arith.xori %x8, %z7 : i32
+    %z8 = arith.xori %y8, %k : i32
+    %s8 = arith.shrui %z8, %c16 : i32
+    %x9 = arith.muli %s8, %m2 : i32
+    %y9 = arith.xori %x9, %z8 : i32
+    %z9 = arith.xori %y9, %k : i32
+    %s9 = arith.shrui %z9, %c16 : i32
+    %x10 = arith.muli %s9, %m1 : i32
+    %y10 = arith.xori %x10, %z9 : i32
+    %z10 = arith.xori %y10, %k : i32
+    %s10 = arith.shrui %z10, %c16 : i32
+    %x11 = arith.muli %s10, %m2 : i32
+    %y11 = arith.xori %x11, %z10 : i32
+    %z11 = arith.xori %y11, %k : i32
+    %s11 = arith.shrui %z11, %c16 : i32
+    %x12 = arith.muli %s11, %m1 : i32
+    %y12 = arith.xori %x12, %z11 : i32
+    %z12 = arith.xori %y12, %k : i32
+    %s12 = arith.shrui %z12, %c16 : i32
+    %x13 = arith.muli %s12, %m2 : i32
+    %y13 = arith.xori %x13, %z12 : i32
+    %z13 = arith.xori %y13, %k : i32
+    %s13 = arith.shrui %z13, %c16 : i32
+    %x14 = arith.muli %s13, %m1 : i32
+    %y14 = arith.xori %x14, %z13 : i32
+    %z14 = arith.xori %y14, %k : i32
+    %s14 = arith.shrui %z14, %c16 : i32
+    %x15 = arith.muli %s14, %m2 : i32
+    %y15 = arith.xori %x15, %z14 : i32
+    %z15 = arith.xori %y15, %k : i32
+    %s15 = arith.shrui %z15, %c16 : i32
+    %u = arith.uitofp %s15 : i32 to f32
+    %f = arith.mulf %u, %scale : f32
+    linalg.yield %f : f32
+  } -> tensor<4x64xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a, %rng : tensor<4x64xf32>, tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%x: f32, %r: f32, %o: f32):
+    %y = arith.mulf %x, %r : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%b, %rng : tensor<4x64xf32>, tensor<4x64xf32>) outs(%e : tensor<4x64xf32>) {
+  ^bb0(%x: f32, %r: f32, %o: f32):
+    %y = arith.addf %x, %r : f32
+    linalg.yield %y : f32
+  } -> tensor<4x64xf32>
+  util.return %ra, %rb : tensor<4x64xf32>, tensor<4x64xf32>
+}
+
+// -----
+
+// cos/sin tables of 256x64 positions read by two consumers that broadcast them over 32 heads:
+// recomputing them per head costs more than the 64 KiB each saves, so they stay materialized,
+// but as one generic computing both (one dispatch) from the input instead of a 4-op chain.
+// CHECK-LABEL: util.func public @rope_tables_kept
+// CHECK-SAME: (%[[START:[a-z0-9]+]]: tensor<i64>, %[[Q:[a-z0-9]+]]: tensor<32x256x64xf32>, %[[K:[a-z0-9]+]]: tensor<32x256x64xf32>)
+// CHECK: %[[T:.+]]:2 = linalg.generic
+// CHECK-SAME: ins(%[[START]] : tensor<i64>)
+// CHECK: math.cos
+// CHECK: math.sin
+// CHECK: -> (tensor<256x64xf32>, tensor<256x64xf32>)
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[Q]], %[[T]]#0, %[[T]]#1 :
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[K]], %[[T]]#0, %[[T]]#1 :
+// CHECK-NOT: linalg.generic
+// FORCE-LABEL: util.func public @rope_tables_kept
+// FORCE-NOT: tensor<256x64xf32>
+// FORCE: linalg.generic
+// FORCE-SAME: ins(%{{.+}}, %{{.+}} : tensor<32x256x64xf32>, tensor<i64>)
+// FORCE: math.cos
+// FORCE: math.sin
+// FORCE: linalg.generic
+// FORCE-SAME: ins(%{{.+}}, %{{.+}} : tensor<32x256x64xf32>, tensor<i64>)
+// FORCE: math.cos
+// FORCE: math.sin
+util.func public @rope_tables_kept(%start: tensor<i64>, %q: tensor<32x256x64xf32>, %k: tensor<32x256x64xf32>) -> (tensor<32x256x64xf32>, tensor<32x256x64xf32>) {
+  %e = tensor.empty() : tensor<256xf32>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%start : tensor<i64>) outs(%e : tensor<256xf32>) {
+  ^bb0(%s: i64, %o: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %p = arith.addi %ii, %s : i64
+    %f = arith.sitofp %p : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<256xf32>
+  %et = tensor.empty() : tensor<256x64xf32>
+  %ang = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%pos : tensor<256xf32>) outs(%et : tensor<256x64xf32>) {
+  ^bb0(%p: f32, %o: f32):
+    %j = linalg.index 1 : index
+    %jj = arith.index_cast %j : index to i64
+    %jf = arith.sitofp %jj : i64 to f32
+    %w = math.exp %jf : f32
+    %a = arith.mulf %p, %w : f32
+    linalg.yield %a : f32
+  } -> tensor<256x64xf32>
+  %cos = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%ang : tensor<256x64xf32>) outs(%et : tensor<256x64xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %c = math.cos %v : f32
+    linalg.yield %c : f32
+  } -> tensor<256x64xf32>
+  %sin = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%ang : tensor<256x64xf32>) outs(%et : tensor<256x64xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %c = math.sin %v : f32
+    linalg.yield %c : f32
+  } -> tensor<256x64xf32>
+  %eq = tensor.empty() : tensor<32x256x64xf32>
+  %rq = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q, %cos, %sin : tensor<32x256x64xf32>, tensor<256x64xf32>, tensor<256x64xf32>) outs(%eq : tensor<32x256x64xf32>) {
+  ^bb0(%x: f32, %c: f32, %s: f32, %o: f32):
+    %xc = arith.mulf %x, %c : f32
+    %xs = arith.mulf %x, %s : f32
+    %y = arith.addf %xc, %xs : f32
+    linalg.yield %y : f32
+  } -> tensor<32x256x64xf32>
+  %rk = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%k, %cos, %sin : tensor<32x256x64xf32>, tensor<256x64xf32>, tensor<256x64xf32>) outs(%eq : tensor<32x256x64xf32>) {
+  ^bb0(%x: f32, %c: f32, %s: f32, %o: f32):
+    %xc = arith.mulf %x, %c : f32
+    %xs = arith.mulf %x, %s : f32
+    %y = arith.subf %xc, %xs : f32
+    linalg.yield %y : f32
+  } -> tensor<32x256x64xf32>
+  util.return %rq, %rk : tensor<32x256x64xf32>, tensor<32x256x64xf32>
+}
+
+// -----
+
+// Nothing to forward: a fill into a matmul (IREE clones fills itself) and a generic reading a
+// large input.
+// CHECK-LABEL: util.func public @nothing_to_forward
+// CHECK: %[[FILL:.+]] = linalg.fill
+// CHECK: %[[T:.+]] = linalg.generic
+// CHECK: linalg.matmul ins(%[[T]], %{{.+}}) outs(%[[FILL]]
+util.func public @nothing_to_forward(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x64xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %y = math.exp %x : f32
+    linalg.yield %y : f32
+  } -> tensor<64x64xf32>
+  %mm = linalg.matmul ins(%t, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%fill : tensor<64x64xf32>) -> tensor<64x64xf32>
+  util.return %mm : tensor<64x64xf32>
+}
