@@ -30,6 +30,7 @@ The pass, on each function body:
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
@@ -45,6 +46,7 @@ CMPI = {0: "eq", 1: "ne", 2: "slt", 3: "sle", 4: "sgt", 5: "sge", 6: "ult", 7: "
         8: "ugt", 9: "uge"}
 TABLE_SYMBOL = "__batch_gathers_table"
 MAX_UNROLLED_BAG = 64  # longest bag whose sum is unrolled in the gather body
+MIN_WRITER_CHUNK = 4  # a concat writer writes chunks of gcd(slot widths) columns, >= this
 
 
 # ----------------------------------------------------------------------------- matching
@@ -151,7 +153,7 @@ def match_generic_lookup(op: ir.Operation) -> Lookup | str:
     if len(ins) != 1 or len(outs) != 1:
         return "expects one index input and one output"
     res_t, idx_t = _static_tensor(op.results[0]), _static_tensor(ins[0])
-    if res_t is None or idx_t is None or res_t.rank < 2 or idx_t.rank != res_t.rank - 1:
+    if res_t is None or idx_t is None or res_t.rank < 1 or idx_t.rank != res_t.rank - 1:
         return "dynamic or unexpected shapes"
     if not isinstance(idx_t.element_type, ir.IntegerType):
         return "index tensor is not integer"
@@ -434,9 +436,14 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag | str:
 class Concat:
     inserts: list[ir.Operation]  # chain order
     batch: int
-    slot_width: int
+    widths: list[int]  # per slot, in column order
     slots: list[ir.Operation]  # insert_slice ops ordered by column
     elem: str
+
+    @property
+    def chunk(self) -> int:
+        """Columns per writer chunk: the gcd of the slot widths."""
+        return math.gcd(*self.widths)
 
     @property
     def final(self) -> ir.Operation:
@@ -477,7 +484,6 @@ def _concat_from_chain(chain: list[ir.Operation]) -> Concat | None:
         return None
     batch, width = dest_t.shape
     cols = []
-    widths = set()
     for ins in chain:
         if len(ins.operands) != 2:  # dynamic offsets/sizes/strides
             return None
@@ -485,17 +491,19 @@ def _concat_from_chain(chain: list[ir.Operation]) -> Concat | None:
                                 ("static_offsets", "static_sizes", "static_strides"))
         src_t = _static_tensor(ins.operands[0])
         if strides != [1, 1] or offs[0] != 0 or sizes[0] != batch or src_t is None or \
-                tuple(src_t.shape) != tuple(sizes):
+                tuple(src_t.shape) not in (tuple(sizes), tuple(x for x in sizes if x != 1)):
             return None
-        cols.append((offs[1], ins))
-        widths.add(sizes[1])
-    if len(widths) != 1:
-        return None
-    w = widths.pop()
+        cols.append((offs[1], sizes[1], ins))
     cols.sort(key=lambda c: c[0])
-    if [c for c, _ in cols] != list(range(0, width, w)) or len(cols) * w != width:
+    start = 0
+    for col, w, _ in cols:
+        if col != start:
+            return None  # gaps or overlaps: not a concat
+        start += w
+    if start != width:
         return None
-    return Concat(chain, batch, w, [ins for _, ins in cols], str(dest_t.element_type))
+    return Concat(chain, batch, [w for _, w, _ in cols], [ins for _, _, ins in cols],
+                  str(dest_t.element_type))
 
 
 # ---------------------------------------------------------------------- the pass
@@ -529,7 +537,7 @@ class BatchGathers(FusionPass):
     same_table: bool = True  # merge lookups of one table (no offsets)
     concat_writer: bool = True  # write concats of lookups in place
     embedding_bag: bool = True  # rewrite fixed-length F.embedding_bag into lookup + sum
-    writer_mode: str = "slotmajor"  # how the concat writer reads indices (see emit_concat_writer)
+    gather_mode: str = "extract"  # "ins": read indices as block arguments (measured: slower)
     max_table_bytes: int = 1 << 30  # largest stacked table built at load
 
     def apply(self, module: ir.Operation, report: PassReport) -> None:
@@ -567,7 +575,7 @@ class BatchGathers(FusionPass):
                 groups = self._group(pending, order, kind)
                 if not groups:
                     break
-                emit_group(groups[0], tables, order, report, self.writer_mode == "ins")
+                emit_group(groups[0], tables, order, report, self.gather_mode == "ins")
         by_op = {lk.op: lk for lk in self._collect(block, report)}
         for lk in by_op.values():
             if lk.op not in reserved:
@@ -575,7 +583,7 @@ class BatchGathers(FusionPass):
                                    "dim/dtype/index shape/pooling, or same table)")
         for concat, slots in writers:
             emit_concat_writer(concat, {s: by_op[op] for s, op in slots.items()}, tables,
-                               report, self.writer_mode)
+                               report)
 
     def _collect(self, block: ir.Block, report: PassReport | None = None) -> list[Lookup]:
         found = []
@@ -607,23 +615,22 @@ class BatchGathers(FusionPass):
         for c in concats:
             slot_lookups: dict[int, ir.Operation] = {}
             produced = 0
-            keys: dict[tuple, list[int]] = defaultdict(list)
             for s, ins in enumerate(c.slots):
                 lk = by_result.get(ins.operands[0])
                 if lk is None or len(h.users(lk.result)) != 1:
                     continue
                 produced += 1
-                if lk.pool is None and lk.index_shape == (c.batch,) and \
-                        h.is_constant_like(lk.table) and lk.dim == c.slot_width:
-                    keys[(lk.elem, lk.index_elem, lk.checks)].append(s)
+                one_id = lk.index_shape == (c.batch,) or (c.batch == 1 and not lk.index_shape)
+                if lk.pool is None and one_id and h.is_constant_like(lk.table):
+                    slot_lookups[s] = lk.op
             if produced < self.min_concat_slots:
                 report.skip(c.final, f"concat: {produced} slot(s) from lookups, fewer than "
                                      f"min-concat-slots={self.min_concat_slots}")
                 continue
-            if keys:
-                best = max(keys.values(), key=len)
-                for s in best:
-                    slot_lookups[s] = by_result[c.slots[s].operands[0]].op
+            if c.chunk < MIN_WRITER_CHUNK:
+                report.skip(c.final, f"concat: slot widths {sorted(set(c.widths))} share only "
+                                     f"{c.chunk}-column chunks (< {MIN_WRITER_CHUNK})")
+                continue
             writers.append((c, slot_lookups))
         return writers
 
@@ -1124,172 +1131,161 @@ func.func @f(%table: {_t(table)}, {args}) -> ({", ".join(t for _, t in rets)}) {
     return _splice(anchor, text, [table] + [s.index for s in slots])
 
 
-def _stacked_source(value: ir.Value) -> tuple[ir.Value, int] | None:
-    """(G, k) when value = extract_slice G[k, 0, 0] [1, B, D] of a 3-d tensor."""
+def _stacked_source(value: ir.Value, batch: int, dim: int) -> tuple[ir.Value, int] | None:
+    """(G, k) when value = extract_slice G[k, 0, 0] [1, B, D] of G: [K, B, D] (or of
+    G: [K, D] when B is 1): a slot of a batched gather."""
     op = h.defining_op(value)
     if op is None or op.name != "tensor.extract_slice" or len(op.operands) != 1:
         return None
     src_t = _static_tensor(op.operands[0])
     offs, sizes, strides = (_static_attr(op, n) for n in
                             ("static_offsets", "static_sizes", "static_strides"))
-    if src_t is None or src_t.rank != 3 or strides != [1, 1, 1] or offs[1:] != [0, 0] or \
-            sizes != [1] + list(src_t.shape[1:]):
+    if src_t is None or list(src_t.shape[1:]) not in ([batch, dim], [dim] if batch == 1
+                                                      else None):
+        return None
+    if any(x != 1 for x in strides) or any(offs[1:]) or sizes != [1] + list(src_t.shape[1:]):
         return None
     return op.operands[0], offs[0]
 
 
 def emit_concat_writer(c: Concat, slot_lookups: dict[int, Lookup], tables: _TablePool,
-                       report: PassReport, mode: str = "slotmajor") -> None:
-    """One generic writes every slot of the concat as [B, S, D], then collapse_shape.
+                       report: PassReport) -> None:
+    """One generic writes every slot of the concat, in chunks of q = gcd(widths) columns.
 
-    Loops run (slot, batch, column) with the output map (s, b, d) -> (b, s, d): no two loops
-    are adjacent in the same order in every map, so IREE does not collapse (s, d) into one
-    loop (which would turn the row reads into per-element gathers). Table rows are read with
-    indices computed from loop indices and captured tensors only, which the vectorizer sees
-    as uniform along d: each row is a contiguous vector load.
-    mode "ins": indices as `ins` (read as block arguments: per-element gathers; measured).
-    mode "rows": the rows (index + offset) first as a [B, S] tensor by a small generic.
+    Loops (chunk, b, lane) write [B, W/q, q] through the map (c, b, l) -> (b, c, l), then a
+    collapse_shape gives [B, W]. No two loops are adjacent in the same order in every map,
+    so IREE does not collapse them (which would turn row reads into per-element gathers).
+    Per chunk, constant tables give the slot's kind and the chunk's place in the slot; every
+    read (table rows, other values, batched bags) is at [uniform indices..., sub * q + lane],
+    which the vectorizer turns into contiguous loads. Lookups of one (dim, dtype, checks)
+    read one stacked table; the index is picked among the lookups' index tensors by slot.
     """
-    nslots, bsz, dim, elem = len(c.slots), c.batch, c.slot_width, c.elem
-    kinds = []  # ("lookup", j) | ("value", p) | ("stacked", g, k)
-    lookups: list[Lookup] = []
-    values: list[ir.Value] = []
-    stacks: list[ir.Value] = []
+    nslots, bsz, elem, q = len(c.slots), c.batch, c.elem, c.chunk
+    nchunks = sum(c.widths) // q
+    chunk_slot, chunk_sub = [], []
+    for s, w in enumerate(c.widths):
+        chunk_slot += [s] * (w // q)
+        chunk_sub += list(range(w // q))
+    # Sources: lookup groups (by dim/dtype/checks), other values, batched (stacked) gathers.
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    values: list[int] = []
+    stacks: dict[ir.Value, list[tuple[int, int]]] = {}
     for s, ins in enumerate(c.slots):
         if s in slot_lookups:
-            kinds.append(("lookup", len(lookups)))
-            lookups.append(slot_lookups[s])
+            lk = slot_lookups[s]
+            groups[(lk.dim, lk.elem, lk.index_elem, lk.checks)].append(s)
             continue
-        src = ins.operands[0]
-        st = _stacked_source(src)
-        if st is not None and ir.RankedTensorType(st[0].type).shape[1:] == [bsz, dim]:
-            if st[0] not in stacks:
-                stacks.append(st[0])
-            kinds.append(("stacked", stacks.index(st[0]), st[1]))
+        st = _stacked_source(ins.operands[0], bsz, c.widths[s])
+        if st is not None:
+            stacks.setdefault(st[0], []).append((s, st[1]))
         else:
-            kinds.append(("value", len(values)))
-            values.append(src)
-    slotmajor = mode != "ins"
-    dims = {"s": 0, "b": 1, "d": 2} if slotmajor else {"b": 0, "s": 1, "d": 2}
-    out_map = _map(3, [dims["b"], dims["s"], dims["d"]])
+            values.append(s)
+    code = {}  # slot -> kind code
+    for g, slots in enumerate(groups.values()):
+        code.update({s: g for s in slots})
+    base = len(groups)
+    code.update({s: base for s in values})
+    for g, pairs in enumerate(stacks.values()):
+        code.update({s: base + 1 + g for s, _ in pairs})
+
     pre: list[str] = []
-    b = _Body()
-    args: list[ir.Value] = []
     formals: list[str] = []
+    args: list[ir.Value] = []
     ins_names, ins_types, in_maps, bb_args = [], [], [], []
-    s_v, b_v, d_v = "%s_", "%b_", "%d_"
-    for name, pos in sorted(dims.items(), key=lambda x: x[1]):
-        b.raw(f"%{name}_ = linalg.index {pos} : index")
-    result = None
-    kind_codes = [0 if k[0] == "lookup" else 1 if k[0] == "value" else 2 + k[1] for k in kinds]
+    b = _Body()
+    b.raw("%c_ = linalg.index 0 : index")
+    b.raw("%b_ = linalg.index 1 : index")
+    b.raw("%l_ = linalg.index 2 : index")
+    qv = b(f"arith.constant {q} : index")
+    pre.append(f"%slot = {_dense(chunk_slot, 'i64')}")
+    s_v = _entry(b, "%slot", "%c_", nchunks)
     kind_v = None
-    if len(set(kind_codes)) > 1:
-        pre.append(f"%kinds = {_dense(kind_codes, 'i32')}")
+    if len(set(code.values())) > 1:
+        pre.append(f"%kinds = {_dense([code[s] for s in range(nslots)], 'i32')}")
         kind_v = b(f"tensor.extract %kinds[{s_v}] : tensor<{nslots}xi32>")
-    if lookups:
-        first = lookups[0]
-        ie = first.index_elem
+
+    def column(name: str, members: set[int]) -> str:
+        """sub * q + lane, with sub the chunk's place in its slot (0 outside `members`)."""
+        subs = [chunk_sub[i] if chunk_slot[i] in members else 0 for i in range(nchunks)]
+        if not any(subs):
+            return "%l_"
+        pre.append(f"%{name} = {_dense(subs, 'i64')}")
+        sub = _entry(b, f"%{name}", "%c_", nchunks)
+        at = b(f"arith.muli {sub}, {qv} : index")
+        return b(f"arith.addi {at}, %l_ : index")
+
+    def is_kind(k: int) -> str:
+        kc = b(f"arith.constant {k} : i32")
+        return b(f"arith.cmpi eq, {kind_v}, {kc} : i32")
+
+    result = None
+    n_lookups = 0
+    for g, ((dim, _, ie, checks), slots) in enumerate(groups.items()):
+        lks = [slot_lookups[s] for s in slots]
+        n_lookups += len(lks)
         distinct: list[ir.Value] = []
-        for lk in lookups:
+        for lk in lks:
             if lk.table not in distinct:
                 distinct.append(lk.table)
-        if len(distinct) > 1:
-            table, starts = tables.stacked(distinct)
-        else:
-            table, starts = distinct[0], [0]
+        table, starts = tables.stacked(distinct) if len(distinct) > 1 else (distinct[0], [0])
         start_of = dict(zip(distinct, starts))
         args.append(table)
-        formals.append(f"%table: {_t(table)}")
-        slot_of = [s for s, k in enumerate(kinds) if k[0] == "lookup"]
-        rows = [lookups[kinds[s][1]].rows if kinds[s][0] == "lookup" else 0
-                for s in range(nslots)]
-        offs = [start_of[lookups[kinds[s][1]].table] if kinds[s][0] == "lookup" else 0
-                for s in range(nslots)]
-        idx_names = []
-        for j, lk in enumerate(lookups):
+        formals.append(f"%table{g}: {_t(table)}")
+        idx_t = _tensor_t(list(lks[0].index_shape), ie)
+        chain_in = []
+        for j, lk in enumerate(lks):
             args.append(lk.index)
-            formals.append(f"%i{j}: {_t(lk.index)}")
-            lines, name = _index_prelude(f"%i{j}", lk)
+            formals.append(f"%i{g}_{j}: {_t(lk.index)}")
+            lines, name = _index_prelude(f"%i{g}_{j}", lk)
             pre += lines
-            idx_names.append(name)
-        idx_t = _tensor_t([bsz], ie)
-        if mode == "ins":
-            for j, name in enumerate(idx_names):
-                ins_names.append(name)
-                ins_types.append(idx_t)
-                in_maps.append(_map(3, [dims["b"]]))
-                bb_args.append(f"%a{j}: {ie}")
-            rb, rs = b, s_v
-            chain_in = [f"%a{j}" for j in range(len(lookups))]
-        elif mode == "rows":
-            rb, rs = _Body(), "%rs_"
-            rb.raw("%rb_ = linalg.index 0 : index")
-            rb.raw("%rs_ = linalg.index 1 : index")
-            chain_in = [rb(f"tensor.extract {n}[%rb_] : {idx_t}") for n in idx_names]
-        else:
-            rb, rs = b, s_v
-            chain_in = [b(f"tensor.extract {n}[{b_v}] : {idx_t}") for n in idx_names]
-        raw = _select_chain(rb, rs, chain_in, slot_of, ie)
-        idx = rb(f"arith.index_cast {raw} : {ie} to index")
-        pre.append(f"%rows = {_dense(rows, 'i64')}")
-        rows_v = _entry(rb, "%rows", rs, nslots)
+            at = "[%b_]" if lk.index_shape else "[]"
+            chain_in.append(b(f"tensor.extract {name}{at} : {idx_t}"))
+        raw = _select_chain(b, s_v, chain_in, slots, ie)
+        idx = b(f"arith.index_cast {raw} : {ie} to index")
+        member = dict(zip(slots, lks))
+        rows = [member[s].rows if s in member else 0 for s in range(nslots)]
+        offs = [start_of[member[s].table] if s in member else 0 for s in range(nslots)]
+        pre.append(f"%rows{g} = {_dense(rows, 'i64')}")
+        rows_v = _entry(b, f"%rows{g}", s_v, nslots)
         skip = None
         if kind_v is not None:
-            kv = kind_v if rb is b else rb(f"tensor.extract %kinds[{rs}] : tensor<{nslots}xi32>")
-            zero32 = rb("arith.constant 0 : i32")
-            skip = rb(f"arith.cmpi ne, {kv}, {zero32} : i32")
-        _emit_checks(rb, first.checks, raw, idx, rows_v, ie, skip)
+            skip = b(f"arith.xori {is_kind(g)}, {b('arith.constant true')} : i1")
+        _emit_checks(b, checks, raw, idx, rows_v, ie, skip)
         if any(offs):
-            pre.append(f"%offs = {_dense(offs, 'i64')}")
-            off = _entry(rb, "%offs", rs, nslots)
-            idx = rb(f"arith.addi {idx}, {off} : index")
+            pre.append(f"%offs{g} = {_dense(offs, 'i64')}")
+            idx = b(f"arith.addi {idx}, {_entry(b, f'%offs{g}', s_v, nslots)} : index")
         if skip is not None:
-            zero = rb("arith.constant 0 : index")
-            idx = rb(f"arith.select {skip}, {zero}, {idx} : index")
-        if mode == "rows":
-            row64 = rb(f"arith.index_cast {idx} : index to i64")
-            rt = _tensor_t([bsz, nslots], "i64")
-            pre.append(f"%re = tensor.empty() : {rt}")
-            pre.append(
-                f"%rowmat = linalg.generic {{indexing_maps = [{_map(2, [0, 1])}], "
-                f'iterator_types = ["parallel", "parallel"]}} outs(%re : {rt}) {{\n'
-                f"  ^bb0(%ro: i64):\n    " + "\n    ".join(rb.lines)
-                + f"\n    linalg.yield {row64} : i64\n  }} -> {rt}")
-            r = b(f"tensor.extract %rowmat[{b_v}, {s_v}] : {rt}")
-            idx = b(f"arith.index_cast {r} : i64 to index")
-        result = b(f"tensor.extract %table[{idx}, {d_v}] : {_t(table)}")
+            idx = b(f"arith.select {skip}, {b('arith.constant 0 : index')}, {idx} : index")
+        col = column(f"sub{g}", set(slots))
+        v = b(f"tensor.extract %table{g}[{idx}, {col}] : {_t(table)}")
+        result = v if result is None else b(f"arith.select {is_kind(g)}, {v}, {result} : {elem}")
     if values:
-        slot_of = [s for s, k in enumerate(kinds) if k[0] == "value"]
-        for p, v in enumerate(values):
+        pvs = []
+        for p, s in enumerate(values):
+            v = c.slots[s].operands[0]
             args.append(v)
             formals.append(f"%p{p}: {_t(v)}")
-            ins_names.append(f"%p{p}")
-            ins_types.append(_t(v))
-            in_maps.append(_map(3, [dims["b"], dims["d"]]))
-            bb_args.append(f"%q{p}: {elem}")
-        pv = _select_chain(b, s_v, [f"%q{p}" for p in range(len(values))], slot_of, elem)
-        if result is None:
-            result = pv
-        else:
-            one32 = b("arith.constant 1 : i32")
-            isv = b(f"arith.cmpi eq, {kind_v}, {one32} : i32")
-            result = b(f"arith.select {isv}, {pv}, {result} : {elem}")
-    for g, st in enumerate(stacks):
+            col = column(f"subp{p}", {s})
+            at = f"%b_, {col}" if ir.RankedTensorType(v.type).rank == 2 else col
+            pvs.append(b(f"tensor.extract %p{p}[{at}] : {_t(v)}"))
+        pv = _select_chain(b, s_v, pvs, values, elem)
+        result = pv if result is None else b(f"arith.select {is_kind(base)}, {pv}, {result} : {elem}")
+    for g, (st, pairs) in enumerate(stacks.items()):
         args.append(st)
         formals.append(f"%st{g}: {_t(st)}")
-        ks = [k[2] if k[0] == "stacked" and k[1] == g else 0 for k in kinds]
+        ks = [0] * nslots
+        for s, k in pairs:
+            ks[s] = k
         pre.append(f"%stk{g} = {_dense(ks, 'i64')}")
         kv = _entry(b, f"%stk{g}", s_v, nslots)
-        gv = b(f"tensor.extract %st{g}[{kv}, {b_v}, {d_v}] : {_t(st)}")
-        if result is None:
-            result = gv
-        else:
-            code = b(f"arith.constant {2 + g} : i32")
-            isg = b(f"arith.cmpi eq, {kind_v}, {code} : i32")
-            result = b(f"arith.select {isg}, {gv}, {result} : {elem}")
-    out_t = _tensor_t([bsz, nslots, dim], elem)
-    fin_t = _tensor_t([bsz, nslots * dim], elem)
-    maps = ", ".join(in_maps + [out_map])
+        col = column(f"subs{g}", {s for s, _ in pairs})
+        at = f"{kv}, %b_, {col}" if ir.RankedTensorType(st.type).rank == 3 else f"{kv}, {col}"
+        gv = b(f"tensor.extract %st{g}[{at}] : {_t(st)}")
+        result = gv if result is None else \
+            b(f"arith.select {is_kind(base + 1 + g)}, {gv}, {result} : {elem}")
+    out_t = _tensor_t([bsz, nchunks, q], elem)
+    fin_t = _tensor_t([bsz, nchunks * q], elem)
+    maps = ", ".join(in_maps + [_map(3, [1, 0, 2])])
     ins_clause = f"ins({', '.join(ins_names)} : {', '.join(ins_types)}) " if ins_names else ""
     text = f"""
 func.func @f({", ".join(formals)}) -> {fin_t} {{
@@ -1307,12 +1303,13 @@ func.func @f({", ".join(formals)}) -> {fin_t} {{
     c.final.results[0].replace_all_uses_with(new)
     for ins in reversed(c.inserts):
         ins.erase()
-    for lk in lookups:
+    for lk in slot_lookups.values():
         if not list(lk.result.uses):
             for op in reversed(lk.ops):
                 op.erase()
-    n_stacked = sum(1 for k in kinds if k[0] == "stacked")
+    n_stacked = sum(len(p) for p in stacks.values())
     report.change(
-        f"concat of {nslots} slots x {dim} written in place by one generic ({len(lookups)} "
-        f"lookups gathered in it, {n_stacked} from batched bags, {len(values)} copied "
-        f"values); {len(c.inserts)} insert_slices removed")
+        f"concat of {nslots} slots (widths {'/'.join(map(str, sorted(set(c.widths))))}) "
+        f"written in place by one generic in {q}-column chunks ({n_lookups} lookups gathered "
+        f"in it from {len(groups)} table group(s), {n_stacked} from batched gathers, "
+        f"{len(values)} copied values); {len(c.inserts)} insert_slices removed")
