@@ -177,14 +177,14 @@ def match_generic_lookup(op: ir.Operation) -> Lookup | str:
     tab_t = _static_tensor(table)
     if col is None or tab_t is None or tab_t.rank != 2 or _defined_inside(table, op):
         return "extract is not from a captured 2-d table"
-    if tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
-        return "result rows do not match the table's rows"
     col_op = h.defining_op(col)
     if col_op is None or col_op.name != "linalg.index" or \
             ir.IntegerAttr(col_op.attributes["dim"]).value != rank - 1:
         return "column is not the innermost loop index"
     if not _traces_to(row, in_arg):
         return "row is not the index input"
+    if tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
+        return "result rows do not match the table's rows"
     yields = body[-1]
     if yields.name != "linalg.yield" or yields.operands[0] != ex.results[0]:
         return "body does not yield the extracted element"
@@ -206,8 +206,8 @@ def match_ext_gather(op: ir.Operation) -> Lookup | str:
     if list(op.attributes["dimension_map"]) != [0] or op.regions and \
             len(op.regions[0].blocks) and len(op.regions[0].blocks[0].operations) > 1:
         return "gather is not a row gather along dim 0"
-    ins = h.dps_inputs(op)
-    if len(ins) != 2 or len(op.results) != 1:
+    ins = list(op.operands)[:2]  # (source, indices, init): no operandSegmentSizes
+    if len(op.operands) != 3 or len(op.results) != 1:
         return "unexpected gather operands"
     src_t, idx_t, res_t = _static_tensor(ins[0]), _static_tensor(ins[1]), \
         _static_tensor(op.results[0])
@@ -577,10 +577,10 @@ class BatchGathers(FusionPass):
                     break
                 emit_group(groups[0], tables, order, report, self.gather_mode == "ins")
         by_op = {lk.op: lk for lk in self._collect(block, report)}
-        for lk in by_op.values():
-            if lk.op not in reserved:
-                report.skip(lk.op, "left alone: no independent lookup to merge with (same "
-                                   "dim/dtype/index shape/pooling, or same table)")
+        left = [lk for lk in by_op.values() if lk.op not in reserved]
+        order = _positions(block)
+        for lk in left:
+            report.skip(lk.op, _why_alone(lk, left, order, self.min_group_size))
         for concat, slots in writers:
             emit_concat_writer(concat, {s: by_op[op] for s, op in slots.items()}, tables,
                                report)
@@ -668,6 +668,27 @@ class BatchGathers(FusionPass):
                     grp.layout = "flat"
                 groups.append(grp)
         return groups
+
+
+def _why_alone(lk: Lookup, left: list[Lookup], order: dict, min_size: int) -> str:
+    """Why a lookup is still on its own after both stages."""
+    same_key = [o for o in left if o is not lk and o.shape_key() == lk.shape_key()]
+    same_table = [o for o in left if o is not lk and o.table == lk.table]
+    if not same_key and not same_table:
+        return (f"no other lookup with dim {lk.dim}, {lk.elem}, {lk.index_elem} indices of shape "
+                f"{'x'.join(map(str, lk.index_shape)) or 'scalar'}"
+                f"{', pooled' if lk.pool is not None else ''} (or of the same table)")
+    others = same_key + [o for o in same_table if o not in same_key]
+    if len(others) + 1 < min_size:
+        return f"{len(others) + 1} candidate lookup(s), below min-group-size={min_size}"
+    d, u = _def_pos(lk, order), _first_use_pos(lk, order)
+    if all(max(d, _def_pos(o, order)) >= min(u, _first_use_pos(o, order)) for o in others):
+        return "depends on the other candidates (or they on it): no single place dominates " \
+               "their inputs and precedes their uses"
+    if not h.is_constant_like(lk.table) and not same_table:
+        return "table is not a constant (stacking it would copy it on every call); only " \
+               "lookups of the same table merge"
+    return "no group formed with the other candidates"
 
 
 def _positions(block: ir.Block) -> dict[ir.Operation, int]:
@@ -1197,8 +1218,11 @@ def emit_concat_writer(c: Concat, slot_lookups: dict[int, Lookup], tables: _Tabl
     b.raw("%b_ = linalg.index 1 : index")
     b.raw("%l_ = linalg.index 2 : index")
     qv = b(f"arith.constant {q} : index")
-    pre.append(f"%slot = {_dense(chunk_slot, 'i64')}")
-    s_v = _entry(b, "%slot", "%c_", nchunks)
+    if chunk_slot == list(range(nchunks)):
+        s_v = "%c_"  # one chunk per slot
+    else:
+        pre.append(f"%slot = {_dense(chunk_slot, 'i64')}")
+        s_v = _entry(b, "%slot", "%c_", nchunks)
     kind_v = None
     if len(set(code.values())) > 1:
         pre.append(f"%kinds = {_dense([code[s] for s in range(nslots)], 'i32')}")

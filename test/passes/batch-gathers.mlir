@@ -1,0 +1,897 @@
+// batch-gathers: embedding lookups merged into batched gathers (cases mirror MIGraphX's
+// fuse_horizontal tests of seed 001: cross-table with offsets, shared-table dedup, same-table
+// basic / 2-d indices / shared index, mixed lengths, below threshold, different dims, dependent
+// gathers, non-constant table, wrong axis, interleaved consumers, idempotence), plus pooled
+// bags, F.embedding_bag, iree_linalg_ext.gather and concats written in place.
+// RUN: iree-fusions-opt %s --split-input-file -p batch-gathers | filecheck %s
+// RUN: iree-fusions-opt %s --split-input-file -p batch-gathers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-group-size=3}' | filecheck %s --check-prefix=MIN3
+// RUN: iree-fusions-opt %s --split-input-file -p batch-gathers | iree-fusions-opt - --split-input-file -p batch-gathers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
+// IDEM-NOT: changed:
+// IDEM-NOT: FAILED
+
+// Two tables stacked once at load (t0 rows 0-9, t1 rows 10-29); one gather; each index is
+// bounds-checked against its own table's rows (10 or 20) before the offset is added.
+// CHECK: util.global private @[[TAB:__batch_gathers_table_4xf32]] : tensor<30x4xf32>
+// CHECK: util.initializer
+// CHECK:   tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [10, 4]
+// CHECK:   tensor.insert_slice %{{.+}} into %{{.+}}[10, 0] [20, 4]
+// CHECK:   util.global.store %{{.+}}, @[[TAB]]
+// CHECK-LABEL: util.func public @cross_table_offsets
+// CHECK-SAME: (%[[I0:.+]]: tensor<8xi64>, %[[I1:.+]]: tensor<8xi64>)
+// CHECK: %[[T:.+]] = util.global.load immutable @[[TAB]] : tensor<30x4xf32>
+// CHECK-DAG: %[[ROWS:.+]] = arith.constant dense<[10, 20]> : tensor<2xi64>
+// CHECK-DAG: %[[OFFS:.+]] = arith.constant dense<[0, 10]> : tensor<2xi64>
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<2x8x4xf32>)
+// CHECK:   %[[B:.+]] = linalg.index 0 : index
+// CHECK:   %[[K:.+]] = linalg.index 1 : index
+// CHECK:   %[[J:.+]] = linalg.index 2 : index
+// CHECK:   %[[R:.+]] = tensor.extract %[[ROWS]][%[[K]]]
+// CHECK:   %[[RI:.+]] = arith.index_cast %[[R]]
+// CHECK:   %[[O:.+]] = tensor.extract %[[OFFS]][%[[K]]]
+// CHECK:   %[[OI:.+]] = arith.index_cast %[[O]]
+// CHECK:   %[[X0:.+]] = tensor.extract %[[I0]][%[[B]]]
+// CHECK:   %[[X1:.+]] = tensor.extract %[[I1]][%[[B]]]
+// CHECK:   %[[X:.+]] = arith.select %{{.+}}, %[[X1]], %[[X0]] : i64
+// CHECK:   %[[XI:.+]] = arith.index_cast %[[X]] : i64 to index
+// CHECK:   %[[LT:.+]] = arith.cmpi slt, %[[XI]], %[[RI]] : index
+// CHECK:   cf.assert %[[LT]], "index must be smaller than dim size"
+// CHECK:   %[[GE:.+]] = arith.cmpi sge, %[[X]], %{{.+}} : i64
+// CHECK:   cf.assert %[[GE]], "index must be larger or equal to 0"
+// CHECK:   %[[ROW:.+]] = arith.addi %[[XI]], %[[OI]] : index
+// CHECK:   tensor.extract %[[T]][%[[ROW]], %[[J]]] : tensor<30x4xf32>
+// CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0] [1, 8, 4] [1, 1, 1] : tensor<2x8x4xf32> to tensor<8x4xf32>
+// CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, 8, 4] [1, 1, 1]
+// CHECK-NOT: linalg.generic
+// CHECK: util.return %[[S0]], %[[S1]]
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather
+// MIN3-LABEL: util.func public @cross_table_offsets
+// MIN3-COUNT-2: linalg.generic
+// MIN3-NOT: util.global.load
+util.func public @cross_table_offsets(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  util.return %l0, %l1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// t0 is read by two lookups but appears once in the stacked table (30 rows, not 40).
+// CHECK: util.global private @[[TAB:.+]] : tensor<30x4xf32>
+// CHECK-LABEL: util.func public @shared_table_dedup
+// CHECK-DAG: arith.constant dense<[10, 20, 10]> : tensor<3xi64>
+// CHECK-DAG: arith.constant dense<[0, 10, 0]> : tensor<3xi64>
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: tensor<3x8x4xf32>
+// CHECK-COUNT-3: tensor.extract_slice %[[G]]
+// CHECK-NOT: linalg.generic
+// REPORT: changed: cross-table: 3 lookups (3 distinct) of 2 table(s)
+// MIN3-LABEL: util.func public @shared_table_dedup
+// MIN3: tensor<3x8x4xf32>
+util.func public @shared_table_dedup(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l2_e = tensor.empty() : tensor<8x4xf32>
+  %l2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i2 : tensor<8xi64>) outs(%l2_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  util.return %l0, %l1, %l2 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// One table: no stacked copy, no offsets; the indices are concatenated in the gather body.
+// CHECK-LABEL: util.func public @same_table_basic
+// CHECK-NOT: util.global.load
+// CHECK: %[[T:.+]] = arith.constant dense<1.000000e+00> : tensor<10x4xf32>
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: tensor<2x8x4xf32>
+// CHECK:   %[[N:.+]] = arith.constant 10 : index
+// CHECK:   arith.cmpi slt, %{{.+}}, %[[N]] : index
+// CHECK-NOT: arith.addi
+// CHECK:   tensor.extract %[[T]][%{{.+}}, %{{.+}}] : tensor<10x4xf32>
+// CHECK-COUNT-2: tensor.extract_slice %[[G]]
+// REPORT: changed: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 stacked gather
+util.func public @same_table_basic(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  util.return %l0, %l1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: util.func public @same_table_2d_indices
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<2x2x3x4xf32>)
+// CHECK: tensor.extract_slice %[[G]][0, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1] : tensor<2x2x3x4xf32> to tensor<2x3x4xf32>
+// CHECK: tensor.extract_slice %[[G]][1, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1]
+// REPORT: changed: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 2x3
+util.func public @same_table_2d_indices(%i0: tensor<2x3xi64>, %i1: tensor<2x3xi64>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %l0_e = tensor.empty() : tensor<2x3x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<2x3xi64>) outs(%l0_e : tensor<2x3x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<2x3x4xf32>
+  %l1_e = tensor.empty() : tensor<2x3x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i1 : tensor<2x3xi64>) outs(%l1_e : tensor<2x3x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<2x3x4xf32>
+  util.return %l0, %l1 : tensor<2x3x4xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// The first two lookups read the same table with the same indices: one slot serves both.
+// CHECK-LABEL: util.func public @same_table_shared_index
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: tensor<2x8x4xf32>
+// CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0]
+// CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0]
+// CHECK: util.return %[[S0]], %[[S0]], %[[S1]]
+// REPORT: changed: same-table: 3 lookups (2 distinct) of 1 table(s)
+util.func public @same_table_shared_index(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l2_e = tensor.empty() : tensor<8x4xf32>
+  %l2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l2_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  util.return %l0, %l1, %l2 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Index shapes 8 and 2x3 of one table: flattened (8 + 6 rows), one gather, sliced, reshaped.
+// CHECK-LABEL: util.func public @mixed_lengths
+// CHECK-SAME: (%[[I0:.+]]: tensor<8xi64>, %[[I1:.+]]: tensor<2x3xi64>)
+// CHECK: %[[F:.+]] = tensor.collapse_shape %[[I1]] {{\[\[}}0, 1]] : tensor<2x3xi64> into tensor<6xi64>
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<14x4xf32>)
+// CHECK:   tensor.extract %[[I0]]
+// CHECK:   tensor.extract %[[F]]
+// CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0] [8, 4] [1, 1]
+// CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][8, 0] [6, 4] [1, 1]
+// CHECK: %[[E:.+]] = tensor.expand_shape %[[S1]] {{\[\[}}0, 1], [2]] output_shape [2, 3, 4]
+// CHECK: util.return %[[S0]], %[[E]]
+// REPORT: changed: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 flat gather
+util.func public @mixed_lengths(%i0: tensor<8xi64>, %i1: tensor<2x3xi64>) -> (tensor<8x4xf32>, tensor<2x3x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<2x3x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i1 : tensor<2x3xi64>) outs(%l1_e : tensor<2x3x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<2x3x4xf32>
+  util.return %l0, %l1 : tensor<8x4xf32>, tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: util.func public @below_threshold
+// CHECK-NOT: util.global.load
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}} : tensor<8xi64>)
+// REPORT: [batch-gathers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped: linalg.generic at {{.+}}: no other lookup with dim 4, f32, i64 indices of shape 8
+util.func public @below_threshold(%i0: tensor<8xi64>) -> (tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  util.return %l0 : tensor<8x4xf32>
+}
+
+// -----
+
+// Dims 4 and 8 never share a table.
+// CHECK-LABEL: util.func public @different_dims
+// CHECK-NOT: util.global.load
+// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>) outs(%{{.+}} : tensor<8x4xf32>)
+// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>) outs(%{{.+}} : tensor<8x8xf32>)
+// REPORT: [batch-gathers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped: {{.+}}: no other lookup with dim 4
+// REPORT-NEXT: skipped: {{.+}}: no other lookup with dim 8
+util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x8xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<10x8xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x8xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x8xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<10x8xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x8xf32>
+  util.return %l0, %l1 : tensor<8x4xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+// The second lookup's indices come from the first lookup's result.
+// CHECK-LABEL: util.func public @dependent_gathers
+// CHECK-NOT: util.global.load
+// CHECK: %[[L0:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<8x4xf32>)
+// CHECK: %[[IDS:.+]] = linalg.generic {{.+}} ins(%[[L0]] : tensor<8x4xf32>)
+// CHECK: linalg.generic {{.+}} ins(%[[IDS]] : tensor<8xi64>)
+// REPORT: [batch-gathers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped: {{.+}}: depends on the other candidates
+util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %fe = tensor.empty() : tensor<8xi64>
+  %ids = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0, 0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%l0 : tensor<8x4xf32>) outs(%fe : tensor<8xi64>) {
+  ^bb0(%in: f32, %out: i64):
+    %v = arith.fptosi %in : f32 to i64
+    linalg.yield %v : i64
+  } -> tensor<8xi64>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  util.return %l1 : tensor<8x4xf32>
+}
+
+// -----
+
+// Tables passed in: stacking them would copy them on every call, so no cross-table merge.
+// CHECK-LABEL: util.func public @non_constant_tables
+// CHECK-NOT: util.global
+// CHECK-COUNT-2: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>)
+// REPORT: [batch-gathers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped: {{.+}}: table is not a constant
+util.func public @non_constant_tables(%ta: tensor<10x4xf32>, %tb: tensor<20x4xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %ta[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %tb[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  util.return %l0, %l1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// ... but lookups of one passed-in table merge (no copy needed).
+// CHECK-LABEL: util.func public @non_constant_same_table
+// CHECK-SAME: (%[[TA:.+]]: tensor<10x4xf32>,
+// CHECK: linalg.generic
+// CHECK-SAME: tensor<2x8x4xf32>
+// CHECK: tensor.extract %[[TA]]
+// REPORT: changed: same-table: 2 lookups (2 distinct) of 1 table(s)
+util.func public @non_constant_same_table(%ta: tensor<10x4xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %ta[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %ta[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  util.return %l0, %l1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// An extract with the index in the column position and a gather that is not a row gather
+// are not lookups; the single real lookup stays alone.
+// CHECK-LABEL: util.func public @wrong_axis
+// CHECK-NOT: util.global.load
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<10x4xf32>
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<4x20xf32>
+// CHECK: iree_linalg_ext.gather dimension_map = [0, 1]
+// REPORT: skipped: linalg.generic at {{.+}}: column is not the innermost loop index
+// REPORT: skipped: iree_linalg_ext.gather at {{.+}}: gather is not a row gather along dim 0
+util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<10x4xf32>, %k: tensor<4x2xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<4x20xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%j, %a] : tensor<4x20xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %ge_e = tensor.empty() : tensor<4xf32>
+  %g = iree_linalg_ext.gather dimension_map = [0, 1] ins(%s, %k : tensor<10x4xf32>, tensor<4x2xi64>) outs(%ge_e : tensor<4xf32>) -> tensor<4xf32>
+  util.return %l0, %l1, %g : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// A consumer of the first lookup sits between the two lookups: the merged gather goes
+// before it, and each consumer reads its slice.
+// CHECK-LABEL: util.func public @interleaved_consumers
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: tensor<2x8x4xf32>
+// CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0]
+// CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0]
+// CHECK: linalg.generic {{.+}} ins(%[[S0]] : tensor<8x4xf32>)
+// CHECK: linalg.generic {{.+}} ins(%[[S1]] : tensor<8x4xf32>)
+// REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s)
+util.func public @interleaved_consumers(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %u0_ue = tensor.empty() : tensor<8x4xf32>
+  %u0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%l0 : tensor<8x4xf32>) outs(%u0_ue : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.addf %in, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %u1_ue = tensor.empty() : tensor<8x4xf32>
+  %u1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%l1 : tensor<8x4xf32>) outs(%u1_ue : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %v = arith.addf %in, %in : f32
+    linalg.yield %v : f32
+  } -> tensor<8x4xf32>
+  util.return %u0, %u1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// iree_linalg_ext.gather (explicit index depth 1 and implicit): no bounds checks to keep.
+// CHECK-LABEL: util.func public @ext_gather
+// CHECK-SAME: (%[[I0:.+]]: tensor<8x1xi32>, %[[I1:.+]]: tensor<8xi32>)
+// CHECK: %[[C:.+]] = tensor.collapse_shape %[[I0]] {{\[\[}}0, 1]] : tensor<8x1xi32> into tensor<8xi32>
+// CHECK: linalg.generic
+// CHECK-NOT: cf.assert
+// CHECK:   tensor.extract %[[C]]
+// CHECK:   tensor.extract %[[I1]]
+// CHECK:   arith.index_cast %{{.+}} : i32 to index
+// CHECK-NOT: iree_linalg_ext.gather
+// REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather
+util.func public @ext_gather(%i0: tensor<8x1xi32>, %i1: tensor<8xi32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %g0 = iree_linalg_ext.gather dimension_map = [0] ins(%t0, %i0 : tensor<10x4xf32>, tensor<8x1xi32>) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %g1 = iree_linalg_ext.gather dimension_map = [0] ins(%t1, %i1 : tensor<20x4xf32>, tensor<8xi32>) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  util.return %g0, %g1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Two bags (gather of 8x5 ids then a sum over the 5): one gather writing [2, 8, 4], the sum
+// unrolled in the body from 0.0 over l = 0..4 like the reduction it replaces.
+// CHECK-LABEL: util.func public @pooled_bags
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: iterator_types = ["parallel", "parallel", "parallel"]
+// CHECK-SAME: outs(%{{.+}} : tensor<2x8x4xf32>)
+// CHECK: %[[Z:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-COUNT-5: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<30x4xf32>
+// CHECK-COUNT-2: tensor.extract_slice %[[G]]
+// CHECK-NOT: iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: util.return
+// REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled over axis 1 -> 1 stacked gather
+util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %p0g_e = tensor.empty() : tensor<8x5x4xf32>
+  %p0g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<8x5xi64>) outs(%p0g_e : tensor<8x5x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x5x4xf32>
+  %p0_z = arith.constant 0.0 : f32
+  %p0_e = tensor.empty() : tensor<8x4xf32>
+  %p0_f = linalg.fill ins(%p0_z : f32) outs(%p0_e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %p0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%p0g : tensor<8x5x4xf32>) outs(%p0_f : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %p1g_e = tensor.empty() : tensor<8x5x4xf32>
+  %p1g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i1 : tensor<8x5xi64>) outs(%p1g_e : tensor<8x5x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x5x4xf32>
+  %p1_z = arith.constant 0.0 : f32
+  %p1_e = tensor.empty() : tensor<8x4xf32>
+  %p1_f = linalg.fill ins(%p1_z : f32) outs(%p1_e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %p1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%p1g : tensor<8x5x4xf32>) outs(%p1_f : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  util.return %p0, %p1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// F.embedding_bag's quadratic scan (every index for every bag) -> lookup + sum over the bag.
+// CHECK-LABEL: util.func public @embedding_bag
+// CHECK-SAME: (%[[IDS:.+]]: tensor<8x5xi64>)
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[IDS]]
+// CHECK: %[[FILL:.+]] = linalg.fill
+// CHECK: %[[E:.+]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [8, 5] : tensor<40xi64> into tensor<8x5xi64>
+// CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<8x5xi64>) outs(%{{.+}} : tensor<8x5x4xf32>)
+// CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[ROWS]] : tensor<8x5x4xf32>) outs(%[[FILL]] : tensor<8x4xf32>)
+// CHECK: util.return %[[SUM]]
+// REPORT: changed: embedding_bag 8 bags x 5 ids: quadratic scan -> lookup + pooled sum
+util.func public @embedding_bag(%ids: tensor<8x5xi64>) -> (tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %c0 = arith.constant 0 : index
+  %c1_i64 = arith.constant 1 : i64
+  %c8_i64 = arith.constant 8 : i64
+  %c5_i64 = arith.constant 5 : i64
+  %c40_i64 = arith.constant 40 : i64
+  %zero = arith.constant 0.0 : f32
+  %oe = tensor.empty() : tensor<8xi64>
+  %offsets = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%oe : tensor<8xi64>) {
+  ^bb0(%out: i64):
+    %b = linalg.index 0 : index
+    %bi = arith.index_cast %b : index to i64
+    %o = arith.muli %bi, %c5_i64 : i64
+    linalg.yield %o : i64
+  } -> tensor<8xi64>
+  %flat = tensor.collapse_shape %ids [[0, 1]] : tensor<8x5xi64> into tensor<40xi64>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%flat, %offsets : tensor<40xi64>, tensor<8xi64>) outs(%fill : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.addi %1, %c1_i64 : i64
+    %3 = arith.index_cast %2 : i64 to index
+    %4 = arith.cmpi eq, %2, %c8_i64 : i64
+    %5 = arith.select %4, %c0, %3 : index
+    %extracted = tensor.extract %offsets[%5] : tensor<8xi64>
+    %6 = arith.select %4, %c40_i64, %extracted : i64
+    %7 = linalg.index 1 : index
+    %8 = arith.index_cast %7 : index to i64
+    %9 = arith.cmpi slt, %in_0, %8 : i64
+    %10 = arith.cmpi eq, %in_0, %8 : i64
+    %11 = arith.ori %9, %10 : i1
+    %12 = arith.cmpi slt, %8, %6 : i64
+    %13 = arith.andi %11, %12 : i1
+    %14 = arith.index_cast %in : i64 to index
+    %15 = linalg.index 2 : index
+    %extracted_1 = tensor.extract %t0[%14, %15] : tensor<10x4xf32>
+    %16 = arith.addf %extracted_1, %out : f32
+    %17 = arith.select %13, %16, %out : f32
+    linalg.yield %17 : f32
+  } -> tensor<8x4xf32>
+  util.return %bag : tensor<8x4xf32>
+}
+
+// -----
+
+// A concat of a value and two lookups: one generic writes [B, slot, D], a collapse_shape
+// gives the concat, and no insert_slice (copy) is left.
+// CHECK-LABEL: util.func public @concat_writer
+// CHECK-SAME: (%[[I0:.+]]: tensor<8xi64>, %[[I1:.+]]: tensor<8xi64>, %[[V:.+]]: tensor<8x4xf32>)
+// CHECK-NOT: tensor.insert_slice
+// CHECK: %[[W:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<8x3x4xf32>)
+// CHECK:   tensor.extract %[[I0]]
+// CHECK:   tensor.extract %[[I1]]
+// CHECK:   cf.assert
+// CHECK:   tensor.extract %[[V]]
+// CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x3x4xf32> into tensor<8x12xf32>
+// CHECK-NOT: tensor.insert_slice
+// CHECK: util.return %[[C]]
+// REPORT: changed: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 0 from batched gathers, 1 copied values); 3 insert_slices removed
+util.func public @concat_writer(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x12xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %ce = tensor.empty() : tensor<8x12xf32>
+  %c0 = tensor.insert_slice %v into %ce[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  %c1 = tensor.insert_slice %l0 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  %c2 = tensor.insert_slice %l1 into %c1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  util.return %c2 : tensor<8x12xf32>
+}
+
+// -----
+
+// Slots of widths 4, 8, 4: written in 4-column chunks; the 4- and 8-wide lookups keep their
+// own tables (different dims never share one).
+// CHECK-LABEL: util.func public @concat_mixed_widths
+// CHECK-NOT: util.global.load
+// CHECK: %[[W:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<8x4x4xf32>)
+// CHECK: tensor.extract %{{.+}} : tensor<10x4xf32>
+// CHECK: tensor.extract %{{.+}} : tensor<20x8xf32>
+// CHECK: tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x4x4xf32> into tensor<8x16xf32>
+// CHECK-NOT: tensor.insert_slice
+// REPORT: changed: concat of 3 slots (widths 4/8) written in place by one generic in 4-column chunks (2 lookups gathered in it from 2 table group(s)
+util.func public @concat_mixed_widths(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x16xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x8xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x8xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x8xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<20x8xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x8xf32>
+  %ce = tensor.empty() : tensor<8x16xf32>
+  %c0 = tensor.insert_slice %l0 into %ce[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
+  %c1 = tensor.insert_slice %l1 into %c0[0, 4] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<8x16xf32>
+  %c2 = tensor.insert_slice %v into %c1[0, 12] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
+  util.return %c2 : tensor<8x16xf32>
+}
