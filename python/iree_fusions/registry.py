@@ -67,6 +67,13 @@ _ENTRIES = [
         "linalg",
         "N independent MLP towers of equal structure -> one chain of batched contractions",
     ),
+    PassEntry(
+        "interchange-permuted-consumers",
+        "interchange_permuted_consumers",
+        "InterchangePermutedConsumers",
+        "linalg",
+        "transposed epilogues (behind reshapes, bias ops, multi-use) fused into their producer",
+    ),
     # Each rewrite adds its entry here (order = the order `--fusions=all` runs them).
 ]
 
