@@ -562,6 +562,7 @@ class BatchGathers(FusionPass):
                                   "scan -> lookup + pooled sum")
         lookups = self._collect(block)
         if not lookups:
+            self._collect(block, report)  # records why each lookup-like op was left alone
             return
         concats = match_concats(block) if self.concat_writer else []
         writers = self._plan_writers(concats, lookups, report)
@@ -604,6 +605,12 @@ class BatchGathers(FusionPass):
             pool = match_sum_pool(lk)
             if pool is not None and pool[0].operation.block == block:
                 lk.pool, lk.pool_axis = pool
+            consumer = _absorbing_consumer(lk.result)
+            if consumer is not None:
+                if report is not None:
+                    report.skip(op, f"its only consumer ({consumer.name}) fuses it in stock "
+                                    "IREE: batching would add a dispatch")
+                continue
             found.append(lk)
         return found
 
@@ -689,6 +696,17 @@ def _why_alone(lk: Lookup, left: list[Lookup], order: dict, min_size: int) -> st
         return "table is not a constant (stacking it would copy it on every call); only " \
                "lookups of the same table merge"
     return "no group formed with the other candidates"
+
+
+def _absorbing_consumer(value: ir.Value) -> ir.Operation | None:
+    """The one linalg.generic that reads `value` as an input: IREE fuses a gather into such a
+    consumer's dispatch (measured: lookup + elementwise consumer = 1 dispatch; not so for
+    linalg.matmul, inserts into a concat, results, or several consumers)."""
+    uses = h.users(value)
+    if len(uses) == 1 and uses[0].name == "linalg.generic" and \
+            value in h.dps_inputs(uses[0]):
+        return uses[0]
+    return None
 
 
 def _positions(block: ir.Block) -> dict[ir.Operation, int]:

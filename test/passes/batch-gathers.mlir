@@ -412,7 +412,7 @@ util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (ten
 
 // -----
 
-// The second lookup's indices come from the first lookup's result.
+// The second lookup's indices come from the first lookup's result (also returned).
 // CHECK-LABEL: util.func public @dependent_gathers
 // CHECK-NOT: util.global.load
 // CHECK: %[[L0:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<8x4xf32>)
@@ -420,7 +420,7 @@ util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (ten
 // CHECK: linalg.generic {{.+}} ins(%[[IDS]] : tensor<8xi64>)
 // REPORT: [batch-gathers] 0 change(s), 2 skipped
 // REPORT-NEXT: skipped: {{.+}}: depends on the other candidates
-util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>) {
+util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
@@ -457,7 +457,7 @@ util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>) {
     %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
-  util.return %l1 : tensor<8x4xf32>
+  util.return %l0, %l1 : tensor<8x4xf32>, tensor<8x4xf32>
 }
 
 // -----
@@ -597,10 +597,61 @@ util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<
 // CHECK-SAME: tensor<2x8x4xf32>
 // CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0]
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0]
-// CHECK: linalg.generic {{.+}} ins(%[[S0]] : tensor<8x4xf32>)
-// CHECK: linalg.generic {{.+}} ins(%[[S1]] : tensor<8x4xf32>)
+// CHECK: linalg.matmul ins(%[[S0]], %{{.+}} : tensor<8x4xf32>, tensor<4x4xf32>)
+// CHECK: linalg.matmul ins(%[[S1]], %{{.+}} : tensor<8x4xf32>, tensor<4x4xf32>)
 // REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s)
-util.func public @interleaved_consumers(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+util.func public @interleaved_consumers(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %w: tensor<4x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %u0_z = arith.constant 0.0 : f32
+  %u0_e = tensor.empty() : tensor<8x4xf32>
+  %u0_f = linalg.fill ins(%u0_z : f32) outs(%u0_e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %u0 = linalg.matmul ins(%l0, %w : tensor<8x4xf32>, tensor<4x4xf32>) outs(%u0_f : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %u1_z = arith.constant 0.0 : f32
+  %u1_e = tensor.empty() : tensor<8x4xf32>
+  %u1_f = linalg.fill ins(%u1_z : f32) outs(%u1_e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %u1 = linalg.matmul ins(%l1, %w : tensor<8x4xf32>, tensor<4x4xf32>) outs(%u1_f : tensor<8x4xf32>) -> tensor<8x4xf32>
+  util.return %u0, %u1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Each lookup's only consumer is an elementwise generic: IREE fuses lookup and consumer into
+// one dispatch, so batching the lookups would add one.
+// CHECK-LABEL: util.func public @absorbed_by_consumer
+// CHECK-NOT: util.global.load
+// CHECK-COUNT-2: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<
+// REPORT: [batch-gathers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped: linalg.generic at {{.+}}: its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch
+util.func public @absorbed_by_consumer(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
