@@ -538,7 +538,9 @@ class BatchGathers(FusionPass):
     concat_writer: bool = True  # write concats of lookups in place
     embedding_bag: bool = True  # rewrite fixed-length F.embedding_bag into lookup + sum
     gather_mode: str = "extract"  # "ins": read indices as block arguments (measured: slower)
+    values_as_ins: bool = True  # concat writer reads one-chunk values as inputs (fusable)
     max_table_bytes: int = 1 << 30  # largest stacked table built at load
+    dedup: bool = True  # a table shared by several lookups is stacked once
 
     def apply(self, module: ir.Operation, report: PassReport) -> None:
         for func in h.functions(module):
@@ -576,15 +578,17 @@ class BatchGathers(FusionPass):
                 groups = self._group(pending, order, kind)
                 if not groups:
                     break
-                emit_group(groups[0], tables, order, report, self.gather_mode == "ins")
+                emit_group(groups[0], tables, order, report, self.gather_mode == "ins",
+                           self.dedup)
         by_op = {lk.op: lk for lk in self._collect(block, report)}
         left = [lk for lk in by_op.values() if lk.op not in reserved]
         order = _positions(block)
         for lk in left:
-            report.skip(lk.op, _why_alone(lk, left, order, self.min_group_size))
+            report.skip(lk.op, _why_alone(lk, left, order, self.min_group_size,
+                                          self.max_table_bytes))
         for concat, slots in writers:
             emit_concat_writer(concat, {s: by_op[op] for s, op in slots.items()}, tables,
-                               report)
+                               report, self.values_as_ins, self.dedup)
 
     def _collect(self, block: ir.Block, report: PassReport | None = None) -> list[Lookup]:
         found = []
@@ -630,6 +634,15 @@ class BatchGathers(FusionPass):
                 one_id = lk.index_shape == (c.batch,) or (c.batch == 1 and not lk.index_shape)
                 if lk.pool is None and one_id and h.is_constant_like(lk.table):
                     slot_lookups[s] = lk.op
+            by_key: dict[tuple, list[int]] = defaultdict(list)
+            for s, op in slot_lookups.items():
+                lk = next(x for x in lookups if x.op == op)
+                by_key[(lk.dim, lk.elem)].append(s)
+            for slots in by_key.values():  # stacked tables over the limit: copied as values
+                tabs = list(dict.fromkeys(by_result[c.slots[s].operands[0]].table for s in slots))
+                if len(tabs) > 1 and _bytes(tabs) > self.max_table_bytes:
+                    for s in slots:
+                        del slot_lookups[s]
             if produced < self.min_concat_slots:
                 report.skip(c.final, f"concat: {produced} slot(s) from lookups, fewer than "
                                      f"min-concat-slots={self.min_concat_slots}")
@@ -671,13 +684,16 @@ class BatchGathers(FusionPass):
                 grp = Group(g, kind)
                 if kind == "cross" and len(grp.tables()) < 2:
                     continue  # one table: left for the same-table stage
+                if kind == "cross" and _bytes(grp.tables()) > self.max_table_bytes:
+                    continue
                 if kind == "same" and len({m.index_shape for m in g}) > 1:
                     grp.layout = "flat"
                 groups.append(grp)
         return groups
 
 
-def _why_alone(lk: Lookup, left: list[Lookup], order: dict, min_size: int) -> str:
+def _why_alone(lk: Lookup, left: list[Lookup], order: dict, min_size: int,
+               max_bytes: int) -> str:
     """Why a lookup is still on its own after both stages."""
     same_key = [o for o in left if o is not lk and o.shape_key() == lk.shape_key()]
     same_table = [o for o in left if o is not lk and o.table == lk.table]
@@ -695,7 +711,13 @@ def _why_alone(lk: Lookup, left: list[Lookup], order: dict, min_size: int) -> st
     if not h.is_constant_like(lk.table) and not same_table:
         return "table is not a constant (stacking it would copy it on every call); only " \
                "lookups of the same table merge"
+    if _bytes(list(dict.fromkeys([lk.table] + [o.table for o in same_key]))) > max_bytes:
+        return f"stacking the tables would exceed max-table-bytes={max_bytes}"
     return "no group formed with the other candidates"
+
+
+def _bytes(values: list[ir.Value]) -> int:
+    return sum(h.static_tensor_bytes(v.type) or 0 for v in values)
 
 
 def _absorbing_consumer(value: ir.Value) -> ir.Operation | None:
@@ -748,20 +770,20 @@ class _TablePool:
 
     def __init__(self, module: ir.Operation, block: ir.Block, max_bytes: int):
         self.module, self.block, self.max_bytes = module, block, max_bytes
-        self.loads: dict[tuple, tuple[ir.Value, dict]] = {}
+        self.loads: dict[tuple, tuple[ir.Value, list[int]]] = {}
 
     def stacked(self, tables: list[ir.Value]) -> tuple[ir.Value, list[int]]:
-        """(stacked table, first row of each table); tables are distinct, constant-like."""
+        """(stacked table, first row of each entry of `tables`), built once per table list.
+        Entries are constant-like; a repeated entry is stacked again (dedup=0 measurements)."""
         key = tuple(tables)
         if key in self.loads:
-            value, offsets = self.loads[key]
-            return value, [offsets[t] for t in tables]
+            return self.loads[key]
         types = [ir.RankedTensorType(t.type) for t in tables]
         total = sum(t.shape[0] for t in types)
         dim, elem = types[0].shape[1], types[0].element_type
-        offsets, row = {}, 0
-        for t, ty in zip(tables, types):
-            offsets[t] = row
+        offsets, row = [], 0
+        for ty in types:
+            offsets.append(row)
             row += ty.shape[0]
         with self.module.location:
             out_t = ir.RankedTensorType.get([total, dim], elem)
@@ -782,7 +804,10 @@ class _TablePool:
         value = h.hoist_to_initializer(self.module, first, tables, build,
                                        f"{TABLE_SYMBOL}_{dim}x{elem}")
         self.loads[key] = (value, offsets)
-        return value, [offsets[t] for t in tables]
+        return value, offsets
+
+    def fits(self, tables: list[ir.Value]) -> bool:
+        return sum(h.static_tensor_bytes(t.type) or 0 for t in tables) <= self.max_bytes
 
 
 def _splice(block_anchor: ir.Operation, text: str, args: list[ir.Value]) -> list[ir.Value]:
@@ -944,18 +969,19 @@ def _insertion_anchor(members: list[Lookup], order: dict) -> ir.Operation:
 
 
 def emit_group(g: Group, tables: _TablePool, order: dict, report: PassReport,
-               ins_mode: bool = False) -> None:
+               ins_mode: bool = False, dedup: bool = True) -> None:
     members = g.members
     slots, where = _distinct_slots(members)
     distinct = g.tables()
     first = members[0]
     anchor = _insertion_anchor(members, order)
     if len(distinct) > 1:
-        table, starts = tables.stacked(distinct)
-        offset_of = dict(zip(distinct, starts))
+        entries = distinct if dedup else [s.table for s in slots]
+        table, starts = tables.stacked(entries)
+        offsets = [starts[entries.index(s.table)] if dedup else starts[i]
+                   for i, s in enumerate(slots)]
     else:
-        table, offset_of = first.table, {first.table: 0}
-    offsets = [offset_of[s.table] for s in slots]
+        table, offsets = first.table, [0] * len(slots)
     rows = [s.rows for s in slots]
     if g.layout == "flat":
         results = _emit_flat(slots, table, offsets, rows, anchor)
@@ -1188,7 +1214,8 @@ def _stacked_source(value: ir.Value, batch: int, dim: int) -> tuple[ir.Value, in
 
 
 def emit_concat_writer(c: Concat, slot_lookups: dict[int, Lookup], tables: _TablePool,
-                       report: PassReport) -> None:
+                       report: PassReport, values_as_ins: bool = True,
+                       dedup: bool = True) -> None:
     """One generic writes every slot of the concat, in chunks of q = gcd(widths) columns.
 
     Loops (chunk, b, lane) write [B, W/q, q] through the map (c, b, l) -> (b, c, l), then a
@@ -1269,8 +1296,14 @@ def emit_concat_writer(c: Concat, slot_lookups: dict[int, Lookup], tables: _Tabl
         for lk in lks:
             if lk.table not in distinct:
                 distinct.append(lk.table)
-        table, starts = tables.stacked(distinct) if len(distinct) > 1 else (distinct[0], [0])
-        start_of = dict(zip(distinct, starts))
+        if len(distinct) == 1:
+            table, start_at = distinct[0], [0] * len(lks)
+        elif dedup:
+            table, starts = tables.stacked(distinct)
+            start_at = [starts[distinct.index(lk.table)] for lk in lks]
+        else:
+            table, start_at = tables.stacked([lk.table for lk in lks])
+        start_of = dict(zip(lks, start_at))
         args.append(table)
         formals.append(f"%table{g}: {_t(table)}")
         idx_t = _tensor_t(list(lks[0].index_shape), ie)
@@ -1286,7 +1319,7 @@ def emit_concat_writer(c: Concat, slot_lookups: dict[int, Lookup], tables: _Tabl
         idx = b(f"arith.index_cast {raw} : {ie} to index")
         member = dict(zip(slots, lks))
         rows = [member[s].rows if s in member else 0 for s in range(nslots)]
-        offs = [start_of[member[s].table] if s in member else 0 for s in range(nslots)]
+        offs = [start_of[member[s]] if s in member else 0 for s in range(nslots)]
         pre.append(f"%rows{g} = {_dense(rows, 'i64')}")
         rows_v = _entry(b, f"%rows{g}", s_v, nslots)
         skip = None
@@ -1307,8 +1340,18 @@ def emit_concat_writer(c: Concat, slot_lookups: dict[int, Lookup], tables: _Tabl
             v = c.slots[s].operands[0]
             args.append(v)
             formals.append(f"%p{p}: {_t(v)}")
+            rank = ir.RankedTensorType(v.type).rank
+            if c.widths[s] == q and values_as_ins:
+                # One chunk wide: read as an input (b, lane), which lets IREE fuse the writer
+                # into the dispatch that produces the value (e.g. the last MLP layer).
+                ins_names.append(f"%p{p}")
+                ins_types.append(_t(v))
+                in_maps.append(_map(3, [1, 2] if rank == 2 else [2]))
+                bb_args.append(f"%q{p}: {elem}")
+                pvs.append(f"%q{p}")
+                continue
             col = column(f"subp{p}", {s})
-            at = f"%b_, {col}" if ir.RankedTensorType(v.type).rank == 2 else col
+            at = f"%b_, {col}" if rank == 2 else col
             pvs.append(b(f"tensor.extract %p{p}[{at}] : {_t(v)}"))
         pv = _select_chain(b, s_v, pvs, values, elem)
         result = pv if result is None else b(f"arith.select {is_kind(base)}, {pv}, {result} : {elem}")
