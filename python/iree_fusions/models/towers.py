@@ -1,0 +1,224 @@
+"""Multi-task MLP towers and a mixture-of-experts in PyTorch, exported at run time.
+
+The model of issue 4: a multi-task prediction head whose N towers are identical MLPs
+(`Linear -> activation` per layer) that all read one shared input `[B, 256]`, each returning
+its own output; the issue's head is 6 towers x 4 layers (256->256->128->64->16) with SiLU.
+
+Variants (`TowersConfig`): the batch, tower count, widths (depth = len(widths) - 1), the
+activation (silu, relu, gelu, sigmoid, tanh, none), per-tower activations (towers that differ
+in their activation, e.g. half SiLU and half ReLU), towers of different depths (equal on a
+prefix), whether every tower has its own input, whether the outputs are returned as a tuple
+or concatenated, and whether the weights are function arguments instead of parameters.
+
+`MmoeConfig`: multi-gate mixture-of-experts (Ma et al., KDD 2018): E expert MLPs on one input,
+their outputs `torch.stack`ed to `[B, E, H]`, one softmax gate per task mixing them, and one
+small tower per task.
+
+    model, args = build_towers(TowersConfig(batch=8, activation="relu"))
+    mlir = export_to_mlir(model, args)            # torch dialect, --iree-input-type=torch
+
+`MODELS` registers the benchmark models (`iree-fusions-bench towers-silu-b1`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .catalog import Artifact, BenchModel
+from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, torch_outputs
+
+ACTIVATIONS = ("silu", "relu", "gelu", "sigmoid", "tanh", "none")
+
+
+@dataclass(frozen=True)
+class TowersConfig:
+    batch: int = 1
+    n_towers: int = 6
+    widths: tuple[int, ...] = (256, 256, 128, 64, 16)  # input width, then each layer's
+    activation: str = "silu"
+    # One activation per tower (overrides `activation`), e.g. ("silu", "relu", ...).
+    tower_activations: tuple[str, ...] | None = None
+    # One depth per tower (each <= len(widths) - 1): towers equal on a prefix of layers.
+    tower_depths: tuple[int, ...] | None = None
+    separate_inputs: bool = False  # one [B, widths[0]] input per tower
+    concat_outputs: bool = False  # torch.cat of the towers' outputs instead of a tuple
+    runtime_weights: bool = False  # weights and biases are inputs of forward()
+    seed: int = 0
+
+    def activations(self) -> tuple[str, ...]:
+        return self.tower_activations or (self.activation,) * self.n_towers
+
+    def depths(self) -> tuple[int, ...]:
+        return self.tower_depths or (len(self.widths) - 1,) * self.n_towers
+
+
+def _activation(torch_nn, kind: str):
+    table = {"silu": torch_nn.SiLU, "relu": torch_nn.ReLU, "gelu": torch_nn.GELU,
+             "sigmoid": torch_nn.Sigmoid, "tanh": torch_nn.Tanh, "none": torch_nn.Identity}
+    try:
+        return table[kind]()
+    except KeyError:
+        raise ValueError(f"unknown activation '{kind}' (known: {', '.join(ACTIVATIONS)})") from None
+
+
+def _mlp(torch_nn, widths: tuple[int, ...], activation: str):
+    layers = []
+    for i in range(len(widths) - 1):
+        layers += [torch_nn.Linear(widths[i], widths[i + 1]), _activation(torch_nn, activation)]
+    return torch_nn.Sequential(*layers)
+
+
+def build_towers(cfg: TowersConfig):
+    """(model, example_args) for a towers config."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    acts, depths = cfg.activations(), cfg.depths()
+    if len(acts) != cfg.n_towers or len(depths) != cfg.n_towers:
+        raise ValueError("tower_activations / tower_depths need one entry per tower")
+
+    class Towers(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(cfg.seed)
+            self.towers = nn.ModuleList(
+                [_mlp(nn, cfg.widths[: d + 1], a) for a, d in zip(acts, depths)])
+
+        def forward(self, *args):
+            xs = args[: cfg.n_towers] if cfg.separate_inputs else (args[0],) * cfg.n_towers
+            outs = [t(x) for t, x in zip(self.towers, xs)]
+            return torch.cat(outs, 1) if cfg.concat_outputs else tuple(outs)
+
+    class RuntimeWeightTowers(nn.Module):
+        """The same towers with every weight and bias passed in (no parameters)."""
+
+        def forward(self, *args):
+            n_in = cfg.n_towers if cfg.separate_inputs else 1
+            xs, params = args[:n_in], list(args[n_in:])
+            xs = xs if cfg.separate_inputs else xs * cfg.n_towers
+            outs = []
+            for a, d, x in zip(acts, depths, xs):
+                for _ in range(d):
+                    w, b = params.pop(0), params.pop(0)
+                    x = _functional_activation(F, a, F.linear(x, w, b))
+                outs.append(x)
+            return torch.cat(outs, 1) if cfg.concat_outputs else tuple(outs)
+
+    gen = torch.Generator().manual_seed(cfg.seed + 1)
+    n_in = cfg.n_towers if cfg.separate_inputs else 1
+    args = [torch.randn(cfg.batch, cfg.widths[0], generator=gen) for _ in range(n_in)]
+    if not cfg.runtime_weights:
+        return Towers(), args
+    reference = Towers()
+    for tower in reference.towers:
+        for layer in tower:
+            if isinstance(layer, nn.Linear):
+                args += [layer.weight.detach().clone(), layer.bias.detach().clone()]
+    return RuntimeWeightTowers(), args
+
+
+def _functional_activation(F, kind: str, x):
+    if kind == "none":
+        return x
+    return {"silu": F.silu, "relu": F.relu, "gelu": F.gelu, "sigmoid": F.sigmoid,
+            "tanh": F.tanh}[kind](x)
+
+
+@dataclass(frozen=True)
+class MmoeConfig:
+    batch: int = 8
+    in_dim: int = 256
+    n_experts: int = 8
+    expert_widths: tuple[int, ...] = (128, 64)  # each expert: in_dim -> 128 -> 64, ReLU
+    n_tasks: int = 3  # gates and task towers
+    tower_widths: tuple[int, ...] = (32, 1)  # each task tower: 64 -> 32 (ReLU) -> 1 (sigmoid)
+    seed: int = 0
+
+
+def build_mmoe(cfg: MmoeConfig):
+    """(model, example_args): experts stacked with torch.stack, softmax gates, task towers."""
+    import torch
+    from torch import nn
+
+    class Mmoe(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(cfg.seed)
+            self.experts = nn.ModuleList(
+                [_mlp(nn, (cfg.in_dim, *cfg.expert_widths), "relu")
+                 for _ in range(cfg.n_experts)])
+            self.gates = nn.ModuleList(
+                [nn.Linear(cfg.in_dim, cfg.n_experts) for _ in range(cfg.n_tasks)])
+            hidden = cfg.expert_widths[-1]
+            self.towers = nn.ModuleList()
+            for _ in range(cfg.n_tasks):
+                widths = (hidden, *cfg.tower_widths)
+                layers = []
+                for i in range(len(widths) - 1):
+                    layers.append(nn.Linear(widths[i], widths[i + 1]))
+                    layers.append(nn.ReLU() if i < len(widths) - 2 else nn.Sigmoid())
+                self.towers.append(nn.Sequential(*layers))
+
+        def forward(self, x):
+            experts = torch.stack([e(x) for e in self.experts], dim=1)  # [B, E, H]
+            outs = []
+            for gate, tower in zip(self.gates, self.towers):
+                g = torch.softmax(gate(x), dim=-1)  # [B, E]
+                mixed = torch.einsum("be,beh->bh", g, experts)
+                outs.append(tower(mixed))
+            return tuple(outs)
+
+    gen = torch.Generator().manual_seed(cfg.seed + 1)
+    return Mmoe(), [torch.randn(cfg.batch, cfg.in_dim, generator=gen)]
+
+
+def _artifact(model, args) -> Artifact:
+    return Artifact(
+        source=export_to_mlir(model, args),
+        inputs=[a.numpy() for a in args],
+        flags=list(TORCH_INPUT_FLAGS),
+        reference=torch_outputs(model, args),
+    )
+
+
+def build_artifact(cfg: TowersConfig | MmoeConfig) -> Artifact:
+    model, args = build_mmoe(cfg) if isinstance(cfg, MmoeConfig) else build_towers(cfg)
+    return _artifact(model, args)
+
+
+ISSUE = TowersConfig()  # 6 towers x 4 layers, 256->256->128->64->16, SiLU, shared input
+MMOE = MmoeConfig()
+# Shapes the pass was not tuned on.
+UNSEEN = {
+    "towers3x2-w512": TowersConfig(n_towers=3, widths=(512, 384, 32)),
+    "towers8x5-w96": TowersConfig(n_towers=8, widths=(96, 96, 80, 64, 48, 8), activation="gelu"),
+    "towers4-mixed-act": TowersConfig(n_towers=4, activation="silu",
+                                      tower_activations=("silu", "relu", "silu", "relu")),
+    "towers5-prefix": TowersConfig(n_towers=5, tower_depths=(4, 4, 2, 3, 4)),
+    "towers6-concat": TowersConfig(concat_outputs=True),
+    "towers2x3-tanh": TowersConfig(n_towers=2, widths=(200, 100, 50, 10), activation="tanh"),
+}
+
+
+def _model(name: str, cfg, text: str, default: bool = False) -> BenchModel:
+    return BenchModel(name, text, lambda cfg=cfg: build_artifact(cfg),
+                      fusions="batch-mlp-towers", needs_torch=True, default=default)
+
+
+MODELS: list[BenchModel] = [
+    *[_model(f"towers-{a}-b{b}", replace(ISSUE, batch=b, activation=a),
+             f"issue 4 head: 6 towers x 4 layers 256->256->128->64->16, {a}, shared input, B={b}",
+             default=(a == "silu" and b == 1))
+      for a in ACTIVATIONS for b in (1, 8, 64)],
+    *[_model(f"towers-separate-b{b}", replace(ISSUE, batch=b, separate_inputs=True),
+             f"6x4 SiLU towers, one input per tower, B={b}") for b in (1, 8, 64)],
+    *[_model(f"towers-rtweights-b{b}", replace(ISSUE, batch=b, runtime_weights=True),
+             f"6x4 SiLU towers, weights and biases as function arguments, B={b}")
+      for b in (1, 64)],
+    *[_model(f"mmoe-b{b}", replace(MMOE, batch=b),
+             f"MMoE: 8 experts 256->128->64 ReLU, torch.stack, 3 softmax gates, 3 towers; B={b}")
+      for b in (1, 8, 64)],
+    *[_model(f"{name}-b{b}", replace(cfg, batch=b), f"unseen: {name}, B={b}")
+      for name, cfg in UNSEEN.items() for b in (1, 64)],
+]

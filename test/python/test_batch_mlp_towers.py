@@ -1,0 +1,365 @@
+"""batch-mlp-towers: numerics of every lit case on local-task (splat weights replaced by random
+ones, so a wrong tower, row or column shows), dispatch counts, helpers, idempotence, a
+hypothesis property over random tower counts / depths / widths / activations / batch (stock
+vs plugin), and the PyTorch models and GPU-target compiles (`-m slow`)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from iree.compiler import ir
+
+from iree_fusions.numerics import compare_compilations
+from iree_fusions.pipeline import parse_pipeline, run_pipeline
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+LIT = os.path.join(ROOT, "test", "passes", "batch-mlp-towers.mlir")
+PASS = "batch-mlp-towers"
+TOL = 1e-5
+
+
+def dense(values: np.ndarray) -> str:
+    def fmt(a):
+        if a.ndim == 1:
+            return "[" + ", ".join(repr(float(x)) for x in a) + "]"
+        return "[" + ", ".join(fmt(r) for r in a) + "]"
+    return f"dense<{fmt(values)}>"
+
+
+def randomize_splats(text: str, seed: int = 0) -> str:
+    """Every `arith.constant dense<c> : tensor<...xf32>` splat becomes random values."""
+    rng = np.random.default_rng(seed)
+
+    def sub(m: re.Match) -> str:
+        shape = [int(d) for d in m.group(1).split("x")]
+        values = (rng.standard_normal(shape) * 0.3).astype(np.float32)
+        return f"arith.constant {dense(values)} : tensor<{m.group(1)}xf32>"
+
+    return re.sub(r"arith\.constant dense<[-0-9.e+]+> : tensor<([0-9x]+)xf32>", sub, text)
+
+
+def lit_cases() -> dict[str, str]:
+    with open(LIT) as f:
+        chunks = f.read().split("// -----")
+    return {re.search(r"util\.func public @(\w+)", c).group(1): randomize_splats(c, i)
+            for i, c in enumerate(chunks)}
+
+
+def run_pass(text: str, pipeline: str = PASS) -> tuple[str, list]:
+    with ir.Context():
+        module = ir.Module.parse(text)
+        out, reports = run_pipeline(module.operation, parse_pipeline(pipeline))
+        return str(out), reports
+
+
+# ---------------------------------------------------------------- a tower IR builder
+
+ACTS = ("none", "relu", "silu", "sigmoid", "gelu", "tanh")
+ACT_BODIES = {
+    "relu": ["%p = arith.cmpf ugt, %in0, %zero : f32", "%r = arith.select %p, %in0, %zero : f32"],
+    "sigmoid": ["%a = arith.negf %in0 : f32", "%b = math.exp %a : f32",
+                "%c = arith.addf %b, %one : f32", "%r = arith.divf %one, %c : f32"],
+    "gelu": ["%a = arith.mulf %in0, %rsqrt2 : f32", "%b = math.erf %a : f32",
+             "%c = arith.addf %b, %one : f32", "%d = arith.mulf %c, %half : f32",
+             "%r = arith.mulf %in0, %d : f32"],
+    "tanh": ["%r = math.tanh %in0 : f32"],
+}
+
+
+def towers_ir(batch: int, widths: list[list[int]], acts: list[str], *, shared: bool = True,
+              bias: bool = True, seed: int = 0, name: str = "main") -> str:
+    """One function: tower i is an MLP with widths[i] (input width first) and activation
+    acts[i]; nn.Linear as IREE imports it (fill + matmul with a transposed [out,in] weight,
+    then a bias generic and activation generics); SiLU as sigmoid generic + mul generic."""
+    rng = np.random.default_rng(seed)
+    consts, body, args, results = [], [], [], []
+    n = [0]
+
+    def fresh(prefix: str) -> str:
+        n[0] += 1
+        return f"%{prefix}{n[0]}"
+
+    def t(*shape) -> str:
+        return "tensor<" + "x".join(map(str, shape)) + "xf32>"
+
+    def generic(ins, maps, ops, m, w) -> str:
+        e, r = fresh("e"), fresh("g")
+        id2 = "affine_map<(d0, d1) -> (d0, d1)>"
+        body.append(f"  {e} = tensor.empty() : {t(m, w)}")
+        body.append(
+            f"  {r} = linalg.generic {{indexing_maps = [{', '.join(maps + [id2])}], "
+            f'iterator_types = ["parallel", "parallel"]}} ins({", ".join(v for v, _ in ins)} : '
+            f'{", ".join(ty for _, ty in ins)}) outs({e} : {t(m, w)}) {{')
+        body.append(f"  ^bb0({', '.join(f'%in{i}: f32' for i in range(len(ins)))}, %out: f32):")
+        body.extend("    " + o for o in ops)
+        body.append(f"  }} -> {t(m, w)}")
+        return r
+
+    id2 = "affine_map<(d0, d1) -> (d0, d1)>"
+    if shared:
+        args.append(("%x", t(batch, widths[0][0])))
+    for i, (ws, act) in enumerate(zip(widths, acts)):
+        x = "%x"
+        if not shared:
+            x = f"%x{i}"
+            args.append((x, t(batch, ws[0])))
+        for k, w in zip(ws, ws[1:]):
+            wv = fresh("w")
+            consts.append(f"  {wv} = arith.constant "
+                          f"{dense((rng.standard_normal((w, k)) / np.sqrt(k)).astype(np.float32))}"
+                          f" : {t(w, k)}")
+            e, f, mm = fresh("e"), fresh("f"), fresh("mm")
+            body += [f"  {e} = tensor.empty() : {t(batch, w)}",
+                     f"  {f} = linalg.fill ins(%zero : f32) outs({e} : {t(batch, w)}) -> "
+                     f"{t(batch, w)}",
+                     f"  {mm} = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,"
+                     f" affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]"
+                     f" ins({x}, {wv} : {t(batch, k)}, {t(w, k)}) outs({f} : {t(batch, w)}) -> "
+                     f"{t(batch, w)}"]
+            x = mm
+            if bias:
+                bv = fresh("b")
+                consts.append(f"  {bv} = arith.constant "
+                              f"{dense((rng.standard_normal(w) * 0.1).astype(np.float32))} : {t(w)}")
+                x = generic([(bv, t(w)), (x, t(batch, w))], ["affine_map<(d0, d1) -> (d1)>", id2],
+                            ["%s = arith.addf %in0, %in1 : f32", "linalg.yield %s : f32"],
+                            batch, w)
+            if act == "silu":
+                s = generic([(x, t(batch, w))], [id2], ACT_BODIES["sigmoid"]
+                            + ["linalg.yield %r : f32"], batch, w)
+                x = generic([(x, t(batch, w)), (s, t(batch, w))], [id2, id2],
+                            ["%r = arith.mulf %in0, %in1 : f32", "linalg.yield %r : f32"], batch, w)
+            elif act != "none":
+                x = generic([(x, t(batch, w))], [id2], ACT_BODIES[act] + ["linalg.yield %r : f32"],
+                            batch, w)
+        results.append((x, t(batch, ws[-1])))
+    head = (f"util.func public @{name}({', '.join(f'{a}: {ty}' for a, ty in args)}) -> "
+            f"({', '.join(ty for _, ty in results)}) {{")
+    scalars = ["  %zero = arith.constant 0.000000e+00 : f32",
+               "  %one = arith.constant 1.000000e+00 : f32",
+               "  %half = arith.constant 5.000000e-01 : f32",
+               "  %rsqrt2 = arith.constant 0.70710678 : f32"]
+    tail = (f"  util.return {', '.join(v for v, _ in results)} : "
+            f"{', '.join(ty for _, ty in results)}\n}}")
+    return "\n".join([head, *scalars, *consts, *body, tail]) + "\n"
+
+
+# ---------------------------------------------------------------- the lit cases, compiled
+
+# function -> rewritten by the default pass (fewer dispatches) or left alone (same count).
+LIT_EXPECTATIONS = {
+    "basic_two_towers": True,
+    "bias_absorbed": True,
+    "silu_absorbed": True,
+    "bias_silu": True,
+    "partial_split_silu_relu": True,
+    "different_k": False,
+    "different_m_batch": False,
+    "single_tower": False,
+    "dependent_towers": False,
+    "runtime_weights": False,
+    "prefix_depths": True,
+    "single_layer_towers": False,
+    "batch1_collapsed": True,
+    "concat_consumer": True,
+    "separate_inputs": False,
+}
+
+
+def test_expectations_cover_every_lit_case():
+    assert set(lit_cases()) == set(LIT_EXPECTATIONS)
+
+
+@pytest.mark.parametrize("name", sorted(LIT_EXPECTATIONS))
+def test_lit_case_numerics(name):
+    text = lit_cases()[name]
+    check = compare_compilations(text, fusions=PASS, function=name)
+    assert check.agreement.within(TOL), check.agreement
+    if LIT_EXPECTATIONS[name]:
+        assert check.changes(), "the pass left the case alone"
+        assert check.plugin_dispatches < check.stock_dispatches
+    else:
+        assert not check.changes()
+        assert check.plugin_dispatches == check.stock_dispatches
+
+
+@pytest.mark.parametrize("name, options", [
+    ("runtime_weights", "{runtime-stack-bytes-per-dispatch=4096}"),
+    ("separate_inputs", "{runtime-stack-bytes-per-dispatch=4096}"),
+    ("single_layer_towers", "{min-layers=1}"),
+    ("silu_absorbed", "{named-batch-matmul=0 weight-layout=keep}"),
+])
+def test_lit_case_numerics_with_options(name, options):
+    check = compare_compilations(lit_cases()[name], fusions=PASS + options, function=name)
+    assert check.changes()
+    assert check.agreement.within(TOL), check.agreement
+    assert check.plugin_dispatches < check.stock_dispatches
+
+
+def test_six_by_four_towers_compile_to_four_dispatches():
+    text = towers_ir(8, [[32, 32, 16, 8, 4]] * 6, ["silu"] * 6, seed=3)
+    check = compare_compilations(text, fusions=PASS)
+    assert check.agreement.within(TOL), check.agreement
+    assert check.stock_dispatches == 24
+    assert check.plugin_dispatches == 4
+    # The stacking runs in initializers, once at load.
+    assert check.plugin_counts.initializer_dispatches >= 1
+
+
+# ---------------------------------------------------------------- IR-level properties
+
+
+def test_idempotent_and_nothing_left_to_batch():
+    text = lit_cases()["partial_split_silu_relu"]
+    once, reports = run_pass(text)
+    assert len(reports[0].changes) == 2
+    twice, reports = run_pass(once)
+    assert not reports[0].changes
+    assert twice == once
+
+
+@pytest.mark.parametrize("name", ["single_tower", "different_k", "dependent_towers"])
+def test_no_match_leaves_ir_unchanged(name):
+    text = lit_cases()[name]
+    with ir.Context():
+        before = str(ir.Module.parse(text))
+    after, reports = run_pass(text)
+    assert after == before
+    assert reports[0].skipped and not reports[0].changes
+
+
+def test_silu_and_relu_towers_never_share_a_group():
+    text = towers_ir(2, [[8, 8, 8]] * 4, ["silu", "relu", "relu", "silu"])
+    _, reports = run_pass(text)
+    changes = reports[0].changes
+    assert len(changes) == 2
+    assert any("(silu)" in c for c in changes) and any("(relu)" in c for c in changes)
+
+
+def test_group_dims_and_reshapes():
+    from iree_fusions.passes.batch_mlp_towers import _group_dims
+
+    assert _group_dims([4, 2, 8], [4, 16]) == [[0], [1, 2]]
+    assert _group_dims([2, 4, 8], [8, 8]) == [[0, 1], [2]]
+    assert _group_dims([1, 2, 8], [16]) == [[0, 1, 2]]
+    assert _group_dims([4, 16], [4, 2, 8]) is None
+    assert _group_dims([4, 3], [3, 4]) is None
+
+
+# ---------------------------------------------------------------- hypothesis: random towers
+
+
+@st.composite
+def tower_sets(draw):
+    count = draw(st.integers(2, 8))
+    depth = draw(st.integers(1, 5))
+    widths = [draw(st.integers(1, 24)) for _ in range(depth + 1)]
+    batch = draw(st.sampled_from([1, 2, 3, 8]))
+    # Towers may differ in activation and in depth (equal on a prefix of layers).
+    acts = draw(st.lists(st.sampled_from(ACTS), min_size=count, max_size=count)
+                .filter(lambda a: len(set(a)) <= 2))
+    depths = [draw(st.integers(1, depth)) if draw(st.booleans()) else depth
+              for _ in range(count)]
+    shared = draw(st.booleans())
+    bias = draw(st.booleans())
+    seed = draw(st.integers(0, 1000))
+    return dict(batch=batch, widths=[widths[: d + 1] for d in depths], acts=acts,
+                shared=shared, bias=bias, seed=seed)
+
+
+def _check_random_towers(case, options: str = "") -> None:
+    text = towers_ir(case["batch"], case["widths"], case["acts"], shared=case["shared"],
+                     bias=case["bias"], seed=case["seed"])
+    check = compare_compilations(text, fusions=PASS + options)
+    assert check.agreement.within(TOL, TOL), (case, check.agreement)
+    assert check.plugin_dispatches <= check.stock_dispatches, case
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(tower_sets())
+def test_random_towers_match_stock(case):
+    _check_random_towers(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(tower_sets(), st.sampled_from([
+    "", "{min-layers=1}", "{runtime-stack-bytes-per-dispatch=100000 min-layers=1}",
+    "{named-batch-matmul=0 weight-layout=keep}", "{weight-layout=nk}"]))
+def test_random_towers_match_stock_many(case, options):
+    _check_random_towers(case, options)
+
+
+# ---------------------------------------------------------------- PyTorch models (slow)
+
+
+def _torch_check(cfg, **kwargs):
+    from iree_fusions.models.towers import build_artifact
+    from iree_fusions.models.torch_export import TORCH_INPUT_FLAGS
+
+    art = build_artifact(cfg)
+    check = compare_compilations(art.source, art.inputs, fusions=PASS, flags=TORCH_INPUT_FLAGS,
+                                 **kwargs)
+    assert check.agreement.within(TOL), check.agreement
+    for ref, out in zip(art.reference, check.plugin):
+        assert np.max(np.abs(ref - out)) <= TOL
+    return check
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch", [1, 8, 64])
+@pytest.mark.parametrize("activation", ["silu", "relu", "gelu", "sigmoid", "tanh", "none"])
+def test_torch_six_by_four_towers(batch, activation):
+    from dataclasses import replace
+
+    from iree_fusions.models.towers import ISSUE
+
+    check = _torch_check(replace(ISSUE, batch=batch, activation=activation))
+    assert check.stock_dispatches == 24
+    assert check.plugin_dispatches == 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch", [1, 8, 64])
+def test_torch_mmoe_has_no_per_expert_dispatches(batch):
+    from dataclasses import replace
+
+    from iree_fusions.models.towers import MMOE
+
+    check = _torch_check(replace(MMOE, batch=batch))
+    names = [n for ns in check.plugin_counts.dispatch_names.values() for n in ns]
+    assert not any("slow_memcpy" in n for n in names), names
+    # 8 experts x 2 layers -> 2 batched dispatches; no per-expert matmul left.
+    assert sum(("matmul" in n and "x128x256" in n) for n in names) == 1, names
+    assert check.plugin_dispatches <= check.stock_dispatches - 14
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["towers3x2-w512", "towers8x5-w96", "towers4-mixed-act",
+                                  "towers5-prefix", "towers6-concat", "towers2x3-tanh"])
+def test_torch_unseen_shapes(name):
+    from iree_fusions.models.towers import UNSEEN
+
+    check = _torch_check(UNSEEN[name])
+    assert check.changes()
+    assert check.plugin_dispatches < check.stock_dispatches
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("device", ["hip", "cuda", "vulkan"])
+def test_gpu_targets_compile_with_fewer_dispatches(device):
+    from iree_fusions import api
+    from iree_fusions.counting import count_flow_ir
+
+    text = towers_ir(8, [[64, 64, 32, 16, 8]] * 6, ["silu"] * 6, seed=5)
+    stock = count_flow_ir(api.compile_str(text, device=device, stock=True,
+                                          compile_to="flow").output)
+    plugin = count_flow_ir(api.compile_str(text, device=device, fusions=PASS,
+                                           compile_to="flow").output)
+    assert (stock.total_dispatches, plugin.total_dispatches) == (24, 4)
+    api.compile_str(text, device=device, fusions=PASS)  # through to the VM module
