@@ -32,7 +32,8 @@ from iree_fusions.counting import count_flow_module
 from iree_fusions.timing import _save_inputs, median_latency_ms
 
 CACHE = os.environ.get("IREE_FUSIONS_FFO_CACHE", "/tmp/iree-fusions-ffo-cache")
-LEAF_ELEMENTS = 4096
+LEAF_ELEMENTS = 4096  # constants / globals a generated tensor may be computed from
+INPUT_ELEMENTS = 16  # function inputs that count as scalars (start_pos), not data
 _LEAF_SOURCES = ("hal.tensor.import", "arith.constant", "util.global.load")
 _THROUGH = ("flow.tensor.reshape", "flow.tensor.bitcast", "tensor.cast",
             "iree_tensor_ext.compute_barrier.start")
@@ -51,7 +52,9 @@ def _is_small_leaf(value: ir.Value) -> bool:
         op = h.defining_op(op.operands[0])
     if op is not None and op.name in ("tensor.empty", "flow.tensor.empty"):
         return True  # no contents: a destination only
-    return n <= LEAF_ELEMENTS and (op is None or op.name in _LEAF_SOURCES)
+    if op is None or op.name == "hal.tensor.import":
+        return n <= INPUT_ELEMENTS  # a scalar-like input (start_pos), not the model's data
+    return n <= LEAF_ELEMENTS and op.name in _LEAF_SOURCES
 
 
 def factory_only_dispatches(flow_ir: bytes) -> tuple[int, list[str]]:

@@ -93,29 +93,31 @@ util.func public @mask_used_by_two_dispatches(%start: tensor<i64>, %a: tensor<4x
 
 // -----
 
-// A unary chain on an iota (cast, scale, cos), read by a reduction.
+// A unary chain (cast, scale, cos) on positions that depend on an input, read by a reduction.
 // CHECK-LABEL: util.func public @unary_chain
-// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<16x32xf32>)
+// CHECK-SAME: (%[[START:[a-z0-9]+]]: tensor<i32>, %[[X:[a-z0-9]+]]: tensor<16x32xf32>)
 // CHECK-NOT: tensor<32x
 // CHECK: linalg.generic
 // CHECK-SAME: iterator_types = ["parallel", "reduction"]
-// CHECK-SAME: ins(%[[X]] : tensor<16x32xf32>)
-// CHECK: ^bb0(%[[IN:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK-SAME: ins(%[[X]], %[[START]] : tensor<16x32xf32>, tensor<i32>)
+// CHECK: ^bb0(%[[IN:.+]]: f32, %[[S:.+]]: i32, %[[ACC:.+]]: f32):
 // CHECK: %[[J:.+]] = linalg.index 1
 // CHECK: %[[C:.+]] = arith.index_cast %[[J]] : index to i32
-// CHECK: %[[F:.+]] = arith.sitofp %[[C]]
+// CHECK: %[[P:.+]] = arith.addi %[[C]], %[[S]]
+// CHECK: %[[F:.+]] = arith.sitofp %[[P]]
 // CHECK: %[[S:.+]] = arith.mulf %[[F]]
 // CHECK: %[[COS:.+]] = math.cos %[[S]]
 // CHECK: arith.mulf %[[IN]], %[[COS]]
-util.func public @unary_chain(%x: tensor<16x32xf32>) -> tensor<16xf32> {
+util.func public @unary_chain(%start: tensor<i32>, %x: tensor<16x32xf32>) -> tensor<16xf32> {
   %zero = arith.constant 0.0 : f32
   %scale = arith.constant 0.125 : f32
   %ei = tensor.empty() : tensor<32xi32>
-  %iota = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%ei : tensor<32xi32>) {
-  ^bb0(%o: i32):
+  %iota = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%start : tensor<i32>) outs(%ei : tensor<32xi32>) {
+  ^bb0(%s: i32, %o: i32):
     %i = linalg.index 0 : index
     %c = arith.index_cast %i : index to i32
-    linalg.yield %c : i32
+    %p = arith.addi %c, %s : i32
+    linalg.yield %p : i32
   } -> tensor<32xi32>
   %ef = tensor.empty() : tensor<32xf32>
   %f = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%iota : tensor<32xi32>) outs(%ef : tensor<32xf32>) {
@@ -447,7 +449,9 @@ util.func public @rope_tables_kept(%start: tensor<i64>, %q: tensor<32x256x64xf32
     %j = linalg.index 1 : index
     %jj = arith.index_cast %j : index to i64
     %jf = arith.sitofp %jj : i64 to f32
-    %w = math.exp %jf : f32
+    %decay = arith.constant -0.125 : f32
+    %js = arith.mulf %jf, %decay : f32
+    %w = math.exp %js : f32
     %a = arith.mulf %p, %w : f32
     linalg.yield %a : f32
   } -> tensor<256x64xf32>

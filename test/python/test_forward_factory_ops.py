@@ -1,0 +1,346 @@
+"""forward-factory-ops / forward-factory-dispatches: numerics of every lit case on local-task,
+dispatch and byte counts, properties (idempotence, no change without factory values, random
+factory chains compile to the same numbers), and the Llama-style decoder (small by default,
+S=512 variants and GPU-target compiles under `-m slow`)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from iree.compiler import ir
+
+from iree_fusions import api
+from iree_fusions.numerics import compare_compilations
+from iree_fusions.pipeline import parse_pipeline, run_pipeline
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+LIT = os.path.join(ROOT, "test", "passes", "forward-factory-ops.mlir")
+PASS = "forward-factory-ops"
+BOTH = "forward-factory-ops,forward-factory-dispatches"
+
+
+def lit_cases() -> dict[str, str]:
+    """function name -> IR of each `// -----` chunk of the lit test."""
+    with open(LIT) as f:
+        chunks = f.read().split("// -----")
+    cases = {}
+    for chunk in chunks:
+        name = re.search(r"util\.func public @(\w+)", chunk).group(1)
+        cases[name] = chunk
+    return cases
+
+
+def run_pass(text: str, pipeline: str = PASS) -> tuple[str, list]:
+    with ir.Context():
+        module = ir.Module.parse(text)
+        out, reports = run_pipeline(module.operation, parse_pipeline(pipeline))
+        return str(out), reports
+
+
+def inputs_for(text: str, function: str, seed: int = 0) -> list[np.ndarray]:
+    from iree_fusions.numerics import random_inputs
+
+    return random_inputs(text, function, seed=seed, int_high=5)
+
+
+# ---------------------------------------------------------------- the lit cases, compiled
+
+# (function, forwarded?, dispatches saved at least, bytes between dispatches removed at least)
+LIT_EXPECTATIONS = {
+    "mask_used_by_two_dispatches": (True, 1, 8 * 8 * 4),
+    "unary_chain": (True, 0, 0),
+    "chain_ending_at_binary_op": (True, 0, 0),
+    "rope_concat": (True, 0, 0),
+    "function_result": (False, 0, 0),
+    "rng_like": (False, 0, 0),
+    "rope_tables_kept": (True, 0, 0),  # compacted into one generic; IREE fuses this chain too
+    "nothing_to_forward": (False, 0, 0),
+}
+
+
+def test_lit_cases_are_all_covered():
+    assert set(lit_cases()) == set(LIT_EXPECTATIONS)
+
+
+@pytest.mark.parametrize("name", sorted(LIT_EXPECTATIONS))
+def test_lit_case_numerics_and_counts(name):
+    text = lit_cases()[name]
+    changed, saved, bytes_removed = LIT_EXPECTATIONS[name]
+    check = compare_compilations(text, inputs_for(text, name), fusions=PASS, function=name)
+    assert check.agreement.shapes_match
+    assert check.agreement.within(1e-5), check.agreement
+    assert bool(check.changes()) == changed, check.reports
+    stock, plugin = check.stock_counts, check.plugin_counts
+    assert plugin.dispatches[name] <= stock.dispatches[name] - saved
+    assert plugin.bytes_between[name] <= stock.bytes_between[name] - bytes_removed
+    if not changed:
+        assert plugin.dispatches == stock.dispatches
+        assert plugin.bytes_between == stock.bytes_between
+
+
+def test_mask_two_consumers_each_get_a_copy():
+    """nvFuser's ForwardFull: the factory value used by two dispatches is computed in both and
+    is the result of none."""
+    name = "mask_used_by_two_dispatches"
+    text = lit_cases()[name]
+    out, reports = run_pass(text)
+    assert "tensor<8x8xf32>" not in out  # the mask is no longer a value anywhere
+    bodies = out.split("linalg.generic")[1:]
+    assert len(bodies) == 2 and all("arith.cmpi sle" in b for b in bodies)
+    check = compare_compilations(text, inputs_for(text, name), fusions=PASS, function=name)
+    assert check.stock_counts.dispatches[name] == 3  # mask + two reductions
+    assert check.plugin_counts.dispatches[name] == 2
+    assert check.plugin_counts.bytes_between[name] == 0
+
+
+# ---------------------------------------------------------------- properties
+
+
+def _generic(ins: list[tuple[str, str, str, str]], out_type: str, out_elt: str, rank: int,
+             body: str, empty: str) -> str:
+    """A parallel linalg.generic; ins are (value, tensor type, element type, map results)."""
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    maps = [f"affine_map<({dims}) -> ({m})>" for _, _, _, m in ins]
+    maps.append(f"affine_map<({dims}) -> ({dims})>")
+    its = ", ".join('"parallel"' for _ in range(rank))
+    ins_text = (f"ins({', '.join(v for v, _, _, _ in ins)} : "
+                f"{', '.join(t for _, t, _, _ in ins)}) " if ins else "")
+    args = "".join(f"%a{i}: {e}, " for i, (_, _, e, _) in enumerate(ins))
+    return (f"linalg.generic {{indexing_maps = [{', '.join(maps)}], iterator_types = [{its}]}} "
+            f"{ins_text}outs({empty} : {out_type}) {{\n  ^bb0({args}%o: {out_elt}):\n"
+            f"{body}  }} -> {out_type}")
+
+
+UNARY = {
+    "neg": "%r = arith.negf %a0 : f32",
+    "half": "%c = arith.constant 0.5 : f32\n    %r = arith.mulf %a0, %c : f32",
+    "cos": "%r = math.cos %a0 : f32",
+    "abs": "%r = math.absf %a0 : f32",
+    "tanh": "%r = math.tanh %a0 : f32",
+}
+
+
+def _unary_chain(lines: list[str], start: str, unary: list[str], s: int, empty: str) -> str:
+    cur = start
+    for n, u in enumerate(unary):
+        body = f"    {UNARY[u]}\n    linalg.yield %r : f32\n"
+        ty = f"tensor<{s}x{s}xf32>"
+        lines.append(f"  %v{n + 1} = " + _generic([(cur, ty, "f32", "d0, d1")], ty, "f32", 2,
+                                                   body, empty))
+        cur = f"%v{n + 1}"
+    return cur
+
+
+def factory_program(s: int, heads: int, with_start: bool, unary: list[str], consumers: int,
+                    reduction: bool) -> str:
+    """positions (index [+ start]) -> dist = pos(i) - j -> unary ops -> consumers reading it
+    broadcast over `heads` (elementwise, or a reduction over the key dim)."""
+    big = f"tensor<{heads}x{s}x{s}xf32>"
+    args = [f"%x{c}: {big}" for c in range(consumers)] + (["%start: tensor<i64>"]
+                                                          if with_start else [])
+    res = f"tensor<{heads}x{s}xf32>" if reduction else big
+    lines = [f"util.func public @main({', '.join(args)}) -> ({', '.join([res] * consumers)}) {{",
+             f"  %ep = tensor.empty() : tensor<{s}xi64>",
+             f"  %ef = tensor.empty() : tensor<{s}x{s}xf32>"]
+    pos_body = ("    %i = linalg.index 0 : index\n    %ii = arith.index_cast %i : index to i64\n"
+                + ("    %p = arith.addi %ii, %a0 : i64\n    linalg.yield %p : i64\n"
+                   if with_start else "    linalg.yield %ii : i64\n"))
+    lines.append("  %pos = " + _generic([("%start", "tensor<i64>", "i64", "")] if with_start
+                                        else [], f"tensor<{s}xi64>", "i64", 1, pos_body, "%ep"))
+    dist_body = ("    %j = linalg.index 1 : index\n    %jj = arith.index_cast %j : index to i64\n"
+                 "    %d = arith.subi %a0, %jj : i64\n    %f = arith.sitofp %d : i64 to f32\n"
+                 "    linalg.yield %f : f32\n")
+    lines.append("  %v0 = " + _generic([("%pos", f"tensor<{s}xi64>", "i64", "d0")],
+                                       f"tensor<{s}x{s}xf32>", "f32", 2, dist_body, "%ef"))
+    cur = _unary_chain(lines, "%v0", unary, s, "%ef")
+    maps3 = "affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>"
+    for c in range(consumers):
+        if reduction:
+            lines += [f"  %z{c} = arith.constant 0.0 : f32",
+                      f"  %er{c} = tensor.empty() : {res}",
+                      f"  %init{c} = linalg.fill ins(%z{c} : f32) outs(%er{c} : {res}) -> {res}",
+                      f"  %out{c} = linalg.generic {{indexing_maps = [{maps3}, affine_map<(d0, "
+                      f"d1, d2) -> (d0, d1)>], iterator_types = [\"parallel\", \"parallel\", "
+                      f"\"reduction\"]}} ins(%x{c}, {cur} : {big}, tensor<{s}x{s}xf32>) "
+                      f"outs(%init{c} : {res}) {{\n  ^bb0(%a: f32, %b: f32, %acc: f32):\n"
+                      f"    %m = arith.mulf %a, %b : f32\n    %y = arith.addf %m, %acc : f32\n"
+                      f"    linalg.yield %y : f32\n  }} -> {res}"]
+        else:
+            lines += [f"  %ee{c} = tensor.empty() : {res}",
+                      f"  %out{c} = linalg.generic {{indexing_maps = [{maps3}, affine_map<(d0, "
+                      f"d1, d2) -> (d0, d1, d2)>], iterator_types = [\"parallel\", "
+                      f"\"parallel\", \"parallel\"]}} ins(%x{c}, {cur} : {big}, "
+                      f"tensor<{s}x{s}xf32>) outs(%ee{c} : {res}) {{\n"
+                      f"  ^bb0(%a: f32, %b: f32, %o: f32):\n    %y = arith.addf %a, %b : f32\n"
+                      f"    linalg.yield %y : f32\n  }} -> {res}"]
+    outs = ", ".join(f"%out{c}" for c in range(consumers))
+    lines += [f"  util.return {outs} : {', '.join([res] * consumers)}", "}"]
+    return "\n".join(lines)
+
+
+programs = st.builds(
+    factory_program,
+    s=st.sampled_from([4, 8, 16]),
+    heads=st.sampled_from([1, 2, 3]),
+    with_start=st.booleans(),
+    unary=st.lists(st.sampled_from(sorted(UNARY)), max_size=3),
+    consumers=st.sampled_from([1, 2]),
+    reduction=st.booleans(),
+)
+
+
+def producers_of(text: str, type_text: str) -> int:
+    """How many ops of the function (besides tensor.empty) produce a value of this type."""
+    with ir.Context():
+        module = ir.Module.parse(text)
+        func = module.body.operations[0]
+        return sum(1 for op in func.regions[0].blocks[0].operations
+                   if op.operation.name != "tensor.empty"
+                   for r in op.results if str(r.type) == type_text)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(programs)
+def test_property_forwarded_or_compacted_and_idempotent(text):
+    s = re.search(r"tensor<(\d+)xi64>", text).group(1)
+    generated = f"tensor<{s}x{s}xf32>"
+    assert producers_of(text, generated) >= 1
+    once, reports = run_pass(text)
+    assert reports[0].changed
+    kept = producers_of(once, generated)
+    # Either every consumer recomputes it, or the cost model kept it, computed by one generic
+    # from indices (not the chain).
+    assert kept == 0 or (kept == 1 and any("recomputing costs more" in r
+                                           for r in reports[0].skipped)), once
+    forced, _ = run_pass(text, f"{PASS}{{ignore-cost=true}}")
+    assert producers_of(forced, generated) == 0
+    twice, reports2 = run_pass(once)
+    assert not reports2[0].changed and twice == once
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.sampled_from(sorted(UNARY)), min_size=1, max_size=4),
+       st.sampled_from([4, 8]))
+def test_property_no_factory_no_change(unary, s):
+    """The same ops on an input are computation, not generation: left alone."""
+    lines = [f"util.func public @main(%v0: tensor<{s}x{s}xf32>) -> tensor<{s}x{s}xf32> {{",
+             f"  %e = tensor.empty() : tensor<{s}x{s}xf32>"]
+    cur = _unary_chain(lines, "%v0", unary, s, "%e")
+    lines += [f"  util.return {cur} : tensor<{s}x{s}xf32>", "}"]
+    text = "\n".join(lines)
+    with ir.Context():
+        before = str(ir.Module.parse(text))
+    after, reports = run_pass(text)
+    assert not reports[0].changed and after == before
+
+
+@settings(max_examples=4, deadline=None, phases=[Phase.generate], database=None)
+@given(st.builds(factory_program, s=st.sampled_from([4, 8, 16]), heads=st.sampled_from([1, 3]),
+                 with_start=st.just(True),
+                 unary=st.lists(st.sampled_from(sorted(UNARY)), max_size=3),
+                 consumers=st.sampled_from([1, 2]), reduction=st.booleans()))
+def test_property_numerics_match_stock(text):
+    # With positions from an input (index-only chains are const-evaluated by IREE before the
+    # pass runs).
+    check = compare_compilations(text, inputs_for(text, "main"), fusions=PASS)
+    assert check.changes()
+    assert check.agreement.within(1e-5), (check.agreement, text)
+    assert check.plugin_dispatches <= check.stock_dispatches
+    assert check.plugin_counts.total_bytes_between <= check.stock_counts.total_bytes_between
+
+
+# ---------------------------------------------------------------- Llama-style decoder
+
+TINY = dict(dim=32, n_heads=2, head_dim=16, hidden=48, n_layers=2)
+
+
+@pytest.fixture(autouse=False)
+def bench_on_path(monkeypatch):
+    monkeypatch.syspath_prepend(ROOT)
+
+
+@pytest.mark.parametrize("variant", ["start_pos", "sdpa"])
+def test_tiny_llama_matches_torch_and_loses_factory_dispatches(variant, bench_on_path):
+    from bench.forward_factory_ops import compile_config, factory_only_dispatches
+    from iree_fusions.models import llama
+
+    pytest.importorskip("torch")
+    art = llama.build_artifact(variant, 16, **TINY)
+    check = compare_compilations(art.source, art.inputs, fusions=BOTH, flags=art.flags)
+    for out, ref in zip(check.plugin, art.reference):
+        np.testing.assert_allclose(out, ref, atol=1e-5, rtol=1e-5)
+    assert check.agreement.within(1e-6)
+    stock_flow = compile_config(art, "none", "local-task", "flow")
+    plugin_flow = compile_config(art, BOTH, "local-task", "flow")
+    stock_factory, _ = factory_only_dispatches(stock_flow)
+    plugin_factory, names = factory_only_dispatches(plugin_flow)
+    assert stock_factory >= 6
+    # Tiny tables: the cost model forwards every one of them.
+    assert plugin_factory == 0, names
+    assert check.plugin_dispatches <= check.stock_dispatches - stock_factory
+    assert (check.plugin_counts.total_bytes_between
+            < check.stock_counts.total_bytes_between)
+
+
+LLAMA_512 = ["const", "start_pos", "sdpa", "alibi", "sliding"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", LLAMA_512)
+def test_llama_s512_matches_torch(variant, bench_on_path):
+    from bench.forward_factory_ops import build, compile_config, factory_only_dispatches
+
+    pytest.importorskip("torch")
+    art = build(variant, 512, {})
+    check = compare_compilations(art.source, art.inputs, fusions=BOTH, flags=art.flags)
+    for out, ref in zip(check.plugin, art.reference):
+        np.testing.assert_allclose(out, ref, atol=1e-4, rtol=1e-4)
+    assert check.plugin_dispatches <= check.stock_dispatches
+    assert (check.plugin_counts.total_bytes_between
+            <= check.stock_counts.total_bytes_between)
+    if variant != "const":
+        stock_factory, _ = factory_only_dispatches(compile_config(art, "none", "local-task",
+                                                                  "flow"))
+        plugin_factory, names = factory_only_dispatches(compile_config(art, BOTH, "local-task",
+                                                                       "flow"))
+        assert plugin_factory < stock_factory, names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant,overrides", [
+    ("start_pos", dict(n_heads=4, head_dim=64)),
+    ("alibi", dict(n_heads=16, head_dim=16)),
+    ("sliding", dict(n_heads=2, head_dim=128, window=16)),
+])
+def test_llama_unseen_shapes(variant, overrides, bench_on_path):
+    from bench.forward_factory_ops import build
+
+    pytest.importorskip("torch")
+    art = build(variant, 128, overrides)
+    check = compare_compilations(art.source, art.inputs, fusions=BOTH, flags=art.flags)
+    for out, ref in zip(check.plugin, art.reference):
+        np.testing.assert_allclose(out, ref, atol=1e-4, rtol=1e-4)
+    assert check.changes()
+    assert check.plugin_dispatches < check.stock_dispatches
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("device", ["cuda", "hip", "vulkan"])
+@pytest.mark.parametrize("variant", LLAMA_512)
+def test_llama_compiles_for_gpu_targets(device, variant, bench_on_path):
+    from bench.forward_factory_ops import build
+
+    pytest.importorskip("torch")
+    art = build(variant, 512, {})
+    if device == "vulkan" and variant == "sdpa":
+        # Stock IREE 3.13 cannot compile iree_linalg_ext.attention for Vulkan (rdna3) either.
+        with pytest.raises(api.CompilerToolError, match="online_attention"):
+            api.compile_str(art.source, device=device, flags=art.flags, stock=True)
+        return
+    out = api.compile_str(art.source, device=device, flags=art.flags, fusions=BOTH)
+    assert out.output and any(r["changes"] for r in out.reports)
