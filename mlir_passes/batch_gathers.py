@@ -67,10 +67,12 @@ class Lookup:
     checks: tuple[str | None, str | None]  # messages of the (upper, lower) bound asserts
     pool: ir.Operation | None = None
     pool_axis: int | None = None
+    mean: ir.Operation | None = None  # divides the pooled sum by a constant (mean bags)
+    divisor: str | None = None  # that constant, as printed (e.g. "2.000000e+01 : f32")
 
     @property
     def result(self) -> ir.Value:
-        return (self.pool or self.op).results[0]
+        return (self.mean or self.pool or self.op).results[0]
 
     @property
     def result_shape(self) -> tuple[int, ...]:
@@ -78,11 +80,11 @@ class Lookup:
 
     @property
     def ops(self) -> list[ir.Operation]:
-        return [self.op] + ([self.pool] if self.pool is not None else [])
+        return [o for o in (self.op, self.pool, self.mean) if o is not None]
 
     def shape_key(self) -> tuple:
         return (self.dim, self.elem, self.index_elem, self.checks, self.index_shape,
-                self.pool_axis)
+                self.pool_axis, self.divisor)
 
 
 def _const_int(value: ir.Value) -> int | None:
@@ -248,6 +250,28 @@ def match_sum_pool(lk: Lookup) -> tuple[ir.Operation, int] | None:
     if not _is_zero_fill(h.dps_inits(op)[0]):
         return None
     return op, red[0]
+
+
+def match_mean(pool: ir.Operation) -> tuple[ir.Operation, str] | None:
+    """The pooled sum's only user divides it by a constant scalar: `.mean(1)` of a bag."""
+    uses = h.users(pool.results[0])
+    if len(uses) != 1 or uses[0].name != "linalg.generic":
+        return None
+    op = uses[0]
+    if h.dps_inputs(op) != [pool.results[0]] or not h.is_elementwise_generic(op) or \
+            not all(h.is_identity_map(m) for m in h.indexing_maps(op)):
+        return None
+    block = h.body_block(op)
+    body = [o.operation for o in block.operations]
+    if len(body) != 2 or body[0].name != "arith.divf" or \
+            body[0].operands[0] != block.arguments[0] or \
+            body[1].operands[0] != body[0].results[0]:
+        return None
+    cst = h.defining_op(body[0].operands[1])
+    if cst is None or cst.name != "arith.constant" or \
+            not isinstance(cst.attributes["value"], ir.FloatAttr):
+        return None
+    return op, str(cst.attributes["value"])
 
 
 def _is_zero_fill(value: ir.Value) -> bool:
@@ -566,6 +590,8 @@ class BatchGathers(FusionPass):
         if not lookups:
             self._collect(block, report)  # records why each lookup-like op was left alone
             return
+        for lk in lookups:  # index views made just before each lookup are made earlier
+            _hoist_view_chain(lk.index, block)
         concats = match_concats(block) if self.concat_writer else []
         writers = self._plan_writers(concats, lookups, report)
         reserved = {op for _, slots in writers for op in slots.values()}
@@ -609,6 +635,11 @@ class BatchGathers(FusionPass):
             pool = match_sum_pool(lk)
             if pool is not None and pool[0].operation.block == block:
                 lk.pool, lk.pool_axis = pool
+                mean = match_mean(lk.pool)
+                unrolled = lk.index_shape[lk.pool_axis] <= MAX_UNROLLED_BAG and \
+                    self.gather_mode != "ins"  # the division follows the unrolled sum
+                if mean is not None and mean[0].operation.block == block and unrolled:
+                    lk.mean, lk.divisor = mean
             consumer = _absorbing_consumer(lk.result)
             if consumer is not None:
                 if report is not None:
@@ -664,7 +695,8 @@ class BatchGathers(FusionPass):
                 key = lk.shape_key()
             else:
                 key = (lk.table, lk.elem, lk.index_elem, lk.checks,
-                       lk.index_shape if lk.pool is not None else None, lk.pool_axis)
+                       lk.index_shape if lk.pool is not None else None, lk.pool_axis,
+                       lk.divisor)
             by_key[key].append(lk)
         groups = []
         for members in by_key.values():
@@ -714,6 +746,32 @@ def _why_alone(lk: Lookup, left: list[Lookup], order: dict, min_size: int,
     if _bytes(list(dict.fromkeys([lk.table] + [o.table for o in same_key]))) > max_bytes:
         return f"stacking the tables would exceed max-table-bytes={max_bytes}"
     return "no group formed with the other candidates"
+
+
+VIEW_OPS = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast",
+            "iree_tensor_ext.compute_barrier.start")
+
+
+def _hoist_view_chain(value: ir.Value, block: ir.Block) -> None:
+    """Moves the reshapes/barriers that produce `value` up to right after their operands.
+
+    At B = 1 IREE reshapes each id tensor (and opens its compute barrier) just before its
+    lookup, after the previous lookup's results were used, which makes independent lookups
+    look interleaved. These ops are pure views of values defined earlier."""
+    op = h.defining_op(value)
+    if op is None or op.name not in VIEW_OPS or op.block != block:
+        return
+    for operand in op.operands:
+        _hoist_view_chain(operand, block)
+    order = _positions(block)
+    last = -1
+    for operand in op.operands:
+        d = h.defining_op(operand)
+        a = _block_ancestor(d, order) if d is not None else None
+        if a is not None:
+            last = max(last, order[a])
+    if order[op] > last + 1:
+        op.move_before(next(o for o, i in order.items() if i == last + 1))
 
 
 def _bytes(values: list[ir.Value]) -> int:
@@ -993,7 +1051,8 @@ def emit_group(g: Group, tables: _TablePool, order: dict, report: PassReport,
         for op in reversed(m.ops):
             op.erase()
     what = "cross-table" if len(distinct) > 1 else "same-table"
-    pooled = f", pooled over axis {first.pool_axis}" if first.pool is not None else ""
+    pooled = (f", pooled ({'mean' if first.divisor else 'sum'}) over axis {first.pool_axis}"
+              if first.pool is not None else "")
     report.change(
         f"{what}: {len(members)} lookups ({len(slots)} distinct) of {len(distinct)} table(s), "
         f"dim {first.dim}, indices {'x'.join(map(str, first.index_shape))}{pooled} -> 1 "
@@ -1068,7 +1127,10 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
             at = [c if i == pool else loop[loop_of[i]] for i in range(r)]
             acc = b(f"arith.addf {gather(at)}, {acc} : {elem}")
         val = acc
+        if first.divisor is not None:
+            val = b(f"arith.divf {val}, {b(f'arith.constant {first.divisor}')} : {elem}")
     else:
+        assert first.divisor is None, "mean bags are only batched with the unrolled sum"
         val = gather([loop[loop_of[i]] for i in range(r)])
         if pool is not None:
             val = b(f"arith.addf {val}, %out : {elem}")

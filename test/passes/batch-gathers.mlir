@@ -732,7 +732,7 @@ util.func public @ext_gather(%i0: tensor<8x1xi32>, %i1: tensor<8xi32>) -> (tenso
 // CHECK-COUNT-2: tensor.extract_slice %[[G]]
 // CHECK-NOT: iterator_types = ["parallel", "reduction", "parallel"]
 // CHECK: util.return
-// REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled over axis 1 -> 1 stacked gather
+// REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
 util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -785,12 +785,90 @@ util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (te
 
 // -----
 
+// Bags averaged (`.mean(1)`: the pooled sum divided by 5.0): the division follows the sum
+// in the batched gather, and the sum and division generics are gone.
+// CHECK-LABEL: util.func public @mean_bags
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<2x8x4xf32>)
+// CHECK-COUNT-5: arith.addf
+// CHECK: %[[C:.+]] = arith.constant 5.000000e+00 : f32
+// CHECK: %[[D:.+]] = arith.divf %{{.+}}, %[[C]] : f32
+// CHECK: linalg.yield %[[D]]
+// CHECK-NOT: arith.divf
+// CHECK: util.return
+// REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (mean) over axis 1 -> 1 stacked gather
+util.func public @mean_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %p0g_e = tensor.empty() : tensor<8x5x4xf32>
+  %p0g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<8x5xi64>) outs(%p0g_e : tensor<8x5x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x5x4xf32>
+  %p0_z = arith.constant 0.0 : f32
+  %p0_e = tensor.empty() : tensor<8x4xf32>
+  %p0_f = linalg.fill ins(%p0_z : f32) outs(%p0_e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %p0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%p0g : tensor<8x5x4xf32>) outs(%p0_f : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %m0_c = arith.constant 5.0 : f32
+  %m0_e = tensor.empty() : tensor<8x4xf32>
+  %m0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%p0 : tensor<8x4xf32>) outs(%m0_e : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %d = arith.divf %in, %m0_c : f32
+    linalg.yield %d : f32
+  } -> tensor<8x4xf32>
+  %p1g_e = tensor.empty() : tensor<8x5x4xf32>
+  %p1g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i1 : tensor<8x5xi64>) outs(%p1g_e : tensor<8x5x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x5x4xf32>
+  %p1_z = arith.constant 0.0 : f32
+  %p1_e = tensor.empty() : tensor<8x4xf32>
+  %p1_f = linalg.fill ins(%p1_z : f32) outs(%p1_e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %p1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%p1g : tensor<8x5x4xf32>) outs(%p1_f : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %m1_c = arith.constant 5.0 : f32
+  %m1_e = tensor.empty() : tensor<8x4xf32>
+  %m1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%p1 : tensor<8x4xf32>) outs(%m1_e : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %d = arith.divf %in, %m1_c : f32
+    linalg.yield %d : f32
+  } -> tensor<8x4xf32>
+  util.return %m0, %m1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
 // F.embedding_bag's quadratic scan (every index for every bag) -> lookup + sum over the bag.
 // CHECK-LABEL: util.func public @embedding_bag
 // CHECK-SAME: (%[[IDS:.+]]: tensor<8x5xi64>)
 // CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[IDS]]
-// CHECK: %[[FILL:.+]] = linalg.fill
 // CHECK: %[[E:.+]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [8, 5] : tensor<40xi64> into tensor<8x5xi64>
+// CHECK: %[[FILL:.+]] = linalg.fill
 // CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<8x5xi64>) outs(%{{.+}} : tensor<8x5x4xf32>)
 // CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[ROWS]] : tensor<8x5x4xf32>) outs(%[[FILL]] : tensor<8x4xf32>)
 // CHECK: util.return %[[SUM]]

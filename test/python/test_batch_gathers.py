@@ -91,6 +91,7 @@ LIT_EXPECTATIONS = {
     "absorbed_by_consumer": (False, 0),
     "ext_gather": (True, 1),
     "pooled_bags": (True, 1),
+    "mean_bags": (True, 1),
     "embedding_bag": (True, 0),
     "concat_writer": (True, 2),
     "concat_mixed_widths": (True, 2),

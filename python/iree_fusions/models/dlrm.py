@@ -39,7 +39,8 @@ class DlrmConfig:
     table_rows: tuple[int, ...] = ISSUE_TABLE_ROWS
     table_dims: tuple[int, ...] | int = 64  # one dim for all tables, or one per table
     features: tuple[tuple[int, int], ...] = ISSUE_FEATURES  # (table, bag length)
-    bag_op: str = "sum"  # "sum": F.embedding(...).sum(1); "embedding_bag": F.embedding_bag
+    bag_op: str = "sum"  # "sum": F.embedding(...).sum(1); "mean": .mean(1);
+    # "embedding_bag": F.embedding_bag(mode="sum")
     dense_in: int = 13
     mlp: tuple[int, ...] = (256, 128, 64)  # bottom MLP widths (empty: sparse part alone)
     packed_ids: bool = False  # one [B, F] int64 input (one-id features only)
@@ -81,6 +82,8 @@ def build_dlrm(cfg: DlrmConfig):
                 return F.embedding(ids, weight)
             if cfg.bag_op == "embedding_bag":
                 return F.embedding_bag(ids, weight, mode="sum")
+            if cfg.bag_op == "mean":
+                return F.embedding(ids, weight).mean(1)
             return F.embedding(ids, weight).sum(1)
 
         def forward(self, *args):
@@ -159,4 +162,6 @@ MODELS: list[BenchModel] = [
            "unseen: tables of dims 16/32/64 interleaved in the concat, B=8"),
     _model("dlrm-packed-b16", replace(PACKED, batch=16),
            "unseen: one packed [B,10] id tensor, tables of dim 32, B=16"),
+    _model("dlrm-mean-b8", replace(ISSUE, bag_op="mean"),
+           "unseen: the issue's model with mean bags (F.embedding(...).mean(1)), B=8"),
 ]

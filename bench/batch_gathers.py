@@ -1,0 +1,193 @@
+"""Measurements behind batch-gathers (results in bench/results/batch-gathers.md).
+
+    python bench/batch_gathers.py [SWEEP ...] [--rounds 5] [--device local-task]
+
+Each row: a DLRM-style PyTorch model (models/dlrm.py) compiled with stock IREE and with
+`--fusions=batch-gathers{OPTIONS}`; dispatches (flow IR, run-time dispatches of @main; the
+ones in initializers apart), the largest error against PyTorch of both, and the median
+latency of alternating runs (stock/plugin ratio > 1: the plugin is faster).
+
+Sweeps:
+  issue        the issue's model at B = 1, 8, 64, F.embedding_bag variant, sparse part alone,
+               16 one-id lookups (NOTES.md's hand check)
+  unseen       layouts the pass was not tuned on (26 features on 24 dim-32 tables, mixed dims,
+               one packed id tensor)
+  group-size   K one-id lookups returned separately (sliced back) and written to a concat
+  index-count  4 one-id lookups (returned separately) as the batch grows
+  bags         4 pooled bags of 20 ids (returned separately) as the batch grows
+  options      the issue's model at B = 8 with parts of the pass switched off or changed
+  all          every sweep
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+import numpy as np
+
+from iree_fusions import api
+from iree_fusions.counting import count_flow_ir
+from iree_fusions.models import dlrm
+from iree_fusions.timing import compare_latency
+
+D = dlrm.DlrmConfig
+
+
+def one_id(k: int, batch: int, concat: bool, dim: int = 64) -> D:
+    return D(batch=batch, table_rows=(1000,) * k, table_dims=dim,
+             features=tuple((t, 1) for t in range(k)), mlp=(), concat=concat)
+
+
+def bags(k: int, batch: int, length: int = 20) -> D:
+    return D(batch=batch, table_rows=tuple(500 + 100 * t for t in range(k)),
+             features=tuple((t, length) for t in range(k)), mlp=(), concat=False)
+
+
+SWEEPS: dict[str, list[tuple[str, D, str]]] = {
+    "issue": [
+        *[(f"dlrm-b{b}", replace(dlrm.ISSUE, batch=b), "") for b in (1, 8, 64)],
+        *[(f"dlrm-bag-b{b}", replace(dlrm.ISSUE, batch=b, bag_op="embedding_bag"), "")
+          for b in (1, 8, 64)],
+        ("dlrm-sparse-b8", dlrm.SPARSE, ""),
+        ("dlrm-sparse-b64", replace(dlrm.SPARSE, batch=64), ""),
+        ("dlrm-lookups16-b8", dlrm.LOOKUPS16, ""),
+    ],
+    "unseen": [
+        ("criteo26-b32", replace(dlrm.CRITEO26, batch=32), ""),
+        ("mixed-dims-b8", dlrm.MIXED_DIMS, ""),
+        ("packed-b16", replace(dlrm.PACKED, batch=16), ""),
+    ],
+    "group-size": [
+        *[(f"{k} lookups, sliced, B=8", one_id(k, 8, False), "") for k in (2, 3, 4, 8)],
+        *[(f"{k} lookups, concat, B=8", one_id(k, 8, True), "") for k in (2, 4, 16)],
+    ],
+    "index-count": [
+        (f"4 lookups, sliced, B={b}", one_id(4, b, False), "")
+        for b in (1, 16, 256, 1024, 2048, 4096)
+    ],
+    "bags": [
+        *[(f"4 bags x 20, B={b}", bags(4, b), "") for b in (1, 8, 64, 512)],
+        ("2 bags x 20, B=8", bags(2, 8), ""),
+    ],
+    "options": [
+        ("dlrm-b8", dlrm.ISSUE, ""),
+        ("dlrm-b8 same-table only", dlrm.ISSUE, "cross-table=0"),
+        ("dlrm-b8 no concat writer", dlrm.ISSUE, "concat-writer=0"),
+        ("dlrm-b8 no dedup", dlrm.ISSUE, "dedup=0"),
+        ("dlrm-b8 indices as ins", dlrm.ISSUE, "gather-mode=ins"),
+        ("dlrm-b8 values by extract", dlrm.ISSUE, "values-as-ins=0"),
+        ("dlrm-bag-b8 no embedding_bag rewrite", replace(dlrm.ISSUE, bag_op="embedding_bag"),
+         "embedding-bag=0"),
+    ],
+}
+
+
+def latency_min(stock: bytes, plugin: bytes, inputs, device: str, rounds: int,
+                repetitions: int) -> tuple[float, float, float, float]:
+    """(min stock, min plugin, median stock, median plugin) in ms over alternating rounds
+    of `repetitions` runs each: on a shared, loaded machine the minimum is the steadier
+    estimate of the uncontended time (medians are given too)."""
+    import json
+    import statistics
+    import subprocess
+
+    from iree_fusions.timing import _benchmark_tool, _save_inputs
+
+    times: dict[str, list[float]] = {"stock": [], "plugin": []}
+    with tempfile.TemporaryDirectory(prefix="bg-lat-") as tmp:
+        paths = {}
+        for k, blob in (("stock", stock), ("plugin", plugin)):
+            paths[k] = os.path.join(tmp, f"{k}.vmfb")
+            with open(paths[k], "wb") as f:
+                f.write(blob)
+        flags = _save_inputs(inputs, tmp)
+        for r in range(rounds):
+            for k in (("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")):
+                cmd = [_benchmark_tool(), f"--module={paths[k]}", f"--device={device}",
+                       "--function=main", *flags, f"--benchmark_repetitions={repetitions}",
+                       "--benchmark_min_time=0.02s", "--benchmark_format=json"]
+                out = json.loads(subprocess.run(cmd, capture_output=True, text=True,
+                                                check=True).stdout)
+                for b in out["benchmarks"]:
+                    if b.get("run_type") == "iteration":
+                        scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0}[b.get("time_unit", "ns")]
+                        times[k].append(b["real_time"] * scale)
+    return (min(times["stock"]), min(times["plugin"]), statistics.median(times["stock"]),
+            statistics.median(times["plugin"]))
+
+
+def measure(name: str, cfg: D, options: str, args) -> dict:
+    art = dlrm.build_artifact(cfg)
+    fusions = f"batch-gathers{{{options}}}" if options else "batch-gathers"
+    with tempfile.TemporaryDirectory(prefix="bg-bench-") as tmp:
+        path = os.path.join(tmp, "model.mlirbc")
+        with open(path, "wb") as f:
+            f.write(art.source)
+        jobs = {"stock": dict(stock=True), "plugin": dict(fusions=fusions),
+                "stock_flow": dict(stock=True, compile_to="flow"),
+                "plugin_flow": dict(fusions=fusions, compile_to="flow")}
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futs = {k: pool.submit(api.compile_file, path, device=args.device,
+                                   flags=art.flags, **kw) for k, kw in jobs.items()}
+            outs = {k: f.result() for k, f in futs.items()}
+    sc, pc = count_flow_ir(outs["stock_flow"].output), count_flow_ir(outs["plugin_flow"].output)
+    stock = api.run(outs["stock"].output, art.inputs, device=args.device)
+    plugin = api.run(outs["plugin"].output, art.inputs, device=args.device)
+    row = dict(name=name, options=options or "-", stock_d=sc.total_dispatches,
+               plugin_d=pc.total_dispatches, init_d=pc.initializer_dispatches,
+               err_stock=api.compare_outputs(art.reference, stock).max_abs,
+               err_plugin=api.compare_outputs(art.reference, plugin).max_abs)
+    if args.rounds and args.estimator == "median":
+        pair = compare_latency(outs["stock"].output, outs["plugin"].output, art.inputs,
+                               device=args.device, rounds=args.rounds,
+                               repetitions=args.repetitions)
+        row.update(stock_ms=pair.stock_ms, plugin_ms=pair.plugin_ms, ratio=pair.ratio)
+    elif args.rounds:
+        s_min, p_min, s_med, p_med = latency_min(outs["stock"].output, outs["plugin"].output,
+                                                 art.inputs, args.device, args.rounds,
+                                                 args.repetitions)
+        row.update(stock_ms=s_min, plugin_ms=p_min, ratio=s_min / p_min,
+                   median_ratio=s_med / p_med)
+    return row
+
+
+def fmt(row: dict) -> str:
+    t = (f"| {row['name']} | {row['options']} | {row['stock_d']} | {row['plugin_d']} "
+         f"(+{row['init_d']} init) | {row['err_stock']:.1e} / {row['err_plugin']:.1e} |")
+    if "ratio" in row:
+        t += f" {row['stock_ms']:.4f} | {row['plugin_ms']:.4f} | {row['ratio']:.2f} |"
+    if "median_ratio" in row:
+        t += f" {row['median_ratio']:.2f} |"
+    return t
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("sweeps", nargs="*", default=["issue"], choices=[*SWEEPS, "all", []])
+    p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--repetitions", type=int, default=10)
+    p.add_argument("--device", default="local-task")
+    p.add_argument("--estimator", choices=["min", "median"], default="min",
+                   help="min: fastest repetition of alternating rounds (steadier on a loaded "
+                        "machine), median ratio shown too; median: iree_fusions.timing")
+    args = p.parse_args(argv)
+    est = "min" if args.estimator == "min" else "median"
+    print(f"| model | options | dispatches stock | dispatches plugin | max err vs torch "
+          f"(stock / plugin) | ms stock ({est}) | ms plugin ({est}) | ratio ({est}) |"
+          + (" ratio (median) |" if args.estimator == "min" else ""))
+    print("|---|---|---|---|---|---|---|---|" + ("---|" if args.estimator == "min" else ""))
+    sweeps = list(SWEEPS) if "all" in args.sweeps else (args.sweeps or ["issue"])
+    for sweep in sweeps:
+        for name, cfg, options in SWEEPS[sweep]:
+            print(fmt(measure(name, cfg, options, args)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    np.set_printoptions(precision=4)
+    sys.exit(main())
