@@ -201,7 +201,7 @@ def _clone_body(src: ir.Operation, dst_block: ir.Block, arg_map: Sequence[int | 
                     new.operands[i] = mapping[v]
             if bop.name == "linalg.index" and index_map is not None:
                 dim = ir.IntegerAttr(bop.attributes["dim"]).value
-                new.attributes["dim"] = ir.IntegerAttr.get(ir.IndexType.get(), index_map[dim])
+                new.attributes["dim"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index_map[dim])
             for old, res in zip(bop.results, new.results):
                 mapping[old] = res
 
@@ -340,8 +340,11 @@ def expand_op(op: ir.Operation, splits: dict[int, list[int]]) -> tuple[ir.Operat
 def replace_with_expanded(op: ir.Operation, new: ir.Operation, result_groups: list,
                           direct: dict[int, ir.Operation] | None = None) -> None:
     """Replaces op's results by new's, collapsing back for every user but `direct[i]`
-    (an expand_shape of result i whose result new's result i equals)."""
+    (an expand_shape of result i whose result new's result i equals). Reshapes that fed
+    op and are now dead (expand(collapse(x)) folded to x) are erased."""
     direct = direct or {}
+    feeding = [h.defining_op(v) for v in op.operands]
+    feeding = [f for f in feeding if f is not None and f.name in RESHAPES]
     for i, (old, res) in enumerate(zip(op.results, new.results)):
         reshape = direct.get(i)
         if reshape is not None:
@@ -354,6 +357,9 @@ def replace_with_expanded(op: ir.Operation, new: ir.Operation, result_groups: li
             collapsed = _collapse(res, groups, old_type)
         old.replace_all_uses_with(collapsed)
     op.erase()
+    for f in dict.fromkeys(feeding):
+        if not list(f.results[0].uses):
+            f.erase()
 
 
 # ---------------------------------------------------------------- paths from producers
@@ -548,30 +554,6 @@ def apply_sink(plan: list[tuple[ir.Operation, dict]]) -> ir.Operation:
 # ---------------------------------------------------------------- consumer rewrites
 
 
-def interchange_order(consumer: ir.Operation, operand: int) -> list[int]:
-    """New loop order making the operand's map (d0, d1, ...): its dims first, others after."""
-    dims = _dims_or_none(h.indexing_maps(consumer)[operand])
-    n = h.indexing_maps(consumer)[0].n_dims
-    return list(dims) + [d for d in range(n) if d not in dims]
-
-
-def interchange(consumer: ir.Operation, order: list[int]) -> ir.Operation:
-    """Rebuilds consumer with loop k of the new op = loop order[k] of the old one."""
-    n = len(order)
-    where = {old: new for new, old in enumerate(order)}
-    maps = [_map_attr(n, [where[d] for d in _dims_or_none(m)]) for m in h.indexing_maps(consumer)]
-    iters = _iterators(consumer)
-    new_iters = [iters[order[k]] for k in range(n)]
-    with ir.InsertionPoint(consumer), consumer.location:
-        new = _new_generic(h.dps_inputs(consumer), h.dps_inits(consumer), maps, new_iters)
-        block = _append_body_block(new, list(consumer.operands))
-        _clone_body(consumer, block, list(range(len(consumer.operands))), where)
-    for old, res in zip(consumer.results, new.results):
-        old.replace_all_uses_with(res)
-    consumer.erase()
-    return new
-
-
 def fold_copy_into_producer(copy: ir.Operation, elementwise: ir.Operation) -> ir.Operation:
     """E -> transpose copy C  ==>  E writing C's layout (C's init, composed output map)."""
     c_in, c_out = (_dims_or_none(m) for m in h.indexing_maps(copy))
@@ -668,6 +650,216 @@ def merge_siblings(consumers: list[ir.Operation], value: ir.Value) -> ir.Operati
     return new
 
 
+# ---------------------------------------------------------------- producer layout
+
+
+def rebuild(op: ir.Operation, order: list[int], operands: list[ir.Value] | None = None,
+            dims: list[list[int]] | None = None) -> ir.Operation:
+    """op as a linalg.generic whose loop k is op's loop order[k] (built before op).
+
+    `operands` (DPS inputs then inits) and `dims` (each map as dims of op's loops) replace
+    op's own when given. Uses are not replaced.
+    """
+    operands = list(op.operands) if operands is None else operands
+    dims = [_dims_or_none(m) for m in h.indexing_maps(op)] if dims is None else dims
+    where = {old: new for new, old in enumerate(order)}
+    n_in = len(h.dps_inputs(op))
+    iters = _iterators(op)
+    with ir.InsertionPoint(op), op.location:
+        new = _new_generic(operands[:n_in], operands[n_in:],
+                           [_map_attr(len(order), [where[d] for d in ds]) for ds in dims],
+                           [iters[o] for o in order])
+        block = _append_body_block(new, operands)
+        _clone_body(op, block, list(range(len(operands))), where)
+    return new
+
+
+def interchange_order(consumer: ir.Operation, operand: int) -> list[int]:
+    """New loop order making the operand's map (d0, d1, ...): its dims first, others after."""
+    dims = _dims_or_none(h.indexing_maps(consumer)[operand])
+    n = h.indexing_maps(consumer)[0].n_dims
+    return list(dims) + [d for d in range(n) if d not in dims]
+
+
+def interchange(consumer: ir.Operation, order: list[int]) -> ir.Operation:
+    """Replaces consumer by itself with loop k = old loop order[k]."""
+    new = rebuild(consumer, order)
+    for old, res in zip(consumer.results, new.results):
+        old.replace_all_uses_with(res)
+    consumer.erase()
+    return new
+
+
+def _init_can_be_recreated(value: ir.Value) -> bool:
+    producer = h.defining_op(value)
+    if producer is None:
+        return False
+    if producer.name == "tensor.empty":
+        return True
+    if producer.name == "linalg.fill":
+        init = h.defining_op(h.dps_inits(producer)[0])
+        return init is not None and init.name == "tensor.empty"
+    return False
+
+
+def _permuted_init(value: ir.Value, shape: list[int]) -> ir.Value | None:
+    """An init of a new shape: tensor.empty / linalg.fill of one re-created, else None."""
+    producer = h.defining_op(value)
+    elt = ir.RankedTensorType(value.type).element_type
+    if producer is None:
+        return None
+    if producer.name == "tensor.empty":
+        return tensor.EmptyOp(shape, elt).result
+    if producer.name == "linalg.fill":
+        init = h.defining_op(h.dps_inits(producer)[0])
+        if init is not None and init.name == "tensor.empty":
+            fill = linalg.fill(h.dps_inputs(producer)[0],
+                               outs=[tensor.EmptyOp(shape, elt).result])
+            return fill if isinstance(fill, ir.Value) else fill.results[0]
+    return None
+
+
+def _loop_groups(order: list[int], maps: list[list[int]]) -> list[list[int]]:
+    """Consecutive loops of `order` that every map reads together, adjacent and in order
+    (IREE's collapse-dimensions folds them into one loop)."""
+    groups: list[list[int]] = []
+    for d in order:
+        if groups:
+            a = groups[-1][-1]
+            together = True
+            for m in maps:
+                if (a in m) != (d in m) or (a in m and m.index(d) != m.index(a) + 1):
+                    together = False
+                    break
+            if together:
+                groups[-1].append(d)
+                continue
+        groups.append([d])
+    return groups
+
+
+def contraction_order_ok(op: ir.Operation, order: list[int],
+                         out_layout: list[int]) -> bool | None:
+    """For a two-input contraction run with loop order `order`, whose result ends up stored
+    as `out_layout` (dims of op's loops): are the two innermost parallel loop groups an M
+    group (first input only) then an N group (second input only)? That is the shape CPU and
+    GPU matmul configurations tile well; anything else (two N loops of a split N dimension,
+    or N before M) measured 2-3x slower on llvm-cpu. None: op is not such a contraction."""
+    ins = [v for v in h.dps_inputs(op) if isinstance(v.type, ir.RankedTensorType)]
+    iters = _iterators(op)
+    if len(ins) != 2 or "reduction" not in iters:
+        return None
+    maps = [_dims_or_none(m) for m in h.indexing_maps(op)]
+    if any(m is None for m in maps):
+        return None
+    a, b = set(maps[0]), set(maps[1])
+    groups = _loop_groups([d for d in order if iters[d] == "parallel"],
+                          maps + [out_layout])
+    if len(groups) < 2:
+        return False
+    kinds = []
+    for g in groups[-2:]:
+        d = g[0]
+        kinds.append("m" if d in a and d not in b else "n" if d in b and d not in a else "x")
+    return kinds == ["m", "n"]
+
+
+def layout_plan(path: Path) -> dict | str:
+    """Checks that P and the identity chain can compute in the layout C reads (so that C
+    reads it with the identity map) and returns what apply_layout needs."""
+    p, consumer = path.producer, path.consumer
+    if not _is_structured(p) or len(p.results) != 1:
+        return f"{p.name} cannot change its result layout"
+    c = _dims_or_none(h.indexing_maps(consumer)[path.operand])
+    ordered = sorted(c)
+    pos = [ordered.index(d) for d in c]  # tail dim j -> new dim pos[j]
+    pinv = [0] * len(pos)
+    for j, k in enumerate(pos):
+        pinv[k] = j
+    n_in = len(h.dps_inputs(p))
+    o = _dims_or_none(h.indexing_maps(p)[n_in])
+    if o is None or expansion_blocker(p, {}) is not None:
+        return f"{p.name} maps are not projected permutations"
+    if not _init_can_be_recreated(h.dps_inits(p)[0]):
+        return f"{p.name} accumulates into a tensor that is not a fill/empty"
+    for e in path.ops:
+        if len(h.dps_inits(e)) != 1 or _out_arg_used(e) or \
+                h.defining_op(h.dps_inits(e)[0]) is None or \
+                h.defining_op(h.dps_inits(e)[0]).name != "tensor.empty":
+            return f"{describe_op(e)} cannot change its result layout"
+    new_out = [o[pinv[k]] for k in range(len(o))]
+    order = new_out + [d for d in range(len(_iterators(p))) if d not in new_out]
+    return {"pos": pos, "pinv": pinv, "ordered": ordered, "order": order, "new_out": new_out}
+
+
+def apply_layout(path: Path, plan: dict) -> ir.Operation | None:
+    """P computes in C's read layout, the identity chain follows, C reads it with the
+    identity map (a pure transpose copy C disappears). Returns the new consumer (or None)."""
+    p, consumer = path.producer, path.consumer
+    pinv = plan["pinv"]
+
+    def permute(shape):
+        return [shape[pinv[k]] for k in range(len(shape))]
+
+    n_in = len(h.dps_inputs(p))
+    init = h.dps_inits(p)[0]
+    with ir.InsertionPoint(p), p.location:
+        new_init = _permuted_init(init, permute(_static_shape(init)))
+    dims = [_dims_or_none(m) for m in h.indexing_maps(p)]
+    new_p = rebuild(p, plan["order"], list(h.dps_inputs(p)) + [new_init],
+                    dims[:n_in] + [plan["new_out"]])
+    prev_old, prev = p.results[0], new_p.results[0]
+    dead = [p]
+    for e in path.ops:
+        e_in = len(h.dps_inputs(e))
+        dims = [_dims_or_none(m) for m in h.indexing_maps(e)]
+        out = dims[e_in]
+        new_out = [out[pinv[k]] for k in range(len(out))]
+        operands = list(h.dps_inputs(e))
+        for i, v in enumerate(operands):
+            if v == prev_old:
+                operands[i] = prev
+                dims[i] = new_out
+        with ir.InsertionPoint(e), e.location:
+            empty = tensor.EmptyOp(permute(_static_shape(e.results[0])),
+                                   ir.RankedTensorType(e.results[0].type).element_type).result
+        dims[e_in] = new_out
+        new_e = rebuild(e, new_out, operands + [empty], dims)
+        prev_old, prev = e.results[0], new_e.results[0]
+        dead.append(e)
+    c_dims = [_dims_or_none(m) for m in h.indexing_maps(consumer)]
+    c_in = len(h.dps_inputs(consumer))
+    result = None
+    if (is_pure_copy(consumer) and c_dims[1] == plan["ordered"]
+            and consumer.results[0].type == prev.type):
+        consumer.results[0].replace_all_uses_with(prev)
+    else:
+        operands = list(consumer.operands)
+        operands[path.operand] = prev
+        c_dims[path.operand] = plan["ordered"]
+        result = rebuild(consumer, list(range(len(_iterators(consumer)))), operands, c_dims)
+        for old, res in zip(consumer.results, result.results):
+            old.replace_all_uses_with(res)
+    _ = c_in
+    consumer.erase()
+    for op in reversed(dead):
+        op.erase()
+    return result
+
+
+def erase_dead(block: ir.Block) -> None:
+    """Erases the empties, fills and reshapes of `block` that have no users (a rewrite
+    leaves the old inits and reshapes behind)."""
+    while True:
+        dead = [op.operation for op in block.operations
+                if op.operation.name in ("tensor.empty", "linalg.fill", *RESHAPES)
+                and all(not list(r.uses) for r in op.operation.results)]
+        if not dead:
+            return
+        for op in reversed(dead):
+            op.erase()
+
+
 # ---------------------------------------------------------------- the pass
 
 
@@ -703,6 +895,11 @@ class InterchangePermutedConsumers(FusionPass):
     merge_multi_use: bool = True
     # Fold a pure transpose copy into the elementwise op that feeds it.
     fold_transposes: bool = True
+    # When the consumer's permutation moves into the producer (it computes in the layout
+    # the consumer reads) instead of into the consumer's output map: "auto" (when that
+    # gives a contraction whose innermost parallel loops are an M and an N loop and the
+    # other form does not), "always" (whenever possible), "never".
+    producer_layout: str = "auto"
     # Upper bound on rewrites per function (a guard against ping-pong).
     max_rewrites: int = 10000
 
@@ -892,6 +1089,11 @@ class InterchangePermutedConsumers(FusionPass):
             new = merge_siblings(merged, tail)
             steps.append(f"interchanged and merged {len(merged)} readers of the "
                          f"{producer_name} result into one {len(new.results)}-result generic")
+        elif (plan := self._layout_plan(path)) is not None:
+            name = path.producer.name
+            apply_layout(path, plan)
+            steps.append(f"{name} computes in the layout the consumer reads (loops "
+                         f"{plan['order']}), consumer reads it with the identity map")
         else:
             folded = can_fold_copy(consumer, path) if self.fold_transposes else None
             if folded is not None:
@@ -902,7 +1104,36 @@ class InterchangePermutedConsumers(FusionPass):
                 steps.append(f"interchanged the consumer (operand {path.operand} read with "
                              "the identity map)")
         report.change(f"{where} reading {producer_name}: {'; '.join(steps)}")
+        erase_dead(block)
         return True
+
+    def _layout_plan(self, path: Path) -> dict | None:
+        """Change P's layout instead of interchanging C when that gives P the loop order
+        matmul configurations handle well and interchanging C does not (see
+        contraction_order_ok)."""
+        if self.producer_layout == "never":
+            return None
+        p = path.producer
+        if not _is_structured(p):
+            return None
+        plan = layout_plan(path)
+        if isinstance(plan, str):
+            return None
+        if self.producer_layout == "always":
+            return plan
+        n_loops = len(_iterators(p))
+        # Interchanging C: P keeps its loops; C stores P's result in its own output layout.
+        c_maps = [_dims_or_none(m) for m in h.indexing_maps(path.consumer)]
+        c_read = c_maps[path.operand]
+        c_out = c_maps[len(h.dps_inputs(path.consumer))]
+        p_out = _dims_or_none(h.indexing_maps(p)[len(h.dps_inputs(p))])
+        loop_of_c = {c_read[j]: p_out[j] for j in range(len(c_read))}
+        stored = [loop_of_c[d] for d in c_out if d in loop_of_c]
+        if contraction_order_ok(p, list(range(n_loops)), stored) is not False:
+            return None
+        if contraction_order_ok(p, plan["order"], plan["new_out"]):
+            return plan
+        return None
 
     @staticmethod
     def _partial(report: PassReport, where: str, steps: list[str], reason: str):

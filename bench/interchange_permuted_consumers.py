@@ -1,0 +1,115 @@
+"""Benchmark for interchange-permuted-consumers: dispatches, transpose dispatches, numerics
+against PyTorch and stock IREE, llvm-cpu latency (alternating rounds), GPU compile checks.
+
+    python bench/interchange_permuted_consumers.py minilm-b1-s128 minilm-b8-s128 \
+        --rounds 15 --gpu-compile
+
+Exported models are cached under --cache (default /tmp/ipc-bench) as .mlirbc + inputs +
+reference, keyed by model name, so repeated runs skip the slow torch export.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import re
+import sys
+import tempfile
+from collections import Counter
+
+from iree_fusions import api
+from iree_fusions.counting import count_flow_ir
+from iree_fusions.models.catalog import all_models
+from iree_fusions.timing import compare_latency
+
+PASS = "interchange-permuted-consumers"
+GPU_DEVICES = ("hip", "cuda", "vulkan")
+
+
+def load_artifact(name: str, cache: str):
+    path = os.path.join(cache, f"{name}.pkl")
+    if os.path.exists(path):
+        with open(path, "rb") as f:
+            return pickle.load(f)
+    artifact = all_models()[name].build()
+    os.makedirs(cache, exist_ok=True)
+    with open(path, "wb") as f:
+        pickle.dump(artifact, f)
+    return artifact
+
+
+def kinds(names: list[str]) -> Counter:
+    return Counter(re.sub(r"^.*_dispatch_\d+_", "", n) for n in names)
+
+
+def transposes(names: list[str]) -> int:
+    return sum(1 for n in names if "transpose" in n)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("models", nargs="+")
+    p.add_argument("--cache", default="/tmp/ipc-bench")
+    p.add_argument("--rounds", type=int, default=9)
+    p.add_argument("--repetitions", type=int, default=10)
+    p.add_argument("--fusions", default=PASS)
+    p.add_argument("--gpu-compile", action="store_true", help="also compile for hip/cuda/vulkan")
+    p.add_argument("--kinds", action="store_true", help="print dispatch kinds")
+    args = p.parse_args(argv)
+    for name in args.models:
+        art = load_artifact(name, args.cache)
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "model.mlirbc" if art.source[:4] == b"ML\xefR" else "model.mlir")
+            with open(src, "wb") as f:
+                f.write(art.source)
+            flow = {}
+            for label, kw in (("stock", dict(stock=True)), ("plugin", dict(fusions=args.fusions))):
+                out = api.compile_file(src, flags=art.flags, compile_to="flow", **kw)
+                counts = count_flow_ir(out.output)
+                names = [n for ns in counts.dispatch_names.values() for n in ns]
+                flow[label] = (counts.total_dispatches, transposes(names), kinds(names),
+                               counts.total_bytes_between)
+            print(f"{name}: dispatches stock {flow['stock'][0]} -> plugin {flow['plugin'][0]} "
+                  f"(transpose dispatches {flow['stock'][1]} -> {flow['plugin'][1]}; "
+                  f"bytes between {flow['stock'][3]} -> {flow['plugin'][3]})", flush=True)
+            if args.kinds:
+                for label in ("stock", "plugin"):
+                    print(f"  {label}: " + ", ".join(f"{v}x {k}" for k, v in
+                                                  sorted(flow[label][2].items())))
+            stock = api.compile_file(src, flags=art.flags, stock=True).output
+            plugin = api.compile_file(src, flags=art.flags, fusions=args.fusions).output
+            out_s = api.run(stock, art.inputs)
+            out_p = api.run(plugin, art.inputs)
+            agree = api.compare_outputs(out_s, out_p)
+            line = f"  stock vs plugin max abs {agree.max_abs:.3g}"
+            if art.reference is not None:
+                ref_s = api.compare_outputs(art.reference, out_s)
+                ref_p = api.compare_outputs(art.reference, out_p)
+                line += (f"; vs PyTorch: stock {ref_s.max_abs:.3g}, plugin {ref_p.max_abs:.3g}"
+                         f" (atol {art.reference_atol:g})")
+            print(line, flush=True)
+            if args.rounds:
+                lat = compare_latency(stock, plugin, art.inputs, rounds=args.rounds,
+                                      repetitions=args.repetitions)
+                print(f"  llvm-cpu latency: stock {lat.stock_ms:.3f} ms, plugin "
+                      f"{lat.plugin_ms:.3f} ms, stock/plugin {lat.ratio:.3f} "
+                      f"(rounds: stock {[round(x, 3) for x in lat.stock_rounds]}, "
+                      f"plugin {[round(x, 3) for x in lat.plugin_rounds]})", flush=True)
+            if args.gpu_compile:
+                for device in GPU_DEVICES:
+                    res = {}
+                    for label, kw in (("stock", dict(stock=True)),
+                                      ("plugin", dict(fusions=args.fusions))):
+                        try:
+                            api.compile_file(src, device=device, flags=art.flags, **kw)
+                            res[label] = "ok"
+                        except api.CompilerToolError as e:
+                            res[label] = "FAIL: " + str(e).splitlines()[1][:200]
+                    print(f"  compile {device}: stock {res['stock']}, plugin {res['plugin']}",
+                          flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
