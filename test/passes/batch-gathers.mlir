@@ -3,10 +3,13 @@
 // basic / 2-d indices / shared index, mixed lengths, below threshold, different dims, dependent
 // gathers, non-constant table, wrong axis, interleaved consumers, idempotence), plus pooled
 // bags, F.embedding_bag, iree_linalg_ext.gather and concats written in place.
-// RUN: iree-fusions-opt %s --split-input-file -p batch-gathers | filecheck %s
-// RUN: iree-fusions-opt %s --split-input-file -p batch-gathers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=REPORT
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-group-size=3}' | filecheck %s --check-prefix=MIN3
-// RUN: iree-fusions-opt %s --split-input-file -p batch-gathers | iree-fusions-opt - --split-input-file -p batch-gathers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
+// The small groups here are below the default min-sliced-indices (1024 ids for lookups whose
+// results are sliced back), so most RUN lines lower it; DEFAULT shows the default.
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' | filecheck %s
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-group-size=3 min-sliced-indices=0}' | filecheck %s --check-prefix=MIN3
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' | iree-fusions-opt - --split-input-file -p 'batch-gathers{min-sliced-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
+// RUN: iree-fusions-opt %s --split-input-file -p batch-gathers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=DEFAULT
 // IDEM-NOT: changed:
 // IDEM-NOT: FAILED
 
@@ -47,6 +50,8 @@
 // CHECK: util.return %[[S0]], %[[S1]]
 // REPORT: [batch-gathers] 1 change(s), 0 skipped
 // REPORT-NEXT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather
+// DEFAULT: [batch-gathers] 0 change(s), 2 skipped
+// DEFAULT-NEXT: skipped: {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
 // MIN3-LABEL: util.func public @cross_table_offsets
 // MIN3-COUNT-2: linalg.generic
 // MIN3-NOT: util.global.load
@@ -733,6 +738,7 @@ util.func public @ext_gather(%i0: tensor<8x1xi32>, %i1: tensor<8xi32>) -> (tenso
 // CHECK-NOT: iterator_types = ["parallel", "reduction", "parallel"]
 // CHECK: util.return
 // REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
+// DEFAULT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
 util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -934,6 +940,7 @@ util.func public @embedding_bag(%ids: tensor<8x5xi64>) -> (tensor<8x4xf32>) {
 // CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x3x4xf32> into tensor<8x12xf32>
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
+// DEFAULT: changed: concat of 3 slots (widths 4) written
 // REPORT: changed: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 0 from batched gathers, 1 copied values); 3 insert_slices removed
 util.func public @concat_writer(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x12xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
