@@ -1,0 +1,541 @@
+// RUN: iree-fusions-opt %s --split-input-file -p interchange-permuted-consumers | filecheck %s
+// RUN: iree-fusions-opt %s --split-input-file -p interchange-permuted-consumers --fusions-report -o %t 2>&1 | filecheck %s --check-prefix=REPORT
+// Idempotent: a second run changes nothing more (the same checks hold).
+// RUN: iree-fusions-opt %s --split-input-file -p interchange-permuted-consumers,interchange-permuted-consumers | filecheck %s
+// producer-layout=never: the query projection is interchanged instead (the contraction keeps
+// its [128, 12, 32] result, the consumer writes the transposed layout).
+// RUN: iree-fusions-opt %s --split-input-file -p 'interchange-permuted-consumers{producer-layout=never}' | filecheck %s --check-prefix=NEVER
+
+// The report of every chunk, in order.
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed: linalg.generic at {{.*}} reading linalg.matmul: interchanged the consumer (operand 0 read with the identity map)
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed: {{.*}} reading linalg.matmul: expand_shape moved above linalg.matmul (loops split); linalg.generic computes in the layout the consumer reads (loops [1, 0, 2, 3]), consumer reads it with the identity map
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed: {{.*}} reading linalg.matmul: expand_shape moved above linalg.matmul (loops split); folded the transpose copy into the elementwise op before it
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed: {{.*}} reading linalg.batch_matmul: expand_shape moved above linalg.batch_matmul (loops split); interchanged the consumer (operand 0 read with the identity map)
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed: {{.*}} reading linalg.batch_matmul: collapse_shape moved below linalg.generic (loops split); interchanged the consumer (operand 0 read with the identity map)
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed: {{.*}} reading linalg.matmul: interchanged and merged 2 readers of the linalg.matmul result into one 2-result generic
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed: {{.*}} reading linalg.matmul: interchanged the consumer (operand 0 read with the identity map)
+// REPORT: [interchange-permuted-consumers] 1 change(s)
+// REPORT-NEXT: changed: {{.*}} reading linalg.batch_matmul: interchanged the consumer (operand 1 read with the identity map)
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed: {{.*}} reading iree_linalg_ext.attention: interchanged the consumer (operand 0 read with the identity map)
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed: {{.*}} reading linalg.matmul: interchanged the consumer (operand 0 read with the identity map)
+// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
+// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
+// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
+// REPORT: [interchange-permuted-consumers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped: linalg.generic at {{.*}}: operand 0 (linalg.matmul): value has 2 users, util.return is not a mergeable elementwise op
+// REPORT: [interchange-permuted-consumers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped: linalg.generic at {{.*}}: operand 0 (linalg.generic): cannot expand linalg.generic: the body uses linalg.index on a loop that would be split
+// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
+// The seed's example: matmul -> generic reading it through (d1, d0).
+// CHECK-DAG: #[[SEED_ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[SEED_BIAS:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[SEED_T:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: util.func public @seed_matmul_transpose
+// CHECK: %[[GEMM:.+]] = linalg.matmul
+// CHECK: linalg.generic {indexing_maps = [#[[SEED_ID]], #[[SEED_BIAS]], #[[SEED_T]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[GEMM]], %{{.+}} : tensor<128x384xf32>, tensor<384xf32>) outs(%{{.+}} : tensor<384x128xf32>)
+util.func public @seed_matmul_transpose(%a: tensor<128x384xf32>, %w: tensor<384x384xf32>, %b: tensor<384xf32>) -> tensor<384x128xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<128x384xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x384xf32>) -> tensor<128x384xf32>
+  %gemm = linalg.matmul ins(%a, %w : tensor<128x384xf32>, tensor<384x384xf32>) outs(%f : tensor<128x384xf32>) -> tensor<128x384xf32>
+  %e2 = tensor.empty() : tensor<384x128xf32>
+  %generic = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%gemm, %b : tensor<128x384xf32>, tensor<384xf32>) outs(%e2 : tensor<384x128xf32>) {
+  ^bb0(%in: f32, %bias: f32, %out: f32):
+    %s = arith.addf %in, %bias : f32
+    linalg.yield %s : f32
+  } -> tensor<384x128xf32>
+  util.return %generic : tensor<384x128xf32>
+}
+
+// -----
+
+// The expand_shape moves into the weight; the contraction computes the [12, 128, 32] layout
+// the transpose copy wrote (its loops (h, m, d, k): innermost parallel loops m and d); the
+// bias and scale ops follow the layout and the copy is gone.
+// CHECK-DAG: #[[Q_A:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, d3)>
+// CHECK-DAG: #[[Q_W:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[Q_O:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[Q_B:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[Q_ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: util.func public @minilm_query
+// CHECK-SAME: (%[[X:.+]]: tensor<128x384xf32>, %[[W:.+]]: tensor<384x384xf32>, %[[B:.+]]: tensor<384xf32>)
+// CHECK-NOT: linalg.matmul
+// CHECK: %[[W3:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1], [2]] output_shape [12, 32, 384]
+// CHECK: %[[FILL:.+]] = linalg.fill {{.*}} -> tensor<12x128x32xf32>
+// CHECK: %[[MM:.+]] = linalg.generic {indexing_maps = [#[[Q_A]], #[[Q_W]], #[[Q_O]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME: ins(%[[X]], %[[W3]] : tensor<128x384xf32>, tensor<12x32x384xf32>) outs(%[[FILL]] : tensor<12x128x32xf32>)
+// CHECK: arith.mulf
+// CHECK: arith.addf
+// CHECK: %[[BIASED:.+]] = linalg.generic {indexing_maps = [#[[Q_B]], #[[Q_ID]], #[[Q_ID]]]
+// CHECK-SAME: ins(%{{.+}}, %[[MM]] : tensor<12x32xf32>, tensor<12x128x32xf32>)
+// CHECK: %[[SCALED:.+]] = linalg.generic {indexing_maps = [#[[Q_ID]], #[[Q_ID]]]
+// CHECK-SAME: ins(%[[BIASED]] : tensor<12x128x32xf32>)
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: tensor.expand_shape {{.*}} into tensor<128x12x32xf32>
+// CHECK: util.return %[[SCALED]]
+// NEVER-LABEL: util.func public @minilm_query
+// NEVER: %[[MM:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<128x12x32xf32>)
+// NEVER: linalg.generic {{.*}} ins(%{{.+}}, %[[MM]] : tensor<12x32xf32>, tensor<128x12x32xf32>) outs(%{{.+}} : tensor<128x12x32xf32>)
+// NEVER: linalg.generic {{.*}} outs(%{{.+}} : tensor<12x128x32xf32>)
+// NEVER-NOT: linalg.generic
+// NEVER: util.return
+
+// MiniLM's query/value projection: matmul -> expand_shape -> bias -> scale -> transpose copy.
+util.func public @minilm_query(%x: tensor<128x384xf32>, %w: tensor<384x384xf32>, %b: tensor<384xf32>) -> tensor<12x128x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %scale = arith.constant 0.420448184 : f32
+  %e = tensor.empty() : tensor<128x384xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x384xf32>) -> tensor<128x384xf32>
+  %m = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%x, %w : tensor<128x384xf32>, tensor<384x384xf32>) outs(%f : tensor<128x384xf32>) -> tensor<128x384xf32>
+  %bx = tensor.expand_shape %b [[0, 1]] output_shape [12, 32] : tensor<384xf32> into tensor<12x32xf32>
+  %mx = tensor.expand_shape %m [[0], [1, 2]] output_shape [128, 12, 32] : tensor<128x384xf32> into tensor<128x12x32xf32>
+  %e3 = tensor.empty() : tensor<128x12x32xf32>
+  %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%bx, %mx : tensor<12x32xf32>, tensor<128x12x32xf32>) outs(%e3 : tensor<128x12x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %s = arith.addf %in, %in_0 : f32
+    linalg.yield %s : f32
+  } -> tensor<128x12x32xf32>
+  %scaled = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%biased : tensor<128x12x32xf32>) outs(%e3 : tensor<128x12x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.mulf %in, %scale : f32
+    linalg.yield %s : f32
+  } -> tensor<128x12x32xf32>
+  %e4 = tensor.empty() : tensor<12x128x32xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%scaled : tensor<128x12x32xf32>) outs(%e4 : tensor<12x128x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<12x128x32xf32>
+  util.return %t : tensor<12x128x32xf32>
+}
+
+// -----
+
+// The key's transpose keeps (h, d) together: the contraction keeps its (b, s, h, d) order
+// (IREE collapses h, d: innermost loops s and h*d) and the copy folds into the bias op,
+// which writes the [8, 12, 32, 128] layout. The collapse_shape of the input folds away.
+// CHECK-DAG: #[[K_A:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>
+// CHECK-DAG: #[[K_W:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4)>
+// CHECK-DAG: #[[K_O:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[K_B:.+]] = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+// CHECK-DAG: #[[K_ID:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[K_T:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>
+// CHECK-LABEL: util.func public @minilm_key_b8
+// CHECK-SAME: (%[[X:.+]]: tensor<8x128x384xf32>, %[[W:.+]]: tensor<384x384xf32>
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: %[[W3:.+]] = tensor.expand_shape %[[W]]
+// CHECK: %[[MM:.+]] = linalg.generic {indexing_maps = [#[[K_A]], #[[K_W]], #[[K_O]]]
+// CHECK-SAME: ins(%[[X]], %[[W3]] : tensor<8x128x384xf32>, tensor<12x32x384xf32>) outs(%{{.+}} : tensor<8x128x12x32xf32>)
+// CHECK: %[[OUT:.+]] = linalg.generic {indexing_maps = [#[[K_B]], #[[K_ID]], #[[K_T]]]
+// CHECK-SAME: ins(%{{.+}}, %[[MM]] : tensor<12x32xf32>, tensor<8x128x12x32xf32>) outs(%{{.+}} : tensor<8x12x32x128xf32>)
+// CHECK: arith.addf
+// CHECK-NOT: linalg.generic
+// CHECK: util.return %[[OUT]]
+
+// MiniLM's key projection at batch 8: the transpose keeps (h, d) together; the producer keeps
+// its loop order (its innermost loops are then s and h*d), the copy folds into the bias op.
+util.func public @minilm_key_b8(%x: tensor<8x128x384xf32>, %w: tensor<384x384xf32>, %b: tensor<384xf32>) -> tensor<8x12x32x128xf32> {
+  %cst = arith.constant 0.0 : f32
+  %xc = tensor.collapse_shape %x [[0, 1], [2]] : tensor<8x128x384xf32> into tensor<1024x384xf32>
+  %e = tensor.empty() : tensor<1024x384xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<1024x384xf32>) -> tensor<1024x384xf32>
+  %m = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%xc, %w : tensor<1024x384xf32>, tensor<384x384xf32>) outs(%f : tensor<1024x384xf32>) -> tensor<1024x384xf32>
+  %bx = tensor.expand_shape %b [[0, 1]] output_shape [12, 32] : tensor<384xf32> into tensor<12x32xf32>
+  %mx = tensor.expand_shape %m [[0, 1], [2, 3]] output_shape [8, 128, 12, 32] : tensor<1024x384xf32> into tensor<8x128x12x32xf32>
+  %e3 = tensor.empty() : tensor<8x128x12x32xf32>
+  %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bx, %mx : tensor<12x32xf32>, tensor<8x128x12x32xf32>) outs(%e3 : tensor<8x128x12x32xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %s = arith.addf %in, %in_0 : f32
+    linalg.yield %s : f32
+  } -> tensor<8x128x12x32xf32>
+  %e4 = tensor.empty() : tensor<8x12x32x128xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3, d1, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%biased : tensor<8x128x12x32xf32>) outs(%e4 : tensor<8x12x32x128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<8x12x32x128xf32>
+  util.return %t : tensor<8x12x32x128xf32>
+}
+
+// -----
+
+// The expand_shape of the batch dimension moves into the batch_matmul (now batch loops b, h);
+// the copy is interchanged (it reads the result with the identity map, writes transposed).
+// CHECK-DAG: #[[PV_L:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[PV_R:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>
+// CHECK-DAG: #[[PV_O:.+]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[PV_ID:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[PV_T:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+// CHECK-LABEL: util.func public @attention_output_b8
+// CHECK-SAME: (%[[P:.+]]: tensor<8x12x128x128xf32>, %[[V:.+]]: tensor<8x12x128x32xf32>)
+// CHECK-NOT: tensor.collapse_shape
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: %[[BM:.+]] = linalg.generic {indexing_maps = [#[[PV_L]], #[[PV_R]], #[[PV_O]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]}
+// CHECK-SAME: ins(%[[P]], %[[V]] : tensor<8x12x128x128xf32>, tensor<8x12x128x32xf32>)
+// CHECK: %[[T:.+]] = linalg.generic {indexing_maps = [#[[PV_ID]], #[[PV_T]]]
+// CHECK-SAME: ins(%[[BM]] : tensor<8x12x128x32xf32>) outs(%{{.+}} : tensor<8x128x12x32xf32>)
+// CHECK-NOT: tensor.expand_shape
+// CHECK: util.return %[[T]]
+
+// Attention output at batch 8: batch_matmul [96] -> expand [8, 12] -> transpose copy.
+util.func public @attention_output_b8(%p: tensor<8x12x128x128xf32>, %v: tensor<8x12x128x32xf32>) -> tensor<8x128x12x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %pc = tensor.collapse_shape %p [[0, 1], [2], [3]] : tensor<8x12x128x128xf32> into tensor<96x128x128xf32>
+  %vc = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<8x12x128x32xf32> into tensor<96x128x32xf32>
+  %e = tensor.empty() : tensor<96x128x32xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<96x128x32xf32>) -> tensor<96x128x32xf32>
+  %bm = linalg.batch_matmul ins(%pc, %vc : tensor<96x128x128xf32>, tensor<96x128x32xf32>) outs(%f : tensor<96x128x32xf32>) -> tensor<96x128x32xf32>
+  %bx = tensor.expand_shape %bm [[0, 1], [2], [3]] output_shape [8, 12, 128, 32] : tensor<96x128x32xf32> into tensor<8x12x128x32xf32>
+  %e2 = tensor.empty() : tensor<8x128x12x32xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%bx : tensor<8x12x128x32xf32>) outs(%e2 : tensor<8x128x12x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<8x128x12x32xf32>
+  util.return %t : tensor<8x128x12x32xf32>
+}
+
+// -----
+
+// The collapse_shape sinks below the consumer, whose loop d1 splits into (4, 32).
+// CHECK-DAG: #[[CB_ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[CB_T:.+]] = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
+// CHECK-LABEL: util.func public @collapse_between
+// CHECK: %[[BM:.+]] = linalg.batch_matmul
+// CHECK: %[[T:.+]] = linalg.generic {indexing_maps = [#[[CB_ID]], #[[CB_T]]]
+// CHECK-SAME: ins(%[[BM]] : tensor<4x32x48xf32>) outs(%{{.+}} : tensor<48x4x32xf32>)
+// CHECK: math.exp
+// CHECK: %[[C:.+]] = tensor.collapse_shape %[[T]] {{\[\[}}0], [1, 2]] : tensor<48x4x32xf32> into tensor<48x128xf32>
+// CHECK: util.return %[[C]]
+
+// A collapse_shape between producer and consumer is sunk by splitting the consumer's loops.
+util.func public @collapse_between(%a: tensor<4x32x64xf32>, %b: tensor<4x64x48xf32>) -> tensor<48x128xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x32x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<4x32x48xf32>) -> tensor<4x32x48xf32>
+  %bm = linalg.batch_matmul ins(%a, %b : tensor<4x32x64xf32>, tensor<4x64x48xf32>) outs(%f : tensor<4x32x48xf32>) -> tensor<4x32x48xf32>
+  %c = tensor.collapse_shape %bm [[0, 1], [2]] : tensor<4x32x48xf32> into tensor<128x48xf32>
+  %e2 = tensor.empty() : tensor<48x128xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%c : tensor<128x48xf32>) outs(%e2 : tensor<48x128xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = math.exp %in : f32
+    linalg.yield %s : f32
+  } -> tensor<48x128xf32>
+  util.return %t : tensor<48x128xf32>
+}
+
+// -----
+
+// Both readers of the multi-use matmul are merged into one 2-result generic.
+// CHECK-DAG: #[[MU_ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[MU_T:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: util.func public @multi_use
+// CHECK: %[[M:.+]] = linalg.matmul
+// CHECK: %[[R:.+]]:2 = linalg.generic {indexing_maps = [#[[MU_ID]], #[[MU_T]], #[[MU_ID]]]
+// CHECK-SAME: ins(%[[M]] : tensor<64x80xf32>) outs(%{{.+}}, %{{.+}} : tensor<80x64xf32>, tensor<64x80xf32>)
+// CHECK: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32, %{{.+}}: f32):
+// CHECK: %[[NEG:.+]] = arith.negf %[[IN]]
+// CHECK: %[[SQ:.+]] = arith.mulf %[[IN]], %[[IN]]
+// CHECK: linalg.yield %[[NEG]], %[[SQ]]
+// CHECK-NOT: linalg.generic
+// CHECK: util.return %[[R]]#0, %[[R]]#1
+
+// A multi-use producer: a transposed and an identity reader are merged into one generic.
+util.func public @multi_use(%a: tensor<64x96xf32>, %w: tensor<96x80xf32>) -> (tensor<80x64xf32>, tensor<64x80xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x80xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %m = linalg.matmul ins(%a, %w : tensor<64x96xf32>, tensor<96x80xf32>) outs(%f : tensor<64x80xf32>) -> tensor<64x80xf32>
+  %e2 = tensor.empty() : tensor<80x64xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<64x80xf32>) outs(%e2 : tensor<80x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.negf %in : f32
+    linalg.yield %s : f32
+  } -> tensor<80x64xf32>
+  %sq = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<64x80xf32>) outs(%e : tensor<64x80xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.mulf %in, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<64x80xf32>
+  util.return %t, %sq : tensor<80x64xf32>, tensor<64x80xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[BP_M:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[BP_B:.+]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-DAG: #[[BP_O:.+]] = affine_map<(d0, d1, d2) -> (d1, d2, d0)>
+// CHECK-LABEL: util.func public @broadcast_permutation
+// CHECK: %[[M:.+]] = linalg.matmul
+// CHECK: linalg.generic {indexing_maps = [#[[BP_M]], #[[BP_B]], #[[BP_O]]]
+// CHECK-SAME: ins(%[[M]], %{{.+}} : tensor<64x96xf32>, tensor<4xf32>)
+
+// Permutation plus broadcast: the consumer reads the matmul through (d2, d0) and broadcasts
+// over d1; after the interchange the matmul is read through (d0, d1), the broadcast is inner.
+util.func public @broadcast_permutation(%a: tensor<64x128xf32>, %w: tensor<128x96xf32>, %b: tensor<4xf32>) -> tensor<96x4x64xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x96xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %m = linalg.matmul ins(%a, %w : tensor<64x128xf32>, tensor<128x96xf32>) outs(%f : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %e2 = tensor.empty() : tensor<96x4x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>, affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%m, %b : tensor<64x96xf32>, tensor<4xf32>) outs(%e2 : tensor<96x4x64xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %s = arith.mulf %in, %in_0 : f32
+    linalg.yield %s : f32
+  } -> tensor<96x4x64xf32>
+  util.return %r : tensor<96x4x64xf32>
+}
+
+// -----
+
+// The batch_matmul (16x32x24) is larger than the matmul (24x16): it is read with the
+// identity map, the matmul through (d2, d0).
+// CHECK-DAG: #[[TP_MM:.+]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// CHECK-DAG: #[[TP_ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[TP_O:.+]] = affine_map<(d0, d1, d2) -> (d1, d2, d0)>
+// CHECK-LABEL: util.func public @two_producers
+// CHECK: %[[BM:.+]] = linalg.batch_matmul
+// CHECK: %[[MM:.+]] = linalg.matmul
+// CHECK: linalg.generic {indexing_maps = [#[[TP_MM]], #[[TP_ID]], #[[TP_O]]]
+// CHECK-SAME: ins(%[[MM]], %[[BM]] : tensor<24x16xf32>, tensor<16x32x24xf32>)
+
+// Two permuted operands from two producers: the larger producer (the 3-D batch_matmul) wins.
+util.func public @two_producers(%a: tensor<16x32x8xf32>, %b: tensor<16x8x24xf32>, %x: tensor<24x64xf32>, %y: tensor<64x16xf32>) -> tensor<32x24x16xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32x24xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<16x32x24xf32>) -> tensor<16x32x24xf32>
+  %bm = linalg.batch_matmul ins(%a, %b : tensor<16x32x8xf32>, tensor<16x8x24xf32>) outs(%f : tensor<16x32x24xf32>) -> tensor<16x32x24xf32>
+  %e1 = tensor.empty() : tensor<24x16xf32>
+  %f1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<24x16xf32>) -> tensor<24x16xf32>
+  %mm = linalg.matmul ins(%x, %y : tensor<24x64xf32>, tensor<64x16xf32>) outs(%f1 : tensor<24x16xf32>) -> tensor<24x16xf32>
+  %e2 = tensor.empty() : tensor<32x24x16xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d2, d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mm, %bm : tensor<24x16xf32>, tensor<16x32x24xf32>) outs(%e2 : tensor<32x24x16xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %s = arith.addf %in, %in_0 : f32
+    linalg.yield %s : f32
+  } -> tensor<32x24x16xf32>
+  util.return %r : tensor<32x24x16xf32>
+}
+
+// -----
+
+// A linalg_ext producer: the consumer is interchanged (the producer is left as it is).
+// CHECK-DAG: #[[AT_ID:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[AT_T:.+]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+// CHECK-LABEL: util.func public @attention_producer
+// CHECK: %[[ATT:.+]] = iree_linalg_ext.attention
+// CHECK: linalg.generic {indexing_maps = [#[[AT_ID]], #[[AT_T]]]
+// CHECK-SAME: ins(%[[ATT]] : tensor<8x64x32xf32>) outs(%{{.+}} : tensor<64x8x32xf32>)
+
+// A linalg_ext producer (attention) read through a permutation.
+util.func public @attention_producer(%q: tensor<8x64x32xf32>, %k: tensor<8x64x32xf32>, %v: tensor<8x64x32xf32>) -> tensor<64x8x32xf32> {
+  %scale = arith.constant 0.176776692 : f32
+  %e = tensor.empty() : tensor<8x64x32xf32>
+  %att = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]>
+      ins(%q, %k, %v, %scale : tensor<8x64x32xf32>, tensor<8x64x32xf32>, tensor<8x64x32xf32>, f32) outs(%e : tensor<8x64x32xf32>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<8x64x32xf32>
+  %e2 = tensor.empty() : tensor<64x8x32xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%att : tensor<8x64x32xf32>) outs(%e2 : tensor<64x8x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.mulf %in, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<64x8x32xf32>
+  util.return %t : tensor<64x8x32xf32>
+}
+
+// -----
+
+// linalg.index dims follow the interchange: old d0 (rows of the output) is new d1.
+// CHECK-DAG: #[[IX_ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[IX_T:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: util.func public @index_in_body
+// CHECK: linalg.generic {indexing_maps = [#[[IX_ID]], #[[IX_T]]]
+// CHECK: %[[I:.+]] = linalg.index 1 : index
+// CHECK: %[[J:.+]] = linalg.index 0 : index
+// CHECK: arith.cmpi ult, %[[J]], %[[I]] : index
+
+// linalg.index in the consumer's body is renumbered with the loops.
+util.func public @index_in_body(%a: tensor<32x16xf32>, %w: tensor<16x48xf32>) -> tensor<48x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<32x48xf32>) -> tensor<32x48xf32>
+  %m = linalg.matmul ins(%a, %w : tensor<32x16xf32>, tensor<16x48xf32>) outs(%f : tensor<32x48xf32>) -> tensor<32x48xf32>
+  %e2 = tensor.empty() : tensor<48x32xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<32x48xf32>) outs(%e2 : tensor<48x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %lt = arith.cmpi ult, %j, %i : index
+    %z = arith.select %lt, %in, %cst : f32
+    linalg.yield %z : f32
+  } -> tensor<48x32xf32>
+  util.return %t : tensor<48x32xf32>
+}
+
+// -----
+
+// Negative: already the identity map; nothing changes.
+// CHECK-LABEL: util.func public @already_identity
+// CHECK: %[[M:.+]] = linalg.matmul
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%[[M]], %{{.+}} : tensor<32x48xf32>, tensor<48xf32>) outs(%{{.+}} : tensor<32x48xf32>)
+
+// Negative: the consumer already reads the matmul with the identity map.
+util.func public @already_identity(%a: tensor<32x16xf32>, %w: tensor<16x48xf32>, %b: tensor<48xf32>) -> tensor<32x48xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<32x48xf32>) -> tensor<32x48xf32>
+  %m = linalg.matmul ins(%a, %w : tensor<32x16xf32>, tensor<16x48xf32>) outs(%f : tensor<32x48xf32>) -> tensor<32x48xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %b : tensor<32x48xf32>, tensor<48xf32>) outs(%e : tensor<32x48xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %s = arith.addf %in, %in_0 : f32
+    linalg.yield %s : f32
+  } -> tensor<32x48xf32>
+  util.return %r : tensor<32x48xf32>
+}
+
+// -----
+
+// Negative: (d1, d0 + d1) is not a permutation; nothing changes.
+// CHECK-DAG: #[[NP:.+]] = affine_map<(d0, d1) -> (d1, d0 + d1)>
+// CHECK-LABEL: util.func public @not_permutation
+// CHECK: linalg.generic {indexing_maps = [#[[NP]],
+
+// Negative: not a permutation (the consumer reads a diagonal-like (d0 + d1) index).
+util.func public @not_permutation(%a: tensor<32x16xf32>, %w: tensor<16x48xf32>) -> tensor<16x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<32x48xf32>) -> tensor<32x48xf32>
+  %m = linalg.matmul ins(%a, %w : tensor<32x16xf32>, tensor<16x48xf32>) outs(%f : tensor<32x48xf32>) -> tensor<32x48xf32>
+  %e2 = tensor.empty() : tensor<16x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0 + d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<32x48xf32>) outs(%e2 : tensor<16x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<16x32xf32>
+  util.return %r : tensor<16x32xf32>
+}
+
+// -----
+
+// Negative: no producer (a function argument); nothing changes.
+// CHECK-DAG: #[[NOP_T:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: util.func public @no_producer
+// CHECK: linalg.generic {indexing_maps = [#[[NOP_T]],
+
+// Negative: a transposed read of a function argument (no producer to fuse with).
+util.func public @no_producer(%x: tensor<32x48xf32>) -> tensor<48x32xf32> {
+  %e2 = tensor.empty() : tensor<48x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<32x48xf32>) outs(%e2 : tensor<48x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.negf %in : f32
+    linalg.yield %s : f32
+  } -> tensor<48x32xf32>
+  util.return %r : tensor<48x32xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[MR_T:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: util.func public @multi_use_returned
+// CHECK: linalg.generic {indexing_maps = [#[[MR_T]],
+
+// Negative: the producer's result is also returned, so IREE cannot fuse a consumer into it.
+util.func public @multi_use_returned(%a: tensor<32x16xf32>, %w: tensor<16x48xf32>) -> (tensor<48x32xf32>, tensor<32x48xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<32x48xf32>) -> tensor<32x48xf32>
+  %m = linalg.matmul ins(%a, %w : tensor<32x16xf32>, tensor<16x48xf32>) outs(%f : tensor<32x48xf32>) -> tensor<32x48xf32>
+  %e2 = tensor.empty() : tensor<48x32xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<32x48xf32>) outs(%e2 : tensor<48x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.negf %in : f32
+    linalg.yield %s : f32
+  } -> tensor<48x32xf32>
+  util.return %r, %m : tensor<48x32xf32>, tensor<32x48xf32>
+}
+
+// -----
+
+// CHECK-LABEL: util.func public @index_blocks_expand
+// CHECK: tensor.expand_shape {{.*}} into tensor<64x4x24xf32>
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{.+}} : tensor<64x4x24xf32>) outs(%{{.+}} : tensor<4x64x24xf32>)
+
+// Negative: the expand_shape cannot move above a producer whose body reads linalg.index on the
+// loop it would split.
+util.func public @index_blocks_expand(%x: tensor<64x96xf32>) -> tensor<4x64x24xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<64x96xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %red = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<64x96xf32>) outs(%f : tensor<64x96xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %j = linalg.index 1 : index
+    %k = linalg.index 2 : index
+    %le = arith.cmpi ule, %k, %j : index
+    %a = arith.addf %in, %out : f32
+    %s = arith.select %le, %a, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<64x96xf32>
+  %rx = tensor.expand_shape %red [[0], [1, 2]] output_shape [64, 4, 24] : tensor<64x96xf32> into tensor<64x4x24xf32>
+  %e2 = tensor.empty() : tensor<4x64x24xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%rx : tensor<64x4x24xf32>) outs(%e2 : tensor<4x64x24xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x64x24xf32>
+  util.return %t : tensor<4x64x24xf32>
+}
+
+// -----
+
+// CHECK-DAG: #[[RC_T:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: util.func public @reduction_consumer
+// CHECK: linalg.generic {indexing_maps = [#[[RC_T]],
+
+// Negative: a consumer with a reduction loop is not moved (IREE fuses only parallel ones).
+util.func public @reduction_consumer(%a: tensor<32x16xf32>, %w: tensor<16x48xf32>) -> tensor<48xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<32x48xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<32x48xf32>) -> tensor<32x48xf32>
+  %m = linalg.matmul ins(%a, %w : tensor<32x16xf32>, tensor<16x48xf32>) outs(%f : tensor<32x48xf32>) -> tensor<32x48xf32>
+  %e2 = tensor.empty() : tensor<48xf32>
+  %f2 = linalg.fill ins(%cst : f32) outs(%e2 : tensor<48xf32>) -> tensor<48xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
+      ins(%m : tensor<32x48xf32>) outs(%f2 : tensor<48xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<48xf32>
+  util.return %r : tensor<48xf32>
+}
