@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import pickle
 import statistics
+import subprocess
 import sys
 import tempfile
 
@@ -88,6 +90,25 @@ def factory_only_dispatches(flow_ir: bytes) -> tuple[int, list[str]]:
         return len(names), names
 
 
+def bench_ms(vmfb_path: str, input_flags: list[str], device: str, reps: int,
+             clock: str) -> float:
+    """Median of `reps` repetitions of one iree-benchmark-module run: real time, or the CPU
+    time of the calling thread (with local-sync all work runs on it, so this is the work
+    done, much less disturbed by other processes than wall time on a shared machine)."""
+    if clock == "real":
+        return median_latency_ms(vmfb_path, input_flags, device=device, repetitions=reps)
+    exe = os.path.join(os.path.dirname(sys.executable), "iree-benchmark-module")
+    cmd = [exe, f"--module={vmfb_path}", f"--device={device}", "--function=main", *input_flags,
+           f"--benchmark_repetitions={reps}", "--benchmark_format=json",
+           "--benchmark_report_aggregates_only=true"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    for b in json.loads(proc.stdout)["benchmarks"]:
+        if b.get("aggregate_name") == "median":
+            scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b.get("time_unit", "ns")]
+            return b["cpu_time"] * scale
+    raise RuntimeError(f"no median in the output of {' '.join(cmd)}")
+
+
 def _key(*parts) -> str:
     return hashlib.sha1(repr(parts).encode()).hexdigest()[:16]
 
@@ -129,6 +150,71 @@ def compile_config(art, fusions: str, device: str, compile_to: str | None = None
     return out
 
 
+def micro_ir(kind: str, seq: int, heads: int, dim: int = 64, consumers: int = 2) -> str:
+    """Linalg IR where the generated tensor is most of the work, to measure its two costs.
+
+    mask: positions = arange(S) + start; mask[i,j] = select(j <= pos[i], 0, -1e30) (S x S);
+          each consumer adds it to its own [H,S,S] input.
+    rope: angle[i,d] = pos[i] * exp(-d/8); cos and sin of it (S x D); each consumer computes
+          x*cos + x*sin on its own [H,S,D] input.
+    """
+    big = f"tensor<{heads}x{seq}x{seq if kind == 'mask' else dim}xf32>"
+    table = f"tensor<{seq}x{seq if kind == 'mask' else dim}xf32>"
+    args = ["%start: tensor<i64>"] + [f"%x{c}: {big}" for c in range(consumers)]
+    out = [f"util.func public @main({', '.join(args)}) -> ({', '.join([big] * consumers)}) {{",
+           f"  %ep = tensor.empty() : tensor<{seq}xf32>",
+           f"  %et = tensor.empty() : {table}",
+           f"  %eb = tensor.empty() : {big}",
+           "  %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> "
+           "(d0)>], iterator_types = [\"parallel\"]} ins(%start : tensor<i64>) outs(%ep : "
+           f"tensor<{seq}xf32>) {{",
+           "  ^bb0(%s: i64, %o: f32):",
+           "    %i = linalg.index 0 : index",
+           "    %ii = arith.index_cast %i : index to i64",
+           "    %p = arith.addi %ii, %s : i64",
+           "    %f = arith.sitofp %p : i64 to f32",
+           "    linalg.yield %f : f32",
+           f"  }} -> tensor<{seq}xf32>"]
+    head = ("linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) "
+            "-> (d0, d1)>], iterator_types = [\"parallel\", \"parallel\"]} ins(%pos : "
+            f"tensor<{seq}xf32>) outs(%et : {table}) {{")
+    if kind == "mask":
+        out += [f"  %t0 = {head}", "  ^bb0(%p: f32, %o: f32):",
+                "    %j = linalg.index 1 : index", "    %jj = arith.index_cast %j : index to i64",
+                "    %jf = arith.sitofp %jj : i64 to f32",
+                "    %ok = arith.cmpf ole, %jf, %p : f32",
+                "    %z = arith.constant 0.0 : f32", "    %n = arith.constant -1.0e+30 : f32",
+                "    %m = arith.select %ok, %z, %n : f32", "    linalg.yield %m : f32",
+                f"  }} -> {table}"]
+        tables = ["%t0"]
+    else:
+        for name, fn in (("%t0", "math.cos"), ("%t1", "math.sin")):
+            out += [f"  {name} = {head}", "  ^bb0(%p: f32, %o: f32):",
+                    "    %j = linalg.index 1 : index",
+                    "    %jj = arith.index_cast %j : index to i64",
+                    "    %jf = arith.sitofp %jj : i64 to f32",
+                    "    %c = arith.constant -0.125 : f32", "    %e = arith.mulf %jf, %c : f32",
+                    "    %w = math.exp %e : f32", "    %a = arith.mulf %p, %w : f32",
+                    f"    %r = {fn} %a : f32", "    linalg.yield %r : f32", f"  }} -> {table}"]
+        tables = ["%t0", "%t1"]
+    maps = ", ".join(["affine_map<(d0, d1, d2) -> (d0, d1, d2)>"]
+                     + ["affine_map<(d0, d1, d2) -> (d1, d2)>"] * len(tables)
+                     + ["affine_map<(d0, d1, d2) -> (d0, d1, d2)>"])
+    for c in range(consumers):
+        args_t = ", ".join([big] + [table] * len(tables))
+        bb = ", ".join(["%x: f32"] + [f"%u{k}: f32" for k in range(len(tables))] + ["%o: f32"])
+        body = (["    %y = arith.addf %x, %u0 : f32"] if kind == "mask" else
+                ["    %a = arith.mulf %x, %u0 : f32", "    %b = arith.mulf %x, %u1 : f32",
+                 "    %y = arith.addf %a, %b : f32"])
+        out += [f"  %r{c} = linalg.generic {{indexing_maps = [{maps}], iterator_types = "
+                f"[\"parallel\", \"parallel\", \"parallel\"]}} ins(%x{c}, "
+                f"{', '.join(tables)} : {args_t}) outs(%eb : {big}) {{", f"  ^bb0({bb}):",
+                *body, "    linalg.yield %y : f32", f"  }} -> {big}"]
+    outs = ", ".join(f"%r{c}" for c in range(consumers))
+    out += [f"  util.return {outs} : {', '.join([big] * consumers)}", "}"]
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--variant", default="start_pos")
@@ -139,13 +225,28 @@ def main(argv=None) -> int:
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--device", default="local-task")
+    p.add_argument("--clock", choices=("real", "cpu"), default="real",
+                   help="real: wall time (local-task); cpu: CPU time of the calling thread "
+                        "(use with --device local-sync on a loaded machine)")
     p.add_argument("--no-time", action="store_true")
+    p.add_argument("--micro", choices=("mask", "rope"),
+                   help="time a micro model (micro_ir) instead of a Llama variant")
+    p.add_argument("--heads", type=int, default=8, help="micro: broadcast factor H")
+    p.add_argument("--dim", type=int, default=64, help="micro rope: table width D")
     args = p.parse_args(argv)
     configs = [c.split("=", 1) for c in (args.config or ["stock=none",
                                                           "plugin=forward-factory-ops"])]
     overrides = {k: int(v) for k, v in (s.split("=", 1) for s in args.set)}
-    art = build(args.variant, args.seq, overrides)
-    label = f"{args.variant} S={args.seq} {overrides or ''}".strip()
+    if args.micro:
+        from iree_fusions.models.catalog import Artifact
+        from iree_fusions.numerics import random_inputs
+
+        text = micro_ir(args.micro, args.seq, args.heads, args.dim)
+        art = Artifact(text.encode(), random_inputs(text, int_high=5), [], None)
+        label = f"micro {args.micro} S={args.seq} H={args.heads} D={args.dim}"
+    else:
+        art = build(args.variant, args.seq, overrides)
+        label = f"{args.variant} S={args.seq} {overrides or ''}".strip()
     vmfbs = {}
     rows = []
     for name, fusions in configs:
@@ -156,6 +257,8 @@ def main(argv=None) -> int:
         entry = max(counts.dispatches, key=counts.dispatches.get)
         n_factory, _ = factory_only_dispatches(flow)
         out = api.run(vmfbs[name], art.inputs, device=args.device)
+        if art.reference is None:  # micro models: against the first configuration
+            art.reference = out
         err = max(float(np.abs(o - r).max()) for o, r in zip(out, art.reference))
         rows.append([name, counts.dispatches[entry], n_factory, counts.bytes_between[entry], err])
     times: dict[str, list[float]] = {name: [] for name, _ in configs}
@@ -171,19 +274,25 @@ def main(argv=None) -> int:
             for r in range(args.rounds):
                 order = names if r % 2 == 0 else names[::-1]
                 for name in order:
-                    times[name].append(median_latency_ms(paths[name], flags, device=args.device,
-                                                         repetitions=args.reps))
-    base = statistics.median(times[configs[0][0]]) if times[configs[0][0]] else None
-    print(f"## {label} ({args.device}, {args.rounds} rounds x {args.reps} reps)")
+                    times[name].append(bench_ms(paths[name], flags, args.device, args.reps,
+                                                args.clock))
+    first = configs[0][0]
+    base = statistics.median(times[first]) if times[first] else None
+    base_min = min(times[first]) if times[first] else None
+    print(f"## {label} ({args.device}, {args.clock} time, {args.rounds} rounds x {args.reps} "
+          f"reps)")
     print("| config | --fusions | dispatches | factory-only | bytes between | max err vs torch "
-          "| median ms | ratio first/this |")
-    print("|---|---|---|---|---|---|---|---|")
+          "| median ms | ratio first/this (median) | min ms | ratio (min) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for (name, fusions), row in zip(configs, rows):
         t = statistics.median(times[name]) if times[name] else None
+        m = min(times[name]) if times[name] else None
         ratio = f"{base / t:.3f}" if t and base else "-"
+        ratio_min = f"{base_min / m:.3f}" if m and base_min else "-"
         ms = f"{t:.3f}" if t else "-"
+        mins = f"{m:.3f}" if m else "-"
         print(f"| {name} | `{fusions}` | {row[1]} | {row[2]} | {row[3]} | {row[4]:.2e} | {ms} "
-              f"| {ratio} |")
+              f"| {ratio} | {mins} | {ratio_min} |")
     for name, _ in configs:
         if times[name]:
             print(f"  {name} rounds: {[round(x, 3) for x in times[name]]}", file=sys.stderr)

@@ -605,10 +605,12 @@ class ForwardFactoryOps(FusionPass):
     description = ("recomputes cheap generated tensors (fill, iota, masks, RoPE tables) inside "
                    "each consuming generic instead of passing them between dispatches")
 
-    # Weighted ops that cost as much as one byte written or read between dispatches.
-    ops_per_byte: float = 4.0
-    # Weighted ops one dispatch launch (and its barrier) costs.
-    ops_per_dispatch: float = 20000.0
+    # Weighted ops that cost as much as one byte written or read between dispatches, and as
+    # one dispatch launch. Measured on llvm-cpu (bench/results/forward-factory-ops.md: micro
+    # models): a 512x512 mask recomputed for 32 heads still wins (needs >= 26), cos/sin tables
+    # recomputed for 8 heads lose 4x (needs < 45); ~13 us per dispatch on local-task.
+    ops_per_byte: float = 32.0
+    ops_per_dispatch: float = 1.0e6
     # Per-element cost above which a generator is "expensive" (RNG-like hashes).
     max_element_cost: float = 48.0
     # Largest non-factory tensor a factory chain may read element-wise (start_pos, inv_freq).
