@@ -279,7 +279,7 @@ def models(draw):
     tables = [(draw(st.integers(3, 40)), draw(st.sampled_from([4, 8]))) for _ in range(n_tables)]
     batch = draw(st.sampled_from([1, 3, 8]))
     features = []
-    for _ in range(draw(st.integers(1, 6))):
+    for _ in range(draw(st.integers(2, 8))):
         t = draw(st.integers(0, n_tables - 1))  # tables are shared by chance
         length = draw(st.sampled_from([0, 0, 2, 5]))
         pooled = draw(st.sampled_from([None, "sum", "mean"])) if length > 0 else None
@@ -290,7 +290,7 @@ def models(draw):
     return tables, features, batch, concat
 
 
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(models(), st.integers(0, 2**16))
 def test_random_lookups_match_numpy(model, seed):
     tables, features, batch, concat = model
