@@ -1,0 +1,280 @@
+"""interchange-permuted-consumers: numerics of every lit case on local-task (stock IREE vs the
+plugin) with dispatch counts, hypothesis-generated permutations and shapes (numerics, dispatch
+counts, idempotence, no change without a producer), the pass's helpers, and (under
+`-m slow`) the real all-MiniLM-L6-v2 at batch 1 and 8, a small BERT and a Llama-style block
+against PyTorch."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from iree.compiler import ir
+
+from iree_fusions.numerics import compare_compilations
+from iree_fusions.pipeline import parse_pipeline, run_pipeline
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+LIT = os.path.join(ROOT, "test", "passes", "interchange-permuted-consumers.mlir")
+PASS = "interchange-permuted-consumers"
+
+
+def lit_cases() -> dict[str, str]:
+    with open(LIT) as f:
+        chunks = f.read().split("// -----")
+    return {re.search(r"util\.func public @(\w+)", c).group(1): c for c in chunks}
+
+
+def run_pass(text: str, pipeline: str = PASS) -> tuple[str, list]:
+    with ir.Context():
+        module = ir.Module.parse(text)
+        out, reports = run_pipeline(module.operation, parse_pipeline(pipeline))
+        return str(out), reports
+
+
+def changes(reports) -> list[str]:
+    return [c for r in reports for c in r.changes]
+
+
+# ---------------------------------------------------------------- the lit cases, compiled
+
+# function -> (rewritten by the pass?, dispatches the plugin saves vs stock IREE)
+LIT_EXPECTATIONS = {
+    "seed_matmul_transpose": (True, 0),  # stock's transpose-generic-ops does the same
+    "minilm_query": (True, 1),  # matmul + elementwise_transpose -> 1
+    "minilm_key_b8": (True, 1),
+    "attention_output_b8": (True, 1),
+    "collapse_between": (True, 0),
+    "multi_use": (True, 2),  # matmul + 2 readers -> 1
+    "broadcast_permutation": (True, 0),
+    "two_producers": (True, 0),
+    "attention_producer": (True, 0),
+    "index_in_body": (True, 0),
+    "already_identity": (False, 0),
+    "not_permutation": (False, 0),
+    "no_producer": (False, 0),
+    "multi_use_returned": (False, 0),
+    "index_blocks_expand": (False, 0),
+    "reduction_consumer": (False, 0),
+}
+
+
+def test_expectations_cover_every_lit_case():
+    assert set(LIT_EXPECTATIONS) == set(lit_cases())
+
+
+@pytest.mark.parametrize("name", sorted(LIT_EXPECTATIONS))
+def test_lit_case_numerics_and_dispatches(name):
+    rewritten, saved = LIT_EXPECTATIONS[name]
+    check = compare_compilations(lit_cases()[name], fusions=PASS, function=name)
+    assert check.agreement.within(1e-5, 1e-5), check.agreement
+    assert bool(check.changes()) == rewritten, check.changes()
+    assert check.plugin_dispatches == check.stock_dispatches - saved, (
+        check.stock_counts.dispatch_names, check.plugin_counts.dispatch_names)
+    if saved:
+        assert check.plugin_counts.total_bytes_between < check.stock_counts.total_bytes_between
+
+
+# ---------------------------------------------------------------- generated cases
+
+ELEMENTWISE = {"add": "arith.addf %in, %b : f32", "mul": "arith.mulf %in, %b : f32",
+               "max": "arith.maximumf %in, %b : f32"}
+
+
+def projection_ir(m: int, heads: int, dim: int, k: int, perm: tuple[int, ...], op: str,
+                  batch: int = 0, copy: bool = True) -> str:
+    """`matmul [rows, k] x [heads*dim, k]^T -> expand_shape -> bias op -> (copy) reading the
+    result through `perm`` (rows = batch*m, expanded to [batch, m, heads, dim] if batch)."""
+    rows = batch * m if batch else m
+    n = heads * dim
+    shape = [batch, m, heads, dim] if batch else [m, heads, dim]
+    rank = len(shape)
+    groups = "[[0, 1], [2, 3]]" if batch else "[[0], [1, 2]]"
+    out_shape = [shape[p] for p in perm]
+
+    def t(s):
+        return "tensor<" + "x".join(map(str, s)) + "xf32>"
+
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    ident = f"affine_map<({dims}) -> ({dims})>"
+    bias_map = f"affine_map<({dims}) -> (d{rank - 2}, d{rank - 1})>"
+    # out[i] = x[perm-read]: output dim j is x dim perm[j]; loop j = output dim j.
+    read = [0] * rank
+    for j, p in enumerate(perm):
+        read[p] = j
+    perm_map = f"affine_map<({dims}) -> ({', '.join(f'd{r}' for r in read)})>"
+    par = ", ".join(['"parallel"'] * rank)
+    body = ELEMENTWISE[op]
+    text = f"""
+util.func public @main(%x: {t([rows, k])}, %w: {t([n, k])}, %bias: {t([heads, dim])}) -> {t(out_shape)} {{
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : {t([rows, n])}
+  %f = linalg.fill ins(%cst : f32) outs(%e : {t([rows, n])}) -> {t([rows, n])}
+  %mm = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%x, %w : {t([rows, k])}, {t([n, k])}) outs(%f : {t([rows, n])}) -> {t([rows, n])}
+  %mx = tensor.expand_shape %mm {groups} output_shape {shape} : {t([rows, n])} into {t(shape)}
+  %e1 = tensor.empty() : {t(shape)}
+"""
+    if copy:
+        text += f"""  %y = linalg.generic {{indexing_maps = [{ident}, {bias_map}, {ident}], iterator_types = [{par}]}}
+      ins(%mx, %bias : {t(shape)}, {t([heads, dim])}) outs(%e1 : {t(shape)}) {{
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %r = {body}
+    linalg.yield %r : f32
+  }} -> {t(shape)}
+  %e2 = tensor.empty() : {t(out_shape)}
+  %z = linalg.generic {{indexing_maps = [{perm_map}, {ident}], iterator_types = [{par}]}}
+      ins(%y : {t(shape)}) outs(%e2 : {t(out_shape)}) {{
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  }} -> {t(out_shape)}
+  util.return %z : {t(out_shape)}
+}}
+"""
+    else:
+        bias_read = [read[rank - 2], read[rank - 1]]
+        bias_perm = f"affine_map<({dims}) -> (d{bias_read[0]}, d{bias_read[1]})>"
+        text += f"""  %e2 = tensor.empty() : {t(out_shape)}
+  %z = linalg.generic {{indexing_maps = [{perm_map}, {bias_perm}, {ident}], iterator_types = [{par}]}}
+      ins(%mx, %bias : {t(shape)}, {t([heads, dim])}) outs(%e2 : {t(out_shape)}) {{
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %r = {body}
+    linalg.yield %r : f32
+  }} -> {t(out_shape)}
+  util.return %z : {t(out_shape)}
+}}
+"""
+    return text
+
+
+projections = st.builds(
+    lambda batch, m, heads, dim, k, perm_seed, op, copy: (
+        batch, m, heads, dim, k, op, copy,
+        tuple(np.random.default_rng(perm_seed).permutation(4 if batch else 3).tolist())),
+    batch=st.sampled_from([0, 2]), m=st.sampled_from([8, 16, 24]),
+    heads=st.sampled_from([2, 3, 4]), dim=st.sampled_from([8, 16]),
+    k=st.sampled_from([16, 32]), perm_seed=st.integers(0, 1000),
+    op=st.sampled_from(sorted(ELEMENTWISE)), copy=st.booleans())
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(projections)
+def test_generated_projections_match_stock(case):
+    batch, m, heads, dim, k, op, copy, perm = case
+    text = projection_ir(m, heads, dim, k, perm, op, batch=batch, copy=copy)
+    check = compare_compilations(text, fusions=PASS)
+    assert check.agreement.within(1e-5, 1e-5), (perm, check.agreement)
+    assert check.plugin_dispatches <= check.stock_dispatches
+    identity = list(perm) == sorted(perm)
+    if not identity:
+        # Whatever the permutation, the projection and its epilogue end in one dispatch.
+        assert check.plugin_dispatches == 1, (perm, check.plugin_counts.dispatch_names)
+
+
+@settings(max_examples=25, deadline=None)
+@given(projections)
+def test_generated_projections_idempotent(case):
+    batch, m, heads, dim, k, op, copy, perm = case
+    text = projection_ir(m, heads, dim, k, perm, op, batch=batch, copy=copy)
+    once, r1 = run_pass(text)
+    twice, r2 = run_pass(once)
+    assert once == twice
+    assert not changes(r2)
+    assert bool(changes(r1)) == (list(perm) != sorted(perm))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 4), st.integers(0, 1000))
+def test_no_change_without_producer(n_ops, seed):
+    """Chains of elementwise ops reading each other through random permutations, starting
+    from a function argument: no contraction/reduction to fuse with, nothing changes."""
+    rng = np.random.default_rng(seed)
+    t = "tensor<6x6x6xf32>"
+    dims = "d0, d1, d2"
+    lines = [f"util.func public @main(%a: {t}) -> {t} {{"]
+    value = "%a"
+    for i in range(n_ops):
+        read = ", ".join(f"d{p}" for p in rng.permutation(3).tolist())
+        lines.append(
+            f"  %e{i} = tensor.empty() : {t}\n"
+            f"  %g{i} = linalg.generic {{indexing_maps = [affine_map<({dims}) -> ({read})>, "
+            f"affine_map<({dims}) -> ({dims})>], iterator_types = [\"parallel\", \"parallel\", "
+            f"\"parallel\"]}} ins({value} : {t}) outs(%e{i} : {t}) {{\n"
+            f"  ^bb0(%in: f32, %out: f32):\n    %r = arith.negf %in : f32\n"
+            f"    linalg.yield %r : f32\n  }} -> {t}")
+        value = f"%g{i}"
+    lines.append(f"  util.return {value} : {t}\n}}")
+    text = "\n".join(lines)
+    with ir.Context():
+        expected = str(ir.Module.parse(text))
+    out, reports = run_pass(text)
+    assert out == expected
+    assert not changes(reports)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def test_loop_groups_and_contraction_order():
+    from iree_fusions.passes.interchange_permuted_consumers import _loop_groups
+
+    # (m, h, d) with a map that keeps h, d adjacent: they group; one that splits them: not.
+    assert _loop_groups([0, 1, 2], [[0, 3], [1, 2, 3], [0, 1, 2]]) == [[0], [1, 2]]
+    assert _loop_groups([0, 1, 2], [[0, 3], [1, 2, 3], [1, 0, 2]]) == [[0], [1], [2]]
+
+
+# ---------------------------------------------------------------- models (slow)
+
+
+def _bench_row(name: str):
+    from iree_fusions import api
+    from iree_fusions.counting import count_flow_ir
+    from iree_fusions.models.catalog import all_models
+
+    art = all_models()[name].build()
+    check = compare_compilations(art.source, art.inputs, fusions=PASS, flags=art.flags)
+    ref = api.compare_outputs(art.reference, check.plugin)
+    _ = count_flow_ir
+    return art, check, ref
+
+
+def _transposes(counts) -> int:
+    return sum("transpose" in n for names in counts.dispatch_names.values() for n in names)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,saved", [("minilm-b1-s128", 12), ("minilm-b8-s128", 24)])
+def test_minilm(name, saved):
+    art, check, ref = _bench_row(name)
+    assert ref.within(1e-5), ref
+    assert check.agreement.within(1e-5), check.agreement
+    assert check.plugin_dispatches <= check.stock_dispatches - saved, (
+        check.stock_dispatches, check.plugin_dispatches)
+    assert _transposes(check.plugin_counts) == 0
+
+
+@pytest.mark.slow
+def test_bert_tiny():
+    art, check, ref = _bench_row("bert-tiny-b1-s64")
+    assert ref.within(1e-5), ref
+    assert check.plugin_dispatches <= check.stock_dispatches - 4
+    assert _transposes(check.plugin_counts) == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["start_pos", "const"])
+def test_llama_block_has_no_transpose_dispatch(variant):
+    from iree_fusions.models import llama
+
+    art = llama.build_artifact(variant, 64)
+    check = compare_compilations(art.source, art.inputs, fusions=PASS, flags=art.flags)
+    from iree_fusions import api
+
+    assert api.compare_outputs(art.reference, check.plugin).within(1e-4)
+    assert _transposes(check.stock_counts) > 0
+    assert _transposes(check.plugin_counts) == 0
+    assert check.plugin_dispatches < check.stock_dispatches
