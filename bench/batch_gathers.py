@@ -14,6 +14,7 @@ Sweeps:
                one packed id tensor)
   group-size   K one-id lookups returned separately (sliced back) and written to a concat
   index-count  4 one-id lookups (returned separately) as the batch grows
+  consumed     K lookups whose results feed other dispatches (a Linear each)
   bags         4 pooled bags of 20 ids (returned separately) as the batch grows
   options      the issue's model at B = 8 with parts of the pass switched off or changed
   all          every sweep
@@ -61,14 +62,20 @@ SWEEPS: dict[str, list[tuple[str, D, str]]] = {
         ("criteo26-b32", replace(dlrm.CRITEO26, batch=32), ""),
         ("mixed-dims-b8", dlrm.MIXED_DIMS, ""),
         ("packed-b16", replace(dlrm.PACKED, batch=16), ""),
+        ("dlrm-mean-b8", replace(dlrm.ISSUE, bag_op="mean"), ""),
     ],
     "group-size": [
-        *[(f"{k} lookups, sliced, B=8", one_id(k, 8, False), "") for k in (2, 3, 4, 8)],
+        *[(f"{k} lookups, sliced, B=8", one_id(k, 8, False), "min-sliced-indices=0")
+          for k in (2, 3, 4, 8)],
         *[(f"{k} lookups, concat, B=8", one_id(k, 8, True), "") for k in (2, 4, 16)],
     ],
     "index-count": [
-        (f"4 lookups, sliced, B={b}", one_id(4, b, False), "")
-        for b in (1, 16, 256, 1024, 2048, 4096)
+        (f"4 lookups, sliced, B={b}", one_id(4, b, False), "min-sliced-indices=0")
+        for b in (1, 16, 64, 128, 256, 1024, 2048, 4096)
+    ],
+    "consumed": [  # sliced results read by other dispatches (each lookup feeds a Linear)
+        (f"{k} lookups -> Linear each, summed, B={b}", ("towers", k, b), "min-sliced-indices=0")
+        for k, b in ((4, 8), (8, 8), (4, 64), (4, 256))
     ],
     "bags": [
         *[(f"4 bags x 20, B={b}", bags(4, b), "") for b in (1, 8, 64, 512)],
@@ -121,8 +128,34 @@ def latency_min(stock: bytes, plugin: bytes, inputs, device: str, rounds: int,
             statistics.median(times["plugin"]))
 
 
-def measure(name: str, cfg: D, options: str, args) -> dict:
-    art = dlrm.build_artifact(cfg)
+def towers_artifact(k: int, batch: int):
+    """k lookups (1000 x 64 tables), each through its own nn.Linear(64, 64), summed."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    from iree_fusions.models.catalog import Artifact
+    from iree_fusions.models.torch_export import TORCH_INPUT_FLAGS, export_to_mlir, torch_outputs
+
+    class Towers(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.t = nn.ParameterList([nn.Parameter(torch.randn(1000, 64)) for _ in range(k)])
+            self.lin = nn.ModuleList([nn.Linear(64, 64) for _ in range(k)])
+
+        def forward(self, *ids):
+            return sum(lin(F.embedding(i, t)) for i, t, lin in zip(ids, self.t, self.lin))
+
+    model = Towers()
+    gen = torch.Generator().manual_seed(1)
+    ids = [torch.randint(0, 1000, (batch,), generator=gen) for _ in range(k)]
+    return Artifact(export_to_mlir(model, ids), [i.numpy() for i in ids], list(TORCH_INPUT_FLAGS),
+                    torch_outputs(model, ids), reference_atol=1e-4)
+
+
+def measure(name: str, cfg, options: str, args) -> dict:
+    art = towers_artifact(*cfg[1:]) if isinstance(cfg, tuple) else dlrm.build_artifact(cfg)
     fusions = f"batch-gathers{{{options}}}" if options else "batch-gathers"
     with tempfile.TemporaryDirectory(prefix="bg-bench-") as tmp:
         path = os.path.join(tmp, "model.mlirbc")

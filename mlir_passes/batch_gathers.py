@@ -2,29 +2,36 @@
 
 At global-optimization an embedding lookup is a `linalg.generic` over its index tensor whose
 body does `tensor.extract %table[%idx, %j]` (after `cf.assert` bounds checks), or an
-`iree_linalg_ext.gather`; a bag is that lookup followed by a sum generic over the bag axis;
-`F.embedding_bag` is one generic that scans every index for every bag (quadratic in batch).
-The pass, on each function body:
+`iree_linalg_ext.gather`; a bag is that lookup followed by a sum generic over the bag axis
+(and, for `.mean(1)`, a division); `F.embedding_bag` is one generic that scans every index
+for every bag (quadratic in batch). On each function body the pass
 
 0. rewrites each fixed-length `F.embedding_bag` generic into lookup + pooled sum;
-1. cross-table: lookups with the same embedding dim, dtype, index shape and pooling read one
-   table that stacks the *distinct* constant tables (first-appearance order, built once in a
-   `util.initializer`), each index offset by its table's first row inside the gather body;
-   the bounds checks still compare the original index with the original table's rows;
+1. cross-table: lookups (or bags) with the same embedding dim, dtype, index shape and
+   pooling read one table that stacks the *distinct* constant tables (first-appearance
+   order, built once in a `util.initializer`), each index offset by its table's first row
+   inside the gather body; bounds checks still compare the original index with its own
+   table's rows;
 2. same-table: leftover lookups of one table share it without offsets; index tensors of
    different shapes are flattened, gathered once and sliced/reshaped back;
-3. a concat (`tensor.empty` + `tensor.insert_slice`s along the feature axis) whose slots are
-   lookups, batched bags or other values is written by one generic over `[B, S, D]` (then
-   `collapse_shape`), so the copies disappear.
+3. a concat (`tensor.empty` + `tensor.insert_slice`s along the feature axis) fed by lookups
+   or batched bags is written by one generic (one-id lookups gathered in it, every other
+   slot copied in), then a `collapse_shape`: the copy dispatches disappear.
+
+Measured policy (bench/results/batch-gathers.md): a lookup whose only consumer is a generic
+is left alone (IREE fuses the two); unpooled groups whose results are sliced back need
+`min-sliced-indices` indices; bag sums are unrolled in the body (rows stay contiguous
+vector loads). Every read in a batched body is at indices that are uniform along the
+embedding column, and the loop order keeps IREE from collapsing the column loop.
 
     %a = linalg.generic ins(%i0 : tensor<8xi64>) {extract %t0[%i0, %j]}   -> tensor<8x64xf32>
     %b = linalg.generic ins(%i1 : tensor<8xi64>) {extract %t1[%i1, %j]}   -> tensor<8x64xf32>
     %c = insert_slice %a, %b into tensor<8x128xf32>
   =>
-    %m = util.global.load @__batch_gathers_table   (t0 ++ t1, stacked once at load)
-    %g = linalg.generic ins(%i0, %i1) {s = index 1; idx = s == 0 ? %i0 : %i1;
-                                        assert idx < rows[s]; extract %m[idx + off[s], %j]}
-         -> tensor<8x2x64xf32>
+    %m = util.global.load @__batch_gathers_table_64xf32   (t0 ++ t1, stacked once at load)
+    %g = linalg.generic outs(tensor<8x2x64xf32>)          loops (slot s, b, j)
+           { i = s == 0 ? %i0[b] : %i1[b]; assert i < rows[s]; assert i >= 0;
+             yield %m[i + first_row[s], j] }
     %c = tensor.collapse_shape %g [[0], [1, 2]] : tensor<8x2x64xf32> into tensor<8x128xf32>
 """
 
@@ -32,7 +39,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from iree.compiler import ir
 
@@ -73,10 +80,6 @@ class Lookup:
     @property
     def result(self) -> ir.Value:
         return (self.mean or self.pool or self.op).results[0]
-
-    @property
-    def result_shape(self) -> tuple[int, ...]:
-        return tuple(ir.RankedTensorType(self.result.type).shape)
 
     @property
     def ops(self) -> list[ir.Operation]:
@@ -345,16 +348,20 @@ def _known_int_vector(value: ir.Value) -> list[int] | None:
     """Contents of a 1-d integer tensor computed from loop indices only, or a dense constant."""
     t = _static_tensor(value)
     op = h.defining_op(value)
-    if t is None or t.rank != 1 or op is None:
+    if t is None or t.rank > 1 or op is None:
         return None
+    size = t.shape[0] if t.rank else 1
     if op.name == "arith.constant" and isinstance(op.attributes["value"], ir.DenseIntElementsAttr):
         return [int(x) for x in op.attributes["value"]]
+    if op.name == "linalg.fill":
+        c = _const_int(op.operands[0])
+        return None if c is None else [c] * size
     if op.name != "linalg.generic" or h.dps_inputs(op) or len(op.results) != 1:
         return None
     block = h.body_block(op)
     yielded = list(block.operations)[-1].operation.operands[0]
     out = []
-    for i in range(t.shape[0]):
+    for i in range(size):
         try:
             out.append(_eval_int(yielded, {("dim", 0): i}, {}, {}))
         except (_Unknown, KeyError):
@@ -378,20 +385,25 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag | str:
     offsets[b] <= j < next(b). Recognized when the offsets are b * L (2-d ids) and the
     condition, evaluated at every bag's boundaries, selects exactly positions [b*L, b*L+L).
     """
-    if op.name != "linalg.generic" or h.iterator_types(op) != ["parallel", "reduction",
-                                                               "parallel"]:
+    its = h.iterator_types(op) if op.name == "linalg.generic" else []
+    # B > 1: loops (bag b, position j, column d). B = 1 (unit dims folded): loops (j, d) and
+    # the offsets are a 0-d tensor.
+    if its == ["parallel", "reduction", "parallel"]:
+        b_dim, j_dim, d_dim, expect = 0, 1, 2, [[1], [0], [0, 2]]
+    elif its == ["reduction", "parallel"]:
+        b_dim, j_dim, d_dim, expect = None, 0, 1, [[0], [], [1]]
+    else:
         return "not a (bag, position, column) generic"
     ins, outs = h.dps_inputs(op), h.dps_inits(op)
     if len(ins) != 2 or len(outs) != 1:
         return "expects indices and offsets"
-    maps = [h.map_dim_positions(m) for m in h.indexing_maps(op)]
-    if maps != [[1], [0], [0, 2]]:
+    if [h.map_dim_positions(m) for m in h.indexing_maps(op)] != expect:
         return "unexpected indexing maps"
     idx_t, off_t, res_t = _static_tensor(ins[0]), _static_tensor(ins[1]), \
         _static_tensor(op.results[0])
     if idx_t is None or off_t is None or res_t is None:
         return "dynamic shapes"
-    n, bags = idx_t.shape[0], off_t.shape[0]
+    n, bags = idx_t.shape[0], (off_t.shape[0] if off_t.rank else 1)
     if bags == 0 or n % bags:
         return "bags are not of one fixed length"
     length = n // bags
@@ -415,11 +427,11 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag | str:
     table = ex.operands[0]
     tab_t = _static_tensor(table)
     if tab_t is None or tab_t.rank != 2 or _defined_inside(table, op) or \
-            tab_t.shape[1] != res_t.shape[1] or tab_t.element_type != res_t.element_type:
+            tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
         return "summand is not a row of a captured table"
     col = h.defining_op(ex.operands[2])
     if col is None or col.name != "linalg.index" or \
-            ir.IntegerAttr(col.attributes["dim"]).value != 2 or \
+            ir.IntegerAttr(col.attributes["dim"]).value != d_dim or \
             not _traces_to(ex.operands[1], idx_arg):
         return "table element is not [idx[j], d]"
     for o in body:  # nothing else may be read or have effects
@@ -441,7 +453,9 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag | str:
                   n - 1}:
             if not 0 <= j < n:
                 continue
-            env = {("dim", 0): b, ("dim", 1): j, ("dim", 2): 0, off_arg: offsets[b]}
+            env = {("dim", j_dim): j, ("dim", d_dim): 0, off_arg: offsets[b]}
+            if b_dim is not None:
+                env[("dim", b_dim)] = b
             try:
                 got = _eval_int(cond, env, tensors, {})
             except (_Unknown, KeyError):
@@ -538,7 +552,6 @@ class Group:
     members: list[Lookup]
     kind: str  # "cross" | "same"
     layout: str = "stacked"  # "stacked" [K, S..., D] | "flat" [sum N, D]
-    slots: list[Lookup] = field(default_factory=list)  # distinct (table, index) pairs
 
     def tables(self) -> list[ir.Value]:
         out: list[ir.Value] = []
@@ -581,7 +594,7 @@ class BatchGathers(FusionPass):
         if self.embedding_bag:
             for op in [o.operation for o in block.operations]:
                 if op.name == "linalg.generic" and len(h.dps_inputs(op)) == 2 and \
-                        h.iterator_types(op) == ["parallel", "reduction", "parallel"]:
+                        "reduction" in h.iterator_types(op):
                     bag = match_embedding_bag(op)
                     if isinstance(bag, str):
                         if h.reads_table_in_body(op):
@@ -599,7 +612,7 @@ class BatchGathers(FusionPass):
         concats = match_concats(block) if self.concat_writer else []
         writers = self._plan_writers(concats, lookups, report)
         reserved = {op for _, slots in writers for op in slots.values()}
-        tables = _TablePool(module, block, self.max_table_bytes)
+        tables = _TablePool(module, block)
         # Cross-table first: grouping by table first would strand lookups (seed 001).
         for kind, enabled in (("cross", self.cross_table), ("same", self.same_table)):
             while enabled:
@@ -837,10 +850,10 @@ def _first_use_pos(lk: Lookup, order: dict) -> int:
 
 
 class _TablePool:
-    """Stacks the distinct constant tables of one (dim, dtype) once, at module load."""
+    """Stacks constant tables once, at module load (one util.global per table list)."""
 
-    def __init__(self, module: ir.Operation, block: ir.Block, max_bytes: int):
-        self.module, self.block, self.max_bytes = module, block, max_bytes
+    def __init__(self, module: ir.Operation, block: ir.Block):
+        self.module, self.block = module, block
         self.loads: dict[tuple, tuple[ir.Value, list[int]]] = {}
 
     def stacked(self, tables: list[ir.Value]) -> tuple[ir.Value, list[int]]:
@@ -877,9 +890,6 @@ class _TablePool:
         self.loads[key] = (value, offsets)
         return value, offsets
 
-    def fits(self, tables: list[ir.Value]) -> bool:
-        return sum(h.static_tensor_bytes(t.type) or 0 for t in tables) <= self.max_bytes
-
 
 def _splice(block_anchor: ir.Operation, text: str, args: list[ir.Value]) -> list[ir.Value]:
     """Parses `func.func @f(args) -> results` text, moves its body before the anchor with the
@@ -914,7 +924,34 @@ def _map(n: int, dims: list[int]) -> str:
 
 
 def _dense(values: list[int], ty: str) -> str:
-    return f"arith.constant dense<[{', '.join(str(v) for v in values)}]> : tensor<{len(values)}x{ty}>"
+    items = ", ".join(str(v) for v in values)
+    return f"arith.constant dense<[{items}]> : tensor<{len(values)}x{ty}>"
+
+
+def _generic(result: str, maps: list[str], iterators: list[str], ins: list[tuple[str, str]],
+             init: tuple[str, str], body: list[str], yielded: str, elem: str) -> list[str]:
+    """Lines of `result = linalg.generic` with ins [(name, type)] and one init (name, type);
+    the block takes one element per input (named as in the body) and `%out`."""
+    its = ", ".join(f'"{i}"' for i in iterators)
+    ins_clause = (f"ins({', '.join(n for n, _ in ins)} : {', '.join(t for _, t in ins)}) "
+                  if ins else "")
+    args = [f"%a{j}: {ir.RankedTensorType.parse(t).element_type}" for j, (_, t) in
+            enumerate(ins)] + [f"%out: {elem}"]
+    return [f"{result} = linalg.generic {{indexing_maps = [{', '.join(maps)}],",
+            f"    iterator_types = [{its}]}}",
+            f"    {ins_clause}outs({init[0]} : {init[1]}) {{",
+            f"^bb0({', '.join(args)}):",
+            *("  " + line for line in body),
+            f"  linalg.yield {yielded} : {elem}",
+            f"}} -> {init[1]}"]
+
+
+def _func(formals: list[str], lines: list[str], results: list[tuple[str, str]]) -> str:
+    """A `func.func` to splice: formals ["%x: type"], body lines, results [(name, type)]."""
+    types = ", ".join(t for _, t in results)
+    return "\n".join([f"func.func @f({', '.join(formals)}) -> ({types}) {{",
+                      *("  " + line for line in lines),
+                      f"  func.return {', '.join(n for n, _ in results)} : {types}", "}"])
 
 
 class _Body:
@@ -984,34 +1021,39 @@ def _index_prelude(name: str, lk: Lookup) -> tuple[list[str], str]:
 
 
 def rewrite_embedding_bag(bag: EmbeddingBag) -> None:
-    """out[b, d] = sum_l table[idx[b*L + l], d]: a lookup over [B, L, D] and a sum over L."""
+    """out[b, d] = sum_l table[idx[b*L + l], d]: a lookup over [B, L, D] and a sum over L
+    (B = 1 with unit dims folded: a lookup over [L, D] and a sum over L)."""
     op = bag.op
     res_t = _static_tensor(op.results[0])
     elem = str(res_t.element_type)
-    dim = res_t.shape[1]
+    dim = res_t.shape[-1]
     idx_elem = str(ir.RankedTensorType(bag.flat_index.type).element_type)
     init = h.dps_inits(op)[0]
-    b_, l_ = bag.bags, bag.length
+    ids_shape = [bag.bags, bag.length] if res_t.rank == 2 else [bag.length]
+    r = len(ids_shape) + 1
     body = _Body()
-    cast = body(f"arith.index_cast %i : {idx_elem} to index")
-    col = body("linalg.index 2 : index")
+    cast = body(f"arith.index_cast %a0 : {idx_elem} to index")
+    col = body(f"linalg.index {r - 1} : index")
     row = body(f"tensor.extract %table[{cast}, {col}] : {_t(bag.table)}")
-    text = f"""
-func.func @f(%flat: {_t(bag.flat_index)}, %table: {_t(bag.table)}, %init: {_t(init)}) -> {_t(init)} {{
-  %ids = tensor.expand_shape %flat [[0, 1]] output_shape [{b_}, {l_}] : {_t(bag.flat_index)} into {_tensor_t([b_, l_], idx_elem)}
-  %e = tensor.empty() : {_tensor_t([b_, l_, dim], elem)}
-  %rows = linalg.generic {{indexing_maps = [{_map(3, [0, 1])}, {_map(3, [0, 1, 2])}], iterator_types = ["parallel", "parallel", "parallel"]}} ins(%ids : {_tensor_t([b_, l_], idx_elem)}) outs(%e : {_tensor_t([b_, l_, dim], elem)}) {{
-  ^bb0(%i: {idx_elem}, %o: {elem}):
-    {chr(10).join("    " + ln for ln in body.lines).strip()}
-    linalg.yield {row} : {elem}
-  }} -> {_tensor_t([b_, l_, dim], elem)}
-  %sum = linalg.generic {{indexing_maps = [{_map(3, [0, 1, 2])}, {_map(3, [0, 2])}], iterator_types = ["parallel", "reduction", "parallel"]}} ins(%rows : {_tensor_t([b_, l_, dim], elem)}) outs(%init : {_t(init)}) {{
-  ^bb0(%x: {elem}, %acc: {elem}):
-    %s = arith.addf %x, %acc : {elem}
-    linalg.yield %s : {elem}
-  }} -> {_t(init)}
-  func.return %sum : {_t(init)}
-}}"""
+    ids_t = _tensor_t(ids_shape, idx_elem)
+    rows_t = _tensor_t(ids_shape + [dim], elem)
+    lines = []
+    if len(ids_shape) == 2:
+        lines.append(f"%ids = tensor.expand_shape %flat [[0, 1]] output_shape "
+                     f"[{bag.bags}, {bag.length}] : {_t(bag.flat_index)} into {ids_t}")
+    ids = "%ids" if len(ids_shape) == 2 else "%flat"
+    its = ["parallel"] * r
+    its[r - 2] = "reduction"
+    lines += [f"%e = tensor.empty() : {rows_t}",
+              *_generic("%rows", [_map(r, list(range(r - 1))), _map(r, list(range(r)))],
+                        ["parallel"] * r, [(ids, ids_t)], ("%e", rows_t), body.lines, row,
+                        elem),
+              *_generic("%sum", [_map(r, list(range(r))),
+                                 _map(r, [i for i in range(r) if i != r - 2])],
+                        its, [("%rows", rows_t)], ("%init", _t(init)),
+                        [f"%s = arith.addf %a0, %out : {elem}"], "%s", elem)]
+    text = _func([f"%flat: {_t(bag.flat_index)}", f"%table: {_t(bag.table)}",
+                  f"%init: {_t(init)}"], lines, [("%sum", _t(init))])
     (new,) = _splice(op, text, [bag.flat_index, bag.table, init])
     op.results[0].replace_all_uses_with(new)
     op.erase()
@@ -1164,29 +1206,19 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
     ones = ", ".join(["1"] * len(out_shape))
     slices = [f"%r{j} = tensor.extract_slice %g[{j}, {zeros}] [1, {sizes}] [{ones}] : "
               f"{out_t} to {slice_t}" for j in range(k)]
-    args = ", ".join(f"%i{j}: {_t(sl.index)}" for j, sl in enumerate(slots))
     if ins_mode:
-        in_maps = [_map(n, spos)] * k
-        ins_clause = f"ins({', '.join(names)} : {', '.join([idx_t] * k)}) "
-        bb = [f"%a{j}: {ie}" for j in range(k)]
+        ins = [(nm, idx_t) for nm in names]
     elif pool is not None and not unroll:
         # The bag axis appears in no other map: the first index tensor, unused in the
         # body, gives the loops their ranges.
-        in_maps, ins_clause = [_map(n, spos)], f"ins({names[0]} : {idx_t}) "
-        bb = [f"%unused: {ie}"]
+        ins = [(names[0], idx_t)]
     else:
-        in_maps, ins_clause, bb = [], "", []
-    text = f"""
-func.func @f(%table: {_t(table)}, {args}) -> ({", ".join([slice_t] * k)}) {{
-  {chr(10).join("  " + p for p in pre).strip()}
-  %g = linalg.generic {{indexing_maps = [{", ".join(in_maps + [_map(n, out_dims)])}], iterator_types = [{", ".join(f'"{i}"' for i in its)}]}} {ins_clause}outs({init} : {out_t}) {{
-  ^bb0({", ".join(bb + [f"%out: {elem}"])}):
-    {chr(10).join("    " + ln for ln in b.lines).strip()}
-    linalg.yield {val} : {elem}
-  }} -> {out_t}
-  {chr(10).join("  " + x for x in slices).strip()}
-  func.return {", ".join(f"%r{j}" for j in range(k))} : {", ".join([slice_t] * k)}
-}}"""
+        ins = []
+    lines = [*pre, *_generic("%g", [_map(n, spos)] * len(ins) + [_map(n, out_dims)], its, ins,
+                             (init, out_t), b.lines, val, elem), *slices]
+    text = _func([f"%table: {_t(table)}"] + [f"%i{j}: {_t(sl.index)}"
+                                             for j, sl in enumerate(slots)],
+                 lines, [(f"%r{j}", slice_t) for j in range(k)])
     return _splice(anchor, text, [table] + [sl.index for sl in slots])
 
 
@@ -1250,24 +1282,17 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int], rows: l
         if len(shape) == 2:
             rets.append((f"%s{j}", sl_t))
         else:
-            reassoc = "[[" + ", ".join(str(i) for i in range(len(shape) - 1)) + f"], [{len(shape) - 1}]]"
+            lead = ", ".join(str(i) for i in range(len(shape) - 1))
+            reassoc = f"[[{lead}], [{len(shape) - 1}]]"
             res_t = _tensor_t(shape, elem)
             outs.append(f"%r{j} = tensor.expand_shape %s{j} {reassoc} output_shape "
                         f"[{', '.join(str(x) for x in shape)}] : {sl_t} into {res_t}")
             rets.append((f"%r{j}", res_t))
-    args = ", ".join(f"%i{j}: {_t(s.index)}" for j, s in enumerate(slots))
-    text = f"""
-func.func @f(%table: {_t(table)}, {args}) -> ({", ".join(t for _, t in rets)}) {{
-  {chr(10).join("  " + p for p in pre).strip()}
-  %e = tensor.empty() : {out_t}
-  %g = linalg.generic {{indexing_maps = [{_map(2, [0, 1])}], iterator_types = ["parallel", "parallel"]}} outs(%e : {out_t}) {{
-  ^bb0(%out: {elem}):
-    {chr(10).join("    " + ln for ln in b.lines).strip()}
-    linalg.yield {val} : {elem}
-  }} -> {out_t}
-  {chr(10).join("  " + o for o in outs).strip()}
-  func.return {", ".join(r for r, _ in rets)} : {", ".join(t for _, t in rets)}
-}}"""
+    lines = [*pre, f"%e = tensor.empty() : {out_t}",
+             *_generic("%g", [_map(2, [0, 1])], ["parallel", "parallel"], [], ("%e", out_t),
+                       b.lines, val, elem), *outs]
+    text = _func([f"%table: {_t(table)}"] + [f"%i{j}: {_t(s.index)}"
+                                             for j, s in enumerate(slots)], lines, rets)
     return _splice(anchor, text, [table] + [s.index for s in slots])
 
 
@@ -1332,7 +1357,7 @@ def emit_concat_writer(c: Concat, slot_lookups: dict[int, Lookup], tables: _Tabl
     pre: list[str] = []
     formals: list[str] = []
     args: list[ir.Value] = []
-    ins_names, ins_types, in_maps, bb_args = [], [], [], []
+    ins_names, ins_types, in_maps = [], [], []
     b = _Body()
     b.raw("%c_ = linalg.index 0 : index")
     b.raw("%b_ = linalg.index 1 : index")
@@ -1422,14 +1447,14 @@ def emit_concat_writer(c: Concat, slot_lookups: dict[int, Lookup], tables: _Tabl
                 ins_names.append(f"%p{p}")
                 ins_types.append(_t(v))
                 in_maps.append(_map(3, [1, 2] if rank == 2 else [2]))
-                bb_args.append(f"%q{p}: {elem}")
-                pvs.append(f"%q{p}")
+                pvs.append(f"%a{len(ins_names) - 1}")  # its element in the block
                 continue
             col = column(f"subp{p}", {s})
             at = f"%b_, {col}" if rank == 2 else col
             pvs.append(b(f"tensor.extract %p{p}[{at}] : {_t(v)}"))
         pv = _select_chain(b, s_v, pvs, values, elem)
-        result = pv if result is None else b(f"arith.select {is_kind(base)}, {pv}, {result} : {elem}")
+        result = pv if result is None else \
+            b(f"arith.select {is_kind(base)}, {pv}, {result} : {elem}")
     for g, (st, pairs) in enumerate(stacks.items()):
         args.append(st)
         formals.append(f"%st{g}: {_t(st)}")
@@ -1445,20 +1470,11 @@ def emit_concat_writer(c: Concat, slot_lookups: dict[int, Lookup], tables: _Tabl
             b(f"arith.select {is_kind(base + 1 + g)}, {gv}, {result} : {elem}")
     out_t = _tensor_t([bsz, nchunks, q], elem)
     fin_t = _tensor_t([bsz, nchunks * q], elem)
-    maps = ", ".join(in_maps + [_map(3, [1, 0, 2])])
-    ins_clause = f"ins({', '.join(ins_names)} : {', '.join(ins_types)}) " if ins_names else ""
-    text = f"""
-func.func @f({", ".join(formals)}) -> {fin_t} {{
-  {chr(10).join("  " + p for p in pre).strip()}
-  %e = tensor.empty() : {out_t}
-  %w = linalg.generic {{indexing_maps = [{maps}], iterator_types = ["parallel", "parallel", "parallel"]}} {ins_clause}outs(%e : {out_t}) {{
-  ^bb0({", ".join(bb_args + [f"%out: {elem}"])}):
-    {chr(10).join("    " + ln for ln in b.lines).strip()}
-    linalg.yield {result} : {elem}
-  }} -> {out_t}
-  %c = tensor.collapse_shape %w [[0], [1, 2]] : {out_t} into {fin_t}
-  func.return %c : {fin_t}
-}}"""
+    lines = [*pre, f"%e = tensor.empty() : {out_t}",
+             *_generic("%w", in_maps + [_map(3, [1, 0, 2])], ["parallel"] * 3,
+                       list(zip(ins_names, ins_types)), ("%e", out_t), b.lines, result, elem),
+             f"%c = tensor.collapse_shape %w [[0], [1, 2]] : {out_t} into {fin_t}"]
+    text = _func(formals, lines, [("%c", fin_t)])
     (new,) = _splice(c.final, text, args)
     c.final.results[0].replace_all_uses_with(new)
     for ins in reversed(c.inserts):

@@ -927,6 +927,44 @@ util.func public @embedding_bag(%ids: tensor<8x5xi64>) -> (tensor<8x4xf32>) {
 
 // -----
 
+// The same at B = 1, as IREE has it with unit dims folded: loops (position, column) and a
+// 0-d offsets tensor.
+// CHECK-LABEL: util.func public @embedding_bag_unit_batch
+// CHECK-SAME: (%[[IDS:.+]]: tensor<5xi64>)
+// CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[IDS]] : tensor<5xi64>) outs(%{{.+}} : tensor<5x4xf32>)
+// CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]} ins(%[[ROWS]] : tensor<5x4xf32>) outs(%{{.+}} : tensor<4xf32>)
+// CHECK: util.return %[[SUM]]
+// REPORT: changed: embedding_bag 1 bags x 5 ids: quadratic scan -> lookup + pooled sum
+util.func public @embedding_bag_unit_batch(%ids: tensor<5xi64>) -> (tensor<4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %c0_i64 = arith.constant 0 : i64
+  %c5_i64 = arith.constant 5 : i64
+  %zero = arith.constant 0.0 : f32
+  %oe = tensor.empty() : tensor<i64>
+  %offsets = linalg.fill ins(%c0_i64 : i64) outs(%oe : tensor<i64>) -> tensor<i64>
+  %e = tensor.empty() : tensor<4xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%ids, %offsets : tensor<5xi64>, tensor<i64>) outs(%fill : tensor<4xf32>) {
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.cmpi slt, %in_0, %1 : i64
+    %3 = arith.cmpi eq, %in_0, %1 : i64
+    %4 = arith.ori %2, %3 : i1
+    %5 = arith.cmpi slt, %1, %c5_i64 : i64
+    %6 = arith.andi %4, %5 : i1
+    %7 = arith.index_cast %in : i64 to index
+    %8 = linalg.index 1 : index
+    %x = tensor.extract %t0[%7, %8] : tensor<10x4xf32>
+    %9 = arith.addf %x, %out : f32
+    %10 = arith.select %6, %9, %out : f32
+    linalg.yield %10 : f32
+  } -> tensor<4xf32>
+  util.return %bag : tensor<4xf32>
+}
+
+// -----
+
 // A concat of a value and two lookups: one generic writes [B, slot, D], a collapse_shape
 // gives the concat, and no insert_slice (copy) is left.
 // CHECK-LABEL: util.func public @concat_writer

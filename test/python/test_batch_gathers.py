@@ -95,6 +95,7 @@ LIT_EXPECTATIONS = {
     "pooled_bags": (True, 1),
     "mean_bags": (True, 1),
     "embedding_bag": (True, 0),
+    "embedding_bag_unit_batch": (True, 0),
     "concat_writer": (True, 2),
     "concat_mixed_widths": (True, 2),
 }
