@@ -129,9 +129,12 @@ def build(variant: str, seq: int, overrides: dict):
 
 
 def compile_config(art, fusions: str, device: str, compile_to: str | None = None) -> bytes:
+    """Compiles with `--fusions=<fusions>` (`none`: stock iree-compile); `FUSIONS;--flag;...`
+    adds compiler flags (e.g. `none;--iree-opt-const-expr-hoisting=false`)."""
+    fusions, *extra = fusions.split(";")
     stock = fusions == "none"
     key = _key(art.source[:4096], len(art.source), fusions, device, compile_to,
-               hashlib.sha1(art.source).hexdigest())
+               hashlib.sha1(art.source).hexdigest(), extra)
     path = os.path.join(CACHE, f"out-{key}.bin")
     if stock and os.path.exists(path):
         with open(path, "rb") as f:
@@ -140,7 +143,7 @@ def compile_config(art, fusions: str, device: str, compile_to: str | None = None
         f.write(art.source)
         src = f.name
     try:
-        out = api.compile_file(src, device=device, flags=art.flags, stock=stock,
+        out = api.compile_file(src, device=device, flags=[*art.flags, *extra], stock=stock,
                                fusions=fusions, compile_to=compile_to).output
     finally:
         os.unlink(src)

@@ -2,11 +2,12 @@
 passed from one dispatch to another through memory (nvFuser's forwarding of factory ops).
 
 A *factory* value is a tensor computed from nothing but loop indices, scalars and *leaves*
-(tiny tensors such as a 0-d `start_pos` input or a 16-element table): `linalg.fill`, splat
-constants, all-parallel `linalg.generic`s with cheap bodies (iota / `arange`, index compares =
-masks, `cos`/`sin` of positions, casts, scales), and reshapes, slices, concats (`insert_slice`),
-broadcasts and transposes of those. IREE materializes such a value whenever it has an input and
-feeds several dispatches, a reduction or a contraction. This pass scalarizes the factory chain
+(tiny inputs, constants or globals, e.g. a 0-d `start_pos` or a 16-element inverse-frequency
+table, that the op reading them broadcasts): `linalg.fill`, splat constants, all-parallel
+`linalg.generic`s with cheap bodies (iota / `arange`, index compares = masks, `cos`/`sin` of
+positions, casts, scales), and reshapes, slices, concats (`insert_slice`), broadcasts and
+transposes of those. IREE materializes such a value whenever it has an input and feeds several
+dispatches, a reduction or a contraction. This pass (linalg phase) scalarizes the factory chain
 into the body of every consuming `linalg.generic` (any iterator types), which then computes the
 value at its own indices and no longer reads the tensor:
 
@@ -14,21 +15,32 @@ value at its own indices and no longer reads the tensor:
     %mask = linalg.generic ins(%pos) { select(index(1) <= pos, 0, -inf) }    : tensor<512x512xf32>
     %s    = linalg.generic ins(%scores, %mask) { s / c + m }                  : tensor<8x512x512xf32>
   becomes
-    %s    = linalg.generic ins(%scores) { i = index(1); j = index(2);
-                                          p = i + extract %start[]; m = select(j <= p, 0, -inf);
-                                          s / c + m }
+    %s    = linalg.generic ins(%scores, %start) { i = index(1); j = index(2);
+                                                  m = select(j <= i + start, 0, -inf); s / c + m }
+
+A factory value it does not forward (cost, or a reader that is not a generic) is *compacted*:
+one generic computes it (several values of one shape: one multi-result generic) from indices and
+its leaves instead of the chain, so the chain's dispatches and intermediate tensors disappear
+(RoPE: positions, frequencies, two concat copies, cos and sin = 6 dispatches -> 1). Its
+flow-phase half, `forward-factory-dispatches` (below), then clones such a dispatch into the
+dispatches whose root cannot take it at this phase (`iree_linalg_ext.attention`'s mask).
 
 Not forwarded (each reported with `--fusions-report`): values that leave the function (they are
 materialized anyway), expensive generators (per-element cost above `max-element-cost`: RNG-like
-hashes; reductions are never factory ops), consumers that are not generics (a matmul operand:
-IREE would not fuse a private copy), and roots whose recomputation costs more than the memory
-traffic it saves. The cost model, with its constants measured on llvm-cpu
-(bench/results/forward-factory-ops.md):
+hashes; reductions are never factory ops), single fills/splats (IREE clones those itself), and
+values whose recomputation costs more than the memory traffic it saves. The cost model, in
+weighted scalar ops (OP_COST: 1 per cheap op, 4 per division, 16 per transcendental), with
+constants measured on llvm-cpu (bench/results/forward-factory-ops.md):
 
     extra  = cost_per_element * (sum of consumer iterations - elements)   # redundant recompute
-    saved  = bytes * (consumers + 1 if the producer disappears else consumers)
+    saved  = bytes * (readers + 1 if the producer disappears else readers)
     forward when extra <= ops-per-byte * saved + ops-per-dispatch * (producer disappears)
+
+Fully constant factory chains never reach this pass as chains: IREE's global optimization
+const-evaluates them into globals (cos/sin tables) or, for index-only broadcasts (masks), keeps
+them and fuses them into their consumers itself; the pass leaves both alone.
 """
+
 
 from __future__ import annotations
 
@@ -681,6 +693,11 @@ class ForwardFactoryOps(FusionPass):
         if not root.consumers:
             return False, "; ".join(sorted(set(root.blocked)))
         consumers = {id(c): c for c, _ in root.consumers}
+        if not f.leaves and not root.blocked and all(
+                o.name in ("linalg.generic", "linalg.fill", "arith.constant") for o in f.ops) \
+                and all(h.is_elementwise_generic(c) for c in consumers.values()):
+            return False, ("computed from indices only and read by elementwise generics: IREE "
+                           "fuses it into them itself")
         # The consumer body recomputes the value once per iteration (broadcast dims repeat it).
         iterations = sum(_numel(_loop_ranges(c)) for c in consumers.values())
         extra = f.cost * (iterations - elements)
@@ -873,8 +890,9 @@ def _block_position(op: ir.Operation) -> int:
 
 
 def _worth_compacting(root: Root) -> bool:
-    """A materialized root whose chain forms more than one dispatch."""
-    if root.escapes:
+    """A materialized root whose chain forms more than one dispatch. Index-only chains (no
+    leaf) IREE fuses into one dispatch, or into their consumers, by itself."""
+    if root.escapes or not root.factory.leaves:
         return False
     heavy = [o for o in root.factory.ops
              if o.name in ("linalg.generic", "tensor.insert_slice", "linalg.broadcast",
