@@ -574,6 +574,10 @@ class BatchGathers(FusionPass):
     # many indices in the group. Measured: 4 x 16 ids 0.69x, 4 x 256 ids 2.4x (results
     # returned); each sliced result costs a copy when it leaves the function.
     min_sliced_indices: int = 1024
+    # Bags merged into one gather: at least this many indices in the group. Measured: the
+    # issue's model at B = 1 (6 bags x 20 = 120 ids) 0.5-0.8x with its bags merged, 1.0-1.1x
+    # without; 2 bags x 20 at B = 8 (320 ids) 1.1-1.4x; 6 bags x 20 at B = 8 (960) ~2x.
+    min_pooled_indices: int = 256
     cross_table: bool = True  # merge lookups of different constant tables (with offsets)
     same_table: bool = True  # merge lookups of one table (no offsets)
     concat_writer: bool = True  # write concats of lookups in place
@@ -627,8 +631,9 @@ class BatchGathers(FusionPass):
         left = [lk for lk in by_op.values() if lk.op not in reserved]
         order = _positions(block)
         for lk in left:
-            report.skip(lk.op, _why_alone(lk, left, order, self.min_group_size,
-                                          self.max_table_bytes, self.min_sliced_indices))
+            report.skip(lk.op, _why_alone(
+                lk, left, order, self.min_group_size, self.max_table_bytes,
+                (self.min_sliced_indices, self.min_pooled_indices)))
         for concat, slots in writers:
             emit_concat_writer(concat, {s: by_op[op] for s, op in slots.items()}, tables,
                                report, self.values_as_ins, self.dedup)
@@ -737,14 +742,15 @@ class BatchGathers(FusionPass):
                     continue
                 if kind == "same" and len({m.index_shape for m in g}) > 1:
                     grp.layout = "flat"
-                if g[0].pool is None and _index_count(g) < self.min_sliced_indices:
+                if _index_count(g) < (self.min_sliced_indices if g[0].pool is None
+                                       else self.min_pooled_indices):
                     continue
                 groups.append(grp)
         return groups
 
 
 def _why_alone(lk: Lookup, left: list[Lookup], order: dict, min_size: int,
-               max_bytes: int, min_indices: int) -> str:
+               max_bytes: int, min_indices: tuple[int, int]) -> str:
     """Why a lookup is still on its own after both stages."""
     same_key = [o for o in left if o is not lk and o.shape_key() == lk.shape_key()]
     same_table = [o for o in left if o is not lk and o.table == lk.table]
@@ -755,9 +761,12 @@ def _why_alone(lk: Lookup, left: list[Lookup], order: dict, min_size: int,
     others = same_key + [o for o in same_table if o not in same_key]
     if len(others) + 1 < min_size:
         return f"{len(others) + 1} candidate lookup(s), below min-group-size={min_size}"
-    if lk.pool is None and _index_count([lk] + others) < min_indices:
-        return (f"{_index_count([lk] + others)} indices in all candidates, below "
-                f"min-sliced-indices={min_indices} (results would be sliced back)")
+    n = _index_count([lk] + others)
+    if lk.pool is None and n < min_indices[0]:
+        return (f"{n} indices in all candidates, below min-sliced-indices={min_indices[0]} "
+                "(results would be sliced back)")
+    if lk.pool is not None and n < min_indices[1]:
+        return f"{n} indices in all candidate bags, below min-pooled-indices={min_indices[1]}"
     d, u = _def_pos(lk, order), _first_use_pos(lk, order)
     if all(max(d, _def_pos(o, order)) >= min(u, _first_use_pos(o, order)) for o in others):
         return "depends on the other candidates (or they on it): no single place dominates " \
@@ -1316,7 +1325,66 @@ def _stacked_source(value: ir.Value, batch: int, dim: int) -> tuple[ir.Value, in
 def emit_concat_writer(c: Concat, slot_lookups: dict[int, Lookup], tables: _TablePool,
                        report: PassReport, values_as_ins: bool = True,
                        dedup: bool = True) -> None:
-    """One generic writes every slot of the concat, in chunks of q = gcd(widths) columns.
+    """Replaces the concat's insert_slice chain with one generic that writes its slots.
+
+    At B = 1 every slot is a contiguous run of the result, so IREE writes a producer's
+    result into it in place (no copy): there the writer covers only the run of slots from
+    the first to the last lookup/batched slot, and the other slots keep their inserts (the
+    value of a long chain like the MLP would otherwise wait for the writer).
+    """
+    produced = [s in slot_lookups or _stacked_source(ins.operands[0], c.batch, c.widths[s])
+                is not None for s, ins in enumerate(c.slots)]
+    s0, s1 = 0, len(c.slots)
+    if c.batch == 1 and any(produced):
+        s0 = produced.index(True)
+        s1 = len(produced) - produced[::-1].index(True)
+    run = Concat(c.inserts, c.batch, c.widths[s0:s1], c.slots[s0:s1], c.elem)
+    formals, args, lines, fin_t, counts = _writer_lines(
+        run, {s - s0: lk for s, lk in slot_lookups.items() if s0 <= s < s1}, tables,
+        values_as_ins, dedup)
+    result = "%c"
+    if (s0, s1) != (0, len(c.slots)):
+        dest = c.inserts[0].operands[1]
+        formals.append(f"%dest: {_t(dest)}")
+        args.append(dest)
+        prev, col = "%dest", 0
+        for s, (ins, w) in enumerate(zip(c.slots, c.widths)):
+            if s == s0:
+                lines.append(f"%x{s} = tensor.insert_slice %c into {prev}[0, {col}] "
+                             f"[{c.batch}, {sum(run.widths)}] [1, 1] : {fin_t} into {_t(dest)}")
+                prev = f"%x{s}"
+            elif not s0 <= s < s1:
+                src = ins.operands[0]
+                formals.append(f"%o{s}: {_t(src)}")
+                args.append(src)
+                lines.append(f"%x{s} = tensor.insert_slice %o{s} into {prev}[0, {col}] "
+                             f"[{c.batch}, {w}] [1, 1] : {_t(src)} into {_t(dest)}")
+                prev = f"%x{s}"
+            col += w
+        result, fin_t = prev, _t(dest)
+    text = _func(formals, lines, [(result, fin_t)])
+    (new,) = _splice(c.final, text, args)
+    c.final.results[0].replace_all_uses_with(new)
+    for ins in reversed(c.inserts):
+        ins.erase()
+    for lk in slot_lookups.values():
+        if not list(lk.result.uses):
+            for op in reversed(lk.ops):
+                op.erase()
+    n_lookups, n_groups, n_stacked, n_values = counts
+    kept = len(c.slots) - (s1 - s0)
+    report.change(
+        f"concat of {len(c.slots)} slots (widths {'/'.join(map(str, sorted(set(c.widths))))}) "
+        f"written in place by one generic in {run.chunk}-column chunks ({n_lookups} lookups "
+        f"gathered in it from {n_groups} table group(s), {n_stacked} from batched gathers, "
+        f"{n_values} copied values); {len(c.inserts)} insert_slices removed"
+        + (f", {kept} kept (B = 1: written in place by their producers)" if kept else ""))
+
+
+def _writer_lines(c: Concat, slot_lookups: dict[int, Lookup], tables: _TablePool,
+                  values_as_ins: bool, dedup: bool):
+    """(formals, args, lines, result type, counts) of the generic writing the concat `c` as
+    `%c`, in chunks of q = gcd(widths) columns.
 
     Loops (chunk, b, lane) write [B, W/q, q] through the map (c, b, l) -> (b, c, l), then a
     collapse_shape gives [B, W]. No two loops are adjacent in the same order in every map,
@@ -1474,18 +1542,5 @@ def emit_concat_writer(c: Concat, slot_lookups: dict[int, Lookup], tables: _Tabl
              *_generic("%w", in_maps + [_map(3, [1, 0, 2])], ["parallel"] * 3,
                        list(zip(ins_names, ins_types)), ("%e", out_t), b.lines, result, elem),
              f"%c = tensor.collapse_shape %w [[0], [1, 2]] : {out_t} into {fin_t}"]
-    text = _func(formals, lines, [("%c", fin_t)])
-    (new,) = _splice(c.final, text, args)
-    c.final.results[0].replace_all_uses_with(new)
-    for ins in reversed(c.inserts):
-        ins.erase()
-    for lk in slot_lookups.values():
-        if not list(lk.result.uses):
-            for op in reversed(lk.ops):
-                op.erase()
-    n_stacked = sum(len(p) for p in stacks.values())
-    report.change(
-        f"concat of {nslots} slots (widths {'/'.join(map(str, sorted(set(c.widths))))}) "
-        f"written in place by one generic in {q}-column chunks ({n_lookups} lookups gathered "
-        f"in it from {len(groups)} table group(s), {n_stacked} from batched gathers, "
-        f"{len(values)} copied values); {len(c.inserts)} insert_slices removed")
+    return formals, args, lines, fin_t, (n_lookups, len(groups),
+                                         sum(len(p) for p in stacks.values()), len(values))

@@ -3,12 +3,12 @@
 // basic / 2-d indices / shared index, mixed lengths, below threshold, different dims, dependent
 // gathers, non-constant table, wrong axis, interleaved consumers, idempotence), plus pooled
 // bags, F.embedding_bag, iree_linalg_ext.gather and concats written in place.
-// The small groups here are below the default min-sliced-indices (1024 ids for lookups whose
-// results are sliced back), so most RUN lines lower it; DEFAULT shows the default.
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' | filecheck %s
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=REPORT
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-group-size=3 min-sliced-indices=0}' | filecheck %s --check-prefix=MIN3
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' | iree-fusions-opt - --split-input-file -p 'batch-gathers{min-sliced-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
+// The small groups here are below the default thresholds (1024 ids for lookups whose results
+// are sliced back, 256 for bags), so most RUN lines lower them; DEFAULT shows the defaults.
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-group-size=3 min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s --check-prefix=MIN3
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | iree-fusions-opt - --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
 // RUN: iree-fusions-opt %s --split-input-file -p batch-gathers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=DEFAULT
 // IDEM-NOT: changed:
 // IDEM-NOT: FAILED
@@ -738,7 +738,7 @@ util.func public @ext_gather(%i0: tensor<8x1xi32>, %i1: tensor<8xi32>) -> (tenso
 // CHECK-NOT: iterator_types = ["parallel", "reduction", "parallel"]
 // CHECK: util.return
 // REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
-// DEFAULT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
+// DEFAULT: skipped: {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
 util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
