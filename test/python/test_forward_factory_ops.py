@@ -183,15 +183,14 @@ def factory_program(s: int, heads: int, with_start: bool, unary: list[str], cons
     return "\n".join(lines)
 
 
-programs = st.builds(
-    factory_program,
+program_params = st.fixed_dictionaries(dict(
     s=st.sampled_from([4, 8, 16]),
     heads=st.sampled_from([1, 2, 3]),
     with_start=st.booleans(),
     unary=st.lists(st.sampled_from(sorted(UNARY)), max_size=3),
     consumers=st.sampled_from([1, 2]),
     reduction=st.booleans(),
-)
+))
 
 
 def producers_of(text: str, type_text: str) -> int:
@@ -205,19 +204,30 @@ def producers_of(text: str, type_text: str) -> int:
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(programs)
-def test_property_forwarded_or_compacted_and_idempotent(text):
-    s = re.search(r"tensor<(\d+)xi64>", text).group(1)
+@given(program_params)
+def test_property_forwarded_or_kept_and_idempotent(params):
+    text = factory_program(**params)
+    s = params["s"]
     generated = f"tensor<{s}x{s}xf32>"
-    assert producers_of(text, generated) >= 1
+    chain = producers_of(text, generated)
+    assert chain == 1 + len(params["unary"])
     once, reports = run_pass(text)
-    assert reports[0].changed
+    if not params["with_start"] and not params["reduction"]:
+        # Index-only generics read by elementwise ops: IREE fuses them itself; left alone.
+        with ir.Context():
+            assert once == str(ir.Module.parse(text))
+        assert any("IREE fuses it" in r for r in reports[0].skipped)
+        return
     kept = producers_of(once, generated)
-    # Either every consumer recomputes it, or the cost model kept it, computed by one generic
-    # from indices (not the chain).
-    assert kept == 0 or (kept == 1 and any("recomputing costs more" in r
-                                           for r in reports[0].skipped)), once
-    forced, _ = run_pass(text, f"{PASS}{{ignore-cost=true}}")
+    # Either every consumer recomputes it, or the cost model kept it: computed by one generic
+    # from indices and the input (compacted), or, without an input, by its chain untouched.
+    expensive = any("expensive generator" in r for r in reports[0].skipped)
+    if kept and not expensive:
+        assert any("recomputing costs more" in r for r in reports[0].skipped), once
+        assert kept == (1 if params["with_start"] else chain)
+    elif not kept:
+        assert reports[0].changed
+    forced, _ = run_pass(text, f"{PASS}{{ignore-cost=true max-element-cost=1000}}")
     assert producers_of(forced, generated) == 0
     twice, reports2 = run_pass(once)
     assert not reports2[0].changed and twice == once
