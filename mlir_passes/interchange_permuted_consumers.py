@@ -1,34 +1,39 @@
 """interchange-permuted-consumers: fuse transposed epilogues into their producers.
 
-An elementwise `linalg.generic` C that reads the result of a non-elementwise op P (matmul,
-batch_matmul, reduction, conv, softmax, linalg_ext ...) through a permutation, possibly
-behind identity elementwise ops (bias, scale) and `tensor.expand_shape`/`collapse_shape`, is
-rewritten so that it lands in P's dispatch:
+An elementwise `linalg.generic` C reads the result of a non-elementwise op P (matmul,
+batch_matmul, reduction, softmax, linalg_ext ...) through a permutation, possibly behind
+identity elementwise ops E (bias, scale) and `tensor.expand_shape`/`collapse_shape`. IREE 3.13
+fuses a permuted reader into P's dispatch by itself (its dispatch formation maps loops through
+permutations); what stops it is a reshape on the path and a producer value with several
+readers. This pass removes those obstacles and puts the permutation where the contraction
+still vectorizes well:
 
-1. reshapes on the path P -> C are removed: an expand_shape is bubbled up by expanding the
-   iteration space of the ops above it down to P (P then produces the expanded shape; a
-   `[384,384]` weight becomes a free `[12,32,384]` reshape), a collapse_shape is sunk by
-   expanding the ops below it down to C;
-2. a pure transpose copy C is folded into the elementwise op E that feeds it (E writes the
-   permuted layout directly); otherwise C is interchanged so that it reads P's value with
-   the identity map and the permutation moves to its output map (projected permutations:
-   the broadcast loops go innermost);
-3. when the value read by C has several elementwise readers (a multi-use producer), the
-   readers are interchanged and merged into one multi-result generic, so that the producer
-   has a single consumer, which IREE requires to fuse.
+1. reshapes leave the path: an expand_shape is bubbled up by splitting the loops of the ops
+   above it, down to P (P then produces the expanded shape; a `[384,384]` weight becomes a
+   free `[12,32,384]` reshape); a collapse_shape is sunk by splitting the loops of the ops
+   below it, down to C (a collapse_shape follows C);
+2. the permutation moves either into C's output map (C is interchanged so that it reads the
+   value with the identity map; a pure transpose copy is instead folded into the E before
+   it) or, for a contraction whose innermost parallel loops would then both come from one
+   operand (a split N dimension, measured 2-3x slower on llvm-cpu), into P's result layout:
+   P computes the layout C reads, the E's follow, a transpose copy disappears
+   (`producer-layout=auto|always|never`);
+3. when the value C reads has several elementwise readers, they are interchanged and merged
+   into one multi-result generic, since IREE fuses consumers only into single-consumer
+   producers.
 
-    %m = linalg.matmul ins(%a, %w : tensor<128x384xf32>, tensor<384x384xf32>) ...
-    %x = tensor.expand_shape %m [[0], [1, 2]] ... into tensor<128x12x32xf32>
-    %y = linalg.generic {maps = [(d0,d1,d2)->(d0,d1,d2), ...]} ins(%x, %bias)   // + bias
-    %t = linalg.generic {maps = [(d0,d1,d2)->(d1,d0,d2), id]} ins(%y)          // transpose
-  becomes
+    %m = linalg.matmul ins(%x, %w : tensor<128x384xf32>, tensor<384x384xf32>) ...
+    %e = tensor.expand_shape %m [[0], [1, 2]] ... into tensor<128x12x32xf32>
+    %b = linalg.generic {(d0,d1,d2) -> (d0,d1,d2) ...} ins(%e, %bias)      // + bias
+    %t = linalg.generic {(d0,d1,d2) -> (d1,d0,d2), id} ins(%b)            // transpose copy
+  becomes (MiniLM's query projection: one dispatch instead of two)
     %w3 = tensor.expand_shape %w [[0, 1], [2]] ... into tensor<12x32x384xf32>
-    %m3 = linalg.generic {(m,h,d,k): (m,k), (h,d,k) -> (m,h,d)} ins(%a, %w3)   // 3-D result
-    %t = linalg.generic {maps = [id, ..., (d0,d1,d2)->(d1,d0,d2)]} ins(%m3, %bias)
+    %m3 = linalg.generic {(h,m,d,k): (m,k), (h,d,k) -> (h,m,d)} ins(%x, %w3)
+    %t = linalg.generic {id, ...} ins(%m3, %bias) -> tensor<12x128x32xf32>
 
-Where several operands are permuted reads of different producers, the operand whose
-producer can take the consumer and whose tensor is largest wins. Consumers with reduction
-loops are left alone (IREE fuses only all-parallel consumers into a root).
+Of several permuted operands from different producers, the one whose producer can take C
+and whose tensor is largest wins. Consumers with reduction loops are left alone (IREE fuses
+only all-parallel consumers into a root).
 """
 
 from __future__ import annotations
@@ -201,7 +206,8 @@ def _clone_body(src: ir.Operation, dst_block: ir.Block, arg_map: Sequence[int | 
                     new.operands[i] = mapping[v]
             if bop.name == "linalg.index" and index_map is not None:
                 dim = ir.IntegerAttr(bop.attributes["dim"]).value
-                new.attributes["dim"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), index_map[dim])
+                new.attributes["dim"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
+                                                           index_map[dim])
             for old, res in zip(bop.results, new.results):
                 mapping[old] = res
 
@@ -224,28 +230,51 @@ def _collapse(value: ir.Value, groups: list[list[int]], result_type: ir.Type) ->
     return tensor.CollapseShapeOp(result_type, value, _reassociation_attr(groups)).result
 
 
+def _recreated_init(value: ir.Value, shape: list[int]) -> ir.Value | None:
+    """A tensor.empty / linalg.fill-of-empty init re-created at another shape, else None."""
+    producer = h.defining_op(value)
+    if producer is None:
+        return None
+    elt = ir.RankedTensorType(value.type).element_type
+    if producer.name == "tensor.empty":
+        return tensor.EmptyOp(shape, elt).result
+    if producer.name == "linalg.fill":
+        init = h.defining_op(h.dps_inits(producer)[0])
+        if init is not None and init.name == "tensor.empty":
+            fill = linalg.fill(h.dps_inputs(producer)[0], outs=[tensor.EmptyOp(shape, elt).result])
+            return fill if isinstance(fill, ir.Value) else fill.results[0]
+    return None
+
+
+def _init_can_be_recreated(value: ir.Value) -> bool:
+    producer = h.defining_op(value)
+    if producer is None:
+        return False
+    if producer.name == "tensor.empty":
+        return True
+    if producer.name == "linalg.fill":
+        init = h.defining_op(h.dps_inits(producer)[0])
+        return init is not None and init.name == "tensor.empty"
+    return False
+
+
 def _expand_value(value: ir.Value, groups: list[list[int]], shape: list[int]) -> ir.Value:
     """`value` reshaped to `shape` (groups: source dim i -> result dims groups[i]).
 
     Folds `expand(collapse(x))` back to x, re-creates empties and fills at the new shape,
     and otherwise inserts a tensor.expand_shape (free: a metadata change).
     """
-    src_shape = _static_shape(value)
-    if src_shape == shape:
+    if _static_shape(value) == shape:
         return value
-    elt = ir.RankedTensorType(value.type).element_type
     producer = h.defining_op(value)
-    if producer is not None:
-        if (producer.name == "tensor.collapse_shape" and _reassociation(producer) == groups
-                and _static_shape(producer.operands[0]) == shape):
-            return producer.operands[0]
-        if producer.name == "tensor.empty":
-            return tensor.EmptyOp(shape, elt).result
-        if producer.name == "linalg.fill" and h.defining_op(h.dps_inits(producer)[0]) is not None \
-                and h.defining_op(h.dps_inits(producer)[0]).name == "tensor.empty":
-            empty = tensor.EmptyOp(shape, elt).result
-            fill = linalg.fill(h.dps_inputs(producer)[0], outs=[empty])
-            return fill if isinstance(fill, ir.Value) else fill.results[0]
+    if (producer is not None and producer.name == "tensor.collapse_shape"
+            and _reassociation(producer) == groups
+            and _static_shape(producer.operands[0]) == shape):
+        return producer.operands[0]
+    init = _recreated_init(value, shape)
+    if init is not None:
+        return init
+    elt = ir.RankedTensorType(value.type).element_type
     return tensor.ExpandShapeOp(ir.RankedTensorType.get(shape, elt), value,
                                 _reassociation_attr(groups), [], shape).result
 
@@ -603,16 +632,15 @@ def can_fold_copy(copy: ir.Operation, path: Path) -> ir.Operation | None:
     return e
 
 
-def merge_siblings(consumers: list[ir.Operation], value: ir.Value) -> ir.Operation:
-    """Merges elementwise consumers that read `value` with the identity map (and have the
-    same loop ranges) into one multi-result generic at the first one's position."""
+def merge_siblings(consumers: list[ir.Operation]) -> ir.Operation:
+    """Merges elementwise consumers with the same loop ranges (each reads the shared value
+    with the identity map) into one multi-result generic at the first one's position."""
     first = consumers[0]
     n = h.indexing_maps(first)[0].n_dims
     inputs: list[ir.Value] = []
     in_maps: list[ir.AffineMapAttr] = []
     key_index: dict = {}
-    inits, out_maps = [], []
-    arg_maps = []
+    inits, arg_maps = [], []
     for c in consumers:
         maps = h.indexing_maps(c)
         amap = []
@@ -688,35 +716,6 @@ def interchange(consumer: ir.Operation, order: list[int]) -> ir.Operation:
         old.replace_all_uses_with(res)
     consumer.erase()
     return new
-
-
-def _init_can_be_recreated(value: ir.Value) -> bool:
-    producer = h.defining_op(value)
-    if producer is None:
-        return False
-    if producer.name == "tensor.empty":
-        return True
-    if producer.name == "linalg.fill":
-        init = h.defining_op(h.dps_inits(producer)[0])
-        return init is not None and init.name == "tensor.empty"
-    return False
-
-
-def _permuted_init(value: ir.Value, shape: list[int]) -> ir.Value | None:
-    """An init of a new shape: tensor.empty / linalg.fill of one re-created, else None."""
-    producer = h.defining_op(value)
-    elt = ir.RankedTensorType(value.type).element_type
-    if producer is None:
-        return None
-    if producer.name == "tensor.empty":
-        return tensor.EmptyOp(shape, elt).result
-    if producer.name == "linalg.fill":
-        init = h.defining_op(h.dps_inits(producer)[0])
-        if init is not None and init.name == "tensor.empty":
-            fill = linalg.fill(h.dps_inputs(producer)[0],
-                               outs=[tensor.EmptyOp(shape, elt).result])
-            return fill if isinstance(fill, ir.Value) else fill.results[0]
-    return None
 
 
 def _loop_groups(order: list[int], maps: list[list[int]]) -> list[list[int]]:
@@ -804,7 +803,7 @@ def apply_layout(path: Path, plan: dict) -> ir.Operation | None:
     n_in = len(h.dps_inputs(p))
     init = h.dps_inits(p)[0]
     with ir.InsertionPoint(p), p.location:
-        new_init = _permuted_init(init, permute(_static_shape(init)))
+        new_init = _recreated_init(init, permute(_static_shape(init)))
     dims = [_dims_or_none(m) for m in h.indexing_maps(p)]
     new_p = rebuild(p, plan["order"], list(h.dps_inputs(p)) + [new_init],
                     dims[:n_in] + [plan["new_out"]])
@@ -828,7 +827,6 @@ def apply_layout(path: Path, plan: dict) -> ir.Operation | None:
         prev_old, prev = e.results[0], new_e.results[0]
         dead.append(e)
     c_dims = [_dims_or_none(m) for m in h.indexing_maps(consumer)]
-    c_in = len(h.dps_inputs(consumer))
     result = None
     if (is_pure_copy(consumer) and c_dims[1] == plan["ordered"]
             and consumer.results[0].type == prev.type):
@@ -840,7 +838,6 @@ def apply_layout(path: Path, plan: dict) -> ir.Operation | None:
         result = rebuild(consumer, list(range(len(_iterators(consumer)))), operands, c_dims)
         for old, res in zip(consumer.results, result.results):
             old.replace_all_uses_with(res)
-    _ = c_in
     consumer.erase()
     for op in reversed(dead):
         op.erase()
@@ -1018,7 +1015,8 @@ class InterchangePermutedConsumers(FusionPass):
         rank = len(_static_shape(value) or [])
         for s in siblings:
             if not is_elementwise(s) or _body_captures(s):
-                return f"value has {len(siblings)} users, {s.name} is not a mergeable elementwise op"
+                return (f"value has {len(siblings)} users, {s.name} is not a mergeable "
+                        "elementwise op")
             maps = h.indexing_maps(s)
             n = maps[0].n_dims
             if n != rank:
@@ -1086,7 +1084,7 @@ class InterchangePermutedConsumers(FusionPass):
                 merged.append(s)
             positions = _position_map(merged[0].block)
             merged.sort(key=lambda s: positions[s])
-            new = merge_siblings(merged, tail)
+            new = merge_siblings(merged)
             steps.append(f"interchanged and merged {len(merged)} readers of the "
                          f"{producer_name} result into one {len(new.results)}-result generic")
         elif (plan := self._layout_plan(path)) is not None:
