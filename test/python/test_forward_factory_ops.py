@@ -353,4 +353,6 @@ def test_llama_compiles_for_gpu_targets(device, variant, bench_on_path):
             api.compile_str(art.source, device=device, flags=art.flags, stock=True)
         return
     out = api.compile_str(art.source, device=device, flags=art.flags, fusions=BOTH)
-    assert out.output and any(r["changes"] for r in out.reports)
+    assert out.output
+    # const: IREE const-evaluates the tables and fuses the index-only mask; nothing to do.
+    assert any(r["changes"] for r in out.reports) == (variant != "const")
