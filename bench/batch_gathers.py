@@ -17,7 +17,9 @@ Sweeps:
   consumed     K lookups whose results feed other dispatches (a Linear each)
   bags         4 pooled bags of 20 ids (returned separately) as the batch grows
   options      the issue's model at B = 8 with parts of the pass switched off or changed
+               (each against stock)
   all          every sweep
+  ab           pass variants against the default pass directly (alone on the command line)
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ SWEEPS: dict[str, list[tuple[str, D, str]]] = {
         ("dlrm-b8 no concat writer", dlrm.ISSUE, "concat-writer=0"),
         ("dlrm-b8 no dedup", dlrm.ISSUE, "dedup=0"),
         ("dlrm-b8 indices as ins", dlrm.ISSUE, "gather-mode=ins"),
-        ("dlrm-b8 values by extract", dlrm.ISSUE, "values-as-ins=0"),
+        ("dlrm-b8 values as ins", dlrm.ISSUE, "values-as-ins=1"),
         ("dlrm-bag-b8 no embedding_bag rewrite", replace(dlrm.ISSUE, bag_op="embedding_bag"),
          "embedding-bag=0"),
     ],
@@ -189,6 +191,40 @@ def measure(name: str, cfg, options: str, args) -> dict:
     return row
 
 
+AB_MODELS = {"dlrm-b8": dlrm.ISSUE, "dlrm-b64": replace(dlrm.ISSUE, batch=64),
+             "dlrm-bag-b8": replace(dlrm.ISSUE, bag_op="embedding_bag")}
+AB_VARIANTS = {"dlrm-b8": ["cross-table=0", "concat-writer=0", "dedup=0", "gather-mode=ins",
+                           "values-as-ins=1"],
+               "dlrm-b64": ["values-as-ins=1"], "dlrm-bag-b8": ["embedding-bag=0"]}
+
+
+def ab(args) -> None:
+    """Pass variants against the default pass (not stock), alternating: ratio = default time /
+    variant time (< 1: the variant is slower)."""
+    print("| model | variant | dispatches variant vs default | ms variant vs default (min) "
+          "| ratio (min) | ratio (median) |")
+    print("|---|---|---|---|---|---|")
+    for name, variants in AB_VARIANTS.items():
+        art = dlrm.build_artifact(AB_MODELS[name])
+        with tempfile.TemporaryDirectory(prefix="bg-ab-") as tmp:
+            path = os.path.join(tmp, "model.mlirbc")
+            with open(path, "wb") as f:
+                f.write(art.source)
+            vm, count = {}, {}
+            for opt in ["", *variants]:
+                fusions = f"batch-gathers{{{opt}}}" if opt else "batch-gathers"
+                vm[opt] = api.compile_file(path, device=args.device, flags=art.flags,
+                                           fusions=fusions).output
+                count[opt] = count_flow_ir(api.compile_file(
+                    path, device=args.device, flags=art.flags, fusions=fusions,
+                    compile_to="flow").output).total_dispatches
+        for opt in variants:
+            d_min, v_min, d_med, v_med = latency_min(vm[""], vm[opt], art.inputs, args.device,
+                                                     args.rounds, args.repetitions)
+            print(f"| {name} | `{opt}` | {count[opt]} vs {count['']} | {v_min:.4f} vs "
+                  f"{d_min:.4f} | {d_min / v_min:.2f} | {d_med / v_med:.2f} |", flush=True)
+
+
 def fmt(row: dict) -> str:
     t = (f"| {row['name']} | {row['options']} | {row['stock_d']} | {row['plugin_d']} "
          f"(+{row['init_d']} init) | {row['err_stock']:.1e} / {row['err_plugin']:.1e} |")
@@ -201,7 +237,8 @@ def fmt(row: dict) -> str:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("sweeps", nargs="*", default=["issue"], choices=[*SWEEPS, "all", []])
+    p.add_argument("sweeps", nargs="*", default=["issue"],
+                   choices=[*SWEEPS, "all", "ab", []])
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--repetitions", type=int, default=10)
     p.add_argument("--device", default="local-task")
@@ -209,6 +246,9 @@ def main(argv=None) -> int:
                    help="min: fastest repetition of alternating rounds (steadier on a loaded "
                         "machine), median ratio shown too; median: iree_fusions.timing")
     args = p.parse_args(argv)
+    if args.sweeps == ["ab"]:
+        ab(args)
+        return 0
     est = "min" if args.estimator == "min" else "median"
     print(f"| model | options | dispatches stock | dispatches plugin | max err vs torch "
           f"(stock / plugin) | ms stock ({est}) | ms plugin ({est}) | ratio ({est}) |"
