@@ -797,8 +797,8 @@ def apply_layout(path: Path, plan: dict) -> ir.Operation | None:
     p, consumer = path.producer, path.consumer
     pinv = plan["pinv"]
 
-    def permute(shape):
-        return [shape[pinv[k]] for k in range(len(shape))]
+    def permute(xs):  # a chain tensor's shape, or a map reading it, in the new layout
+        return [xs[pinv[k]] for k in range(len(xs))]
 
     n_in = len(h.dps_inputs(p))
     init = h.dps_inits(p)[0]
@@ -812,18 +812,16 @@ def apply_layout(path: Path, plan: dict) -> ir.Operation | None:
     for e in path.ops:
         e_in = len(h.dps_inputs(e))
         dims = [_dims_or_none(m) for m in h.indexing_maps(e)]
-        out = dims[e_in]
-        new_out = [out[pinv[k]] for k in range(len(out))]
         operands = list(h.dps_inputs(e))
         for i, v in enumerate(operands):
             if v == prev_old:
                 operands[i] = prev
-                dims[i] = new_out
+                dims[i] = permute(dims[i])
         with ir.InsertionPoint(e), e.location:
             empty = tensor.EmptyOp(permute(_static_shape(e.results[0])),
                                    ir.RankedTensorType(e.results[0].type).element_type).result
-        dims[e_in] = new_out
-        new_e = rebuild(e, new_out, operands + [empty], dims)
+        dims[e_in] = permute(dims[e_in])
+        new_e = rebuild(e, dims[e_in], operands + [empty], dims)
         prev_old, prev = e.results[0], new_e.results[0]
         dead.append(e)
     c_dims = [_dims_or_none(m) for m in h.indexing_maps(consumer)]
@@ -833,8 +831,10 @@ def apply_layout(path: Path, plan: dict) -> ir.Operation | None:
         consumer.results[0].replace_all_uses_with(prev)
     else:
         operands = list(consumer.operands)
-        operands[path.operand] = prev
-        c_dims[path.operand] = plan["ordered"]
+        for i, v in enumerate(list(h.dps_inputs(consumer))):
+            if v == prev_old:
+                operands[i] = prev
+                c_dims[i] = permute(c_dims[i])
         result = rebuild(consumer, list(range(len(_iterators(consumer)))), operands, c_dims)
         for old, res in zip(consumer.results, result.results):
             old.replace_all_uses_with(res)

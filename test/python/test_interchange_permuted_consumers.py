@@ -193,6 +193,52 @@ def test_generated_projections_idempotent(case):
     assert bool(changes(r1)) == (list(perm) != sorted(perm))
 
 
+TWO_READS = """
+util.func public @main(%x: tensor<16x32xf32>, %w: tensor<64x32xf32>) -> tensor<8x16x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x64xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<16x64xf32>) -> tensor<16x64xf32>
+  %mm = linalg.matmul indexing_maps = [MATMUL_T_B]
+      ins(%x, %w : tensor<16x32xf32>, tensor<64x32xf32>) outs(%f : tensor<16x64xf32>)
+      -> tensor<16x64xf32>
+  %mx = tensor.expand_shape %mm [[0], [1, 2]] output_shape [16, 8, 8]
+      : tensor<16x64xf32> into tensor<16x8x8xf32>
+  %e1 = tensor.empty() : tensor<16x8x8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+                                        affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mx : tensor<16x8x8xf32>) outs(%e1 : tensor<16x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<16x8x8xf32>
+  %e2 = tensor.empty() : tensor<8x16x8xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>,
+                                        affine_map<(d0, d1, d2) -> (d1, d2, d0)>,
+                                        affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+                       iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%y, %y : tensor<16x8x8xf32>, tensor<16x8x8xf32>) outs(%e2 : tensor<8x16x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.subf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<8x16x8xf32>
+  util.return %z : tensor<8x16x8xf32>
+}
+""".replace("MATMUL_T_B", MATMUL_T_B)
+
+
+@pytest.mark.parametrize("layout", ["auto", "always", "never"])
+def test_consumer_reading_the_chain_twice(layout):
+    """C reads the chain value through two different permutations: every read follows the
+    new layout (producer-layout=always) or the interchange (never)."""
+    check = compare_compilations(TWO_READS, fusions=f"{PASS}{{producer-layout={layout}}}")
+    assert check.changes()
+    # Values reach ~1e3 (squares of K=32 dot products); differences are reassociation only.
+    scale = max(float(np.abs(o).max()) for o in check.stock)
+    assert check.agreement.max_abs <= 1e-6 * scale, (check.agreement, scale)
+    assert check.plugin_dispatches <= check.stock_dispatches
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.integers(1, 4), st.integers(0, 1000))
 def test_no_change_without_producer(n_ops, seed):
