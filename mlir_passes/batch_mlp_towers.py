@@ -74,10 +74,16 @@ class Layer:
     captured: list[ir.Value]  # values the epilogue bodies use from above
     kind: str
     sig: tuple = ()
+    tail_index: int = -1  # the chain value the next layer reads (default: the last)
 
     @property
     def tail(self) -> ir.Value:
-        return self.chain[-1]
+        return self.chain[self.tail_index]
+
+    @property
+    def key(self) -> tuple:
+        """What towers batched together must share at this layer."""
+        return self.sig, self.tail_index % len(self.chain)
 
     @property
     def ops(self) -> list[ir.Operation]:
@@ -282,6 +288,8 @@ def _epilogue_roles(op: ir.Operation, chain: list[ir.Value], params: list[ir.Val
         dims = _dims(m)
         if dims is None or len(set(dims)) != len(dims) or not is_param_like(v):
             raise _NoMatch("operand is neither the chain nor a parameter")
+        if not isinstance(v.type, ir.RankedTensorType) or not v.type.has_static_shape:
+            raise _NoMatch("parameter is not a static tensor")
         roles.append(("param", len(params) + len(new_params)))
         new_params.append(v)
     if not any(r[0] == "chain" for r in roles):
@@ -292,6 +300,13 @@ def _epilogue_roles(op: ir.Operation, chain: list[ir.Value], params: list[ir.Val
     params.extend(new_params)
     captured.extend(local_captured)
     return roles, sig
+
+
+def _top_level(op: ir.Operation) -> ir.Operation:
+    """The op itself, or its ancestor that sits in the function body being rewritten."""
+    while op not in _POSITIONS and op.parent is not None:
+        op = op.parent
+    return op
 
 
 def _position(op: ir.Operation) -> int:
@@ -319,18 +334,20 @@ def next_layer(layer: Layer, layers: dict[ir.Operation, Layer]
     """The one layer that reads this layer's result as its input (maybe through an
     expand_shape that restores the matmul result type), and that expand_shape."""
     found = []
-    for user in h.users(layer.tail):
-        if user in layers and h.dps_inputs(user)[0] == layer.tail:
-            found.append((layers[user], None))
-        elif user.name == "tensor.expand_shape" and user.results[0].type == layer.result_type:
-            for u2 in h.users(user.results[0]):
-                if u2 in layers and h.dps_inputs(u2)[0] == user.results[0]:
-                    found.append((layers[u2], user))
+    for index, value in enumerate(layer.chain):
+        for user in h.users(value):
+            if user in layers and h.dps_inputs(user)[0] == value:
+                found.append((layers[user], None, index))
+            elif user.name == "tensor.expand_shape" and user.results[0].type == layer.result_type:
+                for u2 in h.users(user.results[0]):
+                    if u2 in layers and h.dps_inputs(u2)[0] == user.results[0]:
+                        found.append((layers[u2], user, index))
     if len(found) != 1:
         return None
-    nxt, link = found[0]
+    nxt, link, index = found[0]
     if nxt.mm == layer.mm or nxt.lhs.type != layer.result_type:
         return None
+    layer.tail_index = index
     # The expand_shape is part of the tower only when the next layer is its one user.
     if link is not None and len(h.users(link.results[0])) != 1:
         link = None
@@ -372,14 +389,14 @@ def group_towers(towers: list[Tower]) -> list[tuple[bool, list[Tower]]]:
     remaining towers with an equal first layer and separate inputs."""
     shared: dict[tuple, list[Tower]] = {}
     for t in towers:
-        shared.setdefault((t.input, t.layers[0].sig), []).append(t)
+        shared.setdefault((t.input, t.layers[0].key), []).append(t)
     groups: list[tuple[bool, list[Tower]]] = []
     separate: dict[tuple, list[Tower]] = {}
     for ts in shared.values():
         if len(ts) >= 2:
             groups.append((True, ts))
         else:
-            separate.setdefault(ts[0].layers[0].sig, []).append(ts[0])
+            separate.setdefault(ts[0].layers[0].key, []).append(ts[0])
     groups += [(False, ts) for ts in separate.values()]
     groups.sort(key=lambda g: min(_position(t.layers[0].mm) for t in g[1]))
     return groups
@@ -626,16 +643,20 @@ class BatchMlpTowers(FusionPass):
     min_layers: int = 2
     # Cost model for stacking run-time tensors (weights/biases passed as arguments, separate
     # tower inputs): stacking copies them on every call; it is done only when the copied
-    # bytes are at most `runtime-stack-bytes-per-dispatch` x the dispatches saved.
-    runtime_stack_bytes_per_dispatch: int = 0
-    # Batched layers after the first as linalg.batch_matmul (tmn layout, [T,N,K] weights)
-    # instead of linalg.generic contractions.
+    # bytes are at most `runtime-stack-bytes-per-dispatch` x the dispatches saved. Measured
+    # on llvm-cpu (bench/results/batch-mlp-towers.md): 20 KB per saved dispatch (6 separate
+    # [64,256] inputs) won, 131 KB (2.6 MB of run-time weights at B=1) lost 2x.
+    runtime_stack_bytes_per_dispatch: int = 32768
+    # Batched contractions as linalg.batch_matmul (with a broadcast map for a shared input)
+    # wherever the layouts allow; linalg.generic contractions otherwise (and when false).
     named_batch_matmul: bool = True
     # Layout of stacked constant weights: "keep" the towers' ([N,K] or [K,N]), or transpose
     # at load time to "kn" ([T,K,N]) or "nk" ([T,N,K]).
     weight_layout: str = "kn"
 
     def apply(self, module: ir.Operation, report: PassReport) -> None:
+        if self.weight_layout not in ("keep", "kn", "nk"):
+            raise ValueError(f"weight-layout must be keep, kn or nk, not '{self.weight_layout}'")
         for func in h.functions(module):
             block = func.regions[0].blocks[0]
             for _ in range(64):  # one group per round; analysis is redone after each rewrite
@@ -684,7 +705,7 @@ class BatchMlpTowers(FusionPass):
         ids: dict[tuple, int] = {}
 
         def sig_id(layer: Layer) -> int:
-            return ids.setdefault(layer.sig, len(ids))
+            return ids.setdefault(layer.key, len(ids))
 
         for t in group:
             for lay in t.layers:
@@ -748,7 +769,8 @@ class BatchMlpTowers(FusionPass):
                         lhs_layout = None if shared else TMN
                     else:
                         pb = built[id(parent)]
-                        lhs = slice_towers(pb["chain"][-1], parent.layout,
+                        tail = towers[node.lo].layers[parent.depth].tail_index
+                        lhs = slice_towers(pb["chain"][tail], parent.layout,
                                            node.lo - parent.lo, node.size)
                         lhs_layout = parent.layout
                 chain = self._build_node(module, anchor, towers, node, plans[id(node)],
@@ -863,9 +885,9 @@ class BatchMlpTowers(FusionPass):
         seeds = []
         for op in removed:
             for r in op.results:
-                seeds += [u for u in h.users(r) if u not in removed]
+                seeds += [_top_level(u) for u in h.users(r)]
         sink: set = set()
-        work = [u for u in seeds if _position(u) <= last]
+        work = [u for u in seeds if u not in removed and _position(u) <= last]
         while work:
             op = work.pop()
             if op in sink:
@@ -878,7 +900,8 @@ class BatchMlpTowers(FusionPass):
                                "inputs are all available and cannot be moved")
             sink.add(op)
             for r in op.results:
-                work += [u for u in h.users(r) if _position(u) <= last and u not in removed]
+                work += [u for u in map(_top_level, h.users(r))
+                         if _position(u) <= last and u not in removed]
         anchor = None
         for op in block.operations:
             op = op.operation

@@ -1,6 +1,6 @@
 // RUN: iree-fusions-opt %s --split-input-file -p batch-mlp-towers | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p batch-mlp-towers --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-mlp-towers{min-layers=1 runtime-stack-bytes-per-dispatch=4096}' | filecheck %s --check-prefix=OPT
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-mlp-towers{min-layers=1 runtime-stack-bytes-per-dispatch=1000000}' | filecheck %s --check-prefix=OPT
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-mlp-towers{named-batch-matmul=0 weight-layout=keep}' | filecheck %s --check-prefix=GENERIC
 
 // Reports, in the order of the chunks below.
@@ -23,12 +23,13 @@
 // REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
 // REPORT-NEXT: skipped: linalg.matmul at {{.*}}: group of 2 towers (depth 2, none, separate input): towers depend on each other (a tower's input is computed from another tower's result)
 // REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: linalg.matmul at {{.*}}: group of 2 towers (depth 2, none, shared input): stacking run-time tensors would copy 1536 bytes per call to save 2 dispatches (runtime-stack-bytes-per-dispatch=0)
+// REPORT-NEXT: skipped: linalg.matmul at {{.*}}: group of 2 towers (depth 2, none, shared input): stacking run-time tensors would copy 163840 bytes per call to save 2 dispatches (runtime-stack-bytes-per-dispatch=32768)
 // REPORT: changed: group of 3 towers (depth 2,3, relu, shared input): 8 linalg.matmul -> 3 batched contraction(s), 16 epilogue generic(s) -> 6 (relu)
 // REPORT: skipped: linalg.matmul at {{.*}}: group of 3 towers (depth 1, relu, shared input): only 1 layer(s) batch (min-layers=2); left to IREE
 // REPORT: changed: group of 2 towers (depth 2, none/relu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 2 epilogue generic(s) -> 1 (none/relu)
 // REPORT: changed: group of 2 towers (depth 2, none, shared input): 4 linalg.matmul -> 2 batched contraction(s), 0 epilogue generic(s) -> 0 (none); the 2-way stack (2 insert_slice) is the batched result (mtn)
-// REPORT: skipped: linalg.matmul at {{.*}}: group of 2 towers (depth 2, silu, separate input): stacking run-time tensors would copy 512 bytes per call to save 2 dispatches (runtime-stack-bytes-per-dispatch=0)
+// REPORT: changed: group of 2 towers (depth 2, silu, separate input): 4 linalg.matmul -> 2 batched contraction(s), 8 epilogue generic(s) -> 4 (silu); 512 bytes of run-time tensors stacked per call
+// REPORT: changed: group of 2 towers (depth 2, none/relu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 4 epilogue generic(s) -> 2 (none/relu)
 
 // Two towers of two plain matmuls on one input: one batched contraction per layer, the
 // shared input read through a broadcast map, weights stacked (and transposed to [T,K,N])
@@ -736,32 +737,33 @@ util.func public @dependent_towers(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, ten
 
 // -----
 
-// Weights passed as arguments: stacking them would copy them on every call, which the cost
-// model rejects by default; with a budget (OPT) they are stacked in the function.
+// Weights passed as arguments: stacking them would copy 160 KB on every call to save 2
+// dispatches, which the cost model (32 KB per saved dispatch) rejects; with a larger budget
+// (OPT) they are stacked in the function, per call.
 // CHECK-LABEL: util.func public @runtime_weights
 // CHECK-COUNT-4: linalg.matmul
 // CHECK-NOT: batch_matmul
 // OPT-LABEL: util.func public @runtime_weights
-// OPT-SAME: (%[[X:.+]]: tensor<4x16xf32>, %[[W0:.+]]: tensor<8x16xf32>, %[[V0:.+]]: tensor<8x8xf32>, %[[W1:.+]]: tensor<8x16xf32>, %[[V1:.+]]: tensor<8x8xf32>)
+// OPT-SAME: (%[[X:.+]]: tensor<4x256xf32>, %[[W0:.+]]: tensor<64x256xf32>, %[[V0:.+]]: tensor<64x64xf32>, %[[W1:.+]]: tensor<64x256xf32>, %[[V1:.+]]: tensor<64x64xf32>)
 // OPT-NOT: util.global.load
-// OPT: %[[E:.+]] = tensor.empty() : tensor<2x8x16xf32>
-// OPT: %[[I0:.+]] = tensor.insert_slice %[[W0]] into %[[E]][0, 0, 0] [1, 8, 16]
-// OPT: %[[I1:.+]] = tensor.insert_slice %[[W1]] into %[[I0]][1, 0, 0] [1, 8, 16]
-// OPT: linalg.batch_matmul {{.*}} ins(%[[X]], %[[I1]] : tensor<4x16xf32>, tensor<2x8x16xf32>)
+// OPT: %[[E:.+]] = tensor.empty() : tensor<2x64x256xf32>
+// OPT: %[[I0:.+]] = tensor.insert_slice %[[W0]] into %[[E]][0, 0, 0] [1, 64, 256]
+// OPT: %[[I1:.+]] = tensor.insert_slice %[[W1]] into %[[I0]][1, 0, 0] [1, 64, 256]
+// OPT: linalg.batch_matmul {{.*}} ins(%[[X]], %[[I1]] : tensor<4x256xf32>, tensor<2x64x256xf32>)
 // OPT: tensor.insert_slice %[[V0]]
 // OPT: tensor.insert_slice %[[V1]]
 // OPT: linalg.batch_matmul
 // OPT-NOT: linalg.matmul
 // OPT: util.return
-util.func public @runtime_weights(%x: tensor<4x16xf32>, %w0: tensor<8x16xf32>, %v0: tensor<8x8xf32>, %w1: tensor<8x16xf32>, %v1: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+util.func public @runtime_weights(%x: tensor<4x256xf32>, %w0: tensor<64x256xf32>, %v0: tensor<64x64xf32>, %w1: tensor<64x256xf32>, %v1: tensor<64x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
-  %e = tensor.empty() : tensor<4x8xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  %a0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
-  %a1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a0, %v0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
-  %b0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
-  %b1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%b0, %v1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
-  util.return %a1, %b1 : tensor<4x8xf32>, tensor<4x8xf32>
+  %e = tensor.empty() : tensor<4x64xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %a0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<4x256xf32>, tensor<64x256xf32>) outs(%f : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %a1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a0, %v0 : tensor<4x64xf32>, tensor<64x64xf32>) outs(%f : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %b0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x256xf32>, tensor<64x256xf32>) outs(%f : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %b1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%b0, %v1 : tensor<4x64xf32>, tensor<64x64xf32>) outs(%f : tensor<4x64xf32>) -> tensor<4x64xf32>
+  util.return %a1, %b1 : tensor<4x64xf32>, tensor<4x64xf32>
 }
 
 // -----
@@ -1080,17 +1082,15 @@ util.func public @concat_consumer(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 
 // -----
 
-// One input per tower: stacking the inputs copies them on each call (cost model: rejected by
-// default; with a budget the inputs are stacked and the towers batched).
+// One input per tower: the inputs are stacked on each call (512 bytes for 2 saved
+// dispatches: within the cost model's budget).
 // CHECK-LABEL: util.func public @separate_inputs
-// CHECK-COUNT-4: linalg.matmul
-// OPT-LABEL: util.func public @separate_inputs
-// OPT-SAME: (%[[X0:.+]]: tensor<4x16xf32>, %[[X1:.+]]: tensor<4x16xf32>)
-// OPT: %[[I0:.+]] = tensor.insert_slice %[[X0]] into %{{.+}}[0, 0, 0] [1, 4, 16]
-// OPT: %[[I1:.+]] = tensor.insert_slice %[[X1]] into %[[I0]][1, 0, 0] [1, 4, 16]
-// OPT: linalg.batch_matmul ins(%[[I1]], %{{.+}} : tensor<2x4x16xf32>, tensor<2x16x8xf32>)
-// OPT-NOT: linalg.matmul
-// OPT: util.return
+// CHECK-SAME: (%[[X0:.+]]: tensor<4x16xf32>, %[[X1:.+]]: tensor<4x16xf32>)
+// CHECK: %[[I0:.+]] = tensor.insert_slice %[[X0]] into %{{.+}}[0, 0, 0] [1, 4, 16]
+// CHECK: %[[I1:.+]] = tensor.insert_slice %[[X1]] into %[[I0]][1, 0, 0] [1, 4, 16]
+// CHECK: linalg.batch_matmul ins(%[[I1]], %{{.+}} : tensor<2x4x16xf32>, tensor<2x16x8xf32>)
+// CHECK-NOT: linalg.matmul
+// CHECK: util.return
 util.func public @separate_inputs(%x0: tensor<4x16xf32>, %x1: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -1171,4 +1171,55 @@ util.func public @separate_inputs(%x0: tensor<4x16xf32>, %x1: tensor<4x16xf32>) 
     linalg.yield %s : f32
   } -> tensor<4x8xf32>
   util.return %g368, %g384 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+// -----
+
+// A layer's result is also scaled for an extra output: the next layer still reads the
+// batched ReLU result, the extra output is a slice of the batched scale.
+// CHECK-LABEL: util.func public @intermediate_also_used
+// CHECK: %[[L1:.+]] = linalg.batch_matmul
+// CHECK: %[[R:.+]] = linalg.generic {{.*}} ins(%[[L1]] :
+// CHECK: %[[S:.+]] = linalg.generic {{.*}} ins(%[[R]] :
+// CHECK: %[[L2:.+]] = linalg.batch_matmul ins(%[[R]],
+// CHECK-DAG: %[[S0:.+]] = tensor.extract_slice %[[S]][0, 0, 0]
+// CHECK-DAG: %[[S1:.+]] = tensor.extract_slice %[[S]][1, 0, 0]
+// CHECK-DAG: %[[T0:.+]] = tensor.extract_slice %[[L2]][0, 0, 0]
+// CHECK-DAG: %[[T1:.+]] = tensor.extract_slice %[[L2]][1, 0, 0]
+// CHECK-NOT: linalg.matmul
+// CHECK: util.return %[[T0]], %[[S0]], %[[T1]], %[[S1]]
+util.func public @intermediate_also_used(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %two = arith.constant 2.000000e+00 : f32
+  %w0 = arith.constant dense<0.1> : tensor<8x16xf32>
+  %w1 = arith.constant dense<0.2> : tensor<8x16xf32>
+  %v0 = arith.constant dense<0.3> : tensor<8x8xf32>
+  %v1 = arith.constant dense<0.4> : tensor<8x8xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a0r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  // An extra consumer of the layer's result (an auxiliary output).
+  %a0s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a0r : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %two : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %a1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a0r, %v0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b0r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.maximumf %in, %zero : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %b0s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b0r : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %m = arith.mulf %in, %two : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  %b1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%b0r, %v1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  util.return %a1, %a0s, %b1, %b0s : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
 }

@@ -216,6 +216,9 @@ MODELS: list[BenchModel] = [
     *[_model(f"towers-rtweights-b{b}", replace(ISSUE, batch=b, runtime_weights=True),
              f"6x4 SiLU towers, weights and biases as function arguments, B={b}")
       for b in (1, 64)],
+    *[_model(f"towers-1layer-b{b}", replace(ISSUE, batch=b, widths=(256, 128)),
+             f"6 single-layer towers 256->128 SiLU, shared input (min-layers threshold), B={b}")
+      for b in (1, 8, 64)],
     *[_model(f"mmoe-b{b}", replace(MMOE, batch=b),
              f"MMoE: 8 experts 256->128->64 ReLU, torch.stack, 3 softmax gates, 3 towers; B={b}")
       for b in (1, 8, 64)],
