@@ -3,6 +3,13 @@ against PyTorch and stock IREE, llvm-cpu latency (alternating rounds), GPU compi
 
     python bench/interchange_permuted_consumers.py minilm-b1-s128 minilm-b8-s128 \
         --rounds 15 --gpu-compile
+    python bench/interchange_permuted_consumers.py micro-query-b1 micro-key-b8 micro-attn-out-b8 \
+        --fusions 'interchange-permuted-consumers{producer-layout=never}' --rounds 9
+
+`micro-{query,key,attn-out}-bB` are one-projection models built here: a 384->384 linear with
+constant weights, `view(B, 128, 12, 32)` and `transpose(1, 2)` (query) or
+`permute(0, 2, 3, 1)` (key), times 0.5; attn-out is `matmul(p, v).transpose(1, 2)
+.reshape(B, 128, 384) * 2` on inputs p `[B, 12, 128, 128]`, v `[B, 12, 128, 32]`.
 
 Exported models are cached under --cache (default /tmp/ipc-bench) as .mlirbc + inputs +
 reference, keyed by model name, so repeated runs skip the slow torch export.
@@ -27,12 +34,52 @@ PASS = "interchange-permuted-consumers"
 GPU_DEVICES = ("hip", "cuda", "vulkan")
 
 
+def micro_artifact(name: str):
+    """micro-query-bB, micro-key-bB, micro-attn-out-bB (see the module docstring)."""
+    import torch
+
+    from iree_fusions.models.catalog import Artifact
+    from iree_fusions.models.torch_export import TORCH_INPUT_FLAGS, export_to_mlir, torch_outputs
+
+    m = re.fullmatch(r"micro-(query|key|attn-out)-b(\d+)", name)
+    if not m:
+        raise SystemExit(f"unknown model {name}")
+    kind, b = m.group(1), int(m.group(2))
+    torch.manual_seed(0)
+
+    class Projection(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(384, 384)
+
+        def forward(self, x):
+            y = self.linear(x).view(b, 128, 12, 32)
+            y = y.transpose(1, 2) if kind == "query" else y.permute(0, 2, 3, 1)
+            return y * 0.5
+
+    class AttentionOutput(torch.nn.Module):
+        def forward(self, p, v):
+            return torch.matmul(p, v).transpose(1, 2).reshape(b, 128, 384) * 2.0
+
+    if kind == "attn-out":
+        model = AttentionOutput()
+        args = (torch.randn(b, 12, 128, 128), torch.randn(b, 12, 128, 32))
+    else:
+        model = Projection()
+        args = (torch.randn(b, 128, 384),)
+    return Artifact(export_to_mlir(model, args), [a.numpy() for a in args],
+                    list(TORCH_INPUT_FLAGS), torch_outputs(model, args), reference_atol=1e-4)
+
+
 def load_artifact(name: str, cache: str):
     path = os.path.join(cache, f"{name}.pkl")
     if os.path.exists(path):
         with open(path, "rb") as f:
             return pickle.load(f)
-    artifact = all_models()[name].build()
+    if name.startswith("micro-"):
+        artifact = micro_artifact(name)
+    else:
+        artifact = all_models()[name].build()
     os.makedirs(cache, exist_ok=True)
     with open(path, "wb") as f:
         pickle.dump(artifact, f)
