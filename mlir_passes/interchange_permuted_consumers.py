@@ -1055,23 +1055,24 @@ class InterchangePermutedConsumers(FusionPass):
             if r.name == "tensor.expand_shape":
                 plan = plan_bubble_expand(path, r)
                 if isinstance(plan, str):
-                    return self._partial(report, where, steps, plan)
+                    return self._partial(report, block, where, steps, plan)
                 names = ", ".join(op.name for op, _ in plan)
                 apply_bubble(plan, r)
                 steps.append(f"expand_shape moved above {names} (loops split)")
             else:
                 plan = plan_sink_collapse(path, r)
                 if isinstance(plan, str):
-                    return self._partial(report, where, steps, plan)
+                    return self._partial(report, block, where, steps, plan)
                 names = ", ".join(op.name for op, _ in plan)
                 consumer = apply_sink(plan)
                 steps.append(f"collapse_shape moved below {names} (loops split)")
             path = self._retrace(consumer, path)
             if path is None:
                 report.change(f"{where}: {'; '.join(steps)} (consumer no longer permuted)")
+                erase_dead(block)
                 return True
         if path.reshapes:
-            return self._partial(report, where, steps, "reshapes remain on the path")
+            return self._partial(report, block, where, steps, "reshapes remain on the path")
         tail = path.value
         siblings = list(dict.fromkeys(u for u in h.users(tail) if u.name != "tensor.dim"))
         if len(siblings) > 1:
@@ -1134,10 +1135,13 @@ class InterchangePermutedConsumers(FusionPass):
         return None
 
     @staticmethod
-    def _partial(report: PassReport, where: str, steps: list[str], reason: str):
+    def _partial(report: PassReport, block: ir.Block, where: str, steps: list[str],
+                 reason: str):
+        """A later step failed after earlier reshape steps changed the IR (still correct)."""
         if not steps:
             return reason
         report.change(f"{where}: {'; '.join(steps)}; stopped: {reason}")
+        erase_dead(block)
         return True
 
     def _retrace(self, consumer: ir.Operation, old: Path) -> Path | None:
