@@ -44,7 +44,9 @@ MOVABLE_PREFIXES = ("linalg.", "tensor.", "arith.", "math.", "iree_linalg_ext.",
 # Dead ops left behind by a rewrite that are erased with it.
 CLEANUP_OPS = ("tensor.empty", "linalg.fill", "arith.constant", "util.global.load",
                "tensor.insert_slice") + RESHAPES
-TMN, MTN = "tmn", "mtn"  # layouts of a stacked [tower, row, column] tensor
+# Layouts of a stacked [tower, row, column] tensor; TN drops the row dim when there is one
+# row (batch 1): [tower, column].
+TMN, MTN, TN = "tmn", "mtn", "tn"
 # Bodies of a linalg.matmul without casts: what linalg.batch_matmul computes.
 _PLAIN_MATMUL_BODIES = (["arith.mulf", "arith.addf", "linalg.yield"],
                         ["arith.muli", "arith.addi", "linalg.yield"])
@@ -512,8 +514,9 @@ def find_stack(towers: list[Tower]) -> Stack | None:
 
 
 def _map(n_dims: int, dims: Sequence[int]) -> ir.AffineMapAttr:
-    return ir.AffineMapAttr.get(
-        ir.AffineMap.get(n_dims, 0, [ir.AffineDimExpr.get(d) for d in dims]))
+    """A map of `n_dims` dims; a None result is the constant 0."""
+    return ir.AffineMapAttr.get(ir.AffineMap.get(n_dims, 0, [
+        ir.AffineConstantExpr.get(0) if d is None else ir.AffineDimExpr.get(d) for d in dims]))
 
 
 def _iterators(kinds: Sequence[str]) -> ir.ArrayAttr:
@@ -521,12 +524,12 @@ def _iterators(kinds: Sequence[str]) -> ir.ArrayAttr:
 
 
 def _layout_dims(layout: str) -> list[int]:
-    """Domain (t, m, n) -> positions of a stacked tensor in `layout`."""
-    return [0, 1, 2] if layout == TMN else [1, 0, 2]
+    """Domain (t, m, n) -> positions of a stacked tensor in `layout`; (t, n) for TN."""
+    return {TMN: [0, 1, 2], MTN: [1, 0, 2], TN: [0, 1]}[layout]
 
 
 def _layout_shape(layout: str, t: int, m: int, n: int) -> list[int]:
-    return [t, m, n] if layout == TMN else [m, t, n]
+    return {TMN: [t, m, n], MTN: [m, t, n], TN: [t, n]}[layout]
 
 
 def stack_values(values: list[ir.Value]) -> ir.Value:
@@ -541,24 +544,26 @@ def stack_values(values: list[ir.Value]) -> ir.Value:
 
 
 def slice_tower(stacked: ir.Value, layout: str, index: int, result_type: ir.Type) -> ir.Value:
+    """Tower `index` of a stacked tensor, as `result_type` (rank-reduced where it is)."""
     shape = list(stacked.type.shape)
-    offsets = [0, 0, 0]
-    sizes = list(shape)
-    pos = 0 if layout == TMN else 1
+    offsets, sizes = [0] * len(shape), list(shape)
+    pos = 1 if layout == MTN else 0
     offsets[pos], sizes[pos] = index, 1
     return tensor.ExtractSliceOp(result_type, stacked, [], [], [], offsets, sizes,
-                                 [1, 1, 1]).result
+                                 [1] * len(shape)).result
 
 
 def slice_towers(stacked: ir.Value, layout: str, lo: int, count: int) -> ir.Value:
+    """Towers [lo, lo + count) of a stacked tensor, still stacked."""
     shape = list(stacked.type.shape)
-    pos = 0 if layout == TMN else 1
+    pos = 1 if layout == MTN else 0
     if lo == 0 and count == shape[pos]:
         return stacked
-    offsets, sizes = [0, 0, 0], list(shape)
+    offsets, sizes = [0] * len(shape), list(shape)
     offsets[pos], sizes[pos] = lo, count
     rtype = ir.RankedTensorType.get(sizes, stacked.type.element_type)
-    return tensor.ExtractSliceOp(rtype, stacked, [], [], [], offsets, sizes, [1, 1, 1]).result
+    return tensor.ExtractSliceOp(rtype, stacked, [], [], [], offsets, sizes,
+                                 [1] * len(shape)).result
 
 
 def transpose_inner(value: ir.Value) -> ir.Value:
@@ -653,6 +658,9 @@ class BatchMlpTowers(FusionPass):
     # Layout of stacked constant weights: "keep" the towers' ([N,K] or [K,N]), or transpose
     # at load time to "kn" ([T,K,N]) or "nk" ([T,N,K]).
     weight_layout: str = "kn"
+    # With one row (batch 1), drop the row dim from the batched tensors: [T, N] instead of
+    # [T, 1, N] (vector-matrix contractions).
+    drop_unit_rows: bool = True
 
     def apply(self, module: ir.Operation, report: PassReport) -> None:
         if self.weight_layout not in ("keep", "kn", "nk"):
@@ -724,6 +732,10 @@ class BatchMlpTowers(FusionPass):
             leaf = nodes[-1]
             assert leaf.size == len(towers) and not leaf.children
             leaf.layout = stack.layout
+        rowless = self.drop_unit_rows and towers[0].layers[0].result_type.shape[0] == 1
+        if rowless:  # with one row every layout is the same order of elements
+            for node in nodes:
+                node.layout = TN
 
         # Which layers of which tower are batched: the deepest node holding the tower.
         batched_depth = [0] * len(towers)
@@ -756,7 +768,6 @@ class BatchMlpTowers(FusionPass):
                 f"{saved} dispatches (runtime-stack-bytes-per-dispatch="
                 f"{self.runtime_stack_bytes_per_dispatch})")
 
-
         # Build.
         loc = group[0].layers[0].mm.location
         built: dict[int, dict] = {}
@@ -766,7 +777,7 @@ class BatchMlpTowers(FusionPass):
                 with ir.InsertionPoint(anchor):
                     if parent is None:
                         lhs = plans[id(node)].get("lhs")
-                        lhs_layout = None if shared else TMN
+                        lhs_layout = None if shared else (TN if rowless else TMN)
                     else:
                         pb = built[id(parent)]
                         tail = towers[node.lo].layers[parent.depth].tail_index
@@ -777,7 +788,6 @@ class BatchMlpTowers(FusionPass):
                                          lhs, lhs_layout)
                 built[id(node)] = {"chain": chain}
             # Replace uses outside the group with slices of the batched values.
-            stack_value = None
             if stack is not None:
                 leaf = nodes[-1]
                 with ir.InsertionPoint(anchor):
@@ -933,63 +943,85 @@ class BatchMlpTowers(FusionPass):
             else:
                 with ir.InsertionPoint(anchor):
                     stacked.append(stack_values(values))
+        rowless = layout == TN
         with ir.InsertionPoint(anchor):
             if "stack_inputs" in plan:
                 lhs = stack_values(plan["stack_inputs"])
+                if rowless:
+                    lhs = reshape_to(lhs, [count, lhs.type.shape[-1]])
+            elif rowless and lhs_layout is None:
+                lhs = reshape_to(lhs, [lhs.type.shape[-1]])  # the shared [1, K] input as [K]
             weight, params = stacked[0], stacked[1:]
             w_kind = plan["slot_kinds"][0]
+            types = {str(v.type.element_type) for v in (lhs, weight)} | {str(elt)}
+            plain = (len(types) == 1 and w_kind != "shared"
+                     and h.body_op_names(t0.mm) in _PLAIN_MATMUL_BODIES)
 
-            # The contraction: domain (t, m, n, k).
+            # The contraction: domain (t, m, n, k), or (t, n, k) without rows.
             out_shape = _layout_shape(layout, count, m, n)
             init = linalg.fill(t0.fill_scalar,
                                outs=[tensor.EmptyOp(out_shape, elt).result])
-            lhs_dims = [1, 3] if lhs_layout is None else (
-                [0, 1, 3] if lhs_layout == TMN else [1, 0, 3])
-            w_dims = [2, 3] if w_layout == "nk" else [3, 2]
+            out_dims = _layout_dims(layout)
+            if rowless:
+                n_dims, k = 3, 2
+                lhs_dims = [k] if lhs_layout is None else [0, k]
+                w_dims = [1, k] if w_layout == "nk" else [k, 1]
+            else:
+                n_dims, k = 4, 3
+                lhs_dims = [1, k] if lhs_layout is None else (
+                    [0, 1, k] if lhs_layout == TMN else [1, 0, k])
+                w_dims = [2, k] if w_layout == "nk" else [k, 2]
             if w_kind != "shared":
                 w_dims = [0] + w_dims
-            out_dims = _layout_dims(layout)
-            types = {str(v.type.element_type) for v in (lhs, weight)} | {str(elt)}
-            if (self.named_batch_matmul and lhs_layout in (None, TMN) and layout == TMN
-                    and w_kind != "shared" and len(types) == 1
-                    and h.body_op_names(t0.mm) in _PLAIN_MATMUL_BODIES):
+            if self.named_batch_matmul and plain and rowless and lhs_layout == TN \
+                    and w_layout == "kn":
+                result = linalg.batch_vecmat(lhs, weight, outs=[init])
+            elif (self.named_batch_matmul and plain and not rowless
+                  and lhs_layout in (None, TMN) and layout == TMN):
                 maps = [_map(4, d).value for d in (lhs_dims, w_dims, [0, 1, 2])]
                 result = linalg.batch_matmul(lhs, weight, outs=[init], indexing_maps=maps)
             else:
                 contraction = linalg.GenericOp(
                     [ir.RankedTensorType.get(out_shape, elt)], [lhs, weight], [init],
-                    ir.ArrayAttr.get([_map(4, lhs_dims), _map(4, w_dims), _map(4, out_dims)]),
-                    _iterators(["parallel", "parallel", "parallel", "reduction"]))
+                    ir.ArrayAttr.get([_map(n_dims, lhs_dims), _map(n_dims, w_dims),
+                                      _map(n_dims, out_dims)]),
+                    _iterators(["parallel"] * (n_dims - 1) + ["reduction"]))
                 mm_block = t0.mm.regions[0].blocks[0]
                 body = contraction.regions[0].blocks.append(
                     *[a.type for a in mm_block.arguments])
                 clone_body(t0.mm, body)
                 result = contraction.results[0]
+            if not isinstance(result, ir.Value):
+                result = result.results[0]
             chain = [result]
             if t0.view_op is not None:
                 chain.append(chain[0])
 
-            # The epilogue: domain (t, m, n); chain tensors in `layout`.
+            # The epilogue: domain (t, m, n), or (t, n) without rows; chain in `layout`.
+            e_dims = len(out_dims)
             for e in t0.epilogue:
                 maps = h.indexing_maps(e.op)
                 ins, in_maps = [], []
                 for (role, index), amap in zip(e.roles, maps):
                     if role == "chain":
                         ins.append(chain[index])
-                        in_maps.append(_map(3, out_dims))
+                        in_maps.append(_map(e_dims, out_dims))
                         continue
                     value = params[index]
-                    dims = [1 + t0.view_dims[d] for d in _dims(amap)]
+                    if rowless:  # the row dim (of size 1) is read at 0
+                        dims = [1 if t0.view_dims[d] == 1 else None for d in _dims(amap)]
+                    else:
+                        dims = [1 + t0.view_dims[d] for d in _dims(amap)]
                     if plan["slot_kinds"][1 + index] != "shared":
                         dims = [0] + dims
                     ins.append(value)
-                    in_maps.append(_map(3, dims))
+                    in_maps.append(_map(e_dims, dims))
                 rtype = e.op.results[0].type
                 rt = ir.RankedTensorType.get(out_shape, rtype.element_type)
                 empty = tensor.EmptyOp(out_shape, rtype.element_type).result
                 g = linalg.GenericOp([rt], ins, [empty],
-                                     ir.ArrayAttr.get(in_maps + [_map(3, out_dims)]),
-                                     _iterators(["parallel"] * 3))
+                                     ir.ArrayAttr.get(in_maps + [_map(e_dims, out_dims)]),
+                                     _iterators(["parallel"] * e_dims))
                 src_block = e.op.regions[0].blocks[0]
                 blk = g.regions[0].blocks.append(*[a.type for a in src_block.arguments])
                 clone_body(e.op, blk)

@@ -1000,15 +1000,20 @@ util.func public @single_layer_towers(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>,
 }
 // -----
 
-// Batch 1 as IREE leaves it: the [1,N] results collapsed to [N] around the epilogue.
-// CHECK-DAG: #[[BIAS:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// Batch 1 as IREE leaves it: the [1,N] results collapsed to [N] around the epilogue. The
+// batched tensors drop the unit row: [T,N], vector-matrix contractions.
+// CHECK-DAG: #[[VEC:.+]] = affine_map<(d0, d1, d2) -> (d2)>
+// CHECK-DAG: #[[KN:.+]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// CHECK-DAG: #[[TN:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-LABEL: util.func public @batch1_collapsed
-// CHECK: %[[L1:.+]] = linalg.batch_matmul {{.*}} -> tensor<2x1x8xf32>
-// CHECK: %[[E:.+]] = linalg.generic {indexing_maps = [#[[BIAS]], {{.*}} ins(%{{.+}}, %[[L1]] : tensor<2x8xf32>, tensor<2x1x8xf32>)
+// CHECK-SAME: (%[[X:.+]]: tensor<1x16xf32>)
+// CHECK: %[[XV:.+]] = tensor.collapse_shape %[[X]] {{\[\[}}0, 1]] : tensor<1x16xf32> into tensor<16xf32>
+// CHECK: %[[L1:.+]] = linalg.generic {indexing_maps = [#[[VEC]], #[[KN]], #{{.+}}], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[XV]], %{{.+}} : tensor<16xf32>, tensor<2x16x8xf32>)
+// CHECK: %[[E:.+]] = linalg.generic {indexing_maps = [#[[TN]], #[[TN]], #[[TN]]], {{.*}} ins(%{{.+}}, %[[L1]] : tensor<2x8xf32>, tensor<2x8xf32>)
 // CHECK: arith.maximumf
-// CHECK: %[[L2:.+]] = linalg.batch_matmul ins(%[[E]], %{{.+}} : tensor<2x1x8xf32>, tensor<2x8x8xf32>)
-// CHECK-DAG: %[[R0:.+]] = tensor.extract_slice %[[L2]][0, 0, 0] [1, 1, 8] [1, 1, 1] : tensor<2x1x8xf32> to tensor<8xf32>
-// CHECK-DAG: %[[R1:.+]] = tensor.extract_slice %[[L2]][1, 0, 0] [1, 1, 8] [1, 1, 1] : tensor<2x1x8xf32> to tensor<8xf32>
+// CHECK: %[[L2:.+]] = linalg.batch_vecmat ins(%[[E]], %{{.+}} : tensor<2x8xf32>, tensor<2x8x8xf32>)
+// CHECK-DAG: %[[R0:.+]] = tensor.extract_slice %[[L2]][0, 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<8xf32>
+// CHECK-DAG: %[[R1:.+]] = tensor.extract_slice %[[L2]][1, 0] [1, 8] [1, 1] : tensor<2x8xf32> to tensor<8xf32>
 // CHECK-NOT: tensor.expand_shape
 // CHECK: util.return %[[R0]], %[[R1]]
 // Batch 1 as IREE leaves it: the [1,N] matmul result is collapsed to [N] for the epilogue

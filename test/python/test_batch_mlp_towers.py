@@ -193,6 +193,8 @@ def test_lit_case_numerics(name):
     ("runtime_weights", "{runtime-stack-bytes-per-dispatch=1000000}"),
     ("single_layer_towers", "{min-layers=1}"),
     ("silu_absorbed", "{named-batch-matmul=0 weight-layout=keep}"),
+    ("batch1_collapsed", "{drop-unit-rows=0}"),
+    ("batch1_collapsed", "{named-batch-matmul=0}"),
 ])
 def test_lit_case_numerics_with_options(name, options):
     check = compare_compilations(lit_cases()[name], fusions=PASS + options, function=name)
@@ -201,8 +203,9 @@ def test_lit_case_numerics_with_options(name, options):
     assert check.plugin_dispatches < check.stock_dispatches
 
 
-def test_six_by_four_towers_compile_to_four_dispatches():
-    text = towers_ir(8, [[32, 32, 16, 8, 4]] * 6, ["silu"] * 6, seed=3)
+@pytest.mark.parametrize("batch", [1, 8])
+def test_six_by_four_towers_compile_to_four_dispatches(batch):
+    text = towers_ir(batch, [[32, 32, 16, 8, 4]] * 6, ["silu"] * 6, seed=3)
     check = compare_compilations(text, fusions=PASS)
     assert check.agreement.within(TOL), check.agreement
     assert check.stock_dispatches == 24
@@ -290,7 +293,7 @@ def test_random_towers_match_stock(case):
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
 @given(tower_sets(), st.sampled_from([
     "", "{min-layers=1}", "{runtime-stack-bytes-per-dispatch=0 min-layers=1}",
-    "{named-batch-matmul=0 weight-layout=keep}", "{weight-layout=nk}"]))
+    "{named-batch-matmul=0 weight-layout=keep}", "{weight-layout=nk}", "{drop-unit-rows=0}"]))
 def test_random_towers_match_stock_many(case, options):
     _check_random_towers(case, options)
 
