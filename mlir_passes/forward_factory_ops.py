@@ -26,10 +26,10 @@ flow-phase half, `forward-factory-dispatches` (below), then clones such a dispat
 dispatches whose root cannot take it at this phase (`iree_linalg_ext.attention`'s mask).
 
 Not forwarded (each reported with `--fusions-report`): values that leave the function (they are
-materialized anyway), expensive generators (per-element cost above `max-element-cost`: RNG-like
-hashes; reductions are never factory ops), single fills/splats (IREE clones those itself), and
+materialized anyway), expensive generators (more than `max-element-ops` arithmetic ops per
+element: RNG-like hashes; reductions are never factory ops), single fills/splats (IREE clones those itself), and
 values whose recomputation costs more than the memory traffic it saves. The cost model, in
-weighted scalar ops (OP_COST: 1 per cheap op, 4 per division, 16 per transcendental), with
+weighted scalar ops (OP_COST: 1 per cheap op, 8 per division, 200 per transcendental), with
 constants measured on llvm-cpu (bench/results/forward-factory-ops.md):
 
     extra  = cost_per_element * (sum of consumer iterations - elements)   # redundant recompute
@@ -52,11 +52,14 @@ from iree.compiler.dialects import affine, arith, linalg, tensor
 from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import FusionPass, PassReport, describe_op
 
-# Weighted cost of one scalar body op, in "cheap vector op" units: what one element of a
-# factory value costs to recompute. Ops that are not listed make a generic non-factory.
+# Weighted cost of one scalar body op, in "cheap op" units: what one element of a factory value
+# costs to recompute inside a consumer. Measured on llvm-cpu (znver4, bench/results): a cheap
+# op recomputed in a memory-bound consumer costs ~1.6 ps per element (it hides under the
+# consumer's memory traffic), a cos/sin/exp ~0.35 ns, i.e. ~200 cheap ops. Ops that are not
+# listed make a generic non-factory.
 _CHEAP = 1.0
-_DIVISION = 4.0
-_TRANSCENDENTAL = 16.0
+_DIVISION = 8.0
+_TRANSCENDENTAL = 200.0
 OP_COST: dict[str, float] = {
     **{f"arith.{n}": _CHEAP for n in (
         "addi", "subi", "muli", "andi", "ori", "xori", "shli", "shrui", "shrsi", "cmpi",
@@ -71,7 +74,7 @@ OP_COST: dict[str, float] = {
         "ceildivui")},
     "math.absf": _CHEAP, "math.absi": _CHEAP, "math.copysign": _CHEAP,
     "math.floor": _CHEAP, "math.ceil": _CHEAP, "math.round": _CHEAP, "math.trunc": _CHEAP,
-    "math.sqrt": _DIVISION, "math.rsqrt": _DIVISION,
+    "math.sqrt": 2 * _DIVISION, "math.rsqrt": 2 * _DIVISION,
     **{f"math.{n}": _TRANSCENDENTAL for n in (
         "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh",
         "atan", "atan2", "erf", "powf", "fpowi", "ipowi", "sinh", "cosh")},
@@ -98,9 +101,10 @@ class Factory:
     """A factory value: how much one element costs and which ops and leaves it depends on."""
 
     value: ir.Value
-    cost: float
+    cost: float  # weighted ops to recompute one element (OP_COST)
     ops: list[ir.Operation] = field(default_factory=list)  # chain ops, producers first
     leaves: list[ir.Value] = field(default_factory=list)
+    scalar_ops: int = 0  # arithmetic ops per element along the chain (generator length)
 
 
 def _static_shape(value: ir.Value) -> list[int] | None:
@@ -141,10 +145,10 @@ def _reassociation(op: ir.Operation) -> list[list[int]]:
 class FactoryAnalysis:
     """Decides which values of a function are factory values (memoized), and why not."""
 
-    def __init__(self, max_leaf_elements: int, max_element_cost: float,
+    def __init__(self, max_leaf_elements: int, max_element_ops: int,
                  isolated: bool = False):
         self.max_leaf_elements = max_leaf_elements
-        self.max_element_cost = max_element_cost
+        self.max_element_ops = max_element_ops
         # Inside a dispatch body the chain is cloned into another dispatch: scalars it captures
         # must be constants (they are cloned along).
         self.isolated = isolated
@@ -166,9 +170,9 @@ class FactoryAnalysis:
             return self._memo[value]
         self._memo[value] = None  # cycles cannot happen in SSA, but be safe
         result, reason = self._analyze(value)
-        if result is not None and result.cost > self.max_element_cost:
-            reason = (f"expensive generator: {result.cost:g} ops per element > "
-                      f"max-element-cost={self.max_element_cost:g}")
+        if result is not None and result.scalar_ops > self.max_element_ops:
+            reason = (f"expensive generator: {result.scalar_ops} ops per element > "
+                      f"max-element-ops={self.max_element_ops}")
             result = None
         self._memo[value] = result
         if result is None:
@@ -197,7 +201,7 @@ class FactoryAnalysis:
         return f"operand {value.get_name()} is neither a factory value nor a leaf ({why})"
 
     def _combine(self, value: ir.Value, op: ir.Operation, own_cost: float,
-                 deps: list[Factory], leaves: list[ir.Value]) -> Factory:
+                 deps: list[Factory], leaves: list[ir.Value], own_ops: int = 0) -> Factory:
         ops: list[ir.Operation] = []
         all_leaves: list[ir.Value] = list(leaves)
         for d in deps:
@@ -205,7 +209,8 @@ class FactoryAnalysis:
             all_leaves += [v for v in d.leaves if v not in all_leaves]
         ops.append(op)
         cost = own_cost + sum(d.cost for d in deps) + LEAF_READ_COST * len(leaves)
-        return Factory(value, cost, ops, all_leaves)
+        scalar_ops = own_ops + sum(d.scalar_ops for d in deps)
+        return Factory(value, cost, ops, all_leaves, scalar_ops)
 
     def _analyze(self, value: ir.Value) -> tuple[Factory | None, str]:
         op = h.defining_op(value)
@@ -279,12 +284,13 @@ class FactoryAnalysis:
             if not m.is_permutation:
                 return None, "a generic whose result map is not a permutation"
         body = h.body_block(op)
-        own = 0.0
+        own, own_ops = 0.0, 0
         for body_op in body.operations:
             body_op = body_op.operation
             if len(body_op.regions) or body_op.name not in OP_COST:
                 return None, f"its body has {body_op.name}"
             own += OP_COST[body_op.name]
+            own_ops += OP_COST[body_op.name] > 0
             if self.isolated and any(
                     not _is_constant(v) and not _defined_in(v, body) for v in body_op.operands):
                 return None, "its body captures a non-constant value"
@@ -304,7 +310,7 @@ class FactoryAnalysis:
             reason = self._operand(v, deps, leaves, value)
             if reason:
                 return None, f"its body reads an init: {reason}"
-        return self._combine(value, op, own, deps, leaves), ""
+        return self._combine(value, op, own, deps, leaves, own_ops), ""
 
 
 def _is_constant(value: ir.Value) -> bool:
@@ -618,13 +624,15 @@ class ForwardFactoryOps(FusionPass):
                    "each consuming generic instead of passing them between dispatches")
 
     # Weighted ops that cost as much as one byte written or read between dispatches, and as
-    # one dispatch launch. Measured on llvm-cpu (bench/results/forward-factory-ops.md: micro
-    # models): a 512x512 mask recomputed for 32 heads still wins (needs >= 26), cos/sin tables
-    # recomputed for 8 heads lose 4x (needs < 45); ~13 us per dispatch on local-task.
+    # one dispatch launch. Measured on llvm-cpu (bench/results/forward-factory-ops.md): a
+    # 512x512 mask recomputed for 32 heads still wins (needs >= 27); cos/sin tables recomputed
+    # for 1 head win (needs >= 19), for 2 heads (S=128, D=128) lose 1-2% (needs < 56);
+    # ~13 us per dispatch on local-task at ~1.6 ps per cheap op.
     ops_per_byte: float = 32.0
-    ops_per_dispatch: float = 1.0e6
-    # Per-element cost above which a generator is "expensive" (RNG-like hashes).
-    max_element_cost: float = 48.0
+    ops_per_dispatch: float = 8.0e6
+    # Arithmetic ops per element above which a generator is "expensive" (RNG-like hashes;
+    # RoPE's chain has ~8).
+    max_element_ops: int = 40
     # Largest non-factory tensor a factory chain may read element-wise (start_pos, inv_freq).
     max_leaf_elements: int = 4096
     # Forward regardless of the byte/recompute balance (measurements only).
@@ -704,15 +712,15 @@ class ForwardFactoryOps(FusionPass):
         disappears = not root.blocked
         saved = nbytes * (len(consumers) + (1 if disappears else 0))
         budget = self.ops_per_byte * saved + (self.ops_per_dispatch if disappears else 0)
-        detail = (f"{f.cost:g} ops/element x {iterations} iterations vs {elements} elements: "
-                  f"{extra:.3g} extra ops; {saved} bytes saved, budget {budget:.3g}")
+        detail = (f"{f.cost:g} weighted ops/element x {iterations} iterations vs {elements} "
+                  f"elements: {extra:.3g} extra ops; {saved} bytes saved, budget {budget:.3g}")
         if self.ignore_cost or extra <= budget:
             return True, detail
         return False, f"recomputing costs more than it saves ({detail})"
 
     # ------------------------------------------------------------ rewrite
     def _run_on_block(self, block: ir.Block, report: PassReport) -> None:
-        analysis = FactoryAnalysis(self.max_leaf_elements, self.max_element_cost)
+        analysis = FactoryAnalysis(self.max_leaf_elements, self.max_element_ops)
         roots = self._collect_roots(block, analysis, report)
         plan: dict[ir.Operation, dict[int, ir.Value]] = {}
         order: list[ir.Operation] = []
@@ -1011,7 +1019,7 @@ class ForwardFactoryDispatches(FusionPass):
     consumers: str = "iree_linalg_ext.attention"
     ops_per_byte: float = ForwardFactoryOps.ops_per_byte
     ops_per_dispatch: float = ForwardFactoryOps.ops_per_dispatch
-    max_element_cost: float = ForwardFactoryOps.max_element_cost
+    max_element_ops: int = ForwardFactoryOps.max_element_ops
     max_leaf_elements: int = ForwardFactoryOps.max_leaf_elements
     ignore_cost: bool = False
 
@@ -1043,7 +1051,7 @@ class ForwardFactoryDispatches(FusionPass):
         args = list(body.arguments)
         loads: dict[ir.Value, ir.Value] = {}
         stored: list[ir.Value | None] = [None] * len(op.results)
-        analysis = FactoryAnalysis(self.max_leaf_elements, self.max_element_cost, isolated=True)
+        analysis = FactoryAnalysis(self.max_leaf_elements, self.max_element_ops, isolated=True)
         for body_op in body.operations:
             body_op = body_op.operation
             if body_op.name == _LOAD:

@@ -15,7 +15,7 @@
 // REPORT: [forward-factory-ops] 0 change(s), 1 skipped
 // REPORT-NEXT: skipped: linalg.generic at {{.*}}: the value is a function result (materialized anyway)
 // REPORT: [forward-factory-ops] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: linalg.generic at {{.*}}: expensive generator: 66 ops per element > max-element-cost=48
+// REPORT-NEXT: skipped: linalg.generic at {{.*}}: expensive generator: 66 ops per element > max-element-ops=40
 // REPORT: [forward-factory-ops] 1 change(s), 2 skipped
 // REPORT-NEXT: changed: compacted 2 materialized factory value(s) tensor<256x64xf32>, tensor<256x64xf32> (6 chain ops) into one linalg.generic reading 1 leaf input(s)
 // REPORT-NEXT: skipped: linalg.generic at {{.*}}: recomputing costs more than it saves

@@ -227,7 +227,7 @@ def test_property_forwarded_or_kept_and_idempotent(params):
         assert kept == (1 if params["with_start"] else chain)
     elif not kept:
         assert reports[0].changed
-    forced, _ = run_pass(text, f"{PASS}{{ignore-cost=true max-element-cost=1000}}")
+    forced, _ = run_pass(text, f"{PASS}{{ignore-cost=true max-element-ops=1000}}")
     assert producers_of(forced, generated) == 0
     twice, reports2 = run_pass(once)
     assert not reports2[0].changed and twice == once
