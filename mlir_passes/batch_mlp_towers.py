@@ -12,12 +12,19 @@ their layer signatures). Where the towers' results are stacked / concatenated by
 `tensor.insert_slice` chains (torch.stack in a mixture-of-experts), the batched result is
 written in that layout and replaces the stack.
 
-    %a = linalg.matmul ins(%x, %W0 : [B,K], [N,K]) ...        %Ws = util.global.load @w : [T,N,K]
-    %b = linalg.generic {add bias, silu} ins(%a, %b0) ...  ->   %y = linalg.generic {(t,m,n,k)}
-    (x T towers, per layer)                                          ins(%x, %Ws) -> [T,B,N]
-                                                                %z = linalg.generic {bias, silu}
-                                                                     ins(%y, %bs : [T,N]) -> [T,B,N]
-                                                                %r_i = tensor.extract_slice %z[i]
+Constant weights are stacked as [T, K, N] (transposed at load time: measured faster on
+llvm-cpu than [T, N, K]); at batch 1 the unit row is dropped ([T, N] tensors). Run-time
+tensors (weights passed as arguments, one input per tower) are stacked per call only within
+a byte budget per saved dispatch (see the options).
+
+    per tower i, per layer:                          per layer, once:
+      %f = linalg.fill 0 -> [B,N]                      %W = util.global.load @stack : [T,K,N]
+      %a = linalg.matmul ins(%x, %W_i : [B,K],[N,K])   %a = linalg.batch_matmul
+      %b = linalg.generic {+ bias_i} ins(%a, %b_i)          {maps (t,m,n,k): x (m,k), W (t,k,n)}
+      %s = linalg.generic {sigmoid} ins(%b)                 ins(%x, %W) -> [T,B,N]
+      %y = linalg.generic {mul} ins(%b, %s)            %b = linalg.generic {+ bias} ins(%a, %bs : [T,N])
+                                                       %s, %y = (the same generics on [T,B,N])
+                                                       %y_i = tensor.extract_slice %y[i] (where used)
 """
 
 from __future__ import annotations
