@@ -11,9 +11,9 @@ dispatches, a reduction or a contraction. This pass (linalg phase) scalarizes th
 into the body of every consuming `linalg.generic` (any iterator types), which then computes the
 value at its own indices and no longer reads the tensor:
 
-    %pos  = linalg.generic ins(%start : tensor<i64>) { index(0) + start }     : tensor<512xi64>
-    %mask = linalg.generic ins(%pos) { select(index(1) <= pos, 0, -inf) }    : tensor<512x512xf32>
-    %s    = linalg.generic ins(%scores, %mask) { s / c + m }                  : tensor<8x512x512xf32>
+    %pos  = linalg.generic ins(%start : tensor<i64>) { index(0) + start }   : tensor<512xi64>
+    %mask = linalg.generic ins(%pos) { select(index(1) <= pos, 0, -inf) }  : tensor<512x512xf32>
+    %s    = linalg.generic ins(%scores, %mask) { s / c + m }           : tensor<8x512x512xf32>
   becomes
     %s    = linalg.generic ins(%scores, %start) { i = index(1); j = index(2);
                                                   m = select(j <= i + start, 0, -inf); s / c + m }
@@ -27,8 +27,8 @@ dispatches whose root cannot take it at this phase (`iree_linalg_ext.attention`'
 
 Not forwarded (each reported with `--fusions-report`): values that leave the function (they are
 materialized anyway), expensive generators (more than `max-element-ops` arithmetic ops per
-element: RNG-like hashes; reductions are never factory ops), single fills/splats (IREE clones those itself), and
-values whose recomputation costs more than the memory traffic it saves. The cost model, in
+element: RNG-like hashes; reductions are never factory ops), single fills/splats (IREE clones
+those itself), and values whose recomputation costs more than the memory traffic it saves. The cost model, in
 weighted scalar ops (OP_COST: 1 per cheap op, 8 per division, 200 per transcendental), with
 constants measured on llvm-cpu (bench/results/forward-factory-ops.md):
 
