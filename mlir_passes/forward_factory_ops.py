@@ -29,9 +29,8 @@ Not forwarded (each reported with `--fusions-report`): values that leave the fun
 materialized anyway), expensive generators (more than `max-element-ops` arithmetic ops per
 element: RNG-like hashes; reductions are never factory ops), single fills/splats (IREE clones
 those itself), and values whose recomputation costs more than the memory traffic it saves.
-The cost model, in weighted scalar ops (OP_COST: 1 per cheap op, 8 per division, 200 per transcendental),
-with
-constants measured on llvm-cpu (bench/results/forward-factory-ops.md):
+The cost model, in weighted scalar ops (OP_COST: 1 per cheap op, 8 per division, 200 per
+transcendental), with constants measured on llvm-cpu (bench/results/forward-factory-ops.md):
 
     extra  = cost_per_element * (sum of consumer iterations - elements)   # redundant recompute
     saved  = bytes * (readers + 1 if the producer disappears else readers)
