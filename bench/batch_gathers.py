@@ -101,33 +101,9 @@ def latency_min(stock: bytes, plugin: bytes, inputs, device: str, rounds: int,
     """(min stock, min plugin, median stock, median plugin) in ms over alternating rounds
     of `repetitions` runs each: on a shared, loaded machine the minimum is the steadier
     estimate of the uncontended time (medians are given too)."""
-    import json
-    import statistics
-    import subprocess
-
-    from iree_fusions.timing import _benchmark_tool, _save_inputs
-
-    times: dict[str, list[float]] = {"stock": [], "plugin": []}
-    with tempfile.TemporaryDirectory(prefix="bg-lat-") as tmp:
-        paths = {}
-        for k, blob in (("stock", stock), ("plugin", plugin)):
-            paths[k] = os.path.join(tmp, f"{k}.vmfb")
-            with open(paths[k], "wb") as f:
-                f.write(blob)
-        flags = _save_inputs(inputs, tmp)
-        for r in range(rounds):
-            for k in (("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")):
-                cmd = [_benchmark_tool(), f"--module={paths[k]}", f"--device={device}",
-                       "--function=main", *flags, f"--benchmark_repetitions={repetitions}",
-                       "--benchmark_min_time=0.02s", "--benchmark_format=json"]
-                out = json.loads(subprocess.run(cmd, capture_output=True, text=True,
-                                                check=True).stdout)
-                for b in out["benchmarks"]:
-                    if b.get("run_type") == "iteration":
-                        scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0}[b.get("time_unit", "ns")]
-                        times[k].append(b["real_time"] * scale)
-    return (min(times["stock"]), min(times["plugin"]), statistics.median(times["stock"]),
-            statistics.median(times["plugin"]))
+    lat = compare_latency(stock, plugin, inputs, device=device, rounds=rounds,
+                          repetitions=repetitions, min_time="0.02s", every_repetition=True)
+    return min(lat.stock_rounds), min(lat.plugin_rounds), lat.stock_ms, lat.plugin_ms
 
 
 def towers_artifact(k: int, batch: int):

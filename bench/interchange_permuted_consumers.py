@@ -28,7 +28,7 @@ from collections import Counter
 from iree_fusions import api
 from iree_fusions.counting import count_flow_ir
 from iree_fusions.models.catalog import all_models
-from iree_fusions.timing import _benchmark_tool, _save_inputs, compare_latency
+from iree_fusions.timing import compare_latency
 
 PASS = "interchange-permuted-consumers"
 GPU_DEVICES = ("hip", "cuda", "vulkan")
@@ -86,36 +86,6 @@ def load_artifact(name: str, cache: str):
     return artifact
 
 
-def alternate(stock: bytes, plugin: bytes, inputs, rounds: int, repetitions: int,
-              extra: list[str]) -> tuple[float, float, list[float], list[float]]:
-    """compare_latency with extra iree-benchmark-module flags (e.g. a thread count)."""
-    import json
-    import statistics
-    import subprocess
-
-    with tempfile.TemporaryDirectory() as tmp:
-        paths = {}
-        for name, blob in (("stock", stock), ("plugin", plugin)):
-            paths[name] = os.path.join(tmp, f"{name}.vmfb")
-            with open(paths[name], "wb") as f:
-                f.write(blob)
-        flags = _save_inputs(inputs, tmp)
-        times = {"stock": [], "plugin": []}
-        for r in range(rounds):
-            for name in (("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")):
-                cmd = [_benchmark_tool(), f"--module={paths[name]}", "--device=local-task",
-                       "--function=main", *flags, f"--benchmark_repetitions={repetitions}",
-                       "--benchmark_format=json", "--benchmark_report_aggregates_only=true",
-                       *extra]
-                out = json.loads(subprocess.run(cmd, capture_output=True, text=True,
-                                                check=True).stdout)
-                med = next(b for b in out["benchmarks"] if b.get("aggregate_name") == "median")
-                scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[med.get("time_unit", "ns")]
-                times[name].append(med["real_time"] * scale)
-    return (statistics.median(times["stock"]), statistics.median(times["plugin"]),
-            times["stock"], times["plugin"])
-
-
 def kinds(names: list[str]) -> Counter:
     return Counter(re.sub(r"^.*_dispatch_\d+_", "", n) for n in names)
 
@@ -170,15 +140,11 @@ def main(argv: list[str] | None = None) -> int:
                          f" (atol {art.reference_atol:g})")
             print(line, flush=True)
             if args.rounds:
-                if args.threads:
-                    extra = [f"--task_topology_max_group_count={args.threads}"]
-                    s_ms, p_ms, s_r, p_r = alternate(stock, plugin, art.inputs, args.rounds,
-                                                     args.repetitions, extra)
-                else:
-                    lat = compare_latency(stock, plugin, art.inputs, rounds=args.rounds,
-                                          repetitions=args.repetitions)
-                    s_ms, p_ms, s_r, p_r = (lat.stock_ms, lat.plugin_ms, lat.stock_rounds,
-                                            lat.plugin_rounds)
+                extra = [f"--task_topology_max_group_count={args.threads}"] if args.threads else []
+                lat = compare_latency(stock, plugin, art.inputs, rounds=args.rounds,
+                                      repetitions=args.repetitions, extra_flags=extra)
+                s_ms, p_ms, s_r, p_r = (lat.stock_ms, lat.plugin_ms, lat.stock_rounds,
+                                        lat.plugin_rounds)
                 threads = f"{args.threads} thread(s)" if args.threads else "default threads"
                 print(f"  llvm-cpu latency ({threads}): stock {s_ms:.3f} ms, plugin "
                       f"{p_ms:.3f} ms, stock/plugin {s_ms / p_ms:.3f} "

@@ -50,7 +50,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import affine, arith, linalg, tensor
 
 from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import FusionPass, PassReport, describe_op
+from iree_fusions.pass_base import FusionPass, PassReport, describe_op, describe_value
 
 # Weighted cost of one scalar body op, in "cheap op" units: what one element of a factory value
 # costs to recompute inside a consumer. Measured on llvm-cpu (znver4, bench/results): a cheap
@@ -193,12 +193,12 @@ class FactoryAnalysis:
         if self.is_leaf(value):
             if result is not None and 2 * _numel(_static_shape(value)) > _numel(
                     _static_shape(result)):
-                return (f"operand {value.get_name()} is read elementwise, not generated "
+                return (f"operand {describe_value(value)} is read elementwise, not generated "
                         f"from a smaller leaf")
             leaves.append(value)
             return None
         why = self.reasons.get(value, "not a factory value")
-        return f"operand {value.get_name()} is neither a factory value nor a leaf ({why})"
+        return f"operand {describe_value(value)} is neither a factory value nor a leaf ({why})"
 
     def _combine(self, value: ir.Value, op: ir.Operation, own_cost: float,
                  deps: list[Factory], leaves: list[ir.Value], own_ops: int = 0) -> Factory:

@@ -485,10 +485,7 @@ def plan_bubble_expand(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
         out_dims = _dims_or_none(maps[n_in + res_idx])
         if out_dims is None:
             return f"{op.name} result map is not a permutation"
-        splits = {}
-        for j, g in enumerate(groups):
-            if len(g) > 1:
-                splits[out_dims[j]] = [shape[k] for k in g]
+        splits = _dim_splits(out_dims, groups, shape)
         blocker = expansion_blocker(op, splits)
         if blocker:
             return f"cannot expand {op.name}: {blocker}"
@@ -508,6 +505,13 @@ def plan_bubble_expand(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
             k += len(sizes)
         value = nxt
     return "producer not reached"
+
+
+def _dim_splits(dims: list[int], groups: list[list[int]], shape: list[int]
+                ) -> dict[int, list[int]]:
+    """Loop dim -> the sizes it is split into, for each reassociation group of several dims
+    (`dims[j]`: the loop dim of the operand's j-th collapsed dim)."""
+    return {dims[j]: [shape[k] for k in g] for j, g in enumerate(groups) if len(g) > 1}
 
 
 def plan_sink_collapse(path: Path, reshape: ir.Operation) -> list[tuple[ir.Operation, dict]] | str:
@@ -531,10 +535,7 @@ def plan_sink_collapse(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
         dims = _dims_or_none(maps[pos_in[0]])
         if dims is None:
             return "a map on the path is not a permutation"
-        splits = {}
-        for j, g in enumerate(groups):
-            if len(g) > 1:
-                splits[dims[j]] = [src_shape[k] for k in g]
+        splits = _dim_splits(dims, groups, src_shape)
         blocker = expansion_blocker(op, splits)
         if blocker:
             return f"cannot expand {describe_op(op)}: {blocker}"

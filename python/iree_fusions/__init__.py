@@ -3,11 +3,23 @@
     import iree_fusions
     out = iree_fusions.compile("model.mlir", fusions="all")        # .vmfb bytes in out.output
     results = iree_fusions.run(out.output, inputs, device="local-task")
+
+The script API (`iree_fusions.api`, numpy) loads on first use, so that the compile driver
+(`iree-fusions-compile`) does not pay for it at start-up.
 """
 
-from . import api, numerics  # noqa: F401
-from .api import compare_outputs, compile_file, compile_str, load, run  # noqa: F401
-
-compile = compile_file  # noqa: A001  (the name the documentation uses)
+import importlib
 
 __version__ = "0.1.0"
+
+_API_NAMES = ("compare_outputs", "compile_file", "compile_str", "load", "run")
+__all__ = ["api", "numerics", "compile", *_API_NAMES]
+
+
+def __getattr__(name: str):
+    if name in ("api", "numerics"):
+        return importlib.import_module(f".{name}", __name__)
+    if name in _API_NAMES or name == "compile":
+        api = importlib.import_module(".api", __name__)
+        return api.compile_file if name == "compile" else getattr(api, name)
+    raise AttributeError(f"module 'iree_fusions' has no attribute '{name}'")

@@ -70,7 +70,7 @@ def bench_model(model: BenchModel, args, row: Row) -> Row:
     """Fills `row` step by step, so a failure late (e.g. no device) keeps the counts."""
     _progress(f"{model.name}: building")
     artifact = model.build()
-    fusions = model.fusions if args.fusions == "default" else args.fusions
+    fusions = model.fusions if args.fusions == "model" else args.fusions
     with tempfile.TemporaryDirectory(prefix="iree-fusions-bench-") as tmp:
         suffix = ".mlirbc" if artifact.source[:4] == b"ML\xefR" else ".mlir"
         path = os.path.join(tmp, "model" + suffix)
@@ -141,8 +141,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--flag", action="append", default=[],
                    help="extra iree-compile flag for both compiles (repeatable), e.g. "
                         "--flag=--iree-cuda-target=sm_80")
-    p.add_argument("--fusions", default="default",
-                   help="plugin passes (default: the model's own selection, usually all)")
+    p.add_argument("--fusions", default="all",
+                   help="plugin passes (default: all; 'model': only the pass the model was "
+                        "built to show, e.g. batch-gathers for dlrm-*)")
     p.add_argument("--rounds", type=int, default=5, help="alternating timing rounds (0: none)")
     p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
     p.add_argument("--atol", type=float, default=1e-5, help="stock vs plugin abs tolerance")

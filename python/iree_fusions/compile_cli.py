@@ -136,12 +136,13 @@ def _iree_compile_binary() -> str:
     return here if os.path.exists(here) else (shutil.which("iree-compile") or "iree-compile")
 
 
-def _read_input(path: str) -> bytes:
+def _read_input(path: str, contents: bool = True) -> bytes:
+    """The input's bytes (b"" unless `contents`: then the file is only checked readable)."""
     if path == "-":
         return sys.stdin.buffer.read()
     try:
         with open(path, "rb") as f:
-            return f.read()
+            return f.read() if contents else b""
     except OSError as e:
         raise UsageError(f"cannot read input file '{path}': {e.strerror}") from None
 
@@ -222,10 +223,15 @@ def main(argv: list[str] | None = None) -> int:
         if args.input is None:
             raise UsageError("no input file (give a path or '-' for stdin)")
         steps = select_steps(args.fusions)
-        data = _read_input(args.input)
         split = _bool(args.main.get("split-input-file", "false"), "split-input-file")
+        # A whole file is handed to IREE by path (it maps it); only stdin and split input
+        # are read here.
+        data = _read_input(args.input, contents=split or args.input == "-")
         chunks = _split_chunks(data) if split else [data]
         requests = [_request(args, chunk, steps, not split) for chunk in chunks]
+        output = args.main.get("o", "-")
+        if len(requests) == 1 and output != "-":
+            requests[0].output_path = output  # IREE writes the file, as iree-compile does
     except (UsageError, PipelineError, PassOptionError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
@@ -248,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
             json.dump([r.to_json() for r in reports], f, indent=2)
     if failed:
         return 1
-    _write_output(args.main.get("o", "-"), b"".join(outputs))
+    if requests[0].output_path is None:
+        _write_output(output, b"".join(outputs))
     return 0
 
 

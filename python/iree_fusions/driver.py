@@ -64,6 +64,8 @@ class CompileRequest:
     # Plugin steps per plugin phase ("linalg" / "flow").
     steps: dict[str, list[Step]] = field(default_factory=dict)
     strict: bool = False  # a failing plugin pass is an error instead of a warning
+    # Write the output straight to this file (as iree-compile does) instead of returning it.
+    output_path: str | None = None
 
 
 @dataclass
@@ -158,7 +160,14 @@ def _run_hook(module: ir.Operation, steps: list[Step], plugin_phase: str,
 
 
 def _emit(inv: capi.Invocation, request: CompileRequest) -> bytes:
-    out = capi.Output.open_membuffer()
+    """The requested output: written to `request.output_path` (returns b"") or returned."""
+    if request.output_path is not None:
+        try:
+            out = capi.Output.open_file(request.output_path)
+        except ValueError as e:  # the C API's error
+            raise CompileError(str(e)) from None  # "cannot open output file '...': <why>"
+    else:
+        out = capi.Output.open_membuffer()
     emits_ir = request.compile_to != "end" or request.output_format == "vm-asm"
     if emits_ir and request.emit_mlir_bytecode:
         inv.output_ir_bytecode(out, request.emit_mlir_bytecode_version)
@@ -170,6 +179,10 @@ def _emit(inv: capi.Invocation, request: CompileRequest) -> bytes:
         capi._handle_error(_lib.ireeCompilerInvocationOutputVMCSource(inv._inv_p, out._output_p))
     else:
         inv.output_vm_bytecode(out)
+    if request.output_path is not None:
+        out.keep()
+        out.close()
+        return b""
     data = bytes(out.map_memory())
     out.close()
     return data

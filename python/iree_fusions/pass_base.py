@@ -89,6 +89,16 @@ def describe_op(op: ir.Operation | ir.OpView) -> str:
     return f"{operation.name} at {format_location(operation.location)}"
 
 
+def describe_value(value: ir.Value) -> str:
+    """`the result of linalg.generic at f.mlir:3:7` / `block argument #1`: names a value
+    cheaply (Value.get_name() prints the whole module to number SSA names: avoid it in
+    loops)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return f"block argument #{ir.BlockArgument(value).arg_number}"
+    return f"the result of {describe_op(owner)}"
+
+
 def format_location(location: ir.Location) -> str:
     text = str(location)
     # loc("file.mlir":12:5) -> file.mlir:12:5 ; fused/named locations are kept as printed.

@@ -47,29 +47,44 @@ def _save_inputs(inputs: Sequence[np.ndarray], folder: str) -> list[str]:
     return flags
 
 
-def median_latency_ms(vmfb_path: str, input_flags: list[str], *, function: str = "main",
-                      device: str = "local-task", repetitions: int = 10,
-                      min_time: str = "0.05s") -> float:
-    """Median real time (ms) over `repetitions` of one iree-benchmark-module run."""
+def repetition_times_ms(vmfb_path: str, input_flags: list[str], *, function: str = "main",
+                        device: str = "local-task", repetitions: int = 10,
+                        min_time: str = "0.05s", extra_flags: Sequence[str] = ()) -> list[float]:
+    """Real time (ms) of each of `repetitions` repetitions of one iree-benchmark-module run;
+    `extra_flags` go to the tool (e.g. `--task_topology_max_group_count=1`)."""
     cmd = [_benchmark_tool(), f"--module={vmfb_path}", f"--device={device}",
            f"--function={function}", *input_flags, f"--benchmark_repetitions={repetitions}",
-           f"--benchmark_min_time={min_time}", "--benchmark_format=json",
-           "--benchmark_report_aggregates_only=true"]
+           f"--benchmark_min_time={min_time}", "--benchmark_format=json", *extra_flags]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark failed: {' '.join(cmd)}\n{proc.stderr.strip()}")
     data = json.loads(proc.stdout)
-    for b in data["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b.get("time_unit", "ns")]
-            return b["real_time"] * scale
-    raise RuntimeError(f"no median in benchmark output of {' '.join(cmd)}")
+    times = [b["real_time"] * _MS_PER_UNIT[b.get("time_unit", "ns")]
+             for b in data["benchmarks"] if b.get("run_type") == "iteration"]
+    if not times:
+        raise RuntimeError(f"no repetitions in benchmark output of {' '.join(cmd)}")
+    return times
+
+
+_MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def median_latency_ms(vmfb_path: str, input_flags: list[str], **kwargs) -> float:
+    """Median real time (ms) over the repetitions of one iree-benchmark-module run
+    (keywords as `repetition_times_ms`)."""
+    return statistics.median(repetition_times_ms(vmfb_path, input_flags, **kwargs))
 
 
 def compare_latency(stock_vmfb: bytes, plugin_vmfb: bytes, inputs: Sequence[np.ndarray], *,
                     function: str = "main", device: str = "local-task", rounds: int = 5,
-                    repetitions: int = 10, min_time: str = "0.05s") -> LatencyPair:
-    """Alternates stock and plugin runs `rounds` times; returns medians and the ratio."""
+                    repetitions: int = 10, min_time: str = "0.05s",
+                    extra_flags: Sequence[str] = (), every_repetition: bool = False
+                    ) -> LatencyPair:
+    """Alternates stock and plugin runs `rounds` times; returns medians and the ratio.
+
+    The per-side lists hold each round's median repetition, or with `every_repetition`
+    every repetition of every round (for a minimum: on a loaded machine the steadier estimate
+    of the uncontended time)."""
     with tempfile.TemporaryDirectory(prefix="iree-fusions-bench-") as tmp:
         paths = {}
         for name, blob in (("stock", stock_vmfb), ("plugin", plugin_vmfb)):
@@ -81,8 +96,9 @@ def compare_latency(stock_vmfb: bytes, plugin_vmfb: bytes, inputs: Sequence[np.n
         for r in range(rounds):
             order = ("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")
             for name in order:
-                times[name].append(median_latency_ms(
-                    paths[name], input_flags, function=function, device=device,
-                    repetitions=repetitions, min_time=min_time))
+                reps = repetition_times_ms(paths[name], input_flags, function=function,
+                                           device=device, repetitions=repetitions,
+                                           min_time=min_time, extra_flags=extra_flags)
+                times[name].extend(reps if every_repetition else [statistics.median(reps)])
     return LatencyPair(statistics.median(times["stock"]), statistics.median(times["plugin"]),
                        times["stock"], times["plugin"])

@@ -16,7 +16,7 @@ from iree.compiler import ir
 
 from iree_fusions import api
 from iree_fusions.numerics import compare_compilations, function_arg_specs
-from iree_fusions.pipeline import parse_pipeline, run_pipeline
+from support import passes
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LIT = os.path.join(ROOT, "test", "passes", "batch-gathers.mlir")
@@ -39,26 +39,18 @@ def dense(values: np.ndarray) -> str:
 
 def lit_cases() -> dict[str, str]:
     """function name -> IR of each `// -----` chunk, splat tables made all-distinct."""
-    with open(LIT) as f:
-        chunks = f.read().split("// -----")
-    cases = {}
-    for chunk in chunks:
-        name = re.search(r"util\.func public @(\w+)", chunk).group(1)
 
-        def distinct(m: re.Match) -> str:
-            k, rows, dim = int(float(m.group(1))), int(m.group(2)), int(m.group(3))
-            return f"arith.constant {dense(table_values(rows, dim, k))} : tensor<{rows}x{dim}xf32>"
+    def distinct(m: re.Match) -> str:
+        k, rows, dim = int(float(m.group(1))), int(m.group(2)), int(m.group(3))
+        return f"arith.constant {dense(table_values(rows, dim, k))} : tensor<{rows}x{dim}xf32>"
 
-        cases[name] = re.sub(r"arith\.constant dense<(\d+)\.0> : tensor<(\d+)x(\d+)xf32>",
-                             distinct, chunk)
-    return cases
+    return {name: re.sub(r"arith\.constant dense<(\d+)\.0> : tensor<(\d+)x(\d+)xf32>",
+                         distinct, chunk)
+            for name, chunk in passes.lit_cases(PASS).items()}
 
 
 def run_pass(text: str, pipeline: str = PASS) -> tuple[str, list]:
-    with ir.Context():
-        module = ir.Module.parse(text)
-        out, reports = run_pipeline(module.operation, parse_pipeline(pipeline))
-        return str(out), reports
+    return passes.run_pass(text, pipeline)
 
 
 def inputs_for(text: str, function: str, high: int = 10, seed: int = 0) -> list[np.ndarray]:
@@ -226,7 +218,6 @@ def build_model(tables, features, batch, concat):
     lines = [f"  %t{k} = arith.constant {dense(v)} : tensor<{v.shape[0]}x{v.shape[1]}xf32>"
              for k, v in enumerate(vals)]
     args, results, types = [], [], []
-    refs = []
 
     def reference(ids_list):
         outs = []

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from iree.compiler import ir
 
 from iree_fusions.numerics import compare_compilations
-from iree_fusions.pipeline import parse_pipeline, run_pipeline
+from support import passes
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LIT = os.path.join(ROOT, "test", "passes", "batch-mlp-towers.mlir")
@@ -44,17 +44,12 @@ def randomize_splats(text: str, seed: int = 0) -> str:
 
 
 def lit_cases() -> dict[str, str]:
-    with open(LIT) as f:
-        chunks = f.read().split("// -----")
-    return {re.search(r"util\.func public @(\w+)", c).group(1): randomize_splats(c, i)
-            for i, c in enumerate(chunks)}
+    return {name: randomize_splats(c, i)
+            for i, (name, c) in enumerate(passes.lit_cases(PASS).items())}
 
 
 def run_pass(text: str, pipeline: str = PASS) -> tuple[str, list]:
-    with ir.Context():
-        module = ir.Module.parse(text)
-        out, reports = run_pipeline(module.operation, parse_pipeline(pipeline))
-        return str(out), reports
+    return passes.run_pass(text, pipeline)
 
 
 # ---------------------------------------------------------------- a tower IR builder

@@ -46,6 +46,12 @@ def test_compile_errors(good, args, rc, message):
     assert message in res.stderr
 
 
+def test_unwritable_output_is_a_clear_error(good):
+    res = _run(tool("iree-fusions-compile"), good, *CPU_FLAGS, "-o", "/no/such/dir/out.vmfb")
+    assert res.returncode == 1
+    assert "cannot open output file '/no/such/dir/out.vmfb'" in res.stderr
+
+
 def test_bad_mlir_prints_the_diagnostic_with_its_location(tmp_path):
     p = tmp_path / "bad.mlir"
     p.write_text("func.func @main() {\n  %0 = foo.bar : i32\n}\n")

@@ -6,7 +6,6 @@ S=512 variants and GPU-target compiles under `-m slow`)."""
 from __future__ import annotations
 
 import os
-import re
 
 import numpy as np
 import pytest
@@ -16,7 +15,7 @@ from iree.compiler import ir
 
 from iree_fusions import api
 from iree_fusions.numerics import compare_compilations
-from iree_fusions.pipeline import parse_pipeline, run_pipeline
+from support import passes
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LIT = os.path.join(ROOT, "test", "passes", "forward-factory-ops.mlir")
@@ -26,20 +25,11 @@ BOTH = "forward-factory-ops,forward-factory-dispatches"
 
 def lit_cases() -> dict[str, str]:
     """function name -> IR of each `// -----` chunk of the lit test."""
-    with open(LIT) as f:
-        chunks = f.read().split("// -----")
-    cases = {}
-    for chunk in chunks:
-        name = re.search(r"util\.func public @(\w+)", chunk).group(1)
-        cases[name] = chunk
-    return cases
+    return passes.lit_cases(PASS)
 
 
 def run_pass(text: str, pipeline: str = PASS) -> tuple[str, list]:
-    with ir.Context():
-        module = ir.Module.parse(text)
-        out, reports = run_pipeline(module.operation, parse_pipeline(pipeline))
-        return str(out), reports
+    return passes.run_pass(text, pipeline)
 
 
 def inputs_for(text: str, function: str, seed: int = 0) -> list[np.ndarray]:

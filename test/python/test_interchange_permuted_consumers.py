@@ -7,7 +7,6 @@ against PyTorch."""
 from __future__ import annotations
 
 import os
-import re
 
 import numpy as np
 import pytest
@@ -16,7 +15,7 @@ from hypothesis import strategies as st
 from iree.compiler import ir
 
 from iree_fusions.numerics import compare_compilations
-from iree_fusions.pipeline import parse_pipeline, run_pipeline
+from support import passes
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LIT = os.path.join(ROOT, "test", "passes", "interchange-permuted-consumers.mlir")
@@ -24,16 +23,11 @@ PASS = "interchange-permuted-consumers"
 
 
 def lit_cases() -> dict[str, str]:
-    with open(LIT) as f:
-        chunks = f.read().split("// -----")
-    return {re.search(r"util\.func public @(\w+)", c).group(1): c for c in chunks}
+    return passes.lit_cases(PASS)
 
 
 def run_pass(text: str, pipeline: str = PASS) -> tuple[str, list]:
-    with ir.Context():
-        module = ir.Module.parse(text)
-        out, reports = run_pipeline(module.operation, parse_pipeline(pipeline))
-        return str(out), reports
+    return passes.run_pass(text, pipeline)
 
 
 def changes(reports) -> list[str]:

@@ -34,7 +34,7 @@ class BenchModel:
     name: str
     description: str
     build: Callable[[], Artifact]
-    fusions: str = "all"
+    fusions: str = "all"  # the pass(es) the model shows (`iree-fusions-bench --fusions=model`)
     needs_torch: bool = False
     default: bool = True  # part of the no-argument bench run
 

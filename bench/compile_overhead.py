@@ -1,0 +1,73 @@
+"""Compile-time overhead of the phase-split driver against plain iree-compile.
+
+    python bench/compile_overhead.py minilm-b1-s128 --rounds 7
+
+For each model (a name of `iree-fusions-bench --list`) it writes the model once, then runs,
+alternating the order each round, the same llvm-cpu compile to a .vmfb with
+
+    stock   iree-compile
+    none    iree-fusions-compile --fusions=none   (the phase-split driver, no pass)
+    all     iree-fusions-compile --fusions=all    (the driver and every pass)
+
+and prints each one's median wall time over the rounds and the ratios to stock. `none` is the
+cost of the driver itself (Python start-up, imports, splitting the pipeline into three
+invocations, moving the module between them); `all - none` is what the passes cost.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from iree_fusions import api
+from iree_fusions.models.catalog import all_models
+
+CONFIGS = {
+    "stock": lambda tool: [tool("iree-compile")],
+    "none": lambda tool: [tool("iree-fusions-compile"), "--fusions=none"],
+    "all": lambda tool: [tool("iree-fusions-compile"), "--fusions=all"],
+}
+
+
+def tool(name: str) -> str:
+    path = os.path.join(os.path.dirname(sys.executable), name)
+    return path if os.path.exists(path) else name
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("models", nargs="*", default=["minilm-b1-s128"])
+    p.add_argument("--rounds", type=int, default=7)
+    args = p.parse_args(argv)
+    models = all_models()
+    for name in args.models:
+        art = models[name].build()
+        with tempfile.TemporaryDirectory(prefix="compile-overhead-") as tmp:
+            src = os.path.join(tmp, "model" + (".mlirbc" if art.source[:4] == b"ML\xefR"
+                                                else ".mlir"))
+            with open(src, "wb") as f:
+                f.write(art.source)
+            flags = [*api.target_flags("local-task", None), *art.flags]
+            times: dict[str, list[float]] = {k: [] for k in CONFIGS}
+            for r in range(args.rounds):
+                order = list(CONFIGS) if r % 2 == 0 else list(reversed(CONFIGS))
+                for key in order:
+                    cmd = [*CONFIGS[key](tool), src, *flags, "-o", os.path.join(tmp, "m.vmfb")]
+                    t0 = time.perf_counter()
+                    subprocess.run(cmd, check=True, capture_output=True)
+                    times[key].append(time.perf_counter() - t0)
+            med = {k: statistics.median(v) for k, v in times.items()}
+            print(f"{name}: median compile wall time over {args.rounds} rounds")
+            for key, values in times.items():
+                print(f"  {key:5s} {med[key]:6.2f} s  x{med[key] / med['stock']:.3f} of stock"
+                      f"  (rounds: {', '.join(f'{t:.2f}' for t in values)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
