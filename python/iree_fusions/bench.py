@@ -103,7 +103,8 @@ def bench_model(model: BenchModel, args, row: Row) -> Row:
         _progress(f"{model.name}: timing ({args.rounds} rounds x {args.repetitions} reps)")
         pair = compare_latency(outs["stock"].output, outs["plugin"].output, artifact.inputs,
                                function=artifact.function, device=args.device,
-                               rounds=args.rounds, repetitions=args.repetitions)
+                               rounds=args.rounds, repetitions=args.repetitions,
+                               extra_flags=args.runtime_flag)
         row.stock_ms, row.plugin_ms, row.ratio = pair.stock_ms, pair.plugin_ms, pair.ratio
     return row
 
@@ -141,6 +142,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--flag", action="append", default=[],
                    help="extra iree-compile flag for both compiles (repeatable), e.g. "
                         "--flag=--iree-cuda-target=sm_80")
+    p.add_argument("--runtime-flag", action="append", default=[],
+                   help="extra iree-benchmark-module flag for both timings (repeatable), e.g. "
+                        "--runtime-flag=--task_topology_max_group_count=1")
     p.add_argument("--fusions", default="all",
                    help="plugin passes (default: all; 'model': only the pass the model was "
                         "built to show, e.g. batch-gathers for dlrm-*)")

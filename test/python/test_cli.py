@@ -106,3 +106,20 @@ def test_bench_runs_a_bundled_model_and_writes_json(tmp_path):
     (row,) = json.loads(out.read_text())
     assert row["ok"] and row["stock_dispatches"] >= row["plugin_dispatches"] >= 1
     assert row["max_abs"] <= 1e-5 and row["stock_ms"] > 0 and row["plugin_ms"] > 0
+
+
+def test_bench_passes_runtime_flags_to_the_timing_tool(monkeypatch):
+    from iree_fusions import bench
+    from iree_fusions.timing import LatencyPair
+
+    seen = {}
+
+    def fake_compare_latency(stock, plugin, inputs, **kwargs):
+        seen.update(kwargs)
+        return LatencyPair(2.0, 1.0, [2.0], [1.0])
+
+    monkeypatch.setattr(bench, "compare_latency", fake_compare_latency)
+    flag = "--task_topology_max_group_count=1"
+    assert bench.main(["attention_projection_transpose", "--rounds=1",
+                       f"--runtime-flag={flag}"]) == 0
+    assert seen["extra_flags"] == [flag]
