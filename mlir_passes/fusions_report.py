@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import FusionPass, PassReport
+from iree_fusions.pass_base import FusionPass, PassContext
 
 CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_b",
                 "linalg.batch_matmul_transpose_b")
@@ -64,7 +64,7 @@ class FusionsReport(FusionPass):
     phase = "linalg"
     description = "counts the candidate ops of each rewrite; changes nothing"
 
-    def apply(self, module: ir.Operation, report: PassReport) -> None:
+    def run(self, module: ir.Operation, ctx: PassContext) -> None:
         for func in h.functions(module):
             counts: Counter = Counter()
             for op in h.walk_ops(func):
@@ -74,4 +74,4 @@ class FusionsReport(FusionPass):
             if counts:
                 sym = func.attributes["sym_name"].value
                 summary = ", ".join(f"{n} {k}(s)" for k, n in sorted(counts.items()))
-                report.note(f"{func.name} @{sym}: {summary}")
+                ctx.report.note(f"{func.name} @{sym}: {summary}")

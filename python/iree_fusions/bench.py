@@ -84,7 +84,8 @@ def bench_model(model: BenchModel, args, row: Row) -> Row:
                                                    plugin_counts.total_dispatches)
     row.stock_bytes, row.plugin_bytes = (stock_counts.total_bytes_between,
                                          plugin_counts.total_bytes_between)
-    row.changes = [c for r in outs["plugin"].reports for c in r.get("changes", [])]
+    row.changes = [f"[{c['key']}] {c['what']}" for r in outs["plugin"].reports
+                   for c in r.get("changes", [])]
     if args.compile_only:
         return row
     _progress(f"{model.name}: running on {args.device}")

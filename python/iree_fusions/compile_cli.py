@@ -5,7 +5,7 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
   --fusions-report                           print what each pass changed / skipped (stderr)
   --fusions-report-json=FILE                 the same as JSON
   --fusions-strict                           a failing pass is an error (default: warn, skip it)
-  --fusions-list                             list the passes and exit
+  --fusions-list                             list the passes with their options and exit
   --fusions-load=MODULE                      import a Python module that registers extra passes
 """
 
@@ -127,7 +127,8 @@ def _help() -> str:
     for entry in registry.REGISTRY.values():
         default = "" if entry.default else " [not in 'all']"
         lines.append(f"  {entry.name:34s} ({entry.phase}) {entry.description}{default}")
-    lines += ["", "All other flags: see `iree-compile --help`."]
+    lines += ["", "Options of each pass: --fusions-list. All other flags: see "
+              "`iree-compile --help`."]
     return "\n".join(lines)
 
 
@@ -211,8 +212,7 @@ def main(argv: list[str] | None = None) -> int:
             print(_help())
             return 0
         if args.list_passes:
-            for entry in registry.REGISTRY.values():
-                print(f"{entry.name}\t{entry.phase}\t{entry.description}")
+            print(registry.describe_passes())
             return 0
         mode = args.main.get("compile-mode", "std")
         if args.delegate or mode != "std":

@@ -1,17 +1,21 @@
-"""Shared IR matchers and builders used by every pass (one place, not copied per pass).
+"""Shared IR queries (matchers) used by every pass: one place, one meaning per name.
 
 All functions take `ir.Operation` or `ir.OpView` and work on the IR IREE has at the end of
-global-optimization (linalg on tensors inside `util.func`) or after dispatch-creation.
+global-optimization (linalg on tensors inside `util.func`) or after dispatch-creation. The
+builders that go with them (new generics, body cloning, reshapes, dead-op erasure) are in
+`ir_build`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Iterator, Sequence
 
 from iree.compiler import ir
 
 FUNC_OPS = ("util.func", "func.func")
 LINALG_EXT_PREFIX = "iree_linalg_ext."
+RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 def as_operation(op: ir.Operation | ir.OpView) -> ir.Operation:
@@ -51,6 +55,158 @@ def walk_ops(root: ir.Operation, names: tuple[str, ...] | None = None) -> list[i
     return [op for op in found if op != root]
 
 
+# ---------------------------------------------------------------- values and ops
+
+
+def defining_op(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    return owner.operation if isinstance(owner, (ir.Operation, ir.OpView)) else None
+
+
+def use_owner(use: ir.OpOperand) -> ir.Operation:
+    owner = use.owner
+    return owner.operation if hasattr(owner, "operation") else owner
+
+
+def users(value: ir.Value) -> list[ir.Operation]:
+    """The ops using `value`, once per use (an op reading it twice is listed twice)."""
+    return [use_owner(use) for use in value.uses]
+
+
+def single_user(value: ir.Value) -> ir.Operation | None:
+    found = users(value)
+    return found[0] if len(found) == 1 else None
+
+
+def result_index(value: ir.Value) -> int:
+    """Which result of its defining op `value` is."""
+    return ir.OpResult(value).result_number
+
+
+def attr_names(op: ir.Operation) -> list[str]:
+    return [a if isinstance(a, str) else a.name for a in op.attributes]
+
+
+def i64_array(op: ir.Operation, name: str) -> list[int]:
+    """A DenseI64ArrayAttr attribute (static_offsets, permutation, dimensions, ...)."""
+    return list(ir.DenseI64ArrayAttr(op.attributes[name]))
+
+
+def segment_sizes(op: ir.Operation) -> list[int]:
+    return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+
+
+def const_int(value: ir.Value) -> int | None:
+    """The integer of an `arith.constant` scalar (int, index or bool), else None."""
+    op = defining_op(value)
+    if op is None or op.name != "arith.constant":
+        return None
+    attr = op.attributes["value"]
+    return attr.value if isinstance(attr, (ir.IntegerAttr, ir.BoolAttr)) else None
+
+
+def splat_value(op: ir.Operation) -> ir.Attribute | None:
+    """The element of a splat `arith.constant` tensor, else None."""
+    value = op.attributes["value"]
+    if isinstance(value, ir.DenseElementsAttr) and value.is_splat:
+        return value.get_splat_value()
+    return None
+
+
+def is_constant(value: ir.Value) -> bool:
+    """Defined by `arith.constant` (a scalar or a tensor literal)."""
+    op = defining_op(value)
+    return op is not None and op.name == "arith.constant"
+
+
+def is_constant_like(value: ir.Value) -> bool:
+    """An `arith.constant` tensor or a load of an immutable global: known at load time."""
+    op = defining_op(value)
+    if op is None:
+        return False
+    if op.name == "arith.constant":
+        return True
+    return op.name == "util.global.load" and "is_immutable" in op.attributes
+
+
+def same_constant(a: ir.Value, b: ir.Value) -> bool:
+    """Two `arith.constant`s of one type and value."""
+    da, db = defining_op(a), defining_op(b)
+    return (da is not None and db is not None and da.name == db.name == "arith.constant"
+            and a.type == b.type and str(da.attributes["value"]) == str(db.attributes["value"]))
+
+
+# ---------------------------------------------------------------- types and sizes
+
+
+def tensor_type(value: ir.Value) -> ir.RankedTensorType | None:
+    t = value.type
+    return t if isinstance(t, ir.RankedTensorType) else None
+
+
+def static_type(value: ir.Value) -> ir.RankedTensorType | None:
+    """The value's ranked tensor type when its shape is static, else None."""
+    t = value.type
+    return t if isinstance(t, ir.RankedTensorType) and t.has_static_shape else None
+
+
+def static_shape(value: ir.Value) -> list[int] | None:
+    """The shape of a statically shaped ranked tensor value, else None."""
+    t = static_type(value)
+    return None if t is None else list(t.shape)
+
+
+def numel(shape: Sequence[int]) -> int:
+    return math.prod(shape)
+
+
+def element_bytes(element_type: ir.Type) -> int:
+    if isinstance(element_type, ir.IntegerType):
+        return max(1, (element_type.width + 7) // 8)
+    if isinstance(element_type, ir.IndexType):
+        return 8
+    if isinstance(element_type, ir.ComplexType):
+        return 2 * element_bytes(element_type.element_type)
+    width = getattr(element_type, "width", None)  # FloatType subclasses
+    return max(1, (width + 7) // 8) if width else 1
+
+
+def static_tensor_bytes(t: ir.Type) -> int | None:
+    """Bytes of a statically shaped tensor type, None if dynamic or not a tensor."""
+    if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape:
+        return None
+    return numel(t.shape) * element_bytes(t.element_type)
+
+
+def value_bytes(values: Sequence[ir.Value]) -> int:
+    """Total bytes of statically shaped tensor values (others count 0)."""
+    return sum(static_tensor_bytes(v.type) or 0 for v in values)
+
+
+# ---------------------------------------------------------------- positions in a block
+
+
+def block_positions(block: ir.Block) -> dict[ir.Operation, int]:
+    """op -> its index in the block (a snapshot: recompute after edits)."""
+    return {op.operation: i for i, op in enumerate(block.operations)}
+
+
+def block_ancestor(op: ir.Operation | None, positions: dict) -> ir.Operation | None:
+    """The op itself, or its ancestor that is one of `positions` (the block's ops)."""
+    while op is not None and op not in positions:
+        parent = op.parent
+        op = parent.operation if parent is not None and hasattr(parent, "operation") else parent
+    return op
+
+
+def defined_in(value: ir.Value, block: ir.Block) -> bool:
+    """The value is a result of an op of `block`, or one of its arguments."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        return owner == block
+    return owner.operation.block == block
+
+
 # ---------------------------------------------------------------- linalg structure
 
 
@@ -61,10 +217,6 @@ def is_linalg(op: ir.Operation | ir.OpView) -> bool:
 
 def is_linalg_ext(op: ir.Operation | ir.OpView) -> bool:
     return op_name(op).startswith(LINALG_EXT_PREFIX) and op_name(op) != "iree_linalg_ext.yield"
-
-
-def segment_sizes(op: ir.Operation) -> list[int]:
-    return list(op.attributes["operandSegmentSizes"])
 
 
 def dps_inputs(op: ir.Operation | ir.OpView) -> list[ir.Value]:
@@ -91,12 +243,19 @@ def has_indexing_maps(op: ir.Operation | ir.OpView) -> bool:
 
 
 def iterator_types(op: ir.Operation | ir.OpView) -> list[str]:
-    """['parallel', 'reduction', ...] of a linalg.generic."""
-    out = []
-    for a in op.operation.attributes["iterator_types"]:
-        text = str(a)  # '#linalg.iterator_type<parallel>'
-        out.append(text[text.index("<") + 1 : text.rindex(">")])
-    return out
+    """['parallel', 'reduction', ...]: stored on a generic; for a named op with indexing
+    maps, derived (a loop absent from every output map reduces)."""
+    operation = op.operation
+    if "iterator_types" in operation.attributes:
+        out = []
+        for a in operation.attributes["iterator_types"]:
+            text = str(a)  # '#linalg.iterator_type<parallel>'
+            out.append(text[text.index("<") + 1 : text.rindex(">")])
+        return out
+    maps = indexing_maps(operation)
+    n_out = len(dps_inits(operation))
+    in_output = {d for m in maps[len(maps) - n_out:] for d in (map_dim_positions(m) or [])}
+    return ["parallel" if d in in_output else "reduction" for d in range(maps[0].n_dims)]
 
 
 def body_block(op: ir.Operation | ir.OpView) -> ir.Block:
@@ -107,11 +266,67 @@ def body_op_names(op: ir.Operation | ir.OpView) -> list[str]:
     return [o.operation.name for o in body_block(op).operations]
 
 
+def index_dims(op: ir.Operation | ir.OpView) -> set[int]:
+    """Loop dims read by `linalg.index` in the body."""
+    return {ir.IntegerAttr(b.operation.attributes["dim"]).value
+            for b in body_block(op).operations if b.operation.name == "linalg.index"}
+
+
+def body_reads_tensor(op: ir.Operation | ir.OpView) -> bool:
+    """The body uses a tensor value (e.g. `tensor.extract` from a table defined outside)."""
+    return any(isinstance(v.type, ir.RankedTensorType)
+               for b in body_block(op).operations for v in b.operation.operands)
+
+
+def is_structured(op: ir.Operation | ir.OpView) -> bool:
+    """A linalg op with indexing maps, one body block and DPS operands: it can be rebuilt
+    as a linalg.generic."""
+    operation = op.operation
+    return (is_linalg(operation) and has_indexing_maps(operation)
+            and "operandSegmentSizes" in operation.attributes
+            and len(operation.regions) == 1 and len(operation.regions[0].blocks) == 1)
+
+
+def loop_ranges(op: ir.Operation | ir.OpView) -> list[int] | None:
+    """Static loop ranges of a linalg op with indexing maps, from the static dims of its
+    tensor operands; None when a loop's range is not known statically."""
+    maps = indexing_maps(op)
+    ranges: list[int | None] = [None] * maps[0].n_dims
+    for value, m in zip(op.operation.operands, maps):
+        t = tensor_type(value)
+        if t is None:
+            continue
+        for e, size in zip(m.results, t.shape):
+            if isinstance(e, ir.AffineDimExpr) and not ir.ShapedType.is_dynamic_size(size):
+                ranges[e.position] = size
+    return None if any(r is None for r in ranges) else ranges  # type: ignore[return-value]
+
+
 def is_elementwise_generic(op: ir.Operation | ir.OpView) -> bool:
     """A linalg.generic with only parallel loops (maps may permute or broadcast)."""
     return op_name(op) == "linalg.generic" and all(
         it == "parallel" for it in iterator_types(op)
     )
+
+
+def reads_table_in_body(op: ir.Operation | ir.OpView) -> bool:
+    """A generic whose body does `tensor.extract` from a captured tensor: an embedding lookup."""
+    return op_name(op) == "linalg.generic" and "tensor.extract" in body_op_names(op)
+
+
+def is_elementwise(op: ir.Operation | ir.OpView) -> bool:
+    """An elementwise generic that computes on its operands (not an embedding lookup)."""
+    return is_elementwise_generic(op) and not reads_table_in_body(op)
+
+
+def is_pure_copy(op: ir.Operation | ir.OpView) -> bool:
+    """A generic that only moves its single input to its single output (e.g. a transpose)."""
+    if op_name(op) != "linalg.generic" or len(dps_inputs(op)) != 1 or len(dps_inits(op)) != 1:
+        return False
+    block = body_block(op)
+    ops = list(block.operations)
+    return (len(ops) == 1 and ops[0].operation.name == "linalg.yield"
+            and ops[0].operation.operands[0] == block.arguments[0])
 
 
 def is_reduction_or_contraction(op: ir.Operation | ir.OpView) -> bool:
@@ -131,48 +346,7 @@ def uses_linalg_index(op: ir.Operation | ir.OpView) -> bool:
     return "linalg.index" in body_op_names(op)
 
 
-def reads_table_in_body(op: ir.Operation | ir.OpView) -> bool:
-    """A generic whose body does `tensor.extract` from a captured tensor: an embedding lookup."""
-    return op_name(op) == "linalg.generic" and "tensor.extract" in body_op_names(op)
-
-
-def defining_op(value: ir.Value) -> ir.Operation | None:
-    owner = value.owner
-    return owner.operation if isinstance(owner, (ir.Operation, ir.OpView)) else None
-
-
-def users(value: ir.Value) -> list[ir.Operation]:
-    return [use.owner.operation if hasattr(use.owner, "operation") else use.owner
-            for use in value.uses]
-
-
-def tensor_type(value: ir.Value) -> ir.RankedTensorType | None:
-    t = value.type
-    return t if isinstance(t, ir.RankedTensorType) else None
-
-
-def element_bytes(element_type: ir.Type) -> int:
-    if isinstance(element_type, ir.IntegerType):
-        return max(1, (element_type.width + 7) // 8)
-    if isinstance(element_type, ir.IndexType):
-        return 8
-    if isinstance(element_type, ir.ComplexType):
-        return 2 * element_bytes(element_type.element_type)
-    width = getattr(element_type, "width", None)  # FloatType subclasses
-    return max(1, (width + 7) // 8) if width else 1
-
-
-def static_tensor_bytes(t: ir.Type) -> int | None:
-    """Bytes of a statically shaped tensor type, None if dynamic or not a tensor."""
-    if not isinstance(t, ir.RankedTensorType):
-        return None
-    rt = t
-    if not rt.has_static_shape:
-        return None
-    n = 1
-    for d in rt.shape:
-        n *= d
-    return n * element_bytes(rt.element_type)
+# ---------------------------------------------------------------- affine maps and reshapes
 
 
 def is_identity_map(m: ir.AffineMap) -> bool:
@@ -192,76 +366,38 @@ def map_dim_positions(m: ir.AffineMap) -> list[int] | None:
     return out
 
 
-# ---------------------------------------------------------------- constants and globals
+def is_permutation(dims: Sequence[int] | None, n: int) -> bool:
+    return dims is not None and len(dims) == n and sorted(dims) == list(range(n))
 
 
-def is_constant_like(value: ir.Value) -> bool:
-    """An `arith.constant` tensor or a load of an immutable global: known at load time."""
-    op = defining_op(value)
-    if op is None:
-        return False
-    if op.name == "arith.constant":
-        return True
-    return op.name == "util.global.load" and "is_immutable" in op.attributes
+def is_projected_permutation(dims: Sequence[int] | None, n: int) -> bool:
+    return dims is not None and len(set(dims)) == len(dims) and all(0 <= d < n for d in dims)
 
 
-def unique_symbol(module: ir.Operation, hint: str) -> str:
-    taken = {
-        op.operation.attributes["sym_name"].value
-        for op in module.regions[0].blocks[0].operations
-        if "sym_name" in op.operation.attributes
-    }
-    name, i = hint, 0
-    while name in taken:
-        i += 1
-        name = f"{hint}_{i}"
-    return name
+def reassociation(op: ir.Operation) -> list[list[int]]:
+    """The reassociation groups of a tensor.expand_shape / collapse_shape."""
+    return [[ir.IntegerAttr(i).value for i in group]
+            for group in ir.ArrayAttr(op.attributes["reassociation"])]
 
 
-def hoist_to_initializer(
-    module: ir.Operation,
-    before: ir.Operation,
-    constant_inputs: list[ir.Value],
-    build,
-    name_hint: str,
-) -> ir.Value:
-    """Computes `build(inputs)` once, at module load, and returns its load at `before`.
+# ---------------------------------------------------------------- structure for keys
 
-    `constant_inputs` must be constant-like (see is_constant_like); their defining ops are
-    cloned into a new `util.initializer`, where `build(cloned_inputs) -> ir.Value` creates the
-    expression (e.g. stacking weights). The result is stored into a new immutable
-    `util.global`, and a `util.global.load` of it is inserted before `before`. This is how a
-    pass makes a constant expression cost nothing per call without IREE's const-eval (which
-    has already run at this phase).
-    """
-    from iree.compiler.dialects import util
 
-    for v in constant_inputs:
-        if not is_constant_like(v):
-            raise ValueError(f"hoist_to_initializer: input is not constant-like: {v}")
-    top = module.regions[0].blocks[0]
-    first_func = next(op for op in top.operations if op.operation.name in FUNC_OPS)
-    affinity = (module.attributes["stream.affinity.default"]
-                if "stream.affinity.default" in module.attributes else None)
-    symbol = unique_symbol(module, name_hint)
-    loc = before.location
-    with loc, ir.InsertionPoint(first_func):
-        initializer = util.InitializerOp(ir.TypeAttr.get(ir.FunctionType.get([], [])))
-        block = initializer.regions[0].blocks.append()
-        with ir.InsertionPoint(block):
-            cloned = []
-            for v in constant_inputs:
-                clone = defining_op(v).clone()
-                cloned.append(clone.results[list(defining_op(v).results).index(v)]
-                              if len(clone.results) > 1 else clone.results[0])
-            result = build(cloned)
-            util.GlobalStoreOp(result, symbol)
-            util.ReturnOp([])
-    with loc, ir.InsertionPoint(initializer):
-        glob = util.GlobalOp(symbol, result.type, sym_visibility="private")
-    if affinity is not None:
-        glob.operation.attributes["stream.affinity.default"] = affinity
-        initializer.operation.attributes["stream.affinity.default"] = affinity
-    with loc, ir.InsertionPoint(before):
-        load = util.GlobalLoadOp(result.type, symbol, is_immutable=True)
-    return load.result
+def type_text(value_or_type: ir.Value | ir.Type) -> str:
+    t = value_or_type.type if isinstance(value_or_type, ir.Value) else value_or_type
+    return str(t)
+
+
+def op_signature(op: ir.Operation | ir.OpView) -> tuple:
+    """What an op is, structurally, for candidate keys: name, operand and result types,
+    indexing maps, iterator types and the names of its body ops (no SSA names, no
+    locations, no constant values)."""
+    operation = op.operation
+    maps = tuple(str(m) for m in indexing_maps(operation)) if has_indexing_maps(operation) else ()
+    body = ()
+    if len(operation.regions) and len(operation.regions[0].blocks):
+        body = tuple(b.operation.name for b in operation.regions[0].blocks[0].operations)
+    iters = (tuple(iterator_types(operation))
+             if "iterator_types" in operation.attributes or is_structured(operation) else ())
+    return (operation.name, tuple(type_text(v) for v in operation.operands),
+            tuple(type_text(r) for r in operation.results), maps, iters, body)

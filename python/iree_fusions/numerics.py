@@ -55,7 +55,7 @@ class NumericsCheck:
         return self.plugin_counts.total_dispatches
 
     def changes(self) -> list[str]:
-        return [c for r in self.reports for c in r.get("changes", [])]
+        return [c["what"] for r in self.reports for c in r.get("changes", [])]
 
 
 def function_arg_specs(source: str | bytes, function: str = "main") -> list[ArgSpec]:

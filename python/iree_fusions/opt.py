@@ -89,8 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     if args.list_passes:
-        for entry in registry.REGISTRY.values():
-            print(f"{entry.name}\t{entry.phase}\t{entry.description}")
+        print(registry.describe_passes())
         return 0
     if args.input is None:
         print(f"{PROG}: error: no input file (give a path or '-')", file=sys.stderr)

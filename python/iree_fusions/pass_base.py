@@ -1,26 +1,169 @@
-"""The contract every iree-fusions pass follows, and the report it fills in.
+"""The protocol every iree-fusions pass follows: keyed candidates, typed plans, reasons.
 
-A pass is a small frozen dataclass: a kebab-case ``name``, the ``phase`` it runs at
-("linalg": after IREE's global-optimization; "flow": after dispatch-creation), a one-line
-``description``, its options as dataclass fields (``batch-gathers{min-group-size=3}`` sets
-``min_group_size``), and ``apply(module, report)``, which rewrites the module in place and
-records in ``report`` what it changed and, for each candidate it left alone, why.
+A pass is a small frozen dataclass (as in xDSL): a kebab-case ``name``, the ``phase`` it runs
+at ("linalg": after IREE's global-optimization; "flow": after dispatch-creation), a one-line
+``description``, and its options as dataclass fields declared with :func:`option` (typed,
+documented, validated when parsed: ``batch-gathers{min-group-size=3}``).
+
+A rewriting pass is a :class:`CandidatePass`. Per block of every function body it
+
+* ``find(block, ctx)`` yields :class:`Candidate` s in the order they should be applied. Each
+  has a stable ``key`` derived from the structure it matches (:func:`structural_key`: op
+  kinds, shapes, element types, maps, group size; never SSA names or locations, so the same
+  structure in two models has the same key), a typed ``plan`` (a dataclass) and, when it is
+  blocked, the ``reason`` given at the check that failed (raise :class:`NoMatch` there, as
+  MLIR's ``notifyMatchFailure``; ``Candidate.of`` turns it into a blocked candidate);
+* ``apply(candidate, ctx)`` performs one plan and returns what it changed, in words.
+
+The driver (:func:`run_candidates`) runs a pass to a fixpoint with one bound and one
+convention for multi-block functions: every block of every function body, one at a time. In
+a round it applies the first selected candidate and finds again (the IR changed, so every
+other plan is stale), or, for a pass whose candidates are independent
+(``independent_candidates``), applies every selected candidate of the round through
+``apply_all``. A candidate is selected unless its key is in the pass's ``skip`` option, not
+in its ``only`` option, or decided against by a decisions file. The skips of the last round
+(the one that changed nothing) go into the report with their keys.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
+import hashlib
+import typing
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from iree.compiler import ir
 
 PHASES = ("linalg", "flow")
+# Rounds per block before the driver gives up on reaching a fixpoint (each round applies at
+# least one candidate, so this bounds the rewrites of one block).
+MAX_ROUNDS = 1000
 
 
 class PassOptionError(ValueError):
     """A pass option that does not exist or does not parse."""
+
+
+class NoMatch(Exception):
+    """Raised at the check that failed: the candidate is left alone, for this reason."""
+
+
+# ---------------------------------------------------------------- options
+
+
+def option(default: Any, help: str) -> Any:
+    """A pass option: a dataclass field with its default and a one-line help text.
+
+    The field's annotation is its type: int, float, bool, str, a `Literal[...]` of allowed
+    strings, or `tuple[str, ...]` (a comma-separated list)."""
+    return field(default=default, metadata={"help": help})
+
+
+@dataclass(frozen=True)
+class OptionInfo:
+    name: str  # kebab-case, as written in `pass{name=value}`
+    field_name: str
+    type: Any
+    default: Any
+    help: str
+
+    def type_text(self) -> str:
+        if typing.get_origin(self.type) is Literal:
+            return "|".join(typing.get_args(self.type))
+        if typing.get_origin(self.type) is tuple:
+            return "KEY,..."
+        return getattr(self.type, "__name__", str(self.type))
+
+    def default_text(self) -> str:
+        if isinstance(self.default, tuple):
+            return ",".join(self.default) or "(none)"
+        if isinstance(self.default, bool):
+            return str(self.default).lower()
+        return str(self.default)
+
+
+def _parse_option(pass_name: str, info: OptionInfo, text: str) -> Any:
+    t = info.type
+    bad = PassOptionError(
+        f"pass '{pass_name}': option '{info.name}' expects {info.type_text()}, got '{text}'")
+    if typing.get_origin(t) is Literal:
+        if text not in typing.get_args(t):
+            raise bad
+        return text
+    if typing.get_origin(t) is tuple:
+        return tuple(k.strip() for k in text.split(",") if k.strip())
+    if t is bool:
+        if text.lower() in ("1", "true", "on", "yes"):
+            return True
+        if text.lower() in ("0", "false", "off", "no"):
+            return False
+        raise bad
+    try:
+        return t(text)
+    except ValueError:
+        raise bad from None
+
+
+# ---------------------------------------------------------------- candidates and keys
+
+
+P = TypeVar("P")
+
+
+def structural_key(family: str, *parts: Any) -> str:
+    """`family-<10 hex digits>`: a key for the structure described by `parts`.
+
+    `parts` must describe structure only (op names, printed types, maps, sizes, counts) and
+    never SSA names, locations or value identities, so that the same structure found in two
+    models gets the same key (a decision learned on one applies to the other)."""
+    digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:10]
+    return f"{family}-{digest}"
+
+
+@dataclass
+class Candidate(Generic[P]):
+    """One rewrite a pass can make: its key, where, what it is, and its plan or reason."""
+
+    key: str
+    location: str  # `file.mlir:12:5` of the op the candidate is anchored at
+    summary: str  # what the candidate is, in words (used in the report)
+    plan: P | None = None
+    reason: str | None = None  # why it is blocked (set at the check that failed)
+
+    @property
+    def blocked(self) -> bool:
+        return self.plan is None
+
+    @staticmethod
+    def of(key: str, where: ir.Operation | ir.OpView | str, summary: str,
+           make_plan: Callable[[], P]) -> Candidate[P]:
+        """A candidate whose plan is `make_plan()`, or blocked with the NoMatch it raised."""
+        location = where if isinstance(where, str) else op_location(where)
+        try:
+            return Candidate(key, location, summary, make_plan())
+        except NoMatch as e:
+            return Candidate(key, location, summary, None, str(e))
+
+
+@dataclass(frozen=True)
+class Change:
+    key: str
+    what: str
+    location: str
+
+
+@dataclass(frozen=True)
+class Skip:
+    key: str
+    reason: str
+    location: str
+
+
+# ---------------------------------------------------------------- report
 
 
 @dataclass
@@ -28,19 +171,18 @@ class PassReport:
     """What one pass did to one module: changes made, candidates skipped (with reasons)."""
 
     pass_name: str
-    changes: list[str] = field(default_factory=list)
-    skipped: list[str] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)
+    skipped: list[Skip] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     ops_before: Counter = field(default_factory=Counter)
     ops_after: Counter = field(default_factory=Counter)
     error: str | None = None
 
-    def change(self, message: str) -> None:
-        self.changes.append(message)
+    def change(self, key: str, what: str, location: str) -> None:
+        self.changes.append(Change(key, what, location))
 
-    def skip(self, where: ir.Operation | ir.OpView | str, reason: str) -> None:
-        place = where if isinstance(where, str) else describe_op(where)
-        self.skipped.append(f"{place}: {reason}")
+    def skip(self, key: str, reason: str, location: str) -> None:
+        self.skipped.append(Skip(key, reason, location))
 
     def note(self, message: str) -> None:
         """Information that is neither a change nor a skipped candidate (analysis results)."""
@@ -55,9 +197,9 @@ class PassReport:
         if self.error:
             lines.append(f"  FAILED (IR from before this pass kept): {self.error}")
         lines += [f"  note: {n}" for n in self.notes]
-        lines += [f"  changed: {c}" for c in self.changes]
+        lines += [f"  changed [{c.key}] {c.location}: {c.what}" for c in self.changes]
         if verbose:
-            lines += [f"  skipped: {s}" for s in self.skipped]
+            lines += [f"  skipped [{s.key}] {s.location}: {s.reason}" for s in self.skipped]
         delta = _format_op_delta(self.ops_before, self.ops_after)
         if delta:
             lines.append(f"  ops: {delta}")
@@ -66,8 +208,8 @@ class PassReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "pass": self.pass_name,
-            "changes": self.changes,
-            "skipped": self.skipped,
+            "changes": [{"pass": self.pass_name, **dataclasses.asdict(c)} for c in self.changes],
+            "skipped": [{"pass": self.pass_name, **dataclasses.asdict(s)} for s in self.skipped],
             "notes": self.notes,
             "ops_before": dict(self.ops_before),
             "ops_after": dict(self.ops_after),
@@ -83,8 +225,18 @@ def _format_op_delta(before: Counter, after: Counter) -> str:
     return ", ".join(parts)
 
 
-def describe_op(op: ir.Operation | ir.OpView) -> str:
-    """`linalg.generic at file.mlir:12:5`: how reports and skip reasons name an op."""
+def format_location(location: ir.Location) -> str:
+    text = str(location)
+    # loc("file.mlir":12:5) -> file.mlir:12:5 ; fused/named locations are kept as printed.
+    if text.startswith('loc("') and text.endswith(")"):
+        inner = text[4:-1]
+        if inner.count('"') == 2:
+            return inner.replace('"', "")
+    return text
+
+
+def op_location(op: ir.Operation | ir.OpView) -> str:
+    """`linalg.generic at file.mlir:12:5`: how reports name the op a candidate is at."""
     operation = op.operation
     return f"{operation.name} at {format_location(operation.location)}"
 
@@ -96,69 +248,138 @@ def describe_value(value: ir.Value) -> str:
     owner = value.owner
     if isinstance(owner, ir.Block):
         return f"block argument #{ir.BlockArgument(value).arg_number}"
-    return f"the result of {describe_op(owner)}"
+    return f"the result of {op_location(owner)}"
 
 
-def format_location(location: ir.Location) -> str:
-    text = str(location)
-    # loc("file.mlir":12:5) -> file.mlir:12:5 ; fused/named locations are kept as printed.
-    if text.startswith('loc("') and text.endswith(")"):
-        inner = text[4:-1]
-        if inner.count('"') == 2:
-            return inner.replace('"', "")
-    return text
+# ---------------------------------------------------------------- passes
+
+
+@dataclass
+class PassContext:
+    """What a pass run sees besides the IR: the module, the report it fills in."""
+
+    module: ir.Operation
+    report: PassReport
 
 
 @dataclass(frozen=True)
 class FusionPass:
-    """Base of every plugin pass. Subclasses set the class variables and implement apply."""
+    """Base of every plugin pass: metadata, options, and `run` over a whole module."""
 
     name: ClassVar[str]
     phase: ClassVar[str]
     description: ClassVar[str]
 
-    def apply(self, module: ir.Operation, report: PassReport) -> None:
+    def run(self, module: ir.Operation, ctx: PassContext) -> None:
         raise NotImplementedError
+
+    @classmethod
+    def options(cls) -> list[OptionInfo]:
+        hints = typing.get_type_hints(cls)
+        return [OptionInfo(f.name.replace("_", "-"), f.name, hints[f.name], f.default,
+                           f.metadata.get("help", ""))
+                for f in dataclasses.fields(cls)]
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> FusionPass:
         """Builds the pass from `{key=value}` options; keys are the fields in kebab-case."""
-        fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(cls)}
+        infos = {o.name: o for o in cls.options()}
         kwargs: dict[str, Any] = {}
         for key, text in options.items():
-            if key not in fields:
-                known = ", ".join(sorted(fields)) or "none"
+            if key not in infos:
+                known = ", ".join(sorted(infos)) or "none"
                 raise PassOptionError(f"pass '{cls.name}' has no option '{key}' (options: {known})")
-            f = fields[key]
-            kwargs[f.name] = _parse_option_value(cls.name, key, text, f.type)
-        return cls(**kwargs)
+            kwargs[infos[key].field_name] = _parse_option(cls.name, infos[key], text)
+        try:
+            return cls(**kwargs)
+        except ValueError as e:  # __post_init__ checks of combined values
+            raise PassOptionError(f"pass '{cls.name}': {e}") from None
 
     @classmethod
     def option_help(cls) -> list[str]:
-        out = []
-        for f in dataclasses.fields(cls):
-            out.append(f"{f.name.replace('_', '-')}={f.default!r}")
-        return out
+        """`name=TYPE (default D): help`, one line per option."""
+        return [f"{o.name}={o.type_text()} (default {o.default_text()}): {o.help}"
+                for o in cls.options()]
 
 
-def _parse_option_value(pass_name: str, key: str, text: str, type_name: Any) -> Any:
-    type_name = type_name if isinstance(type_name, str) else getattr(type_name, "__name__", "")
-    try:
-        if type_name == "bool":
-            if text.lower() in ("1", "true", "on", "yes"):
-                return True
-            if text.lower() in ("0", "false", "off", "no"):
-                return False
-            raise ValueError(text)
-        if type_name == "int":
-            return int(text)
-        if type_name == "float":
-            return float(text)
-        return text
-    except ValueError:
-        raise PassOptionError(
-            f"pass '{pass_name}': option '{key}' expects {type_name}, got '{text}'"
-        ) from None
+@dataclass(frozen=True)
+class CandidatePass(FusionPass, Generic[P]):
+    """A rewriting pass: finds keyed candidates per block, applies the selected ones."""
+
+    # After one candidate is applied, are the others found in the same round still valid?
+    # False: the driver finds again after each one. True: it applies them all (apply_all).
+    independent_candidates: ClassVar[bool] = False
+
+    skip: tuple[str, ...] = option((), "candidate keys (or fnmatch patterns) to leave alone")
+    only: tuple[str, ...] = option((), "apply only the candidates with these keys (patterns)")
+
+    def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[P]]:
+        raise NotImplementedError
+
+    def apply(self, candidate: Candidate[P], ctx: PassContext) -> str:
+        """Performs `candidate.plan`; returns what changed. May raise NoMatch only before
+        it changed anything."""
+        raise NotImplementedError
+
+    def apply_all(self, candidates: list[Candidate[P]], ctx: PassContext) -> list[str]:
+        """Applies independent candidates of one round (passes may merge their plans)."""
+        return [self.apply(c, ctx) for c in candidates]
+
+    def deselected(self, key: str) -> str | None:
+        """Why the pass's own options keep a candidate with this key from being applied."""
+        if self.only and not _matches(key, self.only):
+            return f"not selected (only={','.join(self.only)})"
+        if _matches(key, self.skip):
+            return "skipped on request (skip=KEY)"
+        return None
+
+    def run(self, module: ir.Operation, ctx: PassContext) -> None:
+        run_candidates(self, module, ctx)
+
+
+def _matches(key: str, patterns: Iterable[str]) -> bool:
+    return any(key == p or fnmatch.fnmatchcase(key, p) for p in patterns)
+
+
+def run_candidates(pass_: CandidatePass, module: ir.Operation, ctx: PassContext) -> None:
+    """The one driver: every block of every function body, to a fixpoint."""
+    from .ir_helpers import functions
+
+    for func in functions(module):
+        for block in func.regions[0].blocks:
+            _run_block(pass_, block, ctx)
+
+
+def _run_block(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> None:
+    report = ctx.report
+    for _ in range(MAX_ROUNDS):
+        skipped: list[Skip] = []
+        chosen: list[Candidate] = []
+        for cand in pass_.find(block, ctx):
+            reason = cand.reason if cand.blocked else pass_.deselected(cand.key)
+            if reason is not None:
+                skipped.append(Skip(cand.key, reason, cand.location))
+                continue
+            if not pass_.independent_candidates:
+                try:
+                    what = pass_.apply(cand, ctx)
+                except NoMatch as e:  # found unworkable before anything changed
+                    skipped.append(Skip(cand.key, str(e), cand.location))
+                    continue
+                report.change(cand.key, what, cand.location)
+                break
+            chosen.append(cand)
+        else:
+            if chosen:
+                for cand, what in zip(chosen, pass_.apply_all(chosen, ctx)):
+                    report.change(cand.key, what, cand.location)
+                continue
+            report.skipped += skipped
+            return
+    report.note(f"stopped after {MAX_ROUNDS} rounds in one block (no fixpoint)")
+
+
+# ---------------------------------------------------------------- analysis counts
 
 
 def count_compute_ops(module: ir.Operation) -> Counter:

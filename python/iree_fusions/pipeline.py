@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from iree.compiler import ir, passmanager
 
 from . import registry
-from .pass_base import FusionPass, PassOptionError, PassReport, count_compute_ops, format_location
+from .pass_base import (FusionPass, PassContext, PassOptionError, PassReport, count_compute_ops,
+                        format_location)
 
 
 class PipelineError(RuntimeError):
@@ -141,7 +142,7 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass) -> PassReport:
     report = PassReport(plugin.name)
     report.ops_before = count_compute_ops(module)
     try:
-        plugin.apply(module, report)
+        plugin.run(module, PassContext(module, report))
     except Exception as e:  # a pass bug: reported with its traceback tail
         tb = traceback.extract_tb(e.__traceback__)[-1]
         where = f"{os.path.basename(tb.filename)}:{tb.lineno}"

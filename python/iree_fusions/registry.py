@@ -1,7 +1,9 @@
-"""The one registry of plugin passes: name -> (module, class, phase, description).
+"""The one registry of plugin passes: name -> where the pass class lives.
 
-Modules are imported lazily so that listing passes (or running one) does not import the
-others. Every tool (iree-fusions-opt, -compile, -bench) resolves pass names here.
+Name, phase, description and options are read from the pass class itself (one place);
+`test_registry.py` checks that every entry's name is its class's name. Modules are imported
+lazily, so running one pass does not import the others. Every tool (iree-fusions-opt,
+-compile, -bench) resolves pass names here.
 """
 
 from __future__ import annotations
@@ -15,66 +17,35 @@ from .pass_base import FusionPass, PassOptionError
 @dataclass(frozen=True)
 class PassEntry:
     name: str
-    module: str
-    class_name: str
-    phase: str
-    description: str
+    target: str  # "package.module:ClassName" ("module:Class" under iree_fusions.passes)
     default: bool = True  # part of --fusions=all
 
     def load(self) -> type[FusionPass]:
-        module = self.module if "." in self.module else f"iree_fusions.passes.{self.module}"
+        module, _, class_name = self.target.partition(":")
+        module = module if "." in module else f"iree_fusions.passes.{module}"
         try:
-            mod = importlib.import_module(module)
-            return getattr(mod, self.class_name)
+            return getattr(importlib.import_module(module), class_name)
         except (ImportError, AttributeError) as e:
             raise PassOptionError(f"pass '{self.name}' cannot be loaded: {e}") from None
 
+    @property
+    def phase(self) -> str:
+        return self.load().phase
 
+    @property
+    def description(self) -> str:
+        return self.load().description
+
+
+# Order = the order `--fusions=all` runs them.
 _ENTRIES = [
-    PassEntry(
-        "fusions-report",
-        "fusions_report",
-        "FusionsReport",
-        "linalg",
-        "analysis only: counts the candidate ops of each rewrite, changes nothing",
-        default=False,
-    ),
-    PassEntry(
-        "batch-gathers",
-        "batch_gathers",
-        "BatchGathers",
-        "linalg",
-        "embedding lookups -> a few batched gathers from merged tables, concat written in place",
-    ),
-    PassEntry(
-        "forward-factory-ops",
-        "forward_factory_ops",
-        "ForwardFactoryOps",
-        "linalg",
-        "cheap generated tensors (masks, positions, RoPE tables) recomputed in each consumer",
-    ),
-    PassEntry(
-        "forward-factory-dispatches",
-        "forward_factory_ops",
-        "ForwardFactoryDispatches",
-        "flow",
-        "dispatches that only build a generated tensor (attention masks) cloned into readers",
-    ),
-    PassEntry(
-        "batch-mlp-towers",
-        "batch_mlp_towers",
-        "BatchMlpTowers",
-        "linalg",
-        "N independent MLP towers of equal structure -> one chain of batched contractions",
-    ),
-    PassEntry(
-        "interchange-permuted-consumers",
-        "interchange_permuted_consumers",
-        "InterchangePermutedConsumers",
-        "linalg",
-        "transposed epilogues (behind reshapes, bias ops, multi-use) fused into their producer",
-    ),
-    # Each rewrite adds its entry here (order = the order `--fusions=all` runs them).
+    PassEntry("fusions-report", "fusions_report:FusionsReport", default=False),
+    PassEntry("batch-gathers", "batch_gathers:BatchGathers"),
+    PassEntry("forward-factory-ops", "forward_factory_ops:ForwardFactoryOps"),
+    PassEntry("forward-factory-dispatches", "forward_factory_ops:ForwardFactoryDispatches"),
+    PassEntry("batch-mlp-towers", "batch_mlp_towers:BatchMlpTowers"),
+    PassEntry("interchange-permuted-consumers",
+              "interchange_permuted_consumers:InterchangePermutedConsumers"),
 ]
 
 REGISTRY: dict[str, PassEntry] = {e.name: e for e in _ENTRIES}
@@ -84,16 +55,17 @@ class UnknownPassError(PassOptionError):
     pass
 
 
-def register(entry: PassEntry) -> None:
-    """Adds a pass from outside the package (`module` is then a full dotted module path).
+def register(cls: type[FusionPass]) -> type[FusionPass]:
+    """Adds a pass class from outside the package; usable as a class decorator.
 
     Out-of-tree passes are loaded with `--fusions-load=python.module`, a module that calls
     this at import time. They are never part of `--fusions=all`.
     """
-    if entry.name in REGISTRY and REGISTRY[entry.name] != entry:
-        raise PassOptionError(f"a pass named '{entry.name}' is already registered")
-    REGISTRY[entry.name] = PassEntry(entry.name, entry.module, entry.class_name, entry.phase,
-                                     entry.description, default=False)
+    entry = PassEntry(cls.name, f"{cls.__module__}:{cls.__name__}", default=False)
+    if cls.name in REGISTRY and REGISTRY[cls.name] != entry:
+        raise PassOptionError(f"a pass named '{cls.name}' is already registered")
+    REGISTRY[cls.name] = entry
+    return cls
 
 
 def load_plugin_modules(modules: list[str]) -> None:
@@ -120,3 +92,14 @@ def default_pass_names() -> list[str]:
 
 def is_registered(name: str) -> bool:
     return name in REGISTRY
+
+
+def describe_passes() -> str:
+    """`--fusions-list`: each pass, its phase and description, then its options."""
+    lines = []
+    for entry in REGISTRY.values():
+        cls = entry.load()
+        tag = "" if entry.default else "  [not in 'all']"
+        lines.append(f"{cls.name} ({cls.phase}): {cls.description}{tag}")
+        lines += [f"    {line}" for line in cls.option_help()]
+    return "\n".join(lines)

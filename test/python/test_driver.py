@@ -118,7 +118,7 @@ def test_hook_points_run_linalg_and_flow_passes(sources, support_on_path, tmp_pa
     assert res.returncode == 0, res.stderr.decode()
     reports = json.loads(report.read_text())
     assert [r["pass"] for r in reports] == ["test-mark", "test-mark-flow"]
-    assert reports[0]["changes"] == ["marked main"]
+    assert [c["what"] for c in reports[0]["changes"]] == ["marked main"]
     assert "iree_fusions.test_marked" in out.read_text()
     assert "[test-mark] 1 change(s)" in res.stderr.decode()
 

@@ -11,49 +11,50 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import FusionPass, PassReport
-from iree_fusions.registry import PassEntry, register
+from iree_fusions.pass_base import FusionPass, PassContext, op_location
+from iree_fusions.registry import register
 
 
+@register
 @dataclass(frozen=True)
 class RaisingPass(FusionPass):
     name = "test-raise"
     phase = "linalg"
     description = "raises"
 
-    def apply(self, module: ir.Operation, report: PassReport) -> None:
+    def run(self, module: ir.Operation, ctx: PassContext) -> None:
         raise RuntimeError("deliberate failure")
 
 
+@register
 @dataclass(frozen=True)
 class InvalidIrPass(FusionPass):
     name = "test-invalid-ir"
     phase = "linalg"
     description = "breaks the iterator_types of every linalg.generic"
 
-    def apply(self, module: ir.Operation, report: PassReport) -> None:
+    def run(self, module: ir.Operation, ctx: PassContext) -> None:
         for op in h.walk_ops(module, ("linalg.generic",)):
             op.attributes["iterator_types"] = ir.ArrayAttr.get([])
-            report.change("broke a generic")
+            ctx.report.change("test-invalid-ir", "broke a generic", op_location(op))
 
 
+@register
 @dataclass(frozen=True)
 class MarkFunctionsPass(FusionPass):
     name = "test-mark"
     phase = "linalg"
     description = "adds a unit attribute to every function"
 
-    def apply(self, module: ir.Operation, report: PassReport) -> None:
+    def run(self, module: ir.Operation, ctx: PassContext) -> None:
         for func in h.functions(module):
             func.attributes["iree_fusions.test_marked"] = ir.UnitAttr.get()
-            report.change(f"marked {func.attributes['sym_name'].value}")
+            ctx.report.change("test-mark", f"marked {func.attributes['sym_name'].value}",
+                              op_location(func))
 
 
+@register
 @dataclass(frozen=True)
 class MarkFlowPass(MarkFunctionsPass):
     name = "test-mark-flow"
     phase = "flow"
-
-
-for cls in (RaisingPass, InvalidIrPass, MarkFunctionsPass, MarkFlowPass):
-    register(PassEntry(cls.name, __name__, cls.__name__, cls.phase, cls.description))

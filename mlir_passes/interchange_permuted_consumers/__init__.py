@@ -1,0 +1,206 @@
+"""interchange-permuted-consumers: fuse transposed epilogues into their producers.
+
+An elementwise `linalg.generic` C reads the result of a non-elementwise op P (matmul,
+batch_matmul, reduction, softmax, linalg_ext ...) through a permutation, possibly behind
+identity elementwise ops E (bias, scale) and `tensor.expand_shape`/`collapse_shape`. IREE 3.13
+fuses a permuted reader into P's dispatch by itself (its dispatch formation maps loops through
+permutations); what stops it is a reshape on the path and a producer value with several
+readers. This pass removes those obstacles and puts the permutation where the contraction
+still vectorizes well:
+
+1. reshapes leave the path: an expand_shape is bubbled up by splitting the loops of the ops
+   above it, down to P (P then produces the expanded shape; a `[384,384]` weight becomes a
+   free `[12,32,384]` reshape); a collapse_shape is sunk by splitting the loops of the ops
+   below it, down to C (a collapse_shape follows C);
+2. the permutation moves either into C's output map (C is interchanged so that it reads the
+   value with the identity map; a pure transpose copy is instead folded into the E before
+   it) or, for a contraction whose innermost parallel loops would then both come from one
+   operand (a split N dimension, measured 2-3x slower on llvm-cpu), into P's result layout:
+   P computes the layout C reads, the E's follow, a transpose copy disappears
+   (`producer-layout=auto|always|never`);
+3. when the value C reads has several elementwise readers, they are interchanged and merged
+   into one multi-result generic, since IREE fuses consumers only into single-consumer
+   producers.
+
+    %m = linalg.matmul ins(%x, %w : tensor<128x384xf32>, tensor<384x384xf32>) ...
+    %e = tensor.expand_shape %m [[0], [1, 2]] ... into tensor<128x12x32xf32>
+    %b = linalg.generic {(d0,d1,d2) -> (d0,d1,d2) ...} ins(%e, %bias)      // + bias
+    %t = linalg.generic {(d0,d1,d2) -> (d1,d0,d2), id} ins(%b)            // transpose copy
+  becomes (MiniLM's query projection: one dispatch instead of two)
+    %w3 = tensor.expand_shape %w [[0, 1], [2]] ... into tensor<12x32x384xf32>
+    %m3 = linalg.generic {(h,m,d,k): (m,k), (h,d,k) -> (h,m,d)} ins(%x, %w3)
+    %t = linalg.generic {id, ...} ins(%m3, %bias) -> tensor<12x128x32xf32>
+
+Of several permuted operands from different producers, the one whose producer can take C
+and whose tensor is largest wins. Consumers with reduction loops are left alone (IREE fuses
+only all-parallel consumers into a root).
+
+Layout: `match.py` (which consumers are candidates, keys, feasibility), `paths.py` (the chain
+from producer to consumer), `reshape.py` (reshapes out of the path by splitting loops),
+`build.py` (interchange, merge, copy folding, producer layout).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from iree.compiler import ir
+
+from iree_fusions import ir_build as b
+from iree_fusions import ir_helpers as h
+from iree_fusions.ir_helpers import RESHAPES
+from iree_fusions.pass_base import Candidate, CandidatePass, NoMatch, PassContext, option
+
+from .build import (LayoutPlan, apply_layout, can_fold_copy, contraction_order_ok,
+                    fold_copy_into_producer, interchange, interchange_order, layout_plan,
+                    merge_siblings)
+from .match import InterchangePlan, match_consumer
+from .paths import Path, trace_path
+from .reshape import apply_bubble, apply_sink, plan_bubble_expand, plan_sink_collapse
+
+__all__ = ["InterchangePermutedConsumers", "InterchangePlan"]
+
+
+@dataclass(frozen=True)
+class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
+    name = "interchange-permuted-consumers"
+    phase = "linalg"
+    description = ("elementwise consumers reading a matmul/reduction result through a "
+                   "permutation (behind reshapes, bias ops) are moved into its dispatch")
+
+    propagate_reshapes: bool = option(
+        True, "move expand_shape/collapse_shape out of the producer -> consumer path")
+    merge_multi_use: bool = option(
+        True, "merge the elementwise readers of a multi-use value into one generic")
+    fold_transposes: bool = option(
+        True, "fold a pure transpose copy into the elementwise op that feeds it")
+    producer_layout: Literal["auto", "always", "never"] = option(
+        "auto", "move the permutation into the producer's result layout: when that gives a "
+        "contraction whose innermost parallel loops are an M and an N loop and the other "
+        "form does not (auto), whenever possible (always), or never")
+
+    def find(self, block: ir.Block, ctx: PassContext):
+        for op in list(block.operations):
+            op = op.operation
+            if op.name == "linalg.generic":
+                cand = match_consumer(op, self)
+                if cand is not None:
+                    yield cand
+
+    def apply(self, candidate: Candidate[InterchangePlan], ctx: PassContext) -> str:
+        path = candidate.plan.path
+        block = path.consumer.block
+        steps: list[str] = []
+        try:
+            return self._rewrite(path, steps)
+        except NoMatch as e:
+            if not steps:
+                raise  # nothing changed yet: the candidate is skipped with this reason
+            # A later step failed after earlier reshape steps changed the IR (still correct).
+            return f"{'; '.join(steps)}; stopped: {e}"
+        finally:
+            _erase_dead_views(block)
+
+    def _rewrite(self, path: Path, steps: list[str]) -> str:
+        consumer = path.consumer
+        producer_name = path.producer.name
+        # 1. Reshapes out of the way, one at a time.
+        for _ in range(8):
+            if not path.reshapes:
+                break
+            r = path.reshapes[0]
+            if r.name == "tensor.expand_shape":
+                plan = plan_bubble_expand(path, r)
+                if isinstance(plan, str):
+                    raise NoMatch(plan)
+                names = ", ".join(op.name for op, _ in plan)
+                apply_bubble(plan, r)
+                steps.append(f"expand_shape moved above {names} (loops split)")
+            else:
+                plan = plan_sink_collapse(path, r)
+                if isinstance(plan, str):
+                    raise NoMatch(plan)
+                names = ", ".join(op.name for op, _ in plan)
+                consumer = apply_sink(plan)
+                steps.append(f"collapse_shape moved below {names} (loops split)")
+            path = _retrace(consumer, path)
+            if path is None:
+                return f"{'; '.join(steps)} (consumer no longer permuted)"
+        if path.reshapes:
+            raise NoMatch("reshapes remain on the path")
+        # 2. The permutation moves into C's output map, P's layout, or a folded copy.
+        tail = path.value
+        siblings = list(dict.fromkeys(u for u in h.users(tail) if u.name != "tensor.dim"))
+        if len(siblings) > 1:
+            merged = []
+            for s in siblings:
+                idx = [i for i, v in enumerate(h.dps_inputs(s)) if v == tail][0]
+                dims = h.map_dim_positions(h.indexing_maps(s)[idx])
+                if dims != list(range(len(dims))):
+                    s = interchange(s, interchange_order(s, idx))
+                merged.append(s)
+            positions = h.block_positions(merged[0].block)
+            merged.sort(key=lambda s: positions[s])
+            new = merge_siblings(merged)
+            steps.append(f"interchanged and merged {len(merged)} readers of the "
+                         f"{producer_name} result into one {len(new.results)}-result generic")
+        elif (layout := self._layout_plan(path)) is not None:
+            name = path.producer.name
+            apply_layout(path, layout)
+            steps.append(f"{name} computes in the layout the consumer reads (loops "
+                         f"{layout.order}), consumer reads it with the identity map")
+        else:
+            folded = can_fold_copy(consumer, path) if self.fold_transposes else None
+            if folded is not None:
+                fold_copy_into_producer(consumer, folded)
+                steps.append("folded the transpose copy into the elementwise op before it")
+            else:
+                interchange(consumer, interchange_order(consumer, path.operand))
+                steps.append(f"interchanged the consumer (operand {path.operand} read with "
+                             "the identity map)")
+        return f"reading {producer_name}: {'; '.join(steps)}"
+
+    def _layout_plan(self, path: Path) -> LayoutPlan | None:
+        """Change P's layout instead of interchanging C when that gives P the loop order
+        matmul configurations handle well and interchanging C does not (see
+        contraction_order_ok)."""
+        if self.producer_layout == "never":
+            return None
+        p = path.producer
+        if not h.is_structured(p):
+            return None
+        plan = layout_plan(path)
+        if isinstance(plan, str):
+            return None
+        if self.producer_layout == "always":
+            return plan
+        n_loops = len(h.iterator_types(p))
+        # Interchanging C: P keeps its loops; C stores P's result in its own output layout.
+        c_maps = [h.map_dim_positions(m) for m in h.indexing_maps(path.consumer)]
+        c_read = c_maps[path.operand]
+        c_out = c_maps[len(h.dps_inputs(path.consumer))]
+        p_out = h.map_dim_positions(h.indexing_maps(p)[len(h.dps_inputs(p))])
+        loop_of_c = {c_read[j]: p_out[j] for j in range(len(c_read))}
+        stored = [loop_of_c[d] for d in c_out if d in loop_of_c]
+        if contraction_order_ok(p, list(range(n_loops)), stored) is not False:
+            return None
+        if contraction_order_ok(p, plan.order, plan.new_out):
+            return plan
+        return None
+
+
+def _retrace(consumer: ir.Operation, old: Path) -> Path | None:
+    """The consumer's path through the same operand after a reshape step."""
+    path = trace_path(consumer, old.operand)
+    if path.producer is None:
+        return None
+    dims = h.map_dim_positions(h.indexing_maps(consumer)[old.operand])
+    if dims is None or dims == list(range(len(dims))):
+        return None
+    return path
+
+
+def _erase_dead_views(block: ir.Block) -> None:
+    """The empties, fills and reshapes a rewrite leaves without users."""
+    b.erase_dead(list(block.operations), b.of_kind("tensor.empty", "linalg.fill", *RESHAPES))

@@ -1,0 +1,159 @@
+"""Which consumers are candidates, their keys, and whether each can join its producer's
+dispatch (the reason at the check that failed when it cannot)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from iree.compiler import ir
+
+from iree_fusions import ir_helpers as h
+from iree_fusions.pass_base import Candidate, NoMatch, structural_key
+
+from .paths import Path, trace_path
+from .reshape import plan_bubble_expand, plan_sink_collapse
+
+if TYPE_CHECKING:
+    from . import InterchangePermutedConsumers
+
+
+@dataclass
+class InterchangePlan:
+    """The permuted read to remove: the path from its producer, and how good it is."""
+
+    path: Path
+    score: tuple  # higher is better: (1, producer bytes, full map, -reshapes, -operand)
+
+
+def match_consumer(consumer: ir.Operation, options: InterchangePermutedConsumers
+                   ) -> Candidate[InterchangePlan] | None:
+    """The candidate of an elementwise generic that reads a producer's result through a
+    permutation (None: not a candidate at all)."""
+    if not h.is_elementwise_generic(consumer):
+        return None  # IREE fuses only all-parallel consumers into a root
+    maps = h.indexing_maps(consumer)
+    n = maps[0].n_dims
+    permuted, identity = [], []
+    for i, (v, m) in enumerate(zip(h.dps_inputs(consumer), maps)):
+        dims = h.map_dim_positions(m)
+        if dims is None or not h.is_projected_permutation(dims, n):
+            continue
+        if h.is_identity_map(m) or dims == list(range(len(dims))):
+            identity.append(i)
+        else:
+            permuted.append(i)
+    if not permuted:
+        return None
+    traced = {i: p for i in permuted if (p := trace_path(consumer, i)).producer is not None}
+    if not traced:
+        return None
+    key = structural_key("interchange", h.op_signature(consumer), *[
+        (i, [h.op_signature(op) for op in p.ops], h.op_signature(p.producer),
+         len(h.users(p.value))) for i, p in traced.items()])
+    summary = f"{consumer.name} reading {len(traced)} permuted producer result(s)"
+    return Candidate.of(key, consumer, summary,
+                        lambda: _choose_path(consumer, traced, identity, options))
+
+
+def _choose_path(consumer: ir.Operation, traced: dict[int, Path], identity: list[int],
+                 options: InterchangePermutedConsumers) -> InterchangePlan:
+    if h.body_reads_tensor(consumer):
+        raise NoMatch("consumer reads a tensor inside its body")
+    if any(h.static_shape(v) is None for v in consumer.operands
+           if isinstance(v.type, ir.RankedTensorType)):
+        raise NoMatch("dynamic shapes")
+    plans, reasons = [], []
+    for i, path in traced.items():
+        try:
+            plans.append(InterchangePlan(path, feasibility(path, options)))
+        except NoMatch as e:
+            reasons.append(f"operand {i} ({path.producer.name}): {e}")
+    if not plans:
+        raise NoMatch("; ".join(reasons))
+    best = max(plans, key=lambda c: c.score)
+    for i in identity:
+        path = trace_path(consumer, i)
+        if path.producer is None or path.reshapes:
+            continue
+        try:
+            score = feasibility(path, options)
+        except NoMatch:
+            continue
+        if score >= best.score:
+            raise NoMatch(f"already reads {path.producer.name} (operand {i}) with the "
+                          "identity map and fuses there")
+    return best
+
+
+def feasibility(path: Path, options: InterchangePermutedConsumers) -> tuple:
+    """Score (higher is better) if C could join P's dispatch after the rewrite."""
+    if path.reshapes and not options.propagate_reshapes:
+        raise NoMatch("a reshape sits between producer and consumer (propagate-reshapes=false)")
+    # Every value between P and C but the last must flow to the next op only.
+    values = [path.producer.results[0]] if path.producer.results else []
+    values += [op.results[0] for op in path.ops]
+    chain_ops = path.ops + [path.consumer]
+    for v, nxt in zip(values[:-1], chain_ops[:-1]):
+        users = {u for u in h.users(v) if u.name != "tensor.dim"}
+        if users != {nxt}:
+            raise NoMatch(f"{h.defining_op(v).name} result has {len(users)} users (IREE fuses "
+                          "consumers only into single-consumer producers)")
+    if len(path.producer.results) != 1:
+        raise NoMatch(f"producer {path.producer.name} has several results")
+    for r in path.reshapes:
+        plan = (plan_bubble_expand(path, r) if r.name == "tensor.expand_shape"
+                else plan_sink_collapse(path, r))
+        if isinstance(plan, str):
+            raise NoMatch(plan)
+        break  # later reshapes are planned after the first one is gone
+    tail = path.value
+    siblings = list(dict.fromkeys(u for u in h.users(tail) if u.name != "tensor.dim"))
+    if len(siblings) > 1:
+        check_siblings(siblings, tail, options)
+    dims = h.map_dim_positions(h.indexing_maps(path.consumer)[path.operand])
+    full = len(dims) == h.indexing_maps(path.consumer)[0].n_dims
+    return (1, h.static_tensor_bytes(path.producer.results[0].type) or 0, int(full),
+            -len(path.reshapes), -path.operand)
+
+
+def check_siblings(siblings: list[ir.Operation], value: ir.Value,
+                   options: InterchangePermutedConsumers) -> None:
+    """The readers of a multi-use value can be interchanged and merged into one generic."""
+    if not options.merge_multi_use:
+        raise NoMatch(f"value has {len(siblings)} users (merge-multi-use=false)")
+    rank = len(h.static_shape(value) or [])
+    for s in siblings:
+        if not h.is_elementwise(s) or h.body_reads_tensor(s):
+            raise NoMatch(f"value has {len(siblings)} users, {s.name} is not a mergeable "
+                          "elementwise op")
+        maps = h.indexing_maps(s)
+        n = maps[0].n_dims
+        if n != rank:
+            raise NoMatch("value has several users with different iteration spaces")
+        for v, m in zip(h.dps_inputs(s), maps):
+            d = h.map_dim_positions(m)
+            if v == value and (d is None or not h.is_permutation(d, n)):
+                raise NoMatch("value has several users, one reads it through a broadcast")
+        for m in maps:
+            if h.map_dim_positions(m) is None:
+                raise NoMatch("a sibling has a non-permutation map")
+    block = siblings[0].parent
+    if any(s.parent != block for s in siblings):
+        raise NoMatch("siblings in different blocks")
+    positions = h.block_positions(siblings[0].block)
+    first = min(siblings, key=lambda s: positions[s])
+    pos = positions[first]
+    for s in siblings:
+        for v in s.operands:
+            if not _defined_before(v, pos, positions):
+                raise NoMatch("siblings depend on each other or on values defined between them")
+
+
+def _defined_before(value: ir.Value, pos: int, positions: dict) -> bool:
+    owner = h.defining_op(value)
+    if owner is None:
+        return True  # block argument of an enclosing region
+    if owner.parent is None or owner not in positions:
+        return True  # defined outside this block (enclosing region)
+    return positions[owner] < pos

@@ -1,0 +1,307 @@
+"""Reshapes out of the producer -> consumer path, by splitting loops.
+
+An expand_shape on the path is bubbled up to the producer by splitting the loops of the ops
+above it (the producer then computes the expanded shape; a `[384,384]` weight becomes a free
+`[12,32,384]` reshape); a collapse_shape is sunk to the consumer by splitting the loops of the
+ops below it. Each is planned first (`plan_*`: the ops and their loop splits, or why not) and
+then applied (`apply_*`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir
+from iree.compiler.dialects import linalg, tensor
+
+from iree_fusions import ir_build as b
+from iree_fusions import ir_helpers as h
+from iree_fusions.ir_helpers import RESHAPES
+from iree_fusions.pass_base import op_location
+
+from .paths import Path, _identity_chain_input
+
+# ---------------------------------------------------------------- values at another shape
+
+
+def _recreated_init(value: ir.Value, shape: list[int]) -> ir.Value | None:
+    """A tensor.empty / linalg.fill-of-empty init re-created at another shape, else None."""
+    producer = h.defining_op(value)
+    if producer is None:
+        return None
+    elt = ir.RankedTensorType(value.type).element_type
+    if producer.name == "tensor.empty":
+        return tensor.EmptyOp(shape, elt).result
+    if producer.name == "linalg.fill":
+        init = h.defining_op(h.dps_inits(producer)[0])
+        if init is not None and init.name == "tensor.empty":
+            fill = linalg.fill(h.dps_inputs(producer)[0], outs=[tensor.EmptyOp(shape, elt).result])
+            return fill if isinstance(fill, ir.Value) else fill.results[0]
+    return None
+
+
+def _init_can_be_recreated(value: ir.Value) -> bool:
+    producer = h.defining_op(value)
+    if producer is None:
+        return False
+    if producer.name == "tensor.empty":
+        return True
+    if producer.name == "linalg.fill":
+        init = h.defining_op(h.dps_inits(producer)[0])
+        return init is not None and init.name == "tensor.empty"
+    return False
+
+
+def _expand_value(value: ir.Value, groups: list[list[int]], shape: list[int]) -> ir.Value:
+    """`value` reshaped to `shape` (groups: source dim i -> result dims groups[i]).
+
+    Folds `expand(collapse(x))` back to x, re-creates empties and fills at the new shape,
+    and otherwise inserts a tensor.expand_shape (free: a metadata change).
+    """
+    if h.static_shape(value) == shape:
+        return value
+    producer = h.defining_op(value)
+    if (producer is not None and producer.name == "tensor.collapse_shape"
+            and h.reassociation(producer) == groups
+            and h.static_shape(producer.operands[0]) == shape):
+        return producer.operands[0]
+    init = _recreated_init(value, shape)
+    if init is not None:
+        return init
+    return b.expand(value, groups, shape)
+
+
+# ---------------------------------------------------------------- iteration-space expansion
+
+
+@dataclass
+class Expansion:
+    """How one op's loops are split: old loop d -> new loops new_dims[d] with sizes."""
+
+    splits: dict[int, list[int]]  # old loop -> sizes (only loops split into >1 dims)
+    n_old: int
+
+    def new_dims(self) -> list[list[int]]:
+        out, k = [], 0
+        for d in range(self.n_old):
+            n = len(self.splits.get(d, [0]))
+            out.append(list(range(k, k + n)))
+            k += n
+        return out
+
+    @property
+    def n_new(self) -> int:
+        return sum(len(g) for g in self.new_dims())
+
+
+def expansion_blocker(op: ir.Operation, splits: dict[int, list[int]]) -> str | None:
+    """Why op's loops cannot be split as asked (None: they can)."""
+    if not h.is_structured(op):
+        return f"{op.name} has no indexing maps/body to expand"
+    for m in h.indexing_maps(op):
+        dims = h.map_dim_positions(m)
+        if dims is None or len(set(dims)) != len(dims):
+            return "an indexing map is not a projected permutation"
+    ranges = h.loop_ranges(op)
+    if ranges is None:
+        return "dynamic shapes"
+    for d, sizes in splits.items():
+        prod = 1
+        for s in sizes:
+            prod *= s
+        if ranges[d] != prod:
+            return f"loop {d} has {ranges[d]} iterations, cannot split into {sizes}"
+    if h.index_dims(op) & set(splits):
+        return "the body uses linalg.index on a loop that would be split"
+    return None
+
+
+def expand_op(op: ir.Operation, splits: dict[int, list[int]]) -> tuple[ir.Operation, list]:
+    """Builds (before op) a linalg.generic computing op with its loops split as in `splits`.
+
+    Returns the new op and, per result, (groups, old type): the reassociation from the old
+    result dims to the new result dims, to collapse a new result back to the old type.
+    """
+    exp = Expansion(splits, h.indexing_maps(op)[0].n_dims)
+    new_dims = exp.new_dims()
+    maps = h.indexing_maps(op)
+    iters = h.iterator_types(op)
+    new_iters = [iters[d] for d in range(exp.n_old) for _ in new_dims[d]]
+    n_in = len(h.dps_inputs(op))
+    operands = list(h.dps_inputs(op)) + list(h.dps_inits(op))
+    new_operands, new_maps, result_groups = [], [], []
+    with ir.InsertionPoint(op), op.location:
+        for i, (value, m) in enumerate(zip(operands, maps)):
+            dims = h.map_dim_positions(m)
+            groups, shape, out_dims = [], [], []
+            if isinstance(value.type, ir.RankedTensorType):
+                old_shape = list(ir.RankedTensorType(value.type).shape)
+                k = 0
+                for pos, d in enumerate(dims):
+                    g = new_dims[d]
+                    groups.append(list(range(k, k + len(g))))
+                    k += len(g)
+                    shape += splits.get(d, [old_shape[pos]])
+                    out_dims += g
+                new_value = _expand_value(value, groups, shape)
+            else:
+                new_value = value
+                out_dims = []
+            new_operands.append(new_value)
+            new_maps.append(b.map_attr(exp.n_new, out_dims))
+            if i >= n_in:
+                result_groups.append((groups, value.type))
+        new = b.new_generic(new_operands[:n_in], new_operands[n_in:], new_maps, new_iters)
+        block = b.append_body_block(new, new_operands)
+        index_map = {d: new_dims[d][0] for d in range(exp.n_old)}
+        b.clone_body(op, block, list(range(len(new_operands))), index_map)
+    return new, result_groups
+
+
+def replace_with_expanded(op: ir.Operation, new: ir.Operation, result_groups: list,
+                          direct: dict[int, ir.Operation] | None = None) -> None:
+    """Replaces op's results by new's, collapsing back for every user but `direct[i]`
+    (an expand_shape of result i whose result new's result i equals). Reshapes that fed
+    op and are now dead (expand(collapse(x)) folded to x) are erased."""
+    direct = direct or {}
+    feeding = [h.defining_op(v) for v in op.operands]
+    feeding = [f for f in feeding if f is not None and f.name in RESHAPES]
+    for i, (old, res) in enumerate(zip(op.results, new.results)):
+        reshape = direct.get(i)
+        if reshape is not None:
+            reshape.results[0].replace_all_uses_with(res)
+            reshape.erase()
+        if not list(old.uses):
+            continue
+        groups, old_type = result_groups[i]
+        with ir.InsertionPoint(op), op.location:
+            collapsed = b.collapse(res, groups, old_type)
+        old.replace_all_uses_with(collapsed)
+    op.erase()
+    for f in dict.fromkeys(feeding):
+        if not list(f.results[0].uses):
+            f.erase()
+
+
+# ---------------------------------------------------------------- paths from producers
+
+
+
+def plan_bubble_expand(path: Path, reshape: ir.Operation) -> list[tuple[ir.Operation, dict]] | str:
+    """Plans moving an expand_shape up to the producer: [(op, splits)], consumer-side first."""
+    idx = path.ops.index(reshape)
+    chain = [path.producer] + path.ops[:idx]
+    groups = h.reassociation(reshape)
+    shape = h.static_shape(reshape.results[0])
+    if shape is None:
+        return "dynamic expand_shape"
+    value = reshape.operands[0]
+    plan = []
+    for op in reversed(chain):
+        if op.name in RESHAPES:
+            return "two reshapes on the path"
+        res_idx = h.result_index(value)
+        maps = h.indexing_maps(op) if h.is_structured(op) else None
+        if maps is None:
+            return f"producer {op.name} cannot be expanded (no indexing maps)"
+        n_in = len(h.dps_inputs(op))
+        out_dims = h.map_dim_positions(maps[n_in + res_idx])
+        if out_dims is None:
+            return f"{op.name} result map is not a permutation"
+        splits = _dim_splits(out_dims, groups, shape)
+        blocker = expansion_blocker(op, splits)
+        if blocker:
+            return f"cannot expand {op.name}: {blocker}"
+        plan.append((op, splits))
+        if op == path.producer:
+            return plan
+        # The path input of this elementwise op carries the expansion further up.
+        inputs = h.dps_inputs(op)
+        nxt = _identity_chain_input(op)
+        in_dims = h.map_dim_positions(maps[inputs.index(nxt)])
+        old_shape = h.static_shape(nxt)
+        groups, shape, k = [], [], 0
+        for pos, d in enumerate(in_dims):
+            sizes = splits.get(d, [old_shape[pos]])
+            groups.append(list(range(k, k + len(sizes))))
+            shape += sizes
+            k += len(sizes)
+        value = nxt
+    return "producer not reached"
+
+
+def _dim_splits(dims: list[int], groups: list[list[int]], shape: list[int]
+                ) -> dict[int, list[int]]:
+    """Loop dim -> the sizes it is split into, for each reassociation group of several dims
+    (`dims[j]`: the loop dim of the operand's j-th collapsed dim)."""
+    return {dims[j]: [shape[k] for k in g] for j, g in enumerate(groups) if len(g) > 1}
+
+
+def plan_sink_collapse(path: Path, reshape: ir.Operation) -> list[tuple[ir.Operation, dict]] | str:
+    """Plans moving a collapse_shape down to the consumer: [(op, splits)], reshape-side first."""
+    idx = path.ops.index(reshape)
+    chain = path.ops[idx + 1:] + [path.consumer]
+    groups = h.reassociation(reshape)
+    src_shape = h.static_shape(reshape.operands[0])
+    if src_shape is None:
+        return "dynamic collapse_shape"
+    value = reshape.results[0]
+    plan = []
+    for op in chain:
+        if op.name in RESHAPES:
+            return "two reshapes on the path"
+        operands = list(op.operands)
+        maps = h.indexing_maps(op)
+        pos_in = [i for i, v in enumerate(operands) if v == value]
+        if len(pos_in) != 1:
+            return "the collapsed value is read twice"
+        dims = h.map_dim_positions(maps[pos_in[0]])
+        if dims is None:
+            return "a map on the path is not a permutation"
+        splits = _dim_splits(dims, groups, src_shape)
+        blocker = expansion_blocker(op, splits)
+        if blocker:
+            return f"cannot expand {op_location(op)}: {blocker}"
+        plan.append((op, splits))
+        if op == path.consumer:
+            return plan
+        n_in = len(h.dps_inputs(op))
+        out_dims = h.map_dim_positions(maps[n_in])
+        out_shape = []
+        groups, k = [], 0
+        for d in out_dims:
+            sizes = splits.get(d, [None])
+            groups.append(list(range(k, k + len(sizes))))
+            k += len(sizes)
+        exp_ranges = h.loop_ranges(op)
+        for d in out_dims:
+            out_shape += splits.get(d, [exp_ranges[d]])
+        src_shape = out_shape
+        value = op.results[0]
+    return "consumer not reached"
+
+
+def apply_bubble(plan: list[tuple[ir.Operation, dict]], reshape: ir.Operation) -> None:
+    """Expands each planned op, consumer side first; each one's new input expand_shape is
+    the reshape the next op up absorbs."""
+    direct = reshape
+    for k, (op, splits) in enumerate(plan):
+        res_idx = h.result_index(direct.operands[0])
+        new, groups = expand_op(op, splits)
+        replace_with_expanded(op, new, groups, {res_idx: direct})
+        if k + 1 == len(plan):
+            return
+        direct = h.defining_op(_identity_chain_input(new))
+        assert direct is not None and direct.name == "tensor.expand_shape"
+
+
+def apply_sink(plan: list[tuple[ir.Operation, dict]]) -> ir.Operation:
+    """Returns the rebuilt consumer."""
+    new = None
+    for op, splits in plan:
+        new, groups = expand_op(op, splits)
+        replace_with_expanded(op, new, groups)
+    return new
+
+
+# ---------------------------------------------------------------- consumer rewrites
