@@ -6,35 +6,6 @@
 // its [128, 12, 32] result, the consumer writes the transposed layout).
 // RUN: iree-fusions-opt %s --split-input-file -p 'interchange-permuted-consumers{producer-layout=never}' | filecheck %s --check-prefix=NEVER
 
-// The report of every chunk, in order.
-// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed: linalg.generic at {{.*}} reading linalg.matmul: interchanged the consumer (operand 0 read with the identity map)
-// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed: {{.*}} reading linalg.matmul: expand_shape moved above linalg.matmul (loops split); linalg.generic computes in the layout the consumer reads (loops [1, 0, 2, 3]), consumer reads it with the identity map
-// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed: {{.*}} reading linalg.matmul: expand_shape moved above linalg.matmul (loops split); folded the transpose copy into the elementwise op before it
-// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed: {{.*}} reading linalg.batch_matmul: expand_shape moved above linalg.batch_matmul (loops split); interchanged the consumer (operand 0 read with the identity map)
-// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed: {{.*}} reading linalg.batch_matmul: collapse_shape moved below linalg.generic (loops split); interchanged the consumer (operand 0 read with the identity map)
-// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed: {{.*}} reading linalg.matmul: interchanged and merged 2 readers of the linalg.matmul result into one 2-result generic
-// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed: {{.*}} reading linalg.matmul: interchanged the consumer (operand 0 read with the identity map)
-// REPORT: [interchange-permuted-consumers] 1 change(s)
-// REPORT-NEXT: changed: {{.*}} reading linalg.batch_matmul: interchanged the consumer (operand 1 read with the identity map)
-// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed: {{.*}} reading iree_linalg_ext.attention: interchanged the consumer (operand 0 read with the identity map)
-// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed: {{.*}} reading linalg.matmul: interchanged the consumer (operand 0 read with the identity map)
-// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
-// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
-// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
-// REPORT: [interchange-permuted-consumers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: linalg.generic at {{.*}}: operand 0 (linalg.matmul): value has 2 users, util.return is not a mergeable elementwise op
-// REPORT: [interchange-permuted-consumers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: linalg.generic at {{.*}}: operand 0 (linalg.generic): cannot expand linalg.generic: the body uses linalg.index on a loop that would be split
-// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
 // The seed's example: matmul -> generic reading it through (d1, d0).
 // CHECK-DAG: #[[SEED_ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[SEED_BIAS:.+]] = affine_map<(d0, d1) -> (d1)>
@@ -57,6 +28,9 @@ util.func public @seed_matmul_transpose(%a: tensor<128x384xf32>, %w: tensor<384x
   } -> tensor<384x128xf32>
   util.return %generic : tensor<384x128xf32>
 }
+
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [interchange-{{[0-9a-f]+}}] linalg.generic at {{.+}}: reading linalg.matmul: interchanged the consumer (operand 0 read with the identity map)
 
 // -----
 
@@ -124,6 +98,9 @@ util.func public @minilm_query(%x: tensor<128x384xf32>, %w: tensor<384x384xf32>,
   util.return %t : tensor<12x128x32xf32>
 }
 
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading linalg.matmul: expand_shape moved above linalg.matmul (loops split); linalg.generic computes in the layout the consumer reads (loops [1, 0, 2, 3]), consumer reads it with the identity map
+
 // -----
 
 // The key's transpose keeps (h, d) together: the contraction keeps its (b, s, h, d) order
@@ -174,6 +151,9 @@ util.func public @minilm_key_b8(%x: tensor<8x128x384xf32>, %w: tensor<384x384xf3
   util.return %t : tensor<8x12x32x128xf32>
 }
 
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading linalg.matmul: expand_shape moved above linalg.matmul (loops split); folded the transpose copy into the elementwise op before it
+
 // -----
 
 // The expand_shape of the batch dimension moves into the batch_matmul (now batch loops b, h);
@@ -212,6 +192,9 @@ util.func public @attention_output_b8(%p: tensor<8x12x128x128xf32>, %v: tensor<8
   util.return %t : tensor<8x128x12x32xf32>
 }
 
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading linalg.batch_matmul: expand_shape moved above linalg.batch_matmul (loops split); interchanged the consumer (operand 0 read with the identity map)
+
 // -----
 
 // The collapse_shape sinks below the consumer, whose loop d1 splits into (4, 32).
@@ -241,6 +224,9 @@ util.func public @collapse_between(%a: tensor<4x32x64xf32>, %b: tensor<4x64x48xf
   } -> tensor<48x128xf32>
   util.return %t : tensor<48x128xf32>
 }
+
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading linalg.batch_matmul: collapse_shape moved below linalg.generic (loops split); interchanged the consumer (operand 0 read with the identity map)
 
 // -----
 
@@ -280,6 +266,9 @@ util.func public @multi_use(%a: tensor<64x96xf32>, %w: tensor<96x80xf32>) -> (te
   util.return %t, %sq : tensor<80x64xf32>, tensor<64x80xf32>
 }
 
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading linalg.matmul: interchanged and merged 2 readers of the linalg.matmul result into one 2-result generic
+
 // -----
 
 // CHECK-DAG: #[[BP_M:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -306,6 +295,9 @@ util.func public @broadcast_permutation(%a: tensor<64x128xf32>, %w: tensor<128x9
   } -> tensor<96x4x64xf32>
   util.return %r : tensor<96x4x64xf32>
 }
+
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading linalg.matmul: interchanged the consumer (operand 0 read with the identity map)
 
 // -----
 
@@ -339,6 +331,11 @@ util.func public @two_producers(%a: tensor<16x32x8xf32>, %b: tensor<16x8x24xf32>
   util.return %r : tensor<32x24x16xf32>
 }
 
+// After the rewrite, the consumer reads the other producer with the identity map: done.
+// REPORT: [interchange-permuted-consumers] 1 change(s), 1 skipped
+// REPORT-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading linalg.batch_matmul: interchanged the consumer (operand 1 read with the identity map)
+// REPORT-NEXT: skipped [interchange-{{[0-9a-f]+}}] {{.+}}: already reads linalg.batch_matmul (operand 1) with the identity map and fuses there
+
 // -----
 
 // A linalg_ext producer: the consumer is interchanged (the producer is left as it is).
@@ -367,6 +364,9 @@ util.func public @attention_producer(%q: tensor<8x64x32xf32>, %k: tensor<8x64x32
   } -> tensor<64x8x32xf32>
   util.return %t : tensor<64x8x32xf32>
 }
+
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading iree_linalg_ext.attention: interchanged the consumer (operand 0 read with the identity map)
 
 // -----
 
@@ -398,6 +398,9 @@ util.func public @index_in_body(%a: tensor<32x16xf32>, %w: tensor<16x48xf32>) ->
   util.return %t : tensor<48x32xf32>
 }
 
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading linalg.matmul: interchanged the consumer (operand 0 read with the identity map)
+
 // -----
 
 // Negative: already the identity map; nothing changes.
@@ -421,6 +424,8 @@ util.func public @already_identity(%a: tensor<32x16xf32>, %w: tensor<16x48xf32>,
   util.return %r : tensor<32x48xf32>
 }
 
+// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
+
 // -----
 
 // Negative: (d1, d0 + d1) is not a permutation; nothing changes.
@@ -443,6 +448,8 @@ util.func public @not_permutation(%a: tensor<32x16xf32>, %w: tensor<16x48xf32>) 
   util.return %r : tensor<16x32xf32>
 }
 
+// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
+
 // -----
 
 // Negative: no producer (a function argument); nothing changes.
@@ -461,6 +468,8 @@ util.func public @no_producer(%x: tensor<32x48xf32>) -> tensor<48x32xf32> {
   } -> tensor<48x32xf32>
   util.return %r : tensor<48x32xf32>
 }
+
+// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
 
 // -----
 
@@ -483,6 +492,9 @@ util.func public @multi_use_returned(%a: tensor<32x16xf32>, %w: tensor<16x48xf32
   } -> tensor<48x32xf32>
   util.return %r, %m : tensor<48x32xf32>, tensor<32x48xf32>
 }
+
+// REPORT: [interchange-permuted-consumers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [interchange-{{[0-9a-f]+}}] linalg.generic at {{.+}}: operand 0 (linalg.matmul): value has 2 users, util.return is not a mergeable elementwise op
 
 // -----
 
@@ -517,6 +529,9 @@ util.func public @index_blocks_expand(%x: tensor<64x96xf32>) -> tensor<4x64x24xf
   util.return %t : tensor<4x64x24xf32>
 }
 
+// REPORT: [interchange-permuted-consumers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [interchange-{{[0-9a-f]+}}] linalg.generic at {{.+}}: operand 0 (linalg.generic): cannot expand linalg.generic: the body uses linalg.index on a loop that would be split
+
 // -----
 
 // CHECK-DAG: #[[RC_T:.+]] = affine_map<(d0, d1) -> (d1, d0)>
@@ -539,3 +554,5 @@ util.func public @reduction_consumer(%a: tensor<32x16xf32>, %w: tensor<16x48xf32
   } -> tensor<48xf32>
   util.return %r : tensor<48xf32>
 }
+
+// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped

@@ -267,7 +267,7 @@ def test_no_change_without_producer(n_ops, seed):
 
 def test_loop_groups_and_contraction_order():
     from iree_fusions import ir_helpers as h
-    from iree_fusions.passes.interchange_permuted_consumers import (
+    from iree_fusions.passes.interchange_permuted_consumers.build import (
         _loop_groups,
         contraction_order_ok,
     )
@@ -352,3 +352,23 @@ def test_llama_block_has_no_transpose_dispatch(variant):
     assert _transposes(check.stock_counts) > 0
     assert _transposes(check.plugin_counts) == 0
     assert check.plugin_dispatches < check.stock_dispatches
+
+
+# ---------------------------------------------------------------- candidate keys
+
+
+def test_skip_and_only_select_candidates_by_key():
+    cases = lit_cases()
+    text = passes.merge_modules(cases["seed_matmul_transpose"], cases["multi_use"],
+                                cases["attention_producer"])
+    keys = passes.check_skip_and_only(text, PASS)
+    assert all(k.startswith("interchange-") for k in keys)
+
+
+def test_keys_depend_on_structure_only():
+    cases = lit_cases()
+    for name in ("minilm_query", "multi_use", "two_producers"):
+        keys = passes.change_keys(cases[name], PASS)
+        assert keys and passes.change_keys(passes.disguise(cases[name]), PASS) == keys, name
+    assert (passes.change_keys(cases["minilm_query"], PASS)
+            != passes.change_keys(cases["minilm_key_b8"], PASS))
