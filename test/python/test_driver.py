@@ -151,18 +151,20 @@ def test_compile_from_the_hook_phase_runs_its_passes(sources, support_on_path, t
 def test_failing_pass_warns_and_keeps_previous_ir(sources, support_on_path, tmp_path, broken):
     vmfb, ref = tmp_path / "a.vmfb", tmp_path / "b.vmfb"
     base = [sources["reduction"], *CPU_FLAGS, "--fusions-load=support.extra_passes"]
-    res = _run([tool("iree-fusions-compile"), *base, f"--fusions={broken}", "-o", str(vmfb)])
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the reproducer is written there
+    res = _run([tool("iree-fusions-compile"), *base, f"--fusions={broken}", "-o", str(vmfb)],
+               env=env)
     assert res.returncode == 0
     err = res.stderr.decode()
     assert f"pass '{broken}' failed and was skipped" in err
     assert "reproduce with: iree-fusions-opt" in err
     repro = err.split("reproduce with: ")[1].split()[1]
-    assert os.path.exists(repro)
+    assert os.path.exists(repro) and repro.startswith(str(tmp_path))
     assert _run([tool("iree-fusions-compile"), *base, "--fusions=none", "-o",
                  str(ref)]).returncode == 0
     assert vmfb.read_bytes() == ref.read_bytes()
     strict = _run([tool("iree-fusions-compile"), *base, f"--fusions={broken}",
-                   "--fusions-strict", "-o", os.devnull])
+                   "--fusions-strict", "-o", os.devnull], env=env)
     assert strict.returncode == 1
     assert f"pass '{broken}'" in strict.stderr.decode()
 

@@ -1,5 +1,7 @@
 """Pipeline parsing and running: plugin passes mixed with MLIR passes, options, failures."""
 
+import tempfile
+
 import pytest
 from iree.compiler import ir
 
@@ -72,7 +74,9 @@ def test_failing_plugin_pass_raises_without_keep_going():
     (RaisingPass(), "raised RuntimeError"),
     (InvalidIrPass(), "fails verification"),
 ])
-def test_keep_going_reverts_to_ir_before_the_failing_pass(broken, reason):
+def test_keep_going_reverts_to_ir_before_the_failing_pass(broken, reason, tmp_path,
+                                                          monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # the reproducer goes there
     warnings = []
     with ir.Context():
         m = _module()
@@ -84,12 +88,13 @@ def test_keep_going_reverts_to_ir_before_the_failing_pass(broken, reason):
     assert "iree_fusions.test_marked" in text  # the pass after the failure still ran
     assert text.replace(" attributes {iree_fusions.test_marked}", "") == before
     assert len(warnings) == 1 and "reproduce with: iree-fusions-opt" in warnings[0]
+    assert str(tmp_path) in warnings[0]
 
 
 def test_report_counts_ops_before_and_after():
     with ir.Context():
         m = _module()
         _, reports = run_pipeline(m.operation, [Step("test-mark", MarkFunctionsPass())])
-    assert reports[0].changes == ["marked f"]
+    assert [c.what for c in reports[0].changes] == ["marked f"]
     assert reports[0].ops_before["linalg.generic"] == 1
     assert "linalg.yield" not in reports[0].ops_before

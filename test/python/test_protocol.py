@@ -1,0 +1,198 @@
+"""The candidate protocol: the registry, typed options, keys, the driver and the report."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from dataclasses import dataclass
+from typing import Literal
+
+import pytest
+from iree.compiler import ir
+
+from conftest import tool
+from iree_fusions import registry
+from iree_fusions.pass_base import (
+    MAX_ROUNDS,
+    Candidate,
+    CandidatePass,
+    NoMatch,
+    PassContext,
+    PassOptionError,
+    PassReport,
+    option,
+    structural_key,
+)
+from iree_fusions.pipeline import PipelineError, parse_pipeline, run_pipeline
+
+MODULE = """
+util.func public @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = arith.negf %a : tensor<4xf32>
+  %1 = arith.negf %b : tensor<4xf32>
+  %2 = arith.addf %0, %1 : tensor<4xf32>
+  util.return %1, %2 : tensor<4xf32>, tensor<4xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("entry", list(registry.REGISTRY.values()), ids=lambda e: e.name)
+def test_registry_names_are_the_pass_names(entry):
+    cls = entry.load()
+    assert cls.name == entry.name
+    assert cls.phase in ("linalg", "flow")
+    assert cls.description and "\n" not in cls.description
+    for info in cls.options():
+        assert info.help, f"{entry.name}: option {info.name} has no help"
+
+
+def test_every_rewrite_pass_takes_skip_and_only():
+    for entry in registry.REGISTRY.values():
+        cls = entry.load()
+        if issubclass(cls, CandidatePass):
+            names = {o.name for o in cls.options()}
+            assert {"skip", "only"} <= names, entry.name
+
+
+@pytest.mark.parametrize("text, message", [
+    ("interchange-permuted-consumers{producer-layout=sometimes}",
+     "option 'producer-layout' expects auto|always|never, got 'sometimes'"),
+    ("interchange-permuted-consumers{merge-multi-use=maybe}", "expects bool"),
+    ("interchange-permuted-consumers{merge_multi_use=0}", "has no option 'merge_multi_use'"),
+])
+def test_options_are_typed_and_validated(text, message):
+    with ir.Context(), pytest.raises(PipelineError, match=message):
+        parse_pipeline(text)
+
+
+def test_option_values_parse_to_their_types():
+    with ir.Context():
+        (step,) = parse_pipeline(
+            "interchange-permuted-consumers{producer-layout=never skip=a-1,b-2 "
+            "merge-multi-use=false}")
+    p = step.plugin
+    assert p.producer_layout == "never" and p.skip == ("a-1", "b-2") and not p.merge_multi_use
+
+
+def test_fusions_list_shows_options_with_help_and_defaults():
+    out = subprocess.run([tool("iree-fusions-compile"), "--fusions-list"], capture_output=True,
+                         text=True, check=True).stdout
+    assert "interchange-permuted-consumers (linalg):" in out
+    assert "producer-layout=auto|always|never (default auto): move the permutation" in out
+    assert "skip=KEY,... (default (none)): candidate keys" in out
+    assert "fusions-report (linalg):" in out and "[not in 'all']" in out
+
+
+def test_structural_key_is_stable_and_short():
+    a = structural_key("demo", ("linalg.matmul", "tensor<4x4xf32>"), 3)
+    assert a == structural_key("demo", ("linalg.matmul", "tensor<4x4xf32>"), 3)
+    assert a != structural_key("demo", ("linalg.matmul", "tensor<4x8xf32>"), 3)
+    assert a.startswith("demo-") and len(a) == len("demo-") + 10
+
+
+# ---------------------------------------------------------------- the driver, on a toy pass
+
+
+@dataclass(frozen=True)
+class NegToAbsPass(CandidatePass[ir.Operation]):
+    """Rewrites arith.negf into math.absf; candidates keyed by the operand's producer kind."""
+
+    name = "test-neg-to-abs"
+    phase = "linalg"
+    description = "arith.negf -> math.absf (test only)"
+
+    mode: Literal["first", "all"] = option("first", "test option")
+    refuse_in_apply: bool = option(False, "apply raises NoMatch before changing anything")
+    loop_forever: bool = option(False, "apply keeps producing new candidates")
+
+    def find(self, block: ir.Block, ctx: PassContext):
+        for op in list(block.operations):
+            op = op.operation
+            if op.name == "arith.negf":
+                source = op.operands[0].owner
+                kind = "arg" if isinstance(source, ir.Block) else "op"
+                yield Candidate.of(structural_key("neg", kind), op, "a negf",
+                                   lambda op=op: self._plan(op))
+
+    def _plan(self, op):
+        if any(u.owner.name == "util.return" for u in op.results[0].uses):
+            raise NoMatch("its result is returned")
+        return op
+
+    def apply(self, candidate, ctx):
+        if self.refuse_in_apply:
+            raise NoMatch("refused while applying")
+        op = candidate.plan
+        with ir.InsertionPoint(op), op.location:
+            new = ir.Operation.create("math.absf", [op.results[0].type], [op.operands[0]])
+        if not self.loop_forever:
+            op.results[0].replace_all_uses_with(new.results[0])
+            op.erase()
+        return "negf -> absf"
+
+
+def _run_toy(**options):
+    with ir.Context():
+        module = ir.Module.parse(MODULE)
+        report = PassReport("test-neg-to-abs")
+        NegToAbsPass(**options).run(module.operation, PassContext(module.operation, report))
+        return str(module), report
+
+
+def test_driver_applies_selected_candidates_and_reports_blocked_ones():
+    out, report = _run_toy()
+    assert out.count("math.absf") == 1 and out.count("arith.negf") == 1
+    assert [c.what for c in report.changes] == ["negf -> absf"]
+    assert [s.reason for s in report.skipped] == ["its result is returned"]
+    assert report.skipped[0].location.startswith("arith.negf at ")
+    assert report.changes[0].key == report.skipped[0].key == structural_key("neg", "arg")
+
+
+def test_skip_and_only_options_deselect_by_key():
+    key = structural_key("neg", "arg")
+    out, report = _run_toy(skip=(key,))
+    assert "math.absf" not in out and not report.changes
+    assert "skipped on request (skip=KEY)" in [s.reason for s in report.skipped]
+    out, report = _run_toy(only=("neg-*",))  # fnmatch patterns select families
+    assert out.count("math.absf") == 1
+    out, report = _run_toy(only=("other-key",))
+    assert "math.absf" not in out
+    assert any(s.reason.startswith("not selected (only=") for s in report.skipped)
+
+
+def test_nomatch_raised_in_apply_is_a_skip():
+    out, report = _run_toy(refuse_in_apply=True)
+    assert "math.absf" not in out and not report.changes
+    assert "refused while applying" in [s.reason for s in report.skipped]
+
+
+def test_driver_stops_at_its_bound_with_a_note():
+    out, report = _run_toy(loop_forever=True)
+    assert len(report.changes) == MAX_ROUNDS
+    assert any("no fixpoint" in n for n in report.notes)
+
+
+def test_report_json_objects_carry_key_pass_and_location():
+    _, report = _run_toy()
+    data = json.loads(json.dumps(report.to_json()))
+    (change,) = data["changes"]
+    assert set(change) == {"key", "pass", "what", "location"}
+    assert change["pass"] == "test-neg-to-abs"
+    (skip,) = data["skipped"]
+    assert set(skip) == {"key", "pass", "reason", "location"}
+    text = report.format()
+    assert f"changed [{change['key']}] arith.negf at " in text
+    assert f"skipped [{skip['key']}] arith.negf at " in text
+
+
+def test_pass_options_errors_name_the_pass():
+    with pytest.raises(PassOptionError, match="pass 'test-neg-to-abs': option 'mode' expects"):
+        NegToAbsPass.from_options({"mode": "some"})
+
+
+def test_plugin_pass_runs_in_a_pipeline_with_mlir_passes():
+    from iree_fusions.pipeline import Step
+
+    with ir.Context():
+        module = ir.Module.parse(MODULE)
+        _, reports = run_pipeline(module.operation, [Step("x", NegToAbsPass()), Step("cse")])
+    assert reports[0].pass_name == "test-neg-to-abs" and reports[0].changed
