@@ -5,6 +5,8 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
   --fusions-report                           print what each pass changed / skipped (stderr)
   --fusions-report-json=FILE                 the same as JSON
   --fusions-strict                           a failing pass is an error (default: warn, skip it)
+  --fusions-decisions=FILE|none              follow decisions measured by iree-fusions-tune for
+                                             this target (none: not even the shipped ones)
   --fusions-list                             list the passes with their options and exit
   --fusions-load=MODULE                      import a Python module that registers extra passes
 """
@@ -19,6 +21,8 @@ import sys
 from dataclasses import dataclass, field
 
 from . import registry
+from .decisions import DecisionsError
+from .decisions import load as load_decisions
 from .driver import PHASES, CompileError, CompileRequest, compile_request, initialize_flags
 from .pass_base import PassOptionError
 from .pipeline import PipelineError
@@ -48,6 +52,7 @@ class CliArgs:
     report: bool = False
     report_json: str | None = None
     strict: bool = False
+    decisions: str | None = None
     delegate: bool = False  # hand the whole command to iree-compile
     list_passes: bool = False
     load: list[str] = field(default_factory=list)
@@ -89,6 +94,10 @@ def parse_args(argv: list[str]) -> CliArgs:
             args.report_json = value
         elif name == "fusions-strict":
             args.strict = True
+        elif name == "fusions-decisions":
+            if not value:
+                raise UsageError("--fusions-decisions needs a file: --fusions-decisions=FILE")
+            args.decisions = value
         elif name == "fusions-list":
             args.list_passes = True
         elif name == "fusions-load":
@@ -185,6 +194,7 @@ def _request(args: CliArgs, source: bytes, steps, whole_file: bool) -> CompileRe
         verify=_bool(main.get("verify", "true"), "verify"),
         steps=steps,
         strict=args.strict,
+        decisions=args.decisions,
     )
 
 
@@ -223,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.input is None:
             raise UsageError("no input file (give a path or '-' for stdin)")
         steps = select_steps(args.fusions)
+        if args.decisions not in (None, "none"):
+            load_decisions(args.decisions)  # a corrupt file is an error before compiling
         split = _bool(args.main.get("split-input-file", "false"), "split-input-file")
         # A whole file is handed to IREE by path (it maps it); only stdin and split input
         # are read here.
@@ -232,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         output = args.main.get("o", "-")
         if len(requests) == 1 and output != "-":
             requests[0].output_path = output  # IREE writes the file, as iree-compile does
-    except (UsageError, PipelineError, PassOptionError) as e:
+    except (UsageError, PipelineError, PassOptionError, DecisionsError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     initialize_flags(PROG, args.iree_flags)

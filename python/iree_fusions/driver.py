@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 from iree.compiler.api import ctypes_dl as capi
 
+from .decisions import Decider, DecisionsError
 from .pass_base import PassReport
+from .target import module_targets
 from .pipeline import PipelineError, Step, run_pipeline
 
 PHASES = (
@@ -66,6 +68,8 @@ class CompileRequest:
     strict: bool = False  # a failing plugin pass is an error instead of a warning
     # Write the output straight to this file (as iree-compile does) instead of returning it.
     output_path: str | None = None
+    # Measured decisions to follow (--fusions-decisions=FILE); "none": not even the shipped.
+    decisions: str | None = None
 
 
 @dataclass
@@ -126,6 +130,7 @@ def compile_request(
         source = capi.Source.wrap_buffer(session, request.source, buffer_name=request.source_name)
     reports: list[PassReport] = []
     module: ir.Operation | None = None
+    decider: Decider | None = None
     current = request.compile_from
     hooks = [(phase, HOOK_PHASE[phase]) for phase in ("linalg", "flow")
              if first <= phase_index(HOOK_PHASE[phase]) <= last]
@@ -139,7 +144,10 @@ def compile_request(
         steps = request.steps.get(plugin_phase, [])
         if steps:
             with session.context:
-                module, phase_reports = _run_hook(module, steps, plugin_phase, request, warn)
+                if decider is None:
+                    decider = _decider(module, request.decisions)
+                module, phase_reports = _run_hook(module, steps, plugin_phase, request, warn,
+                                                  decider)
             reports += phase_reports
     inv = runner.invocation(current, request.compile_to)
     runner.load(inv, source if module is None else None, module)
@@ -148,10 +156,24 @@ def compile_request(
     return CompileResult(_emit(inv, request), reports)
 
 
-def _run_hook(module: ir.Operation, steps: list[Step], plugin_phase: str,
-              request: CompileRequest, warn) -> tuple[ir.Operation, list[PassReport]]:
+def _decider(module: ir.Operation, decisions: str | None) -> Decider:
+    """The decisions to follow for this module's target: the user's file (refused when it
+    was measured for another target), then the ones the package ships."""
+    targets = module_targets(module)
+    if decisions == "none":
+        return Decider(targets[0] if len(targets) == 1 else None)
     try:
-        module, reports = run_pipeline(module, steps, keep_going=not request.strict, warn=warn)
+        return Decider.for_module(targets, decisions)
+    except DecisionsError as e:
+        raise CompileError(str(e)) from None
+
+
+def _run_hook(module: ir.Operation, steps: list[Step], plugin_phase: str,
+              request: CompileRequest, warn, decider: Decider
+              ) -> tuple[ir.Operation, list[PassReport]]:
+    try:
+        module, reports = run_pipeline(module, steps, keep_going=not request.strict, warn=warn,
+                                       target=decider.target, decider=decider)
         if plugin_phase == "linalg" and any(r.changed for r in reports):
             module, _ = run_pipeline(module, [Step(LINALG_CLEANUP)])
     except PipelineError as e:

@@ -14,7 +14,9 @@ import sys
 from iree.compiler import ir
 
 from . import registry
+from .decisions import Decider, DecisionsError
 from .pass_base import PassOptionError
+from .target import Target, module_targets
 from .pipeline import PipelineError, format_mlir_error, parse_pipeline, run_pipeline
 
 PROG = "iree-fusions-opt"
@@ -31,7 +33,14 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="split the input at '// -----' and process each chunk on its own")
     p.add_argument("--fusions-report", action="store_true",
                    help="print what each plugin pass changed and skipped (stderr)")
-    p.add_argument("--list-passes", action="store_true", help="list the plugin passes")
+    p.add_argument("--fusions-target", metavar="BACKEND:CHIP",
+                   help="the target the passes see (e.g. cuda:sm_80; default: the module's "
+                        "device target, if it has one)")
+    p.add_argument("--fusions-decisions", metavar="FILE|none",
+                   help="follow measured decisions (iree-fusions-tune) for the target "
+                        "(none: not even the ones the package ships)")
+    p.add_argument("--list-passes", action="store_true",
+                   help="list the plugin passes with their options")
     p.add_argument("--fusions-load", action="append", default=[], metavar="MODULE",
                    help="import a Python module that registers extra passes")
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
@@ -71,7 +80,13 @@ def _process(ctx: ir.Context, name: str, offset: int, data: bytes, pipeline: str
     except ir.MLIRError as e:
         raise PipelineError(format_mlir_error(e, name)) from None
     steps = parse_pipeline(pipeline) if pipeline else []
-    op, reports = run_pipeline(module.operation, steps)
+    targets = [args.target] if args.target else module_targets(module.operation)
+    try:  # as iree-fusions-compile: the user's file, then the decisions shipped for the target
+        decider = (Decider(args.target) if args.fusions_decisions == "none" else
+                   Decider.for_module(targets, args.fusions_decisions))
+    except DecisionsError as e:
+        raise PipelineError(str(e)) from None
+    op, reports = run_pipeline(module.operation, steps, target=args.target, decider=decider)
     if args.emit_bytecode:
         import io
 
@@ -83,6 +98,11 @@ def _process(ctx: ir.Context, name: str, offset: int, data: bytes, pipeline: str
 
 def main(argv: list[str] | None = None) -> int:
     args = _build_parser().parse_args(argv)
+    try:
+        args.target = Target.parse(args.fusions_target) if args.fusions_target else None
+    except ValueError as e:
+        print(f"{PROG}: error: --fusions-target: {e}", file=sys.stderr)
+        return 2
     try:
         registry.load_plugin_modules(args.fusions_load)
     except PassOptionError as e:

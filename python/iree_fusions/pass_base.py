@@ -30,6 +30,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import hashlib
+import re
 import typing
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -37,6 +38,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from iree.compiler import ir
+
+if typing.TYPE_CHECKING:
+    from .decisions import Decider
+    from .target import Target
 
 PHASES = ("linalg", "flow")
 # Rounds per block before the driver gives up on reaching a fixpoint (each round applies at
@@ -133,6 +138,9 @@ class Candidate(Generic[P]):
     summary: str  # what the candidate is, in words (used in the report)
     plan: P | None = None
     reason: str | None = None  # why it is blocked (set at the check that failed)
+    # Why the pass's own cost rule would not apply a feasible plan; a measured decision
+    # (a decisions file) may still apply it.
+    declined: str | None = None
 
     @property
     def blocked(self) -> bool:
@@ -154,6 +162,7 @@ class Change:
     key: str
     what: str
     location: str
+    decided_by: str = "rule"  # "rule" (the pass's own) or the decisions file that chose it
 
 
 @dataclass(frozen=True)
@@ -161,6 +170,7 @@ class Skip:
     key: str
     reason: str
     location: str
+    decided_by: str = "rule"
 
 
 # ---------------------------------------------------------------- report
@@ -178,11 +188,11 @@ class PassReport:
     ops_after: Counter = field(default_factory=Counter)
     error: str | None = None
 
-    def change(self, key: str, what: str, location: str) -> None:
-        self.changes.append(Change(key, what, location))
+    def change(self, key: str, what: str, location: str, decided_by: str = "rule") -> None:
+        self.changes.append(Change(key, what, location, decided_by))
 
-    def skip(self, key: str, reason: str, location: str) -> None:
-        self.skipped.append(Skip(key, reason, location))
+    def skip(self, key: str, reason: str, location: str, decided_by: str = "rule") -> None:
+        self.skipped.append(Skip(key, reason, location, decided_by))
 
     def note(self, message: str) -> None:
         """Information that is neither a change nor a skipped candidate (analysis results)."""
@@ -197,9 +207,11 @@ class PassReport:
         if self.error:
             lines.append(f"  FAILED (IR from before this pass kept): {self.error}")
         lines += [f"  note: {n}" for n in self.notes]
-        lines += [f"  changed [{c.key}] {c.location}: {c.what}" for c in self.changes]
+        lines += [f"  changed [{c.key}] {c.location}: {c.what}{_by(c.decided_by)}"
+                  for c in self.changes]
         if verbose:
-            lines += [f"  skipped [{s.key}] {s.location}: {s.reason}" for s in self.skipped]
+            lines += [f"  skipped [{s.key}] {s.location}: {s.reason}{_by(s.decided_by)}"
+                      for s in self.skipped]
         delta = _format_op_delta(self.ops_before, self.ops_after)
         if delta:
             lines.append(f"  ops: {delta}")
@@ -217,6 +229,10 @@ class PassReport:
         }
 
 
+def _by(decided_by: str) -> str:
+    return "" if decided_by == "rule" else f" (decided by {decided_by})"
+
+
 def _format_op_delta(before: Counter, after: Counter) -> str:
     parts = []
     for name in sorted(set(before) | set(after)):
@@ -225,14 +241,15 @@ def _format_op_delta(before: Counter, after: Counter) -> str:
     return ", ".join(parts)
 
 
+_FILE_LINE_COL = re.compile(r'"([^"]*)":(\d+):(\d+)')
+
+
 def format_location(location: ir.Location) -> str:
+    """`file.mlir:12:5`: the first file location in `loc(...)` (the callee of a callsite,
+    the first of a fused location); other locations as printed."""
     text = str(location)
-    # loc("file.mlir":12:5) -> file.mlir:12:5 ; fused/named locations are kept as printed.
-    if text.startswith('loc("') and text.endswith(")"):
-        inner = text[4:-1]
-        if inner.count('"') == 2:
-            return inner.replace('"', "")
-    return text
+    found = _FILE_LINE_COL.search(text)
+    return f"{found.group(1)}:{found.group(2)}:{found.group(3)}" if found else text
 
 
 def op_location(op: ir.Operation | ir.OpView) -> str:
@@ -256,10 +273,14 @@ def describe_value(value: ir.Value) -> str:
 
 @dataclass
 class PassContext:
-    """What a pass run sees besides the IR: the module, the report it fills in."""
+    """What a pass run sees besides the IR: the module, the report it fills in, the target
+    it is compiled for (None when unknown, e.g. in iree-fusions-opt without
+    --fusions-target) and the measured decisions to follow."""
 
     module: ir.Operation
     report: PassReport
+    target: Target | None = None
+    decider: Decider | None = None
 
 
 @dataclass(frozen=True)
@@ -333,6 +354,18 @@ class CandidatePass(FusionPass, Generic[P]):
             return "skipped on request (skip=KEY)"
         return None
 
+    def decide(self, cand: Candidate, ctx: PassContext) -> tuple[str | None, str]:
+        """(why not, decided by) for a feasible candidate: None means apply. The pass's
+        skip/only options come first, then a measured decision, then the pass's own rule."""
+        reason = self.deselected(cand.key)
+        if reason is not None:
+            return reason, "option"
+        decision = ctx.decider.lookup(cand.key) if ctx.decider is not None else None
+        if decision is not None:
+            why = None if decision.apply else "measured slower with it"
+            return why, decision.source
+        return cand.declined, "rule"
+
     def run(self, module: ir.Operation, ctx: PassContext) -> None:
         run_candidates(self, module, ctx)
 
@@ -354,11 +387,12 @@ def _run_block(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> None:
     report = ctx.report
     for _ in range(MAX_ROUNDS):
         skipped: list[Skip] = []
-        chosen: list[Candidate] = []
+        chosen: list[tuple[Candidate, str]] = []
         for cand in pass_.find(block, ctx):
-            reason = cand.reason if cand.blocked else pass_.deselected(cand.key)
+            reason, decided_by = (cand.reason, "rule") if cand.blocked else \
+                pass_.decide(cand, ctx)
             if reason is not None:
-                skipped.append(Skip(cand.key, reason, cand.location))
+                skipped.append(Skip(cand.key, reason, cand.location, decided_by))
                 continue
             if not pass_.independent_candidates:
                 try:
@@ -366,13 +400,14 @@ def _run_block(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> None:
                 except NoMatch as e:  # found unworkable before anything changed
                     skipped.append(Skip(cand.key, str(e), cand.location))
                     continue
-                report.change(cand.key, what, cand.location)
+                report.change(cand.key, what, cand.location, decided_by)
                 break
-            chosen.append(cand)
+            chosen.append((cand, decided_by))
         else:
             if chosen:
-                for cand, what in zip(chosen, pass_.apply_all(chosen, ctx)):
-                    report.change(cand.key, what, cand.location)
+                whats = pass_.apply_all([c for c, _ in chosen], ctx)
+                for (cand, decided_by), what in zip(chosen, whats):
+                    report.change(cand.key, what, cand.location, decided_by)
                 continue
             report.skipped += skipped
             return

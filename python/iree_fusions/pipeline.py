@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from iree.compiler import ir, passmanager
 
 from . import registry
+from .decisions import Decider
+from .target import Target, module_targets
 from .pass_base import (FusionPass, PassContext, PassOptionError, PassReport, count_compute_ops,
                         format_location)
 
@@ -137,12 +139,19 @@ def _where(location: ir.Location, source_name: str | None) -> str:
     return text
 
 
-def run_plugin_pass(module: ir.Operation, plugin: FusionPass) -> PassReport:
-    """Runs one plugin pass in place; verifies its output. Raises PipelineError on failure."""
+def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | None = None,
+                    decider: Decider | None = None) -> PassReport:
+    """Runs one plugin pass in place; verifies its output. Raises PipelineError on failure.
+
+    `target`: what the module is compiled for (default: read from the module's device
+    targets when it has exactly one); `decider`: measured decisions to follow."""
     report = PassReport(plugin.name)
     report.ops_before = count_compute_ops(module)
+    if target is None:
+        targets = module_targets(module)
+        target = targets[0] if len(targets) == 1 else None
     try:
-        plugin.run(module, PassContext(module, report))
+        plugin.run(module, PassContext(module, report, target, decider))
     except Exception as e:  # a pass bug: reported with its traceback tail
         tb = traceback.extract_tb(e.__traceback__)[-1]
         where = f"{os.path.basename(tb.filename)}:{tb.lineno}"
@@ -171,6 +180,8 @@ def run_pipeline(
     *,
     keep_going: bool = False,
     warn=None,
+    target: Target | None = None,
+    decider: Decider | None = None,
 ) -> tuple[ir.Operation, list[PassReport]]:
     """Runs the steps in order. Returns the (possibly replaced) module and one report per plugin.
 
@@ -185,7 +196,7 @@ def run_pipeline(
             continue
         snapshot = module.clone() if keep_going else None
         try:
-            reports.append(run_plugin_pass(module, step.plugin))
+            reports.append(run_plugin_pass(module, step.plugin, target, decider))
         except PipelineError as e:
             if not keep_going:
                 raise

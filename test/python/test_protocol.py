@@ -175,10 +175,10 @@ def test_report_json_objects_carry_key_pass_and_location():
     _, report = _run_toy()
     data = json.loads(json.dumps(report.to_json()))
     (change,) = data["changes"]
-    assert set(change) == {"key", "pass", "what", "location"}
+    assert set(change) == {"key", "pass", "what", "location", "decided_by"}
     assert change["pass"] == "test-neg-to-abs"
     (skip,) = data["skipped"]
-    assert set(skip) == {"key", "pass", "reason", "location"}
+    assert set(skip) == {"key", "pass", "reason", "location", "decided_by"}
     text = report.format()
     assert f"changed [{change['key']}] arith.negf at " in text
     assert f"skipped [{skip['key']}] arith.negf at " in text

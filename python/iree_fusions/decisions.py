@@ -1,0 +1,153 @@
+"""Decisions per candidate key, measured on a device: the files `iree-fusions-tune` writes
+and `iree-fusions-compile --fusions-decisions=FILE` follows.
+
+A decisions file is JSON:
+
+    {"format": "iree-fusions-decisions/1",
+     "target": {"device": "local", "backend": "llvm-cpu", "chip": "znver4"},
+     "device": "local-task",            # the runtime device it was measured on
+     "tools": {"iree-fusions": "0.1.0", "iree-base-compiler": "3.13.0", ...},
+     "decisions": {"interchange-9aeb81caae": {"pass": "interchange-permuted-consumers",
+                   "apply": false, "ms_with": 0.41, "ms_without": 0.30, ...}, ...}}
+
+It applies only to modules compiled for its target (backend and chip); a key it holds
+decides that candidate, any other key falls back to the pass's own rule. The package ships
+one file per target it has measurements for (`decisions/` next to this module), consulted
+after a user's file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+from .target import Target
+
+FORMAT = "iree-fusions-decisions/1"
+SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "decisions")
+
+
+class DecisionsError(ValueError):
+    """A decisions file that cannot be used: unreadable, corrupt, or for another target."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    key: str
+    pass_name: str
+    apply: bool
+    source: str  # "FILE" (a user's file) or "shipped FILE"
+    evidence: dict[str, Any] = field(default_factory=dict)  # times, model, note
+
+
+@dataclass
+class DecisionSet:
+    """The decisions of one file, for one target."""
+
+    target: Target
+    source: str
+    device: str | None = None
+    entries: dict[str, Decision] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def lookup(self, key: str) -> Decision | None:
+        return self.entries.get(key)
+
+    def check_target(self, targets: list[Target]) -> None:
+        """Refuses a module compiled for another target (or for several devices)."""
+        if targets != [self.target]:
+            got = ", ".join(map(str, targets)) or "no device target"
+            raise DecisionsError(
+                f"decisions file {self.source} was measured for {self.target} "
+                f"(device {self.device or '?'}) but this compile targets {got}; tune for this "
+                "target (iree-fusions-tune) or drop --fusions-decisions")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "target": self.target.to_json(),
+            "device": self.device,
+            **self.meta,
+            "decisions": {k: {"pass": d.pass_name, "apply": d.apply, **d.evidence}
+                          for k, d in sorted(self.entries.items())},
+        }
+
+    def save(self, path: str) -> None:
+        tmp = f"{path}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.to_json(), f, indent=1)
+            f.write("\n")
+        os.replace(tmp, path)
+
+
+def load(path: str, shipped: bool = False) -> DecisionSet:
+    """Reads and validates a decisions file; DecisionsError says what is wrong with it."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except OSError as e:
+        raise DecisionsError(f"cannot read decisions file {path}: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise DecisionsError(f"decisions file {path} is not valid JSON: {e}") from None
+    where = f"decisions file {path}"
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise DecisionsError(f"{where} is not an iree-fusions decisions file "
+                             f"(expected \"format\": \"{FORMAT}\")")
+    target = data.get("target")
+    if not isinstance(target, dict) or not all(
+            isinstance(target.get(k), str) for k in ("device", "backend", "chip")):
+        raise DecisionsError(f"{where}: 'target' must hold device, backend and chip strings")
+    entries = data.get("decisions")
+    if not isinstance(entries, dict):
+        raise DecisionsError(f"{where}: 'decisions' must be an object keyed by candidate key")
+    source = f"shipped {os.path.basename(path)}" if shipped else path
+    out = DecisionSet(Target(target["device"], target["backend"], target["chip"]), source,
+                      data.get("device"),
+                      meta={k: v for k, v in data.items()
+                            if k not in ("format", "target", "device", "decisions")})
+    for key, entry in entries.items():
+        if not isinstance(entry, dict) or not isinstance(entry.get("apply"), bool) or \
+                not isinstance(entry.get("pass"), str):
+            raise DecisionsError(f"{where}: decision '{key}' needs \"pass\" (string) and "
+                                 "\"apply\" (true/false)")
+        evidence = {k: v for k, v in entry.items() if k not in ("pass", "apply")}
+        out.entries[key] = Decision(key, entry["pass"], entry["apply"], source, evidence)
+    return out
+
+
+def shipped_for(target: Target) -> DecisionSet | None:
+    """The package's own decisions for a target, if it ships any."""
+    path = os.path.join(SHIPPED_DIR, f"{target.backend}-{target.chip}.json")
+    return load(path, shipped=True) if os.path.exists(path) else None
+
+
+@dataclass
+class Decider:
+    """What the driver consults per candidate: a user's file, then the shipped one."""
+
+    target: Target | None = None
+    files: list[DecisionSet] = field(default_factory=list)
+
+    @staticmethod
+    def for_module(targets: list[Target], user_file: str | None = None,
+                   use_shipped: bool = True) -> Decider:
+        files = []
+        if user_file:
+            user = load(user_file)
+            user.check_target(targets)
+            files.append(user)
+        target = targets[0] if len(targets) == 1 else None
+        if use_shipped and target is not None:
+            shipped = shipped_for(target)
+            if shipped is not None:
+                files.append(shipped)
+        return Decider(target, files)
+
+    def lookup(self, key: str) -> Decision | None:
+        for f in self.files:
+            d = f.lookup(key)
+            if d is not None:
+                return d
+        return None
