@@ -94,11 +94,14 @@ def compile_file(
     compile_to: str | None = None,
     output_file: str | None = None,
     timeout: float | None = None,
+    decisions: str | None = None,
 ) -> CompileOutput:
     """Compiles a file (.mlir / .mlirbc / torch-dialect with --iree-input-type=torch).
 
     stock=True runs plain iree-compile (the reference); otherwise iree-fusions-compile with
-    `--fusions=<fusions>`. `flags` are passed to the compiler unchanged after the device's.
+    `--fusions=<fusions>` (and `--fusions-decisions=<decisions>`: a file of measured
+    decisions, see iree-fusions-tune). `flags` are passed to the compiler unchanged after
+    the device's.
     """
     with tempfile.TemporaryDirectory(prefix="iree-fusions-") as tmp:
         out_path = output_file or os.path.join(tmp, "out")
@@ -108,6 +111,8 @@ def compile_file(
             cmd.append(f"--compile-to={compile_to}")
         if not stock:
             cmd += [f"--fusions={fusions}", f"--fusions-report-json={report_path}"]
+            if decisions:
+                cmd.append(f"--fusions-decisions={decisions}")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise CompilerToolError(cmd, proc.returncode, proc.stderr)

@@ -171,6 +171,7 @@ class Skip:
     reason: str
     location: str
     decided_by: str = "rule"
+    feasible: bool = False  # the plan exists: a decision could apply it
 
 
 # ---------------------------------------------------------------- report
@@ -187,12 +188,14 @@ class PassReport:
     ops_before: Counter = field(default_factory=Counter)
     ops_after: Counter = field(default_factory=Counter)
     error: str | None = None
+    target: str | None = None  # `backend:chip` the module was compiled for, when known
 
     def change(self, key: str, what: str, location: str, decided_by: str = "rule") -> None:
         self.changes.append(Change(key, what, location, decided_by))
 
-    def skip(self, key: str, reason: str, location: str, decided_by: str = "rule") -> None:
-        self.skipped.append(Skip(key, reason, location, decided_by))
+    def skip(self, key: str, reason: str, location: str, decided_by: str = "rule",
+             feasible: bool = False) -> None:
+        self.skipped.append(Skip(key, reason, location, decided_by, feasible))
 
     def note(self, message: str) -> None:
         """Information that is neither a change nor a skipped candidate (analysis results)."""
@@ -226,6 +229,7 @@ class PassReport:
             "ops_before": dict(self.ops_before),
             "ops_after": dict(self.ops_after),
             "error": self.error,
+            "target": self.target,
         }
 
 
@@ -392,7 +396,8 @@ def _run_block(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> None:
             reason, decided_by = (cand.reason, "rule") if cand.blocked else \
                 pass_.decide(cand, ctx)
             if reason is not None:
-                skipped.append(Skip(cand.key, reason, cand.location, decided_by))
+                skipped.append(Skip(cand.key, reason, cand.location, decided_by,
+                                    feasible=not cand.blocked))
                 continue
             if not pass_.independent_candidates:
                 try:

@@ -150,6 +150,7 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | N
     if target is None:
         targets = module_targets(module)
         target = targets[0] if len(targets) == 1 else None
+    report.target = None if target is None else str(target)
     try:
         plugin.run(module, PassContext(module, report, target, decider))
     except Exception as e:  # a pass bug: reported with its traceback tail

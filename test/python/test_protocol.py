@@ -178,7 +178,7 @@ def test_report_json_objects_carry_key_pass_and_location():
     assert set(change) == {"key", "pass", "what", "location", "decided_by"}
     assert change["pass"] == "test-neg-to-abs"
     (skip,) = data["skipped"]
-    assert set(skip) == {"key", "pass", "reason", "location", "decided_by"}
+    assert set(skip) == {"key", "pass", "reason", "location", "decided_by", "feasible"}
     text = report.format()
     assert f"changed [{change['key']}] arith.negf at " in text
     assert f"skipped [{skip['key']}] arith.negf at " in text

@@ -1,0 +1,103 @@
+"""Decisions files and iree-fusions-tune: the file a tuning run writes changes the compiled
+dispatches as recorded; files for another target and corrupt files are clear errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from conftest import CPU_FLAGS, tool
+from iree_fusions import api
+from iree_fusions.counting import count_flow_ir
+from iree_fusions.decisions import FORMAT, DecisionsError, load
+from iree_fusions.models import bundled_mlir_models
+
+MODEL = "attention_projection_transpose"  # 2 dispatches stock, 1 with the interchange
+PASS = "interchange-permuted-consumers"
+
+
+def _dispatches(path, **kw) -> tuple[int, list[dict]]:
+    out = api.compile_file(path, compile_to="flow", fusions=PASS, **kw)
+    return count_flow_ir(out.output).total_dispatches, out.reports
+
+
+@pytest.fixture(scope="module")
+def tuned(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tune") / "decisions.json"
+    res = subprocess.run([tool("iree-fusions-tune"), MODEL, f"--fusions={PASS}", "-o", str(out),
+                          "--device", "local-sync", "--rounds", "1", "--repetitions", "2"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    return out, res.stderr
+
+
+def test_tuning_records_target_keys_and_times(tuned):
+    path, log = tuned
+    data = json.loads(path.read_text())
+    assert data["format"] == FORMAT and data["device"] == "local-sync"
+    assert data["target"]["backend"] == "llvm-cpu" and data["target"]["chip"]
+    assert data["tools"]["iree-base-compiler"].startswith("3.13")
+    (key, entry), = data["decisions"].items()
+    assert key.startswith("interchange-") and entry["pass"] == PASS
+    assert entry["ms_with"] > 0 and entry["ms_without"] > 0 and entry["default"] is True
+    assert data["checks"][MODEL][0]["ms_stock"] > 0
+    assert "1/1 keys" in log  # progress
+
+
+@pytest.mark.parametrize("apply", [True, False])
+def test_decisions_file_changes_the_dispatches_as_recorded(tuned, tmp_path, apply):
+    path, _ = tuned
+    data = json.loads(path.read_text())
+    for entry in data["decisions"].values():
+        entry["apply"] = apply
+    forced = tmp_path / "forced.json"
+    forced.write_text(json.dumps(data))
+    source = bundled_mlir_models()[MODEL]
+    n, reports = _dispatches(source, decisions=str(forced))
+    assert n == (1 if apply else 2)
+    (key,) = data["decisions"]
+    records = reports[0]["changes"] if apply else reports[0]["skipped"]
+    assert [(r["key"], r["decided_by"]) for r in records] == [(key, str(forced))]
+
+
+def test_decisions_for_another_target_are_refused(tuned, tmp_path):
+    path, _ = tuned
+    data = json.loads(path.read_text())
+    data["target"] = {"device": "cuda", "backend": "cuda", "chip": "sm_80"}
+    other = tmp_path / "cuda.json"
+    other.write_text(json.dumps(data))
+    res = subprocess.run([tool("iree-fusions-compile"), bundled_mlir_models()[MODEL], *CPU_FLAGS,
+                          f"--fusions={PASS}", f"--fusions-decisions={other}", "-o",
+                          str(tmp_path / "x.vmfb")], capture_output=True, text=True)
+    assert res.returncode == 1
+    assert "was measured for cuda:sm_80" in res.stderr and "this compile targets llvm-cpu:" \
+        in res.stderr
+
+
+@pytest.mark.parametrize("content, message", [
+    ("{", "is not valid JSON"),
+    ('{"format": "something-else"}', "is not an iree-fusions decisions file"),
+    (json.dumps({"format": FORMAT, "target": {"device": "local"}, "decisions": {}}),
+     "'target' must hold device, backend and chip"),
+    (json.dumps({"format": FORMAT, "target": {"device": "local", "backend": "llvm-cpu",
+                                              "chip": "x"}, "decisions": {"k": {"apply": 1}}}),
+     "decision 'k' needs"),
+])
+def test_corrupt_decisions_files_are_clear_errors(tmp_path, content, message):
+    bad = tmp_path / "bad.json"
+    bad.write_text(content)
+    with pytest.raises(DecisionsError, match=message):
+        load(str(bad))
+    res = subprocess.run([tool("iree-fusions-compile"), bundled_mlir_models()[MODEL], *CPU_FLAGS,
+                          f"--fusions={PASS}", f"--fusions-decisions={bad}", "-o",
+                          str(tmp_path / "x.vmfb")], capture_output=True, text=True)
+    assert res.returncode == 2 and message in res.stderr
+
+
+def test_missing_decisions_file_is_a_clear_error(tmp_path):
+    res = subprocess.run([tool("iree-fusions-compile"), bundled_mlir_models()[MODEL], *CPU_FLAGS,
+                          f"--fusions-decisions={tmp_path / 'nope.json'}", "-o",
+                          str(tmp_path / "x.vmfb")], capture_output=True, text=True)
+    assert res.returncode == 2 and "cannot read decisions file" in res.stderr
