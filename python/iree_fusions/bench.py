@@ -51,13 +51,13 @@ def _progress(msg: str) -> None:
 
 
 def _compile_all(path: str, model_flags: list[str], fusions: str,
-                 args) -> dict[str, api.CompileOutput]:
+                 args, decisions: str | None) -> dict[str, api.CompileOutput]:
     flags = [*model_flags, *args.flag]
     jobs = {
         "stock": dict(stock=True),
-        "plugin": dict(fusions=fusions),
+        "plugin": dict(fusions=fusions, decisions=decisions),
         "stock_flow": dict(stock=True, compile_to="flow"),
-        "plugin_flow": dict(fusions=fusions, compile_to="flow"),
+        "plugin_flow": dict(fusions=fusions, compile_to="flow", decisions=decisions),
     }
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         futures = {k: pool.submit(api.compile_file, path, device=args.device,
@@ -76,8 +76,12 @@ def bench_model(model: BenchModel, args, row: Row) -> Row:
         path = os.path.join(tmp, "model" + suffix)
         with open(path, "wb") as f:
             f.write(artifact.source)
-        _progress(f"{model.name}: compiling stock and plugin (--fusions={fusions})")
-        outs = _compile_all(path, artifact.flags, fusions, args)
+        decisions = args.decisions
+        if args.tune:
+            decisions = _tune(model.name, fusions, args)
+        _progress(f"{model.name}: compiling stock and plugin (--fusions={fusions}"
+                  + (f", --fusions-decisions={decisions})" if decisions else ")"))
+        outs = _compile_all(path, artifact.flags, fusions, args, decisions)
     stock_counts = count_flow_ir(outs["stock_flow"].output)
     plugin_counts = count_flow_ir(outs["plugin_flow"].output)
     row.stock_dispatches, row.plugin_dispatches = (stock_counts.total_dispatches,
@@ -108,6 +112,22 @@ def bench_model(model: BenchModel, args, row: Row) -> Row:
                                extra_flags=args.runtime_flag)
         row.stock_ms, row.plugin_ms, row.ratio = pair.stock_ms, pair.plugin_ms, pair.ratio
     return row
+
+
+def _tune(model: str, fusions: str, args) -> str:
+    """Tunes the model on the bench's device into the --tune-dir file (one per device and
+    target, shared by the models of the run, resumed); returns its path."""
+    from . import tune
+
+    os.makedirs(args.tune_dir, exist_ok=True)
+    path = os.path.join(args.tune_dir, f"{args.device}-{args.target or 'default'}.json")
+    _progress(f"{model}: tuning on {args.device} into {path}")
+    argv = [model, f"--device={args.device}", "-o", path, "--resume", f"--fusions={fusions}",
+            *(["--target", args.target] if args.target else []),
+            *[f"--runtime-flag={f}" for f in args.runtime_flag], *args.flag]
+    if tune.main(argv) != 0:
+        raise RuntimeError(f"tuning {model} failed")
+    return path
 
 
 def _fmt(value, spec: str) -> str:
@@ -149,6 +169,13 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fusions", default="all",
                    help="plugin passes (default: all; 'model': only the pass the model was "
                         "built to show, e.g. batch-gathers for dlrm-*)")
+    p.add_argument("--decisions", help="compile the plugin with this decisions file "
+                   "(iree-fusions-tune)")
+    p.add_argument("--tune", action="store_true",
+                   help="tune each model on the device first (iree-fusions-tune) and compile "
+                        "with the decisions")
+    p.add_argument("--tune-dir", default="iree-fusions-decisions",
+                   help="where --tune keeps its decisions file (default: %(default)s)")
     p.add_argument("--rounds", type=int, default=5, help="alternating timing rounds (0: none)")
     p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
     p.add_argument("--atol", type=float, default=1e-5, help="stock vs plugin abs tolerance")
