@@ -3,10 +3,12 @@
     python bench/fingerprint.py [MODEL ...] [--all] -o before.json
     python bench/fingerprint.py --all -o after.json --compare before.json
 
-Per model: sha256 of the model source (the build must be deterministic), sha256 of the
-plugin's `.vmfb` at default options, stock and plugin dispatch counts from `--compile-to=flow`,
-and sha256 of the plugin build's outputs on the model's inputs (local-task). `--compare`
-prints the models whose vmfb or outputs differ from an earlier file (exit 1 if any).
+Per model: sha256 of the model source, of the plugin's `.vmfb` at default options and of its
+`--compile-to=flow` IR (printed without locations), stock and plugin dispatch counts, and
+sha256 of the plugin build's outputs on the model's inputs (local-task). `--compare` prints
+the models whose flow IR, dispatch counts or outputs differ from an earlier file (exit 1 if
+any); a vmfb or source that differs alone is reported apart (PyTorch exports carry the paths
+of the Python files that built them as locations, and the vmfb keeps them as debug info).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ def fingerprint(name: str, fusions: str, device: str) -> dict:
     return {
         "source": _sha(artifact.source),
         "vmfb": _sha(outs["vmfb"].output),
+        "flow": _sha(outs["flow"].output),
         "outputs": out_hash.hexdigest()[:16],
         "stock_dispatches": count_flow_ir(outs["stock_flow"].output).total_dispatches,
         "plugin_dispatches": count_flow_ir(outs["flow"].output).total_dispatches,
@@ -100,9 +103,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"same      {name}")
             continue
         fields = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-        bad = any(k != "vmfb" for k in fields)
+        bad = any(k not in ("vmfb", "source") for k in fields)
         differ += bad
-        print(f"{'DIFFERS' if bad else 'vmfb-only'} {name}: " +
+        print(f"{'DIFFERS' if bad else 'same-ir'} {name}: " +
               ", ".join(f"{k} {a.get(k)} -> {b.get(k)}" for k in fields))
     return 1 if differ else 0
 

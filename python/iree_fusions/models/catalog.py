@@ -16,7 +16,7 @@ import numpy as np
 from . import bundled_mlir_models
 
 # Modules under iree_fusions.models that define `MODELS: list[BenchModel]`.
-MODEL_MODULES: list[str] = ["llama", "dlrm", "towers", "transformers"]
+MODEL_MODULES: list[str] = ["llama", "dlrm", "towers", "transformers", "zoo"]
 
 
 @dataclass
