@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import sys
 import tempfile
@@ -32,8 +33,23 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()[:16]
 
 
-def fingerprint(name: str, fusions: str, device: str) -> dict:
+def load_artifact(name: str, cache: str | None):
+    """The model's artifact, built once into `cache` (so two code versions compile the
+    very same source bytes) or built now."""
+    path = os.path.join(cache, f"{name}.pkl") if cache else None
+    if path and os.path.exists(path):
+        with open(path, "rb") as f:
+            return pickle.load(f)
     artifact = all_models()[name].build()
+    if path:
+        os.makedirs(cache, exist_ok=True)
+        with open(path, "wb") as f:
+            pickle.dump(artifact, f)
+    return artifact
+
+
+def fingerprint(name: str, fusions: str, device: str, cache: str | None = None) -> dict:
+    artifact = load_artifact(name, cache)
     # A fixed path: text sources carry their file name into the vmfb's debug locations.
     tmp = os.path.join(tempfile.gettempdir(), "iree-fusions-fingerprint", name)
     os.makedirs(tmp, exist_ok=True)
@@ -73,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="local-task")
     p.add_argument("-o", "--output", required=True)
     p.add_argument("--compare", help="an earlier output of this script")
+    p.add_argument("--artifacts", help="cache built models here (pickles) and reuse them: "
+                   "two code versions then compile the same source bytes")
     args = p.parse_args(argv)
     names = list(all_models()) if args.all else args.models
     table: dict[str, dict] = {}
@@ -84,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         t0 = time.time()
         try:
-            table[name] = fingerprint(name, args.fusions, args.device)
+            table[name] = fingerprint(name, args.fusions, args.device, args.artifacts)
         except Exception as e:  # recorded: a failure is a fingerprint too
             table[name] = {"error": f"{type(e).__name__}: {str(e).splitlines()[0]}"}
         print(f"[{i}/{len(names)}] {name} {time.time() - t0:.0f}s {table[name]}", flush=True)
