@@ -18,9 +18,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 
 from . import registry
+from .crash import describe_crash, run_forked
 from .decisions import DecisionsError
 from .decisions import load as load_decisions
 from .driver import PHASES, CompileError, CompileRequest, compile_request, initialize_flags
@@ -147,14 +149,21 @@ def _iree_compile_binary() -> str:
 
 
 def _read_input(path: str, contents: bool = True) -> bytes:
-    """The input's bytes (b"" unless `contents`: then the file is only checked readable)."""
+    """The input's bytes (b"" unless `contents`: then the file is only checked readable and
+    not empty)."""
     if path == "-":
-        return sys.stdin.buffer.read()
+        data = sys.stdin.buffer.read()
+        if not data.strip():
+            raise UsageError("the input (stdin) is empty")
+        return data
     try:
         with open(path, "rb") as f:
-            return f.read() if contents else b""
+            data = f.read() if contents else f.read(1)
     except OSError as e:
         raise UsageError(f"cannot read input file '{path}': {e.strerror}") from None
+    if not data or (contents and not data.strip()):
+        raise UsageError(f"input file '{path}' is empty")
+    return data if contents else b""
 
 
 def _split_chunks(data: bytes) -> list[bytes]:
@@ -247,11 +256,41 @@ def main(argv: list[str] | None = None) -> int:
     except (UsageError, PipelineError, PassOptionError, DecisionsError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
+    code, sig, stages = run_forked(lambda stage: _compile(args, requests, output, stage))
+    if sig is not None:
+        print(describe_crash(sig, stages, _stock_argv(argv, data), PROG), file=sys.stderr)
+    return code
+
+
+def _stock_argv(argv: list[str], data: bytes) -> list[str]:
+    """The command line as plain iree-compile takes it: plugin flags and -o removed; input
+    from stdin saved to a file (named in the message)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg == "-o":
+            skip = True
+            continue
+        if arg.startswith("-o=") or arg.lstrip("-").startswith("fusions"):
+            continue
+        if arg == "-":
+            fd, path = tempfile.mkstemp(prefix="iree-fusions-stdin-", suffix=".mlir")
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            arg = path
+        out.append(arg)
+    return out
+
+
+def _compile(args: CliArgs, requests: list[CompileRequest], output: str, stage) -> int:
+    """The compile itself (in the forked child)."""
     initialize_flags(PROG, args.iree_flags)
     outputs, reports, failed = [], [], False
     for request in requests:
         try:
-            result = compile_request(request)
+            result = compile_request(request, stage=stage)
         except CompileError as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             failed = True

@@ -109,14 +109,18 @@ class _Pipeline:
 
 
 def compile_request(
-    request: CompileRequest, warn: Callable[[str], None] | None = None
+    request: CompileRequest, warn: Callable[[str], None] | None = None,
+    stage: Callable[[str], None] | None = None,
 ) -> CompileResult:
     """Compiles like iree-compile with the plugin steps run at their hook points.
 
     Global compiler flags must already be set (CLI: `initialize_flags`); they are the
-    session's defaults, exactly as for iree-compile.
+    session's defaults, exactly as for iree-compile. `stage(text)` is called before each
+    step (parse, an IREE segment, the plugin passes of a hook, output), so that a caller can
+    tell where a crash happened; "changed" follows a hook whose passes changed the IR.
     """
     warn = warn or (lambda msg: print(msg, file=sys.stderr))
+    stage = stage or (lambda text: None)
     first, last = phase_index(request.compile_from), phase_index(request.compile_to)
     if first > last:
         raise CompileError(
@@ -136,23 +140,31 @@ def compile_request(
              if first <= phase_index(HOOK_PHASE[phase]) <= last]
     for plugin_phase, hook in hooks:
         inv = runner.invocation(current, hook)
+        stage("parse" if module is None else f"import {current}")
         runner.load(inv, source if module is None else None, module)
+        stage(f"iree {current} {hook}")
         if phase_index(current) < phase_index(hook) and not inv.execute():
             raise CompileError(f"IREE failed while compiling to phase '{hook}'")
         module = inv.export_module()
         current = hook
         steps = request.steps.get(plugin_phase, [])
         if steps:
+            stage(f"plugin {hook} {','.join(s.text.partition('{')[0] for s in steps)}")
             with session.context:
                 if decider is None:
                     decider = _decider(module, request.decisions)
                 module, phase_reports = _run_hook(module, steps, plugin_phase, request, warn,
                                                   decider)
             reports += phase_reports
+            if any(r.changed for r in phase_reports):
+                stage("changed")
     inv = runner.invocation(current, request.compile_to)
+    stage("parse" if module is None else f"import {current}")
     runner.load(inv, source if module is None else None, module)
+    stage(f"iree {current} {request.compile_to}")
     if phase_index(current) < last and not inv.execute():
         raise CompileError(f"IREE failed while compiling to phase '{request.compile_to}'")
+    stage("emit")
     return CompileResult(_emit(inv, request), reports)
 
 
@@ -200,7 +212,10 @@ def _emit(inv: capi.Invocation, request: CompileRequest) -> bytes:
         _lib.ireeCompilerInvocationOutputVMCSource.restype = ctypes.c_void_p
         capi._handle_error(_lib.ireeCompilerInvocationOutputVMCSource(inv._inv_p, out._output_p))
     else:
-        inv.output_vm_bytecode(out)
+        try:
+            inv.output_vm_bytecode(out)
+        except ValueError as e:  # IREE printed its diagnostics already
+            raise CompileError(f"IREE could not write the output: {e}") from None
     if request.output_path is not None:
         out.keep()
         out.close()
