@@ -110,16 +110,23 @@ def collect_lookups(block: ir.Block, unroll_means: bool
 
 def group_key(kind: str, members: list[Lookup]) -> str:
     """Group kind, member count, embedding dim, element and index types, index shapes,
-    pooling, table shapes, and which members share a table or an index tensor."""
+    pooling, table shapes and origins (constant, global, argument), and which members share
+    a table or an index tensor."""
     first = members[0]
     tables = distinct_tables(members)
     indices = list(dict.fromkeys(m.index for m in members))
     return structural_key(
         "gathers-group", kind, len(members), first.dim, str(first.elem), str(first.index_elem),
         tuple(str(m.index.type) for m in members), first.pooling, first.pool_axis,
-        tuple(str(m.table.type) for m in members), tuple(tables.index(m.table) for m in members),
+        tuple(str(m.table.type) for m in members), tuple(_origin(m.table) for m in members),
+        tuple(tables.index(m.table) for m in members),
         tuple(indices.index(m.index) for m in members), tuple(m.op.name for m in members),
         tuple(c is not None for c in first.checks))
+
+
+def _origin(value: ir.Value) -> str:
+    op = h.defining_op(value)
+    return "argument" if op is None else op.name
 
 
 def open_groups(members: list[Lookup], order: dict) -> list[list[Lookup]]:
