@@ -159,36 +159,55 @@ def group_candidates(lookups: list[Lookup], order: dict, opts: BatchGathers
                      ) -> Iterator[Candidate[GroupPlan]]:
     """Cross-table groups, then same-table groups (seed 001: the other order strands
     lookups); a lookup no group takes is a blocked candidate with the reason."""
-    cross_reason: dict[Lookup, tuple[int, Candidate[GroupPlan]]] = {}  # (group size, why)
-    taken: set[Lookup] = set()
-    if opts.cross_table:
-        same_shape = Counter(lk.shape_key() for lk in lookups)
-        constant = []
-        for lk in lookups:
-            if h.is_constant_like(lk.table):
-                constant.append(lk)
-            elif same_shape[lk.shape_key()] > 1:
-                cross_reason[lk] = (1, _left_alone(group_key("cross", [lk]), lk, NOT_CONSTANT))
-        for bucket in _buckets(constant, Lookup.shape_key):
-            for g in open_groups(bucket, order):
-                if len(g) == 1:
-                    if same_shape[g[0].shape_key()] > 1:
-                        reason = DEPENDS if len(bucket) > 1 else OTHERS_NOT_CONSTANT
-                        cross_reason[g[0]] = (1, _left_alone(group_key("cross", g), g[0], reason))
-                    continue
-                if len(distinct_tables(g)) < 2:
-                    continue  # one table: the same-table stage merges these
-                cand = Candidate.of(group_key("cross", g), g[0].op,
-                                    f"cross-table group of {len(g)} lookups",
-                                    lambda g=g: _cross_plan(g, opts))
-                if cand.blocked:
-                    cross_reason.update({m: (len(g), _left_alone(cand.key, m, cand.reason))
-                                         for m in g})
-                    continue
-                taken.update(g)
-                yield cand
-    pending = [lk for lk in lookups if lk not in taken]
-    for bucket in _buckets(pending, Lookup.table_key):
+    cross, left_alone = _cross_table_stage(lookups, order, opts) if opts.cross_table \
+        else ([], {})
+    yield from cross
+    taken = {m for c in cross for m in c.plan.members}
+    yield from _same_table_stage([lk for lk in lookups if lk not in taken], order, left_alone,
+                                 opts)
+
+
+LeftAlone = dict[Lookup, tuple[int, Candidate[GroupPlan]]]  # lookup -> (group size, why)
+
+
+def _cross_table_stage(lookups: list[Lookup], order: dict, opts: BatchGathers
+                       ) -> tuple[list[Candidate[GroupPlan]], LeftAlone]:
+    """The cross-table groups that can apply, and why the stage leaves lookups out (those of
+    one table are left to the same-table stage without a reason)."""
+    groups: list[Candidate[GroupPlan]] = []
+    left_alone: LeftAlone = {}
+    same_shape = Counter(lk.shape_key() for lk in lookups)
+    constant = []
+    for lk in lookups:
+        if h.is_constant_like(lk.table):
+            constant.append(lk)
+        elif same_shape[lk.shape_key()] > 1:
+            left_alone[lk] = (1, _left_alone(group_key("cross", [lk]), lk, NOT_CONSTANT))
+    for bucket in _buckets(constant, Lookup.shape_key):
+        for g in open_groups(bucket, order):
+            if len(g) == 1:
+                if same_shape[g[0].shape_key()] > 1:
+                    reason = DEPENDS if len(bucket) > 1 else OTHERS_NOT_CONSTANT
+                    left_alone[g[0]] = (1, _left_alone(group_key("cross", g), g[0], reason))
+                continue
+            if len(distinct_tables(g)) < 2:
+                continue  # one table: the same-table stage merges these
+            cand = Candidate.of(group_key("cross", g), g[0].op,
+                                f"cross-table group of {len(g)} lookups",
+                                lambda g=g: _cross_plan(g, opts))
+            if cand.blocked:
+                left_alone.update({m: (len(g), _left_alone(cand.key, m, cand.reason))
+                                   for m in g})
+            else:
+                groups.append(cand)
+    return groups, left_alone
+
+
+def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
+                      opts: BatchGathers) -> Iterator[Candidate[GroupPlan]]:
+    """Groups of one table; a member of a blocked group is reported with the reason of the
+    larger of its cross-table and same-table groups (the cross-table one on a tie)."""
+    for bucket in _buckets(lookups, Lookup.table_key):
         for g in open_groups(bucket, order):
             layout = "flat" if len({m.index_shape for m in g}) > 1 else "stacked"
             kind = "flat" if layout == "flat" else "same"
@@ -200,7 +219,7 @@ def group_candidates(lookups: list[Lookup], order: dict, opts: BatchGathers
                 yield cand
                 continue
             for m in g:
-                size, cross = cross_reason.get(m, (0, None))
+                size, cross = left_alone.get(m, (0, None))
                 yield cross if size >= len(g) else _left_alone(cand.key, m, cand.reason)
 
 
