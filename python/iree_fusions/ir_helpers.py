@@ -207,6 +207,20 @@ def defined_in(value: ir.Value, block: ir.Block) -> bool:
     return owner.operation.block == block
 
 
+def defined_inside(value: ir.Value, op: ir.Operation | ir.OpView) -> bool:
+    """The value is a result of `op` or of an op nested in it, or an argument of one of its
+    regions' blocks (e.g. a table a linalg body computes itself, not one it captures)."""
+    owner = value.owner
+    node = owner.owner if isinstance(owner, ir.Block) else owner.operation
+    target = op.operation
+    while node is not None:
+        node = node.operation if hasattr(node, "operation") else node
+        if node == target:
+            return True
+        node = node.parent
+    return False
+
+
 # ---------------------------------------------------------------- linalg structure
 
 

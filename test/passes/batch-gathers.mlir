@@ -2,7 +2,8 @@
 // fuse_horizontal tests of seed 001: cross-table with offsets, shared-table dedup, same-table
 // basic / 2-d indices / shared index, mixed lengths, below threshold, different dims, dependent
 // gathers, non-constant table, wrong axis, interleaved consumers, idempotence), plus pooled
-// bags, F.embedding_bag, iree_linalg_ext.gather and concats written in place.
+// bags, F.embedding_bag, iree_linalg_ext.gather and concats written in place (also from batched
+// bags). Reports: `changed [KEY] OP at LOCATION: what` / `skipped [KEY] OP at LOCATION: why`.
 // The small groups here are below the default thresholds (1024 ids for lookups whose results
 // are sliced back, 256 for bags), so most RUN lines lower them; DEFAULT shows the defaults.
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s
@@ -10,7 +11,7 @@
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-group-size=3 min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s --check-prefix=MIN3
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | iree-fusions-opt - --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
 // RUN: iree-fusions-opt %s --split-input-file -p batch-gathers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=DEFAULT
-// IDEM-NOT: changed:
+// IDEM-NOT: changed [
 // IDEM-NOT: FAILED
 
 // Two tables stacked once at load (t0 rows 0-9, t1 rows 10-29); one gather; each index is
@@ -49,9 +50,10 @@
 // CHECK-NOT: linalg.generic
 // CHECK: util.return %[[S0]], %[[S1]]
 // REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather
 // DEFAULT: [batch-gathers] 0 change(s), 2 skipped
-// DEFAULT-NEXT: skipped: {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
+// DEFAULT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
+// DEFAULT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
 // MIN3-LABEL: util.func public @cross_table_offsets
 // MIN3-COUNT-2: linalg.generic
 // MIN3-NOT: util.global.load
@@ -100,7 +102,8 @@ util.func public @cross_table_offsets(%i0: tensor<8xi64>, %i1: tensor<8xi64>) ->
 // CHECK-SAME: tensor<3x8x4xf32>
 // CHECK-COUNT-3: tensor.extract_slice %[[G]]
 // CHECK-NOT: linalg.generic
-// REPORT: changed: cross-table: 3 lookups (3 distinct) of 2 table(s)
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 3 lookups (3 distinct) of 2 table(s)
 // MIN3-LABEL: util.func public @shared_table_dedup
 // MIN3: tensor<3x8x4xf32>
 util.func public @shared_table_dedup(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
@@ -164,7 +167,8 @@ util.func public @shared_table_dedup(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2
 // CHECK-NOT: arith.addi
 // CHECK:   tensor.extract %[[T]][%{{.+}}, %{{.+}}] : tensor<10x4xf32>
 // CHECK-COUNT-2: tensor.extract_slice %[[G]]
-// REPORT: changed: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 stacked gather
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 stacked gather
 util.func public @same_table_basic(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
@@ -205,7 +209,8 @@ util.func public @same_table_basic(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (t
 // CHECK-SAME: outs(%{{.+}} : tensor<2x2x3x4xf32>)
 // CHECK: tensor.extract_slice %[[G]][0, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1] : tensor<2x2x3x4xf32> to tensor<2x3x4xf32>
 // CHECK: tensor.extract_slice %[[G]][1, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1]
-// REPORT: changed: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 2x3
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 2x3
 util.func public @same_table_2d_indices(%i0: tensor<2x3xi64>, %i1: tensor<2x3xi64>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<2x3x4xf32>
@@ -248,7 +253,8 @@ util.func public @same_table_2d_indices(%i0: tensor<2x3xi64>, %i1: tensor<2x3xi6
 // CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0]
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0]
 // CHECK: util.return %[[S0]], %[[S0]], %[[S1]]
-// REPORT: changed: same-table: 3 lookups (2 distinct) of 1 table(s)
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: same-table: 3 lookups (2 distinct) of 1 table(s)
 util.func public @same_table_shared_index(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
@@ -310,7 +316,8 @@ util.func public @same_table_shared_index(%i0: tensor<8xi64>, %i1: tensor<8xi64>
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][8, 0] [6, 4] [1, 1]
 // CHECK: %[[E:.+]] = tensor.expand_shape %[[S1]] {{\[\[}}0, 1], [2]] output_shape [2, 3, 4]
 // CHECK: util.return %[[S0]], %[[E]]
-// REPORT: changed: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 flat gather
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 flat gather
 util.func public @mixed_lengths(%i0: tensor<8xi64>, %i1: tensor<2x3xi64>) -> (tensor<8x4xf32>, tensor<2x3x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
@@ -351,7 +358,7 @@ util.func public @mixed_lengths(%i0: tensor<8xi64>, %i1: tensor<2x3xi64>) -> (te
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%{{.+}} : tensor<8xi64>)
 // REPORT: [batch-gathers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: linalg.generic at {{.+}}: no other lookup with dim 4, f32, i64 indices of shape 8
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table)
 util.func public @below_threshold(%i0: tensor<8xi64>) -> (tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
@@ -379,8 +386,8 @@ util.func public @below_threshold(%i0: tensor<8xi64>) -> (tensor<8x4xf32>) {
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>) outs(%{{.+}} : tensor<8x4xf32>)
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>) outs(%{{.+}} : tensor<8x8xf32>)
 // REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped: {{.+}}: no other lookup with dim 4
-// REPORT-NEXT: skipped: {{.+}}: no other lookup with dim 8
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 4
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 8
 util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x8xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<10x8xf32>
@@ -424,7 +431,8 @@ util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (ten
 // CHECK: %[[IDS:.+]] = linalg.generic {{.+}} ins(%[[L0]] : tensor<8x4xf32>)
 // CHECK: linalg.generic {{.+}} ins(%[[IDS]] : tensor<8xi64>)
 // REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped: {{.+}}: depends on the other candidates
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses
 util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -472,7 +480,8 @@ util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, ten
 // CHECK-NOT: util.global
 // CHECK-COUNT-2: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>)
 // REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped: {{.+}}: table is not a constant
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: table is not a constant (stacking it would copy it on every call); only lookups of the same table merge
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: table is not a constant (stacking it would copy it on every call); only lookups of the same table merge
 util.func public @non_constant_tables(%ta: tensor<10x4xf32>, %tb: tensor<20x4xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %l0_e = tensor.empty() : tensor<8x4xf32>
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
@@ -513,7 +522,8 @@ util.func public @non_constant_tables(%ta: tensor<10x4xf32>, %tb: tensor<20x4xf3
 // CHECK: linalg.generic
 // CHECK-SAME: tensor<2x8x4xf32>
 // CHECK: tensor.extract %[[TA]]
-// REPORT: changed: same-table: 2 lookups (2 distinct) of 1 table(s)
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: same-table: 2 lookups (2 distinct) of 1 table(s)
 util.func public @non_constant_same_table(%ta: tensor<10x4xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %l0_e = tensor.empty() : tensor<8x4xf32>
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
@@ -555,8 +565,10 @@ util.func public @non_constant_same_table(%ta: tensor<10x4xf32>, %i0: tensor<8xi
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<10x4xf32>
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<4x20xf32>
 // CHECK: iree_linalg_ext.gather dimension_map = [0, 1]
-// REPORT: skipped: linalg.generic at {{.+}}: column is not the innermost loop index
-// REPORT: skipped: iree_linalg_ext.gather at {{.+}}: gather is not a row gather along dim 0
+// REPORT: [batch-gathers] 0 change(s), 3 skipped
+// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: column is not the innermost loop index
+// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] iree_linalg_ext.gather at {{.+}}: gather is not a row gather along dim 0
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table)
 util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<10x4xf32>, %k: tensor<4x2xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<4x20xf32>
@@ -604,7 +616,8 @@ util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0]
 // CHECK: linalg.matmul ins(%[[S0]], %{{.+}} : tensor<8x4xf32>, tensor<4x4xf32>)
 // CHECK: linalg.matmul ins(%[[S1]], %{{.+}} : tensor<8x4xf32>, tensor<4x4xf32>)
-// REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s)
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s)
 util.func public @interleaved_consumers(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %w: tensor<4x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -655,7 +668,8 @@ util.func public @interleaved_consumers(%i0: tensor<8xi64>, %i1: tensor<8xi64>, 
 // CHECK-NOT: util.global.load
 // CHECK-COUNT-2: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<
 // REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped: linalg.generic at {{.+}}: its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch
+// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch
+// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch
 util.func public @absorbed_by_consumer(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -714,7 +728,8 @@ util.func public @absorbed_by_consumer(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -
 // CHECK:   tensor.extract %[[I1]]
 // CHECK:   arith.index_cast %{{.+}} : i32 to index
 // CHECK-NOT: iree_linalg_ext.gather
-// REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] iree_linalg_ext.gather at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather
 util.func public @ext_gather(%i0: tensor<8x1xi32>, %i1: tensor<8xi32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -737,8 +752,9 @@ util.func public @ext_gather(%i0: tensor<8x1xi32>, %i1: tensor<8xi32>) -> (tenso
 // CHECK-COUNT-2: tensor.extract_slice %[[G]]
 // CHECK-NOT: iterator_types = ["parallel", "reduction", "parallel"]
 // CHECK: util.return
-// REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
-// DEFAULT: skipped: {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
+// DEFAULT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
 util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -802,7 +818,8 @@ util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (te
 // CHECK: linalg.yield %[[D]]
 // CHECK-NOT: arith.divf
 // CHECK: util.return
-// REPORT: changed: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (mean) over axis 1 -> 1 stacked gather
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (mean) over axis 1 -> 1 stacked gather
 util.func public @mean_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -878,7 +895,9 @@ util.func public @mean_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tens
 // CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<8x5xi64>) outs(%{{.+}} : tensor<8x5x4xf32>)
 // CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[ROWS]] : tensor<8x5x4xf32>) outs(%[[FILL]] : tensor<8x4xf32>)
 // CHECK: util.return %[[SUM]]
-// REPORT: changed: embedding_bag 8 bags x 5 ids: quadratic scan -> lookup + pooled sum
+// REPORT: [batch-gathers] 1 change(s), 1 skipped
+// REPORT-NEXT: changed [gathers-bag-{{[0-9a-f]+}}] linalg.generic at {{.+}}: embedding_bag 8 bags x 5 ids: quadratic scan -> lookup + pooled sum
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 4, f32, i64 indices of shape 8x5, pooled (or of the same table)
 util.func public @embedding_bag(%ids: tensor<8x5xi64>) -> (tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c0 = arith.constant 0 : index
@@ -934,7 +953,9 @@ util.func public @embedding_bag(%ids: tensor<8x5xi64>) -> (tensor<8x4xf32>) {
 // CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[IDS]] : tensor<5xi64>) outs(%{{.+}} : tensor<5x4xf32>)
 // CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]} ins(%[[ROWS]] : tensor<5x4xf32>) outs(%{{.+}} : tensor<4xf32>)
 // CHECK: util.return %[[SUM]]
-// REPORT: changed: embedding_bag 1 bags x 5 ids: quadratic scan -> lookup + pooled sum
+// REPORT: [batch-gathers] 1 change(s), 1 skipped
+// REPORT-NEXT: changed [gathers-bag-{{[0-9a-f]+}}] linalg.generic at {{.+}}: embedding_bag 1 bags x 5 ids: quadratic scan -> lookup + pooled sum
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 4, f32, i64 indices of shape 5, pooled (or of the same table)
 util.func public @embedding_bag_unit_batch(%ids: tensor<5xi64>) -> (tensor<4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c0_i64 = arith.constant 0 : i64
@@ -979,8 +1000,9 @@ util.func public @embedding_bag_unit_batch(%ids: tensor<5xi64>) -> (tensor<4xf32
 // CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x3x4xf32> into tensor<8x12xf32>
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
-// DEFAULT: changed: concat of 3 slots (widths 4) written
-// REPORT: changed: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 0 from batched gathers, 1 copied values); 3 insert_slices removed
+// DEFAULT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 0 from batched gathers, 1 copied values); 3 insert_slices removed
 util.func public @concat_writer(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x12xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -1031,7 +1053,8 @@ util.func public @concat_writer(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tens
 // CHECK: tensor.extract %{{.+}} : tensor<20x8xf32>
 // CHECK: tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x4x4xf32> into tensor<8x16xf32>
 // CHECK-NOT: tensor.insert_slice
-// REPORT: changed: concat of 3 slots (widths 4/8) written in place by one generic in 4-column chunks (2 lookups gathered in it from 2 table group(s)
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4/8) written in place by one generic in 4-column chunks (2 lookups gathered in it from 2 table group(s)
 util.func public @concat_mixed_widths(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x16xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x8xf32>
@@ -1068,4 +1091,123 @@ util.func public @concat_mixed_widths(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v
   %c1 = tensor.insert_slice %l1 into %c0[0, 4] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<8x16xf32>
   %c2 = tensor.insert_slice %v into %c1[0, 12] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
   util.return %c2 : tensor<8x16xf32>
+}
+
+// -----
+
+// Two bags and two one-id lookups feed a concat (DLRM's feature interaction): the bags are
+// batched first (one gather writing [2, 8, 4]); the writer then gathers the one-id lookups
+// itself and reads the bags' sums straight from the batched gather (no copy of its slices).
+// CHECK: util.global private @[[BAGS:.+]] : tensor<30x4xf32>
+// CHECK: util.initializer
+// CHECK: util.global private @[[IDS:.+]] : tensor<70x4xf32>
+// CHECK: util.initializer
+// CHECK-LABEL: util.func public @bags_into_concat
+// CHECK-SAME: (%[[I0:.+]]: tensor<8x5xi64>, %[[I1:.+]]: tensor<8x5xi64>, %[[I2:.+]]: tensor<8xi64>, %[[I3:.+]]: tensor<8xi64>, %[[V:.+]]: tensor<8x4xf32>)
+// CHECK-DAG: %[[TB:.+]] = util.global.load immutable @[[BAGS]] : tensor<30x4xf32>
+// CHECK-DAG: %[[TI:.+]] = util.global.load immutable @[[IDS]] : tensor<70x4xf32>
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<2x8x4xf32>)
+// CHECK-COUNT-5: tensor.extract %[[TB]][%{{.+}}, %{{.+}}] : tensor<30x4xf32>
+// CHECK: %[[W:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<8x5x4xf32>)
+// CHECK:   tensor.extract %[[I2]]
+// CHECK:   tensor.extract %[[I3]]
+// CHECK:   tensor.extract %[[TI]][%{{.+}}, %{{.+}}] : tensor<70x4xf32>
+// CHECK:   tensor.extract %[[V]]
+// CHECK:   tensor.extract %[[G]][%{{.+}}, %{{.+}}, %{{.+}}] : tensor<2x8x4xf32>
+// CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x5x4xf32> into tensor<8x20xf32>
+// CHECK-NOT: tensor.insert_slice
+// CHECK: util.return %[[C]]
+// REPORT: [batch-gathers] 2 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
+// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 5 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 2 from batched gathers, 1 copied values); 5 insert_slices removed
+// DEFAULT: [batch-gathers] 1 change(s), 2 skipped
+// DEFAULT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 5 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 0 from batched gathers, 3 copied values); 5 insert_slices removed
+// DEFAULT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
+// DEFAULT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
+util.func public @bags_into_concat(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %i2: tensor<8xi64>, %i3: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x20xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %t2 = arith.constant dense<3.0> : tensor<30x4xf32>
+  %t3 = arith.constant dense<4.0> : tensor<40x4xf32>
+  %g0_e = tensor.empty() : tensor<8x5x4xf32>
+  %g0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<8x5xi64>) outs(%g0_e : tensor<8x5x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x5x4xf32>
+  %p0_z = arith.constant 0.0 : f32
+  %p0_e = tensor.empty() : tensor<8x4xf32>
+  %p0_f = linalg.fill ins(%p0_z : f32) outs(%p0_e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %p0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%g0 : tensor<8x5x4xf32>) outs(%p0_f : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %g1_e = tensor.empty() : tensor<8x5x4xf32>
+  %g1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i1 : tensor<8x5xi64>) outs(%g1_e : tensor<8x5x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x5x4xf32>
+  %p1_z = arith.constant 0.0 : f32
+  %p1_e = tensor.empty() : tensor<8x4xf32>
+  %p1_f = linalg.fill ins(%p1_z : f32) outs(%p1_e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %p1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%g1 : tensor<8x5x4xf32>) outs(%p1_f : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %l2_e = tensor.empty() : tensor<8x4xf32>
+  %l2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i2 : tensor<8xi64>) outs(%l2_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 30 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t2[%a, %j] : tensor<30x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l3_e = tensor.empty() : tensor<8x4xf32>
+  %l3 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i3 : tensor<8xi64>) outs(%l3_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 40 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t3[%a, %j] : tensor<40x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %ce = tensor.empty() : tensor<8x20xf32>
+  %c0 = tensor.insert_slice %v into %ce[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x20xf32>
+  %c1 = tensor.insert_slice %l2 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x20xf32>
+  %c2 = tensor.insert_slice %p0 into %c1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x20xf32>
+  %c3 = tensor.insert_slice %l3 into %c2[0, 12] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x20xf32>
+  %c4 = tensor.insert_slice %p1 into %c3[0, 16] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x20xf32>
+  util.return %c4 : tensor<8x20xf32>
 }

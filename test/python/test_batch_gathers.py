@@ -90,6 +90,7 @@ LIT_EXPECTATIONS = {
     "embedding_bag_unit_batch": (True, 0),
     "concat_writer": (True, 2),
     "concat_mixed_widths": (True, 2),
+    "bags_into_concat": (True, 2),
 }
 
 
@@ -319,7 +320,7 @@ def test_small_groups_left_alone_by_default():
                          ("pooled_bags", "min-pooled-indices")):
         _, reports = run_pass(cases[name])
         assert not reports[0].changed, name
-        assert any(option in s for s in reports[0].skipped), reports[0].skipped
+        assert any(option in s.reason for s in reports[0].skipped), reports[0].skipped
     assert run_pass(cases["concat_writer"])[1][0].changed
 
 
@@ -337,6 +338,67 @@ def test_no_change_without_lookups():
     assert not reports[0].changed and not reports[0].skipped
     with ir.Context():
         assert out == str(ir.Module.parse(text))
+
+
+# ---------------------------------------------------------------- candidate keys
+
+
+def keyed(reports) -> tuple[dict[str, str], dict[str, str]]:
+    """(key -> what changed, key -> why skipped) of one pass report."""
+    return ({c.key: c.what for c in reports[0].changes},
+            {s.key: s.reason for s in reports[0].skipped})
+
+
+def test_skip_and_only_select_candidates_by_key():
+    """bags_into_concat has two candidates: the bags' cross-table group and the concat
+    writer. Skipping one by its key leaves exactly that one unapplied; `only` the reverse.
+    The writer's key is the same whether the bags were batched or not."""
+    text = lit_cases()["bags_into_concat"]
+    changes, _ = keyed(run_pass(text, LOW)[1])
+    assert len(changes) == 2
+    group, = [k for k, what in changes.items() if what.startswith("cross-table")]
+    writer, = [k for k, what in changes.items() if what.startswith("concat")]
+    low = "batch-gathers{min-sliced-indices=0 min-pooled-indices=0 %s}"
+
+    out, reports = run_pass(text, low % f"skip={group}")
+    changes, skipped = keyed(reports)
+    assert list(changes) == [writer] and "0 from batched gathers" in changes[writer]
+    assert skipped[group] == "skipped on request (skip=KEY)"
+    assert "tensor<2x8x4xf32>" not in out
+
+    out, reports = run_pass(text, low % f"only={group}")
+    changes, skipped = keyed(reports)
+    assert list(changes) == [group]
+    assert skipped[writer] == f"not selected (only={group})"
+    assert out.count("tensor.insert_slice") == 5 + 2  # the concat + the bags' two tables
+
+    out, reports = run_pass(text, low % f"skip={writer}")
+    changes, skipped = keyed(reports)
+    assert list(changes) == [group]
+    assert skipped[writer] == "skipped on request (skip=KEY)"
+
+
+def renamed(text: str) -> str:
+    """The same IR with other SSA and function names and an unrelated op first."""
+    text = re.sub(r"%([A-Za-z_]\w*)", r"%renamed_\1", text)
+    text = re.sub(r"@(\w+)\(", r"@other_\1(", text)
+    return re.sub(r"(util\.func public @\w+\(.*\{\n)",
+                  r"\1  %unrelated = arith.constant 7 : i32\n", text, count=1)
+
+
+@pytest.mark.parametrize("name", ["bags_into_concat", "shared_table_dedup", "wrong_axis",
+                                  "embedding_bag", "mixed_lengths", "absorbed_by_consumer"])
+@pytest.mark.parametrize("pipeline", [LOW, PASS])
+def test_keys_describe_structure_only(name, pipeline):
+    """The same structure in another file (other names, other lines) gets the same keys."""
+    text = lit_cases()[name]
+    other = renamed(text)
+    assert other != text and "%unrelated" in other
+    a, b = run_pass(text, pipeline)[1], run_pass(other, pipeline)[1]
+    assert [c.key for c in a[0].changes] == [c.key for c in b[0].changes]
+    assert [s.key for s in a[0].skipped] == [s.key for s in b[0].skipped]
+    assert [c.location for c in a[0].changes + a[0].skipped] != \
+        [c.location for c in b[0].changes + b[0].skipped] or not a[0].changes + a[0].skipped
 
 
 # ------------------------------------------------------------------ PyTorch models (slow)

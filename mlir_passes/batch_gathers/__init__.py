@@ -1,0 +1,148 @@
+"""batch-gathers: independent embedding lookups -> a few batched gathers; concats written in place.
+
+At global-optimization an embedding lookup is a `linalg.generic` over its index tensor whose
+body does `tensor.extract %table[%idx, %j]` (after `cf.assert` bounds checks), or an
+`iree_linalg_ext.gather`; a bag is that lookup followed by a sum generic over the bag axis
+(and, for `.mean(1)`, a division); `F.embedding_bag` is one generic that scans every index
+for every bag (quadratic in batch). On each function body the pass
+
+0. rewrites each fixed-length `F.embedding_bag` generic into lookup + pooled sum;
+1. cross-table: lookups (or bags) with the same embedding dim, dtype, index shape and
+   pooling read one table that stacks the *distinct* constant tables (first-appearance
+   order, built once in a `util.initializer`), each index offset by its table's first row
+   inside the gather body; bounds checks still compare the original index with its own
+   table's rows;
+2. same-table: leftover lookups of one table share it without offsets; index tensors of
+   different shapes are flattened, gathered once and sliced/reshaped back;
+3. a concat (`tensor.empty` + `tensor.insert_slice`s along the feature axis) fed by lookups
+   or batched bags is written by one generic (one-id lookups gathered in it, every other
+   slot copied in), then a `collapse_shape`: the copy dispatches disappear.
+
+Measured policy (bench/results/batch-gathers.md): a lookup whose only consumer is a generic
+is left alone (IREE fuses the two); unpooled groups whose results are sliced back need
+`min-sliced-indices` indices; bag sums are unrolled in the body (rows stay contiguous
+vector loads). Every read in a batched body is at indices that are uniform along the
+embedding column, and the loop order keeps IREE from collapsing the column loop.
+
+    %a = linalg.generic ins(%i0 : tensor<8xi64>) {extract %t0[%i0, %j]}   -> tensor<8x64xf32>
+    %b = linalg.generic ins(%i1 : tensor<8xi64>) {extract %t1[%i1, %j]}   -> tensor<8x64xf32>
+    %c = insert_slice %a, %b into tensor<8x128xf32>
+  =>
+    %m = util.global.load @__batch_gathers_table_64xf32   (t0 ++ t1, stacked once at load)
+    %g = linalg.generic outs(tensor<8x2x64xf32>)          loops (slot s, b, j)
+           { i = s == 0 ? %i0[b] : %i1[b]; assert i < rows[s]; assert i >= 0;
+             yield %m[i + first_row[s], j] }
+    %c = tensor.collapse_shape %g [[0], [1, 2]] : tensor<8x2x64xf32> into tensor<8x128xf32>
+
+Candidates, in the order they are applied: embedding_bag rewrites, cross-table groups,
+same-table groups, concat writers. A concat's one-id lookups are reserved for its writer
+before lookups are grouped; its other lookup slots count as produced whether a lookup or
+the batched gather that replaced it fills them, so the writer's plan (and key) is the same
+before and after the groups are applied.
+
+Layout: `match.py` (lookups, bags, concats, view hoisting), `embedding_bag.py`
+(F.embedding_bag recognition), `plan.py` (candidates, keys, grouping, writer planning),
+`build.py` (stacked tables, batched gathers, the embedding_bag rewrite), `writer.py` (concat
+writers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from iree.compiler import ir
+
+from iree_fusions import ir_helpers as h
+from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, option
+
+from .build import TablePool, emit_group, rewrite_embedding_bag
+from .embedding_bag import EmbeddingBag, is_bag_like
+from .match import hoist_view_chain, match_concats
+from .plan import (GroupPlan, Plan, WriterPlan, bag_candidate, collect_lookups,
+                   group_candidates, writer_candidates)
+from .writer import emit_concat_writer
+
+__all__ = ["BatchGathers", "EmbeddingBag", "GroupPlan", "WriterPlan"]
+
+
+@dataclass(frozen=True)
+class BatchGathers(CandidatePass[Plan]):
+    name = "batch-gathers"
+    phase = "linalg"
+    description = "embedding lookups -> a few batched gathers, concat written in place"
+
+    # Defaults come from bench/results/batch-gathers.md measurements.
+    min_group_size: int = option(2, "lookups merged into one gather at least")
+    min_concat_slots: int = option(
+        2, "concat slots produced by lookups or batched bags for a writer, at least")
+    min_sliced_indices: int = option(
+        1024, "indices in a group of unpooled lookups whose results are sliced back, at least "
+        "(measured: 4 x 16 ids 0.69x, 4 x 256 ids 2.4x; each sliced result leaving the "
+        "function costs a copy)")
+    min_pooled_indices: int = option(
+        256, "indices in a group of bags, at least (measured: 6 bags x 20 at B = 1 0.5-0.8x "
+        "merged; 2 x 20 at B = 8 1.1-1.4x; 6 x 20 at B = 8 ~2x)")
+    cross_table: bool = option(True, "merge lookups of different constant tables (offsets)")
+    same_table: bool = option(True, "merge lookups of one table (no offsets)")
+    concat_writer: bool = option(True, "write concats of lookups in place")
+    embedding_bag: bool = option(True, "rewrite fixed-length F.embedding_bag into lookup + sum")
+    gather_mode: Literal["extract", "ins"] = option(
+        "extract", "read indices with tensor.extract, or as block arguments (ins: measured "
+        "slower)")
+    values_as_ins: bool = option(
+        False, "concat writer reads one-chunk-wide values as ins (measured on dlrm-b8: "
+        "1.0-1.5x slower, and IREE did not fuse the writer into the value's producer)")
+    max_table_bytes: int = option(1 << 30, "largest stacked table built at load")
+    dedup: bool = option(True, "a table shared by several lookups is stacked once")
+
+    def __post_init__(self) -> None:
+        if self.min_concat_slots < 1:
+            raise ValueError("min-concat-slots must be at least 1 (a concat no lookup feeds is "
+                             "not this pass's to write)")
+
+    def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[Plan]]:
+        if self.embedding_bag:
+            for op in list(block.operations):
+                op = op.operation
+                if is_bag_like(op) and (cand := bag_candidate(op)) is not None:
+                    yield cand
+        # The driver applies the first selected candidate and finds again without resuming
+        # this generator: what follows runs once no embedding_bag rewrite is left to apply.
+        lookups, not_lookups = collect_lookups(block, self.gather_mode != "ins")
+        if not lookups:
+            yield from not_lookups
+            return
+        # Normalization (not a candidate, changes no value): index views made just before
+        # each lookup are moved up to right after their operands, so that independent
+        # lookups do not look interleaved. Idempotent: later rounds move nothing.
+        for lk in lookups:
+            hoist_view_chain(lk.index, block)
+        writers = writer_candidates(match_concats(block), lookups, self) \
+            if self.concat_writer else []
+        reserved = {lk for w in writers if not w.blocked for lk in w.plan.slot_lookups.values()}
+        yield from (w for w in writers if w.blocked)
+        yield from not_lookups
+        yield from group_candidates([lk for lk in lookups if lk not in reserved],
+                                    h.block_positions(block), self)
+        yield from (w for w in writers if not w.blocked)
+
+    def apply(self, candidate: Candidate[Plan], ctx: PassContext) -> str:
+        plan = candidate.plan
+        if isinstance(plan, EmbeddingBag):
+            return rewrite_embedding_bag(plan)
+        if isinstance(plan, GroupPlan):
+            tables = _table_pool(ctx, plan.members[0].op.block)
+            return emit_group(plan, tables, self.gather_mode == "ins", self.dedup)
+        tables = _table_pool(ctx, plan.concat.final.block)
+        return emit_concat_writer(plan, tables, self.values_as_ins, self.dedup)
+
+
+def _table_pool(ctx: PassContext, block: ir.Block) -> TablePool:
+    """The block's stacked tables, shared by every candidate applied in it during this run
+    (a table list is stacked once). PassContext has no per-pass state: kept on it here."""
+    pools = ctx.__dict__.setdefault("batch_gathers_table_pools", {})
+    if block not in pools:
+        pools[block] = TablePool(ctx.module, block)
+    return pools[block]

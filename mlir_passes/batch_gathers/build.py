@@ -1,0 +1,373 @@
+"""Emission: stacked tables (built once at load), batched gathers (stacked [K, S..., D] or
+flat [sum N, D]) and the embedding_bag rewrite, with the MLIR Python builders. New ops take
+the location of the op they replace; the scalar code in the bodies (index selection, bounds
+checks, offsets) is shared with the concat writer (`writer.py`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from iree.compiler import ir
+from iree.compiler.dialects import arith, cf, linalg, tensor
+
+from iree_fusions import ir_build as b
+from iree_fusions import ir_helpers as h
+
+from .embedding_bag import EmbeddingBag
+from .match import MAX_UNROLLED_BAG, Lookup, distinct_tables, first_use_pos
+from .plan import GroupPlan
+
+TABLE_SYMBOL = "__batch_gathers_table"
+
+
+# ---------------------------------------------------------------- stacked tables
+
+
+class TablePool:
+    """Stacks constant tables once, at module load (one util.global per table list)."""
+
+    def __init__(self, module: ir.Operation, block: ir.Block):
+        self.module, self.block = module, block
+        self.loads: dict[tuple, tuple[ir.Value, list[int]]] = {}
+
+    def stacked(self, tables: list[ir.Value]) -> tuple[ir.Value, list[int]]:
+        """(stacked table, first row of each entry of `tables`), built once per table list.
+        Entries are constant-like; a repeated entry is stacked again (dedup=0 measurements)."""
+        key = tuple(tables)
+        if key in self.loads:
+            return self.loads[key]
+        types = [ir.RankedTensorType(t.type) for t in tables]
+        total = sum(t.shape[0] for t in types)
+        dim, elem = types[0].shape[1], types[0].element_type
+        offsets, row = [], 0
+        for ty in types:
+            offsets.append(row)
+            row += ty.shape[0]
+
+        def build(cloned: list[ir.Value]) -> ir.Value:
+            acc = tensor.EmptyOp([total, dim], elem).result
+            start = 0
+            for v, ty in zip(cloned, types):
+                acc = tensor.InsertSliceOp(v, acc, [], [], [], [start, 0],
+                                           [ty.shape[0], dim], [1, 1]).result
+                start += ty.shape[0]
+            return acc
+
+        first = next(iter(self.block.operations)).operation
+        value = b.hoist_to_initializer(self.module, first, tables, build,
+                                       f"{TABLE_SYMBOL}_{dim}x{elem}")
+        self.loads[key] = (value, offsets)
+        return value, offsets
+
+
+# ---------------------------------------------------------------- scalar code in bodies
+# At the current insertion point and location (inside a generic's body).
+
+
+def index_const(n: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), n).result
+
+
+def int_table(values: Sequence[int], width: int = 64) -> ir.Value:
+    """An `arith.constant dense<[...]> : tensor<N x i{width}>` (IREE cannot clone
+    `tensor<Nxindex>` constants into dispatches: tables of i64 are read and cast)."""
+    t = ir.RankedTensorType.get([len(values)], ir.IntegerType.get_signless(width))
+    data = np.asarray(values, dtype=np.int64 if width == 64 else np.int32)
+    return arith.ConstantOp(t, ir.DenseElementsAttr.get(data, type=t)).result
+
+
+def entry(table: ir.Value, key: ir.Value) -> ir.Value:
+    """table[key] as an index, from an integer constant table."""
+    v = tensor.ExtractOp(table, [key]).result
+    return arith.IndexCastOp(ir.IndexType.get(), v).result
+
+
+def cmpi(pred: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+    return arith.CmpIOp(getattr(arith.CmpIPredicate, pred), lhs, rhs).result
+
+
+def select_chain(key: ir.Value, values: list[ir.Value], keys: list[int]) -> ir.Value:
+    """values[i] where key == keys[i] (values[0] for any other key)."""
+    acc = values[0]
+    for v, k in zip(values[1:], keys[1:]):
+        eq = cmpi("eq", key, index_const(k))
+        acc = arith.SelectOp(eq, v, acc).result
+    return acc
+
+
+def emit_checks(checks: tuple[str | None, str | None], raw: ir.Value, idx: ir.Value,
+                rows: ir.Value, skip: ir.Value | None = None) -> None:
+    """The lookup's bounds checks: the original index against its own table's rows
+    (`skip`: true where the check does not apply)."""
+    upper, lower = checks
+    if upper is not None:
+        ok = cmpi("slt", idx, rows)
+        if skip is not None:
+            ok = arith.OrIOp(skip, ok).result
+        cf.AssertOp(ok, upper)
+    if lower is not None:
+        zero = arith.ConstantOp(raw.type, 0).result
+        ok = cmpi("sge", raw, zero)
+        if skip is not None:
+            ok = arith.OrIOp(skip, ok).result
+        cf.AssertOp(ok, lower)
+
+
+def index_in_shape(lk: Lookup) -> ir.Value:
+    """The lookup's index tensor in its index shape (a gather's indices carry a trailing
+    unit dim: collapsed)."""
+    actual = list(ir.RankedTensorType(lk.index.type).shape)
+    if actual == list(lk.index_shape):
+        return lk.index
+    n = len(lk.index_shape)
+    groups = [[i] for i in range(n - 1)] + [list(range(n - 1, len(actual)))]
+    return b.collapse(lk.index, groups,
+                      ir.RankedTensorType.get(list(lk.index_shape), lk.index_elem))
+
+
+def slice_out(value: ir.Value, offsets: list[int], sizes: list[int],
+              result_shape: list[int]) -> ir.Value:
+    """A unit-stride static extract_slice (rank-reducing to `result_shape`)."""
+    t = ir.RankedTensorType.get(result_shape, ir.RankedTensorType(value.type).element_type)
+    return tensor.ExtractSliceOp(t, value, [], [], [], offsets, sizes,
+                                 [1] * len(offsets)).result
+
+
+# ---------------------------------------------------------------- embedding_bag
+
+
+def rewrite_embedding_bag(bag: EmbeddingBag) -> str:
+    """out[b, d] = sum_l table[idx[b*L + l], d]: a lookup over [B, L, D] and a sum over L
+    (B = 1 with unit dims folded: a lookup over [L, D] and a sum over L)."""
+    op = bag.op
+    res_t = h.static_type(op.results[0])
+    elem, dim = res_t.element_type, res_t.shape[-1]
+    init = h.dps_inits(op)[0]
+    ids_shape = [bag.bags, bag.length] if res_t.rank == 2 else [bag.length]
+    r = len(ids_shape) + 1
+    its = ["parallel"] * r
+    its[r - 2] = "reduction"
+    with op.location, ir.InsertionPoint(op):
+        ids = b.expand(bag.flat_index, [[0, 1]], ids_shape) if r == 3 else bag.flat_index
+        empty = tensor.EmptyOp(ids_shape + [dim], elem).result
+        rows = b.new_generic([ids], [empty], [b.map_attr(r, range(r - 1)),
+                                              b.map_attr(r, range(r))], ["parallel"] * r)
+        block = b.append_body_block(rows, [ids, empty])
+        with ir.InsertionPoint(block):
+            row = arith.IndexCastOp(ir.IndexType.get(), block.arguments[0]).result
+            col = linalg.IndexOp(r - 1).result
+            linalg.YieldOp([tensor.ExtractOp(bag.table, [row, col]).result])
+        total = b.new_generic([rows.results[0]], [init], [
+            b.map_attr(r, range(r)), b.map_attr(r, [i for i in range(r) if i != r - 2])], its)
+        block = b.append_body_block(total, [rows.results[0], init])
+        with ir.InsertionPoint(block):
+            linalg.YieldOp([arith.AddFOp(block.arguments[0], block.arguments[1]).result])
+    b.replace_op(op, total)
+    return (f"embedding_bag {bag.bags} bags x {bag.length} ids: quadratic scan -> lookup + "
+            "pooled sum")
+
+
+# ---------------------------------------------------------------- lookup groups
+
+
+def distinct_slots(members: list[Lookup]) -> tuple[list[Lookup], list[int]]:
+    """Members with the same table and index (and pooling) read one slot."""
+    slots: list[Lookup] = []
+    where = []
+    for m in members:
+        for i, s in enumerate(slots):
+            if s.table == m.table and s.index == m.index and s.pool_axis == m.pool_axis:
+                where.append(i)
+                break
+        else:
+            where.append(len(slots))
+            slots.append(m)
+    return slots, where
+
+
+def insertion_anchor(members: list[Lookup], order: dict) -> ir.Operation:
+    """The first op that uses a member's result: the batched gather goes as late as it can
+    (grouping made sure that every member's first use comes after the last definition the
+    group reads). As early as possible (right after that definition) measured worse: in a
+    function whose arguments are imported one by one, the gather lands between two imports
+    and IREE's stream partitioning then cuts the call into two submissions (dlrm-b8: a host
+    wait between the bag dispatch and the rest)."""
+    first = min(first_use_pos(m, order) for m in members)
+    return next(op for op, i in order.items() if i == first)
+
+
+def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) -> str:
+    """One batched gather for the group's members, whose results are replaced by its slices
+    (members of one table and index share a slot); the members are erased."""
+    members = plan.members
+    slots, where = distinct_slots(members)
+    distinct = distinct_tables(members)
+    first = members[0]
+    what = "cross-table" if len(distinct) > 1 else "same-table"
+    pooled = (f", pooled ({first.pooling}) over axis {first.pool_axis}"
+              if first.pool is not None else "")
+    change = (f"{what}: {len(members)} lookups ({len(slots)} distinct) of {len(distinct)} "
+              f"table(s), dim {first.dim}, indices {'x'.join(map(str, first.index_shape))}"
+              f"{pooled} -> 1 {plan.layout} gather")
+    anchor = insertion_anchor(members, h.block_positions(first.op.block))
+    if len(distinct) > 1:
+        entries = distinct if dedup else [s.table for s in slots]
+        table, starts = tables.stacked(entries)
+        offsets = [starts[entries.index(s.table)] if dedup else starts[i]
+                   for i, s in enumerate(slots)]
+    else:
+        table, offsets = first.table, [0] * len(slots)
+    rows = [s.rows for s in slots]
+    with first.op.location, ir.InsertionPoint(anchor):
+        if plan.layout == "flat":
+            results = _emit_flat(slots, table, offsets, rows)
+        else:
+            results = _emit_stacked(slots, table, offsets, rows, ins_mode)
+    for m, w in zip(members, where):
+        m.result.replace_all_uses_with(results[w])
+    dead = [op for m in members for op in reversed(m.ops)]
+    for op in dead:
+        op.erase()
+    return change
+
+
+def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows: list[int],
+                  ins_mode: bool) -> list[ir.Value]:
+    """One generic writing [K, S..., D] (pooled: summed over the bag axis), sliced per slot.
+
+    Each slot's index is read with `tensor.extract` at the loop indices (uniform along d,
+    so every table row is one contiguous vector load). Unpooled, the loops run
+    (s..., k, d) with the output map -> (k, s..., d), which keeps IREE from collapsing all
+    loops into one (that would turn row reads into per-element gathers); pooled, the loops
+    are (k, s..., d) with the bag axis a reduction. ins_mode: indices as `ins` (measured).
+    """
+    first = slots[0]
+    k = len(slots)
+    shape = list(first.index_shape)
+    r = len(shape)
+    elem = first.elem
+    pool = first.pool_axis
+    unroll = pool is not None and not ins_mode and shape[pool] <= MAX_UNROLLED_BAG
+    loop_dims = [i for i in range(r) if not (unroll and i == pool)]  # index dims as loops
+    n = len(loop_dims) + 2
+    if not ins_mode and (pool is None or unroll):
+        kpos, spos = n - 2, list(range(n - 2))  # loops (s..., k, d)
+    else:
+        kpos, spos = 0, list(range(1, n - 1))  # loops (k, s..., d)
+    dpos = n - 1
+    loop_of = dict(zip(loop_dims, spos))  # index dim -> loop
+    out_dims = [kpos] + [loop_of[i] for i in range(r) if i != pool] + [dpos]
+    out_shape = [k] + [x for i, x in enumerate(shape) if i != pool] + [first.dim]
+    its = ["parallel"] * n
+    if pool is not None and not unroll:
+        its[loop_of[pool]] = "reduction"
+    indices = [index_in_shape(s) for s in slots]
+    init = tensor.EmptyOp(out_shape, elem).result
+    if pool is not None and not unroll:
+        zero = arith.ConstantOp(elem, 0.0).result
+        init = b.first_result(linalg.fill(zero, outs=[init]))
+    rows_table = int_table(rows) if len(set(rows)) > 1 else None
+    offsets_table = int_table(offsets) if any(offsets) else None
+    if ins_mode:
+        ins = indices
+    elif pool is not None and not unroll:
+        # The bag axis appears in no other map: the first index tensor, unused in the
+        # body, gives the loops their ranges.
+        ins = indices[:1]
+    else:
+        ins = []
+    gen = b.new_generic(ins, [init], [b.map_attr(n, spos)] * len(ins)
+                        + [b.map_attr(n, out_dims)], its)
+    block = b.append_body_block(gen, ins + [init])
+    with ir.InsertionPoint(block):
+        loop = {d: linalg.IndexOp(d).result for d in sorted({kpos, dpos, *spos})}
+        kk = loop[kpos]
+        rows_v = index_const(rows[0]) if rows_table is None else entry(rows_table, kk)
+        off = entry(offsets_table, kk) if offsets_table is not None else None
+
+        def gather(at: list[ir.Value]) -> ir.Value:
+            if ins_mode:
+                chain_in = list(block.arguments)[:k]
+            else:
+                chain_in = [tensor.ExtractOp(v, at).result for v in indices]
+            raw = select_chain(kk, chain_in, list(range(k)))
+            idx = arith.IndexCastOp(ir.IndexType.get(), raw).result
+            emit_checks(first.checks, raw, idx, rows_v)
+            if off is not None:
+                idx = arith.AddIOp(idx, off).result
+            return tensor.ExtractOp(table, [idx, loop[dpos]]).result
+
+        if unroll:
+            # The bag axis unrolled in the body: row reads stay contiguous along d and the
+            # sum runs l = 0, 1, ... from zero, like the stock reduction.
+            acc = arith.ConstantOp(elem, 0.0).result
+            for pos in range(shape[pool]):
+                c = index_const(pos)
+                at = [c if i == pool else loop[loop_of[i]] for i in range(r)]
+                acc = arith.AddFOp(gather(at), acc).result
+            val = acc
+            if first.divisor is not None:
+                divisor = arith.ConstantOp(first.divisor.type, first.divisor).result
+                val = arith.DivFOp(val, divisor).result
+        else:
+            assert first.divisor is None, "mean bags are only batched with the unrolled sum"
+            val = gather([loop[loop_of[i]] for i in range(r)])
+            if pool is not None:
+                val = arith.AddFOp(val, block.arguments[-1]).result
+        linalg.YieldOp([val])
+    rank = len(out_shape)
+    return [slice_out(gen.results[0], [j] + [0] * (rank - 1), [1] + out_shape[1:],
+                      out_shape[1:]) for j in range(k)]
+
+
+def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
+               rows: list[int]) -> list[ir.Value]:
+    """Index tensors of different shapes: flattened rows [sum N, D], sliced and reshaped."""
+    first = slots[0]
+    elem, ie, dim = first.elem, first.index_elem, first.dim
+    sizes = [math.prod(s.index_shape) for s in slots]
+    starts = [sum(sizes[:j]) for j in range(len(slots))]
+    total = sum(sizes)
+    flat = []
+    for s, size in zip(slots, sizes):
+        rank = ir.RankedTensorType(s.index.type).rank
+        flat.append(s.index if rank == 1 else
+                    b.collapse(s.index, [list(range(rank))], ir.RankedTensorType.get([size], ie)))
+    init = tensor.EmptyOp([total, dim], elem).result
+    gen = b.new_generic([], [init], [b.map_attr(2, [0, 1])], ["parallel", "parallel"])
+    block = b.append_body_block(gen, [init])
+    with ir.InsertionPoint(block):
+        n = linalg.IndexOp(0).result
+        vals, segs = [], []
+        for j in range(len(slots)):
+            start = index_const(starts[j])
+            last = index_const(sizes[j] - 1)
+            zero = index_const(0)
+            p = arith.SubIOp(n, start).result
+            p = arith.MaxSIOp(p, zero).result
+            p = arith.MinSIOp(p, last).result
+            vals.append(tensor.ExtractOp(flat[j], [p]).result)
+            segs.append(cmpi("sge", n, start))
+        rows_s = [index_const(x) for x in rows]
+        offs_s = [index_const(x) for x in offsets]
+        raw, rows_v, off_v = vals[0], rows_s[0], offs_s[0]
+        for j in range(1, len(slots)):
+            raw = arith.SelectOp(segs[j], vals[j], raw).result
+            rows_v = arith.SelectOp(segs[j], rows_s[j], rows_v).result
+            off_v = arith.SelectOp(segs[j], offs_s[j], off_v).result
+        idx = arith.IndexCastOp(ir.IndexType.get(), raw).result
+        emit_checks(first.checks, raw, idx, rows_v)
+        if any(offsets):
+            idx = arith.AddIOp(idx, off_v).result
+        col = linalg.IndexOp(1).result
+        linalg.YieldOp([tensor.ExtractOp(table, [idx, col]).result])
+    results = []
+    for s, start, size in zip(slots, starts, sizes):
+        rows_of = slice_out(gen.results[0], [start, 0], [size, dim], [size, dim])
+        shape = list(s.index_shape) + [dim]
+        if len(shape) > 2:
+            rows_of = b.expand(rows_of, [list(range(len(shape) - 1)), [len(shape) - 1]], shape)
+        results.append(rows_of)
+    return results

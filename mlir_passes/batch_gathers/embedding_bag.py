@@ -1,0 +1,211 @@
+"""Recognition of torch-mlir's `F.embedding_bag(mode="sum")` generic with fixed-length bags.
+
+The generic scans every index for every bag (quadratic in the batch); its bag condition is
+checked by evaluating the body's integer code at every bag's boundaries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir
+
+from iree_fusions import ir_helpers as h
+from iree_fusions.pass_base import NoMatch
+
+from .match import CASTS, CMPI, traces_to, is_zero_fill
+
+BAG_BODY_OPS = ("arith.select", "arith.addf", "tensor.extract", "linalg.yield", "linalg.index",
+                "arith.constant", "arith.cmpi", "arith.andi", "arith.ori", "arith.xori",
+                "arith.addi", "arith.subi", "arith.muli") + CASTS
+
+
+@dataclass(eq=False)
+class EmbeddingBag:
+    """The plan of an embedding_bag rewrite: out[b, d] = sum_l table[idx[b*L + l], d]."""
+
+    op: ir.Operation
+    table: ir.Value
+    flat_index: ir.Value  # [B*L]
+    bags: int
+    length: int
+
+
+def is_bag_like(op: ir.Operation) -> bool:
+    """A generic with two inputs (indices, offsets) and a reduction: what may be a bag."""
+    return (op.name == "linalg.generic" and len(h.dps_inputs(op)) == 2
+            and "reduction" in h.iterator_types(op))
+
+
+class _Unknown(Exception):
+    pass
+
+
+def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
+    """Evaluates an integer/i1 scalar of a generic body for concrete loop indices."""
+    if value in env:
+        return env[value]
+    if value in memo:
+        return memo[value]
+    op = h.defining_op(value)
+    if op is None:
+        raise _Unknown
+    name = op.name
+
+    def ev(v: ir.Value) -> int:
+        return _eval_int(v, env, tensors, memo)
+
+    if name == "arith.constant":
+        c = h.const_int(value)
+        if c is None:
+            raise _Unknown
+        out = int(c)
+    elif name == "linalg.index":
+        out = env[("dim", ir.IntegerAttr(op.attributes["dim"]).value)]
+    elif name in CASTS:
+        out = ev(op.operands[0])
+    elif name in ("arith.addi", "arith.subi", "arith.muli"):
+        a, b = ev(op.operands[0]), ev(op.operands[1])
+        out = a + b if name == "arith.addi" else a - b if name == "arith.subi" else a * b
+    elif name == "arith.cmpi":
+        a, b = ev(op.operands[0]), ev(op.operands[1])
+        pred = CMPI[ir.IntegerAttr(op.attributes["predicate"]).value]
+        if pred[0] == "u" and (a < 0 or b < 0):
+            raise _Unknown
+        out = int({"eq": a == b, "ne": a != b, "slt": a < b, "sle": a <= b, "sgt": a > b,
+                   "sge": a >= b, "ult": a < b, "ule": a <= b, "ugt": a > b,
+                   "uge": a >= b}[pred])
+    elif name in ("arith.andi", "arith.ori", "arith.xori"):
+        a, b = ev(op.operands[0]), ev(op.operands[1])
+        out = a & b if name == "arith.andi" else a | b if name == "arith.ori" else a ^ b
+    elif name == "arith.select":
+        out = ev(op.operands[1]) if ev(op.operands[0]) else ev(op.operands[2])
+    elif name == "tensor.extract" and op.operands[0] in tensors and len(op.operands) == 2:
+        data = tensors[op.operands[0]]
+        i = ev(op.operands[1])
+        if not 0 <= i < len(data):
+            raise _Unknown
+        out = data[i]
+    else:
+        raise _Unknown
+    memo[value] = out
+    return out
+
+
+def _known_int_vector(value: ir.Value) -> list[int] | None:
+    """Contents of a 1-d integer tensor computed from loop indices only, or a dense constant."""
+    t = h.static_type(value)
+    op = h.defining_op(value)
+    if t is None or t.rank > 1 or op is None:
+        return None
+    size = t.shape[0] if t.rank else 1
+    if op.name == "arith.constant" and isinstance(op.attributes["value"], ir.DenseIntElementsAttr):
+        return [int(x) for x in op.attributes["value"]]
+    if op.name == "linalg.fill":
+        c = h.const_int(op.operands[0])
+        return None if c is None else [c] * size
+    if op.name != "linalg.generic" or h.dps_inputs(op) or len(op.results) != 1:
+        return None
+    block = h.body_block(op)
+    yielded = list(block.operations)[-1].operation.operands[0]
+    out = []
+    for i in range(size):
+        try:
+            out.append(_eval_int(yielded, {("dim", 0): i}, {}, {}))
+        except (_Unknown, KeyError):
+            return None
+    return out
+
+
+def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
+    """torch-mlir's F.embedding_bag(mode="sum") lowering with fixed-length bags.
+
+    A generic over (bag b, position j, column d): out[b, d] += table[idx[j], d] when
+    offsets[b] <= j < next(b). Recognized when the offsets are b * L (2-d ids) and the
+    condition, evaluated at every bag's boundaries, selects exactly positions [b*L, b*L+L).
+    """
+    its = h.iterator_types(op) if op.name == "linalg.generic" else []
+    # B > 1: loops (bag b, position j, column d). B = 1 (unit dims folded): loops (j, d) and
+    # the offsets are a 0-d tensor.
+    if its == ["parallel", "reduction", "parallel"]:
+        b_dim, j_dim, d_dim, expect = 0, 1, 2, [[1], [0], [0, 2]]
+    elif its == ["reduction", "parallel"]:
+        b_dim, j_dim, d_dim, expect = None, 0, 1, [[0], [], [1]]
+    else:
+        raise NoMatch("not a (bag, position, column) generic")
+    ins, outs = h.dps_inputs(op), h.dps_inits(op)
+    if len(ins) != 2 or len(outs) != 1:
+        raise NoMatch("expects indices and offsets")
+    if [h.map_dim_positions(m) for m in h.indexing_maps(op)] != expect:
+        raise NoMatch("unexpected indexing maps")
+    idx_t, off_t = h.static_type(ins[0]), h.static_type(ins[1])
+    res_t = h.static_type(op.results[0])
+    if idx_t is None or off_t is None or res_t is None:
+        raise NoMatch("dynamic shapes")
+    n, bags = idx_t.shape[0], (off_t.shape[0] if off_t.rank else 1)
+    if bags == 0 or n % bags:
+        raise NoMatch("bags are not of one fixed length")
+    length = n // bags
+    offsets = _known_int_vector(ins[1])
+    if offsets != [b * length for b in range(bags)]:
+        raise NoMatch("offsets are not b * L (variable-length bags)")
+    block = h.body_block(op)
+    idx_arg, off_arg, out_arg = block.arguments
+    body = [o.operation for o in block.operations]
+    yielded = body[-1].operands[0]
+    sel = h.defining_op(yielded)
+    if sel is None or sel.name != "arith.select" or sel.operands[2] != out_arg:
+        raise NoMatch("body does not select between out and out + row")
+    add = h.defining_op(sel.operands[1])
+    if add is None or add.name != "arith.addf" or out_arg not in list(add.operands):
+        raise NoMatch("body does not accumulate a sum")
+    row = add.operands[0] if add.operands[1] == out_arg else add.operands[1]
+    ex = h.defining_op(row)
+    if ex is None or ex.name != "tensor.extract" or len(ex.operands) != 3:
+        raise NoMatch("summand is not a table element")
+    table = ex.operands[0]
+    tab_t = h.static_type(table)
+    if tab_t is None or tab_t.rank != 2 or h.defined_inside(table, op) or \
+            tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
+        raise NoMatch("summand is not a row of a captured table")
+    col = h.defining_op(ex.operands[2])
+    if col is None or col.name != "linalg.index" or \
+            ir.IntegerAttr(col.attributes["dim"]).value != d_dim or \
+            not traces_to(ex.operands[1], idx_arg):
+        raise NoMatch("table element is not [idx[j], d]")
+    for o in body:  # nothing else may be read or have effects
+        if o.name not in BAG_BODY_OPS:
+            raise NoMatch(f"unexpected {o.name} in the bag body")
+        if o.name == "tensor.extract" and o != ex and o.operands[0] != ins[1] and \
+                _known_int_vector(o.operands[0]) != offsets:
+            raise NoMatch("body reads an unknown tensor")
+    tensors = {ins[1]: offsets}
+    for o in body:
+        if o.name == "tensor.extract" and o != ex:
+            tensors[o.operands[0]] = offsets
+    _check_bag_condition(sel.operands[0], bags, length, n, (b_dim, j_dim, d_dim), off_arg,
+                         offsets, tensors)
+    if not is_zero_fill(outs[0]):
+        raise NoMatch("bag sum does not start from zero")
+    return EmbeddingBag(op, table, ins[0], bags, length)
+
+
+def _check_bag_condition(cond: ir.Value, bags: int, length: int, n: int, dims: tuple,
+                         off_arg: ir.Value, offsets: list[int], tensors: dict) -> None:
+    """The condition selects exactly positions [b*L, b*L+L) of bag b (checked at every
+    bag's boundaries, the first and the last position)."""
+    b_dim, j_dim, d_dim = dims
+    for b in range(bags):
+        for j in {b * length - 1, b * length, b * length + length - 1, b * length + length, 0,
+                  n - 1}:
+            if not 0 <= j < n:
+                continue
+            env = {("dim", j_dim): j, ("dim", d_dim): 0, off_arg: offsets[b]}
+            if b_dim is not None:
+                env[("dim", b_dim)] = b
+            try:
+                got = _eval_int(cond, env, tensors, {})
+            except (_Unknown, KeyError):
+                raise NoMatch("bag condition not understood") from None
+            if bool(got) != (b * length <= j < b * length + length):
+                raise NoMatch("bag condition does not select [b*L, b*L+L)")

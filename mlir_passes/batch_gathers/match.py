@@ -1,0 +1,450 @@
+"""What the pass works on: embedding lookups (generic row extracts, `iree_linalg_ext.gather`),
+pooled bags (a lookup summed over one index axis, optionally divided: `.mean(1)`), concats
+(`tensor.empty` filled by `insert_slice`s along the feature axis), batched gather slots, and
+the view chains that produce lookup indices.
+
+Matchers raise `NoMatch` with the reason at the check that failed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from iree.compiler import ir
+
+from iree_fusions import ir_helpers as h
+from iree_fusions.pass_base import NoMatch
+
+CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui")
+LOOKUP_BODY_OPS = CASTS + ("arith.cmpi", "arith.constant", "arith.andi", "arith.ori",
+                           "cf.assert", "linalg.index", "tensor.extract", "linalg.yield")
+CMPI = {0: "eq", 1: "ne", 2: "slt", 3: "sle", 4: "sgt", 5: "sge", 6: "ult", 7: "ule",
+        8: "ugt", 9: "uge"}
+SWAPPED = {"slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle", "ult": "ugt", "ugt": "ult",
+           "ule": "uge", "uge": "ule"}
+MAX_UNROLLED_BAG = 64  # longest bag whose sum is unrolled in the gather body
+VIEW_OPS = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast",
+            "iree_tensor_ext.compute_barrier.start")
+
+
+# ---------------------------------------------------------------- lookups
+
+
+@dataclass(eq=False)
+class Lookup:
+    """One embedding lookup, optionally pooled (summed) over one index axis."""
+
+    op: ir.Operation
+    table: ir.Value
+    index: ir.Value
+    rows: int
+    dim: int
+    elem: ir.Type
+    index_elem: ir.Type
+    index_shape: tuple[int, ...]
+    checks: tuple[str | None, str | None]  # messages of the (upper, lower) bound asserts
+    pool: ir.Operation | None = None
+    pool_axis: int | None = None
+    mean: ir.Operation | None = None  # divides the pooled sum by a constant (mean bags)
+    divisor: ir.Attribute | None = None  # that constant
+
+    @property
+    def result(self) -> ir.Value:
+        return (self.mean or self.pool or self.op).results[0]
+
+    @property
+    def ops(self) -> list[ir.Operation]:
+        return [o for o in (self.op, self.pool, self.mean) if o is not None]
+
+    @property
+    def pooling(self) -> str | None:
+        """None, "sum" or "mean"."""
+        return None if self.pool is None else "mean" if self.mean is not None else "sum"
+
+    def shape_key(self) -> tuple:
+        """What lookups merged across tables must share."""
+        return (self.dim, str(self.elem), str(self.index_elem), self.checks, self.index_shape,
+                self.pool_axis, str(self.divisor))
+
+    def table_key(self) -> tuple:
+        """What lookups of one table merged without offsets must share (index shapes may
+        differ when unpooled: the flat layout)."""
+        return (self.table, str(self.elem), str(self.index_elem), self.checks,
+                self.index_shape if self.pool is not None else None, self.pool_axis,
+                str(self.divisor))
+
+    def describe(self) -> str:
+        shape = "x".join(map(str, self.index_shape)) or "scalar"
+        return (f"dim {self.dim}, {self.elem}, {self.index_elem} indices of shape {shape}"
+                f"{', pooled' if self.pool is not None else ''}")
+
+
+def index_count(members: list[Lookup]) -> int:
+    return sum(math.prod(m.index_shape) for m in members)
+
+
+def distinct_tables(members: list[Lookup]) -> list[ir.Value]:
+    """The members' tables, each once, in first-appearance order."""
+    out: list[ir.Value] = []
+    for m in members:
+        if m.table not in out:
+            out.append(m.table)
+    return out
+
+
+def is_lookup_like(op: ir.Operation) -> bool:
+    """An `iree_linalg_ext.gather`, or an all-parallel one-input generic reading a table in
+    its body: what the pass tries to match as a lookup."""
+    if op.name == "iree_linalg_ext.gather":
+        return True
+    return (op.name == "linalg.generic" and h.reads_table_in_body(op)
+            and len(h.dps_inputs(op)) == 1
+            and all(it == "parallel" for it in h.iterator_types(op)))
+
+
+def traces_to(value: ir.Value, target: ir.Value) -> bool:
+    """value is target, possibly through integer/index casts."""
+    while True:
+        if value == target:
+            return True
+        op = h.defining_op(value)
+        if op is None or op.name not in CASTS:
+            return False
+        value = op.operands[0]
+
+
+def _classify_assert(op: ir.Operation, index_arg: ir.Value, rows: int) -> str | None:
+    """'upper' (idx < rows), 'lower' (idx >= 0), or None for any other condition."""
+    cond = h.defining_op(op.operands[0])
+    if cond is None or cond.name != "arith.cmpi":
+        return None
+    pred = CMPI[ir.IntegerAttr(cond.attributes["predicate"]).value]
+    lhs, rhs = cond.operands
+    if traces_to(rhs, index_arg) and not traces_to(lhs, index_arg):
+        lhs, rhs = rhs, lhs
+        pred = SWAPPED.get(pred, pred)
+    if not traces_to(lhs, index_arg):
+        return None
+    bound = h.const_int(rhs)
+    if bound is None:
+        return None
+    if (pred in ("slt", "ult") and bound == rows) or (pred in ("sle", "ule") and bound == rows - 1):
+        return "upper"
+    if (pred == "sge" and bound == 0) or (pred == "sgt" and bound == -1):
+        return "lower"
+    return None
+
+
+def match_generic_lookup(op: ir.Operation) -> Lookup:
+    """A generic over the index tensor whose body extracts full table rows."""
+    if op.name != "linalg.generic" or len(op.results) != 1:
+        raise NoMatch("not a single-result linalg.generic")
+    if any(it != "parallel" for it in h.iterator_types(op)):
+        raise NoMatch("lookup generic has a reduction")
+    ins, outs = h.dps_inputs(op), h.dps_inits(op)
+    if len(ins) != 1 or len(outs) != 1:
+        raise NoMatch("expects one index input and one output")
+    res_t, idx_t = h.static_type(op.results[0]), h.static_type(ins[0])
+    if res_t is None or idx_t is None or res_t.rank < 1 or idx_t.rank != res_t.rank - 1:
+        raise NoMatch("dynamic or unexpected shapes")
+    if not isinstance(idx_t.element_type, ir.IntegerType):
+        raise NoMatch("index tensor is not integer")
+    rank = res_t.rank
+    in_map, out_map = h.indexing_maps(op)
+    if not h.is_identity_map(out_map) or h.map_dim_positions(in_map) != list(range(rank - 1)):
+        raise NoMatch("index map is not the result's leading dims")
+    block = h.body_block(op)
+    in_arg, out_arg = block.arguments[0], block.arguments[1]
+    if list(out_arg.uses):
+        raise NoMatch("body reads the output")
+    body = [o.operation for o in block.operations]
+    if any(o.name not in LOOKUP_BODY_OPS for o in body):
+        raise NoMatch("body does more than a bounds-checked row extract")
+    extracts = [o for o in body if o.name == "tensor.extract"]
+    if len(extracts) != 1:
+        raise NoMatch("body has no single tensor.extract")
+    ex = extracts[0]
+    table, row = ex.operands[0], ex.operands[1]
+    col = ex.operands[2] if len(ex.operands) == 3 else None
+    tab_t = h.static_type(table)
+    if col is None or tab_t is None or tab_t.rank != 2 or h.defined_inside(table, op):
+        raise NoMatch("extract is not from a captured 2-d table")
+    col_op = h.defining_op(col)
+    if col_op is None or col_op.name != "linalg.index" or \
+            ir.IntegerAttr(col_op.attributes["dim"]).value != rank - 1:
+        raise NoMatch("column is not the innermost loop index")
+    if not traces_to(row, in_arg):
+        raise NoMatch("row is not the index input")
+    if tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
+        raise NoMatch("result rows do not match the table's rows")
+    yields = body[-1]
+    if yields.name != "linalg.yield" or yields.operands[0] != ex.results[0]:
+        raise NoMatch("body does not yield the extracted element")
+    checks: dict[str, str] = {}
+    for a in body:
+        if a.name != "cf.assert":
+            continue
+        kind = _classify_assert(a, in_arg, tab_t.shape[0])
+        if kind is None or kind in checks:
+            raise NoMatch("bounds check not understood")
+        checks[kind] = ir.StringAttr(a.attributes["msg"]).value
+    return Lookup(op, table, ins[0], tab_t.shape[0], tab_t.shape[1], res_t.element_type,
+                  idx_t.element_type, tuple(idx_t.shape),
+                  (checks.get("upper"), checks.get("lower")))
+
+
+def match_ext_gather(op: ir.Operation) -> Lookup:
+    """iree_linalg_ext.gather of full rows of a 2-d source along dim 0 (no bounds checks)."""
+    if list(op.attributes["dimension_map"]) != [0] or op.regions and \
+            len(op.regions[0].blocks) and len(op.regions[0].blocks[0].operations) > 1:
+        raise NoMatch("gather is not a row gather along dim 0")
+    if len(op.operands) != 3 or len(op.results) != 1:  # (source, indices, init)
+        raise NoMatch("unexpected gather operands")
+    source, indices = op.operands[0], op.operands[1]
+    src_t, idx_t = h.static_type(source), h.static_type(indices)
+    res_t = h.static_type(op.results[0])
+    if src_t is None or idx_t is None or res_t is None or src_t.rank != 2:
+        raise NoMatch("dynamic shapes or source not 2-d")
+    idx_shape = tuple(idx_t.shape)
+    if len(idx_shape) == res_t.rank and idx_shape[-1] == 1:
+        idx_shape = idx_shape[:-1]  # explicit index depth 1
+    if tuple(res_t.shape) != idx_shape + (src_t.shape[1],) or not idx_shape:
+        raise NoMatch("result shape is not indices x row")
+    return Lookup(op, source, indices, src_t.shape[0], src_t.shape[1], res_t.element_type,
+                  idx_t.element_type, idx_shape, (None, None))
+
+
+def match_lookup(op: ir.Operation, unroll_means: bool) -> Lookup:
+    """A lookup-like op as a Lookup, with the sum (and mean) that pool it when there is one.
+    `unroll_means`: a mean is matched only where the batched body unrolls the bag sum."""
+    lk = match_ext_gather(op) if op.name == "iree_linalg_ext.gather" else \
+        match_generic_lookup(op)
+    pool = match_sum_pool(lk)
+    if pool is not None and pool[0].block == op.block:
+        lk.pool, lk.pool_axis = pool
+        mean = match_mean(lk.pool)
+        unrolled = lk.index_shape[lk.pool_axis] <= MAX_UNROLLED_BAG and unroll_means
+        if mean is not None and mean[0].block == op.block and unrolled:
+            lk.mean, lk.divisor = mean
+    consumer = absorbing_consumer(lk.result)
+    if consumer is not None:
+        raise NoMatch(f"its only consumer ({consumer.name}) fuses it in stock IREE: batching "
+                      "would add a dispatch")
+    return lk
+
+
+def absorbing_consumer(value: ir.Value) -> ir.Operation | None:
+    """The one linalg.generic that reads `value` as an input: IREE fuses a gather into such a
+    consumer's dispatch (measured: lookup + elementwise consumer = 1 dispatch; not so for
+    linalg.matmul, inserts into a concat, results, or several consumers)."""
+    uses = h.users(value)
+    if len(uses) == 1 and uses[0].name == "linalg.generic" and \
+            value in h.dps_inputs(uses[0]):
+        return uses[0]
+    return None
+
+
+# ---------------------------------------------------------------- pooling
+
+
+def match_sum_pool(lk: Lookup) -> tuple[ir.Operation, int] | None:
+    """The lookup's only user sums it over one index axis into a zero-filled init."""
+    uses = h.users(lk.op.results[0])
+    if len(uses) != 1:
+        return None
+    op = uses[0]
+    if op.name != "linalg.generic" or h.dps_inputs(op) != [lk.op.results[0]]:
+        return None
+    its = h.iterator_types(op)
+    red = [i for i, it in enumerate(its) if it == "reduction"]
+    rank = len(lk.index_shape) + 1
+    if len(its) != rank or len(red) != 1 or red[0] >= rank - 1:
+        return None
+    in_map, out_map = h.indexing_maps(op)
+    if not h.is_identity_map(in_map) or \
+            h.map_dim_positions(out_map) != [i for i in range(rank) if i != red[0]]:
+        return None
+    block = h.body_block(op)
+    body = [o.operation for o in block.operations]
+    if len(body) != 2 or body[0].name != "arith.addf" or body[1].operands[0] != body[0].results[0]:
+        return None
+    if set(body[0].operands) != {block.arguments[0], block.arguments[1]}:
+        return None
+    if not is_zero_fill(h.dps_inits(op)[0]):
+        return None
+    return op, red[0]
+
+
+def match_mean(pool: ir.Operation) -> tuple[ir.Operation, ir.Attribute] | None:
+    """The pooled sum's only user divides it by a constant scalar: `.mean(1)` of a bag."""
+    uses = h.users(pool.results[0])
+    if len(uses) != 1 or uses[0].name != "linalg.generic":
+        return None
+    op = uses[0]
+    if h.dps_inputs(op) != [pool.results[0]] or not h.is_elementwise_generic(op) or \
+            not all(h.is_identity_map(m) for m in h.indexing_maps(op)):
+        return None
+    block = h.body_block(op)
+    body = [o.operation for o in block.operations]
+    if len(body) != 2 or body[0].name != "arith.divf" or \
+            body[0].operands[0] != block.arguments[0] or \
+            body[1].operands[0] != body[0].results[0]:
+        return None
+    cst = h.defining_op(body[0].operands[1])
+    if cst is None or cst.name != "arith.constant" or \
+            not isinstance(cst.attributes["value"], ir.FloatAttr):
+        return None
+    return op, cst.attributes["value"]
+
+
+def is_zero_fill(value: ir.Value) -> bool:
+    """`linalg.fill` of the float constant 0.0."""
+    op = h.defining_op(value)
+    if op is None or op.name != "linalg.fill":
+        return False
+    cst = h.defining_op(op.operands[0])
+    return cst is not None and cst.name == "arith.constant" and \
+        isinstance(cst.attributes["value"], ir.FloatAttr) and \
+        cst.attributes["value"].value == 0.0
+
+
+# ---------------------------------------------------------------- concats
+
+
+@dataclass(eq=False)
+class Concat:
+    inserts: list[ir.Operation]  # chain order
+    batch: int
+    widths: list[int]  # per slot, in column order
+    slots: list[ir.Operation]  # insert_slice ops ordered by column
+    elem: ir.Type
+
+    @property
+    def chunk(self) -> int:
+        """Columns per writer chunk: the gcd of the slot widths."""
+        return math.gcd(*self.widths)
+
+    @property
+    def final(self) -> ir.Operation:
+        return self.inserts[-1]
+
+    def source(self, slot: int) -> ir.Value:
+        return self.slots[slot].operands[0]
+
+
+def match_concats(block: ir.Block) -> list[Concat]:
+    """tensor.empty [B, W] filled by insert_slices of [B, w] slots along dim 1, each once."""
+    found = []
+    for op in block.operations:
+        op = op.operation
+        if op.name != "tensor.insert_slice":
+            continue
+        dest = h.defining_op(op.operands[1])
+        if dest is None or dest.name != "tensor.empty":
+            continue
+        chain = [op]
+        while True:
+            uses = h.users(chain[-1].results[0])
+            if len(uses) == 1 and uses[0].name == "tensor.insert_slice" and \
+                    uses[0].operands[1] == chain[-1].results[0]:
+                chain.append(uses[0])
+            else:
+                break
+        c = _concat_from_chain(chain)
+        if c is not None:
+            found.append(c)
+    return found
+
+
+def _concat_from_chain(chain: list[ir.Operation]) -> Concat | None:
+    dest_t = h.static_type(chain[0].operands[1])
+    if dest_t is None or dest_t.rank != 2 or len(chain) < 2:
+        return None
+    batch, width = dest_t.shape
+    cols = []
+    for ins in chain:
+        if len(ins.operands) != 2:  # dynamic offsets/sizes/strides
+            return None
+        offs, sizes, strides = (h.i64_array(ins, n) for n in
+                                ("static_offsets", "static_sizes", "static_strides"))
+        src_t = h.static_type(ins.operands[0])
+        if strides != [1, 1] or offs[0] != 0 or sizes[0] != batch or src_t is None or \
+                tuple(src_t.shape) not in (tuple(sizes), tuple(x for x in sizes if x != 1)):
+            return None
+        cols.append((offs[1], sizes[1], ins))
+    cols.sort(key=lambda c: c[0])
+    start = 0
+    for col, w, _ in cols:
+        if col != start:
+            return None  # gaps or overlaps: not a concat
+        start += w
+    if start != width:
+        return None
+    return Concat(chain, batch, [w for _, w, _ in cols], [ins for _, _, ins in cols],
+                  dest_t.element_type)
+
+
+def stacked_source(value: ir.Value, batch: int, dim: int) -> tuple[ir.Value, int] | None:
+    """(G, k) when value = extract_slice G[k, 0, 0] [1, B, D] of G: [K, B, D] (or of
+    G: [K, D] when B is 1): a slot of a batched gather."""
+    op = h.defining_op(value)
+    if op is None or op.name != "tensor.extract_slice" or len(op.operands) != 1:
+        return None
+    src_t = h.static_type(op.operands[0])
+    offs, sizes, strides = (h.i64_array(op, n) for n in
+                            ("static_offsets", "static_sizes", "static_strides"))
+    if src_t is None or list(src_t.shape[1:]) not in ([batch, dim], [dim] if batch == 1
+                                                      else None):
+        return None
+    if any(x != 1 for x in strides) or any(offs[1:]) or sizes != [1] + list(src_t.shape[1:]):
+        return None
+    return op.operands[0], offs[0]
+
+
+# ---------------------------------------------------------------- positions
+
+
+def def_pos(lk: Lookup, order: dict) -> int:
+    """Position of the last op (in the block) that defines the lookup's index or table."""
+    pos = -1
+    for v in (lk.index, lk.table):
+        d = h.defining_op(v)
+        if d is not None:
+            a = h.block_ancestor(d, order)
+            if a is not None:
+                pos = max(pos, order[a])
+    return pos
+
+
+def first_use_pos(lk: Lookup, order: dict) -> int:
+    """Position of the first op (in the block) that uses the lookup's result."""
+    pos = 1 << 60
+    for u in h.users(lk.result):
+        a = h.block_ancestor(u, order)
+        if a is not None:
+            pos = min(pos, order[a])
+    return pos
+
+
+def hoist_view_chain(value: ir.Value, block: ir.Block) -> None:
+    """Moves the reshapes/barriers that produce `value` up to right after their operands.
+
+    At B = 1 IREE reshapes each id tensor (and opens its compute barrier) just before its
+    lookup, after the previous lookup's results were used, which makes independent lookups
+    look interleaved. These ops are pure views of values defined earlier: moving them
+    changes no value (a normalization, idempotent)."""
+    op = h.defining_op(value)
+    if op is None or op.name not in VIEW_OPS or op.block != block:
+        return
+    for operand in op.operands:
+        hoist_view_chain(operand, block)
+    order = h.block_positions(block)
+    last = -1
+    for operand in op.operands:
+        d = h.defining_op(operand)
+        a = h.block_ancestor(d, order) if d is not None else None
+        if a is not None:
+            last = max(last, order[a])
+    if order[op] > last + 1:
+        op.move_before(next(o for o, i in order.items() if i == last + 1))

@@ -1,0 +1,328 @@
+"""The candidates of one block, their keys and typed plans: embedding_bag rewrites, lookup
+groups (cross-table first, then same-table) and concat writers.
+
+Grouping decides why a lookup stays alone where it checks: a cross-table group that fails a
+check passes its reason to its members; a member the same-table stage leaves alone is
+reported with the reason of the larger of its two groups (the cross-table one on a tie).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from iree.compiler import ir
+
+from iree_fusions import ir_helpers as h
+from iree_fusions.pass_base import Candidate, NoMatch, op_location, structural_key
+
+from .embedding_bag import EmbeddingBag, match_embedding_bag
+from .match import (Concat, Lookup, def_pos, distinct_tables, first_use_pos, index_count,
+                    is_lookup_like, match_lookup, stacked_source)
+
+if TYPE_CHECKING:
+    from . import BatchGathers
+
+MIN_WRITER_CHUNK = 4  # a concat writer writes chunks of gcd(slot widths) columns, >= this
+DEPENDS = ("depends on the other candidates (or they on it): no single place dominates their "
+           "inputs and precedes their uses")
+NOT_CONSTANT = ("table is not a constant (stacking it would copy it on every call); only "
+                "lookups of the same table merge")
+OTHERS_NOT_CONSTANT = ("the other lookups of this shape read tables that are not constants "
+                       "(stacking them would copy them on every call)")
+
+
+@dataclass
+class GroupPlan:
+    """Lookups merged into one gather: of several constant tables stacked once at load
+    (cross), or of one table (same); index tensors of different shapes are flattened."""
+
+    members: list[Lookup]
+    kind: Literal["cross", "same"]
+    layout: Literal["stacked", "flat"]
+
+
+@dataclass
+class WriterPlan:
+    """A concat written in place by one generic, which gathers `slot_lookups` itself."""
+
+    concat: Concat
+    slot_lookups: dict[int, Lookup]  # slot -> one-id lookup of a constant table
+
+
+Plan = EmbeddingBag | GroupPlan | WriterPlan
+
+
+# ---------------------------------------------------------------- embedding_bag
+
+
+def bag_candidate(op: ir.Operation) -> Candidate[EmbeddingBag] | None:
+    """The rewrite of an embedding_bag-like generic (None: not one and reads no table)."""
+    cand = Candidate.of(_bag_key(op), op, "embedding_bag generic", lambda: _bag_plan(op))
+    if cand.blocked and not h.reads_table_in_body(op):
+        return None
+    return cand
+
+
+def _bag_plan(op: ir.Operation) -> EmbeddingBag:
+    try:
+        return match_embedding_bag(op)
+    except NoMatch as e:
+        raise NoMatch(f"embedding_bag-like generic: {e}") from None
+
+
+def _bag_key(op: ir.Operation) -> str:
+    """bags x length x dim, element and index types (from the operand types)."""
+    ids, offsets = (h.static_type(v) for v in h.dps_inputs(op))
+    res = h.static_type(op.results[0])
+    if ids is None or offsets is None or res is None or ids.rank != 1:
+        return structural_key("gathers-bag", h.op_signature(op))
+    bags = offsets.shape[0] if offsets.rank else 1
+    return structural_key("gathers-bag", bags, ids.shape[0] // max(bags, 1), res.shape[-1],
+                          str(res.element_type), str(ids.element_type))
+
+
+# ---------------------------------------------------------------- lookups
+
+
+def collect_lookups(block: ir.Block, unroll_means: bool
+                    ) -> tuple[list[Lookup], list[Candidate]]:
+    """The block's lookups (pooled where a sum follows), and the lookup-like ops that are
+    not candidates, as blocked candidates with the reason."""
+    lookups: list[Lookup] = []
+    blocked: list[Candidate] = []
+    for op in list(block.operations):
+        op = op.operation
+        if not is_lookup_like(op):
+            continue
+        try:
+            lookups.append(match_lookup(op, unroll_means))
+        except NoMatch as e:
+            key = structural_key("gathers-lookup", h.op_signature(op))
+            blocked.append(Candidate(key, op_location(op), "lookup-like op", None, str(e)))
+    return lookups, blocked
+
+
+# ---------------------------------------------------------------- groups
+
+
+def group_key(kind: str, members: list[Lookup]) -> str:
+    """Group kind, member count, embedding dim, element and index types, index shapes,
+    pooling, table shapes and origins (constant, global, argument), and which members share
+    a table or an index tensor."""
+    first = members[0]
+    tables = distinct_tables(members)
+    indices = list(dict.fromkeys(m.index for m in members))
+    return structural_key(
+        "gathers-group", kind, len(members), first.dim, str(first.elem), str(first.index_elem),
+        tuple(str(m.index.type) for m in members), first.pooling, first.pool_axis,
+        tuple(str(m.table.type) for m in members), tuple(_origin(m.table) for m in members),
+        tuple(tables.index(m.table) for m in members),
+        tuple(indices.index(m.index) for m in members), tuple(m.op.name for m in members),
+        tuple(c is not None for c in first.checks))
+
+
+def _origin(value: ir.Value) -> str:
+    op = h.defining_op(value)
+    return "argument" if op is None else op.name
+
+
+def open_groups(members: list[Lookup], order: dict) -> list[list[Lookup]]:
+    """Greedy groups in program order whose members are independent: one place comes after
+    every input they read and before every use of their results."""
+    groups: list[tuple[list[Lookup], int, int]] = []
+    for m in sorted(members, key=lambda m: order[m.op]):
+        d, u = def_pos(m, order), first_use_pos(m, order)
+        for i, (g, gd, gu) in enumerate(groups):
+            if max(gd, d) < min(gu, u):
+                groups[i] = (g + [m], max(gd, d), min(gu, u))
+                break
+        else:
+            groups.append(([m], d, u))
+    return [g for g, _, _ in groups]
+
+
+def _buckets(lookups: list[Lookup], key: Callable[[Lookup], tuple]) -> list[list[Lookup]]:
+    by_key: dict[tuple, list[Lookup]] = defaultdict(list)
+    for lk in lookups:
+        by_key[key(lk)].append(lk)
+    return list(by_key.values())
+
+
+def _left_alone(key: str, lk: Lookup, reason: str) -> Candidate[GroupPlan]:
+    return Candidate(key, op_location(lk.op), "lookup left alone", None, reason)
+
+
+def group_candidates(lookups: list[Lookup], order: dict, opts: BatchGathers
+                     ) -> Iterator[Candidate[GroupPlan]]:
+    """Cross-table groups, then same-table groups (seed 001: the other order strands
+    lookups); a lookup no group takes is a blocked candidate with the reason."""
+    cross, left_alone = _cross_table_stage(lookups, order, opts) if opts.cross_table \
+        else ([], {})
+    yield from cross
+    taken = {m for c in cross for m in c.plan.members}
+    yield from _same_table_stage([lk for lk in lookups if lk not in taken], order, left_alone,
+                                 opts)
+
+
+LeftAlone = dict[Lookup, tuple[int, Candidate[GroupPlan]]]  # lookup -> (group size, why)
+
+
+def _cross_table_stage(lookups: list[Lookup], order: dict, opts: BatchGathers
+                       ) -> tuple[list[Candidate[GroupPlan]], LeftAlone]:
+    """The cross-table groups that can apply, and why the stage leaves lookups out (those of
+    one table are left to the same-table stage without a reason)."""
+    groups: list[Candidate[GroupPlan]] = []
+    left_alone: LeftAlone = {}
+    same_shape = Counter(lk.shape_key() for lk in lookups)
+    constant = []
+    for lk in lookups:
+        if h.is_constant_like(lk.table):
+            constant.append(lk)
+        elif same_shape[lk.shape_key()] > 1:
+            left_alone[lk] = (1, _left_alone(group_key("cross", [lk]), lk, NOT_CONSTANT))
+    for bucket in _buckets(constant, Lookup.shape_key):
+        for g in open_groups(bucket, order):
+            if len(g) == 1:
+                if same_shape[g[0].shape_key()] > 1:
+                    reason = DEPENDS if len(bucket) > 1 else OTHERS_NOT_CONSTANT
+                    left_alone[g[0]] = (1, _left_alone(group_key("cross", g), g[0], reason))
+                continue
+            if len(distinct_tables(g)) < 2:
+                continue  # one table: the same-table stage merges these
+            cand = Candidate.of(group_key("cross", g), g[0].op,
+                                f"cross-table group of {len(g)} lookups",
+                                lambda g=g: _cross_plan(g, opts))
+            if cand.blocked:
+                left_alone.update({m: (len(g), _left_alone(cand.key, m, cand.reason))
+                                   for m in g})
+            else:
+                groups.append(cand)
+    return groups, left_alone
+
+
+def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
+                      opts: BatchGathers) -> Iterator[Candidate[GroupPlan]]:
+    """Groups of one table; a member of a blocked group is reported with the reason of the
+    larger of its cross-table and same-table groups (the cross-table one on a tie)."""
+    for bucket in _buckets(lookups, Lookup.table_key):
+        for g in open_groups(bucket, order):
+            layout = "flat" if len({m.index_shape for m in g}) > 1 else "stacked"
+            kind = "flat" if layout == "flat" else "same"
+            cand = Candidate.of(group_key(kind, g), g[0].op,
+                                f"same-table group of {len(g)} lookups",
+                                lambda g=g, n=len(bucket), layout=layout:
+                                _same_plan(g, n, layout, opts))
+            if not cand.blocked:
+                yield cand
+                continue
+            for m in g:
+                size, cross = left_alone.get(m, (0, None))
+                yield cross if size >= len(g) else _left_alone(cand.key, m, cand.reason)
+
+
+def _cross_plan(g: list[Lookup], opts: BatchGathers) -> GroupPlan:
+    _check_size(g, opts)
+    if h.value_bytes(distinct_tables(g)) > opts.max_table_bytes:
+        raise NoMatch(f"stacking the tables would exceed max-table-bytes={opts.max_table_bytes}")
+    _check_indices(g, opts)
+    return GroupPlan(g, "cross", "stacked")
+
+
+def _same_plan(g: list[Lookup], bucket_size: int, layout: Literal["stacked", "flat"],
+               opts: BatchGathers) -> GroupPlan:
+    if len(g) == 1 and len(g) < opts.min_group_size:
+        if bucket_size == 1:
+            raise NoMatch(f"no other lookup with {g[0].describe()} (or of the same table)")
+        raise NoMatch(DEPENDS)
+    _check_size(g, opts)
+    if not opts.same_table:
+        raise NoMatch("lookups of one table are not merged (same-table=false)")
+    _check_indices(g, opts)
+    return GroupPlan(g, "same", layout)
+
+
+def _check_size(g: list[Lookup], opts: BatchGathers) -> None:
+    if len(g) < opts.min_group_size:
+        raise NoMatch(f"{len(g)} candidate lookup(s), below min-group-size={opts.min_group_size}")
+
+
+def _check_indices(g: list[Lookup], opts: BatchGathers) -> None:
+    n = index_count(g)
+    if g[0].pool is None and n < opts.min_sliced_indices:
+        raise NoMatch(f"{n} indices in all candidates, below min-sliced-indices="
+                      f"{opts.min_sliced_indices} (results would be sliced back)")
+    if g[0].pool is not None and n < opts.min_pooled_indices:
+        raise NoMatch(f"{n} indices in all candidate bags, below min-pooled-indices="
+                      f"{opts.min_pooled_indices}")
+
+
+# ---------------------------------------------------------------- concat writers
+
+
+def writer_candidates(concats: list[Concat], lookups: list[Lookup], opts: BatchGathers
+                      ) -> list[Candidate[WriterPlan]]:
+    """One candidate per concat that lookups feed: written in place when enough of its slots
+    are produced by lookups (or by the batched gathers that replaced them). A concat no
+    lookup feeds is no candidate (e.g. the one a B = 1 writer leaves: its run + other slots)."""
+    by_result = {lk.result: lk for lk in lookups}
+    out = []
+    for c in concats:
+        gathered, produced = _writer_slots(c, by_result, opts)
+        if not produced:
+            continue
+        kinds = tuple("gathered" if s in gathered else "produced" if s in produced else "value"
+                      for s in range(len(c.slots)))
+        key = structural_key("gathers-concat", c.batch, str(c.elem), tuple(c.widths), kinds)
+        out.append(Candidate.of(key, c.final, f"concat of {len(c.slots)} slots",
+                                lambda c=c, gathered=gathered, n=len(produced):
+                                _writer_plan(c, gathered, n, opts)))
+    return out
+
+
+def _writer_slots(c: Concat, by_result: dict, opts: BatchGathers
+                  ) -> tuple[dict[int, Lookup], set[int]]:
+    """(slot -> one-id lookup the writer gathers itself, slots produced by a lookup).
+
+    A slot counts as produced when a lookup whose only user is the insert fills it, or a
+    slot of a batched gather that only inserts read: the same count before and after the
+    groups are applied (each replaced lookup had the insert as its one user)."""
+    gathered: dict[int, Lookup] = {}
+    produced: set[int] = set()
+    for s in range(len(c.slots)):
+        src = c.source(s)
+        lk = by_result.get(src)
+        if lk is None:
+            if stacked_source(src, c.batch, c.widths[s]) is not None and all(
+                    u.name == "tensor.insert_slice" and u.operands[0] == src
+                    for u in h.users(src)):
+                produced.add(s)
+            continue
+        if len(h.users(lk.result)) != 1:
+            continue
+        produced.add(s)
+        one_id = lk.index_shape == (c.batch,) or (c.batch == 1 and not lk.index_shape)
+        if lk.pool is None and one_id and h.is_constant_like(lk.table):
+            gathered[s] = lk
+    by_key: dict[tuple, list[int]] = defaultdict(list)
+    for s, lk in gathered.items():
+        by_key[(lk.dim, str(lk.elem))].append(s)
+    for slots in by_key.values():  # stacked tables over the limit: copied as values
+        tables = distinct_tables([gathered[s] for s in slots])
+        if len(tables) > 1 and h.value_bytes(tables) > opts.max_table_bytes:
+            for s in slots:
+                del gathered[s]
+    return gathered, produced
+
+
+def _writer_plan(c: Concat, gathered: dict[int, Lookup], produced: int,
+                 opts: BatchGathers) -> WriterPlan:
+    if produced < opts.min_concat_slots:
+        raise NoMatch(f"concat: {produced} slot(s) from lookups, fewer than "
+                      f"min-concat-slots={opts.min_concat_slots}")
+    if c.chunk < MIN_WRITER_CHUNK:
+        raise NoMatch(f"concat: slot widths {sorted(set(c.widths))} share only {c.chunk}-column "
+                      f"chunks (< {MIN_WRITER_CHUNK})")
+    return WriterPlan(c, gathered)

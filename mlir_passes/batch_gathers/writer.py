@@ -1,0 +1,238 @@
+"""Emission of a concat writer: one generic that writes every slot of a concat (one-id
+lookups gathered in it, batched gather slots and other values copied in), then a
+`collapse_shape`; the `insert_slice` chain disappears."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, linalg, tensor
+
+from iree_fusions import ir_build as b
+
+from .build import (TablePool, emit_checks, entry, index_const, index_in_shape, int_table,
+                    select_chain)
+from .match import Concat, Lookup, distinct_tables, stacked_source
+from .plan import WriterPlan
+
+
+def emit_concat_writer(plan: WriterPlan, tables: TablePool, values_as_ins: bool,
+                       dedup: bool) -> str:
+    """Replaces the concat's insert_slice chain with one generic that writes its slots.
+
+    At B = 1 every slot is a contiguous run of the result, so IREE writes a producer's
+    result into it in place (no copy): there the writer covers only the run of slots from
+    the first to the last lookup/batched slot, and the other slots keep their inserts (the
+    value of a long chain like the MLP would otherwise wait for the writer).
+    """
+    c, slot_lookups = plan.concat, plan.slot_lookups
+    produced = [s in slot_lookups or stacked_source(c.source(s), c.batch, c.widths[s])
+                is not None for s in range(len(c.slots))]
+    s0, s1 = 0, len(c.slots)
+    if c.batch == 1 and any(produced):
+        s0 = produced.index(True)
+        s1 = len(produced) - produced[::-1].index(True)
+    run = Concat(c.inserts, c.batch, c.widths[s0:s1], c.slots[s0:s1], c.elem)
+    run_lookups = {s - s0: lk for s, lk in slot_lookups.items() if s0 <= s < s1}
+    with c.final.location, ir.InsertionPoint(c.final):
+        result, counts = _write_slots(run, run_lookups, tables, values_as_ins, dedup)
+        if (s0, s1) != (0, len(c.slots)):
+            result = _insert_other_slots(c, result, s0, s1)
+    n_inserts = len(c.inserts)
+    c.final.results[0].replace_all_uses_with(result)
+    for ins in reversed(c.inserts):
+        ins.erase()
+    for lk in slot_lookups.values():
+        if not list(lk.result.uses):
+            for op in reversed(lk.ops):
+                op.erase()
+    n_lookups, n_groups, n_stacked, n_values = counts
+    kept = len(c.slots) - (s1 - s0)
+    return (f"concat of {len(c.slots)} slots (widths "
+            f"{'/'.join(map(str, sorted(set(c.widths))))}) written in place by one generic in "
+            f"{run.chunk}-column chunks ({n_lookups} lookups gathered in it from {n_groups} "
+            f"table group(s), {n_stacked} from batched gathers, {n_values} copied values); "
+            f"{n_inserts} insert_slices removed"
+            + (f", {kept} kept (B = 1: written in place by their producers)" if kept else ""))
+
+
+def _insert_other_slots(c: Concat, written: ir.Value, s0: int, s1: int) -> ir.Value:
+    """The concat from the written run of slots [s0, s1) and the other slots' values."""
+    prev, col = c.inserts[0].operands[1], 0
+    for s, w in enumerate(c.widths):
+        if s == s0:
+            prev = tensor.InsertSliceOp(written, prev, [], [], [], [0, col],
+                                        [c.batch, sum(c.widths[s0:s1])], [1, 1]).result
+        elif not s0 <= s < s1:
+            prev = tensor.InsertSliceOp(c.source(s), prev, [], [], [], [0, col], [c.batch, w],
+                                        [1, 1]).result
+        col += w
+    return prev
+
+
+@dataclass
+class _Chunks:
+    """The writer's loops (chunk, b, lane) and what each chunk is."""
+
+    chunk: ir.Value  # loop index of the chunk
+    batch: ir.Value
+    lane: ir.Value
+    q: ir.Value  # columns per chunk
+    chunk_slot: list[int]  # the slot of each chunk
+    chunk_sub: list[int]  # the chunk's place in its slot
+    pre: ir.InsertionPoint  # where constants and index reshapes go (before the generic)
+
+    def column(self, members: set[int]) -> ir.Value:
+        """sub * q + lane, with sub the chunk's place in its slot (0 outside `members`)."""
+        subs = [sub if slot in members else 0
+                for slot, sub in zip(self.chunk_slot, self.chunk_sub)]
+        if not any(subs):
+            return self.lane
+        with self.pre:
+            subs_table = int_table(subs)
+        at = arith.MulIOp(entry(subs_table, self.chunk), self.q).result
+        return arith.AddIOp(at, self.lane).result
+
+
+def _write_slots(c: Concat, slot_lookups: dict[int, Lookup], tables: TablePool,
+                 values_as_ins: bool, dedup: bool) -> tuple[ir.Value, tuple[int, ...]]:
+    """The value of the concat `c` written by one generic in chunks of q = gcd(widths)
+    columns, and (lookups, table groups, batched slots, copied values) it reads.
+
+    Loops (chunk, b, lane) write [B, W/q, q] through the map (c, b, l) -> (b, c, l), then a
+    collapse_shape gives [B, W]. No two loops are adjacent in the same order in every map,
+    so IREE does not collapse them (which would turn row reads into per-element gathers).
+    Per chunk, constant tables give the slot's kind and the chunk's place in the slot; every
+    read (table rows, other values, batched bags) is at [uniform indices..., sub * q + lane],
+    which the vectorizer turns into contiguous loads. Lookups of one (dim, dtype, checks)
+    read one stacked table; the index is picked among the lookups' index tensors by slot.
+    """
+    nslots, bsz, elem, q = len(c.slots), c.batch, c.elem, c.chunk
+    nchunks = sum(c.widths) // q
+    chunk_slot, chunk_sub = [], []
+    for s, w in enumerate(c.widths):
+        chunk_slot += [s] * (w // q)
+        chunk_sub += list(range(w // q))
+    # Sources: lookup groups (by dim/dtype/checks), other values, batched (stacked) gathers.
+    groups: dict[tuple, list[int]] = defaultdict(list)
+    values: list[int] = []
+    stacks: dict[ir.Value, list[tuple[int, int]]] = {}
+    for s in range(nslots):
+        if s in slot_lookups:
+            lk = slot_lookups[s]
+            groups[(lk.dim, str(lk.elem), str(lk.index_elem), lk.checks)].append(s)
+            continue
+        st = stacked_source(c.source(s), bsz, c.widths[s])
+        if st is not None:
+            stacks.setdefault(st[0], []).append((s, st[1]))
+        else:
+            values.append(s)
+    code = {}  # slot -> kind code
+    for g, slots in enumerate(groups.values()):
+        code.update({s: g for s in slots})
+    base = len(groups)
+    code.update({s: base for s in values})
+    for g, pairs in enumerate(stacks.values()):
+        code.update({s: base + 1 + g for s, _ in pairs})
+    # One-chunk-wide values read as inputs (b, lane) (option values-as-ins).
+    ins_slots = [s for s in values if c.widths[s] == q and values_as_ins]
+    ins = [c.source(s) for s in ins_slots]
+    in_maps = [b.map_attr(3, [1, 2] if ir.RankedTensorType(v.type).rank == 2 else [2])
+               for v in ins]
+
+    empty = tensor.EmptyOp([bsz, nchunks, q], elem)
+    gen = b.new_generic(ins, [empty.result], in_maps + [b.map_attr(3, [1, 0, 2])],
+                        ["parallel"] * 3)
+    written = b.collapse(gen.results[0], [[0], [1, 2]],
+                         ir.RankedTensorType.get([bsz, nchunks * q], elem))
+    pre = ir.InsertionPoint(empty)
+    block = b.append_body_block(gen, ins + [empty.result])
+    with ir.InsertionPoint(block):
+        chunk, batch, lane = (linalg.IndexOp(d).result for d in range(3))
+        ch = _Chunks(chunk, batch, lane, index_const(q), chunk_slot, chunk_sub, pre)
+        if chunk_slot == list(range(nchunks)):
+            s_v = chunk  # one chunk per slot
+        else:
+            with pre:
+                slot_table = int_table(chunk_slot)
+            s_v = entry(slot_table, chunk)
+        kind_v = None
+        if len(set(code.values())) > 1:
+            with pre:
+                kinds = int_table([code[s] for s in range(nslots)], width=32)
+            kind_v = tensor.ExtractOp(kinds, [s_v]).result
+
+        def is_kind(k: int) -> ir.Value:
+            kc = arith.ConstantOp(ir.IntegerType.get_signless(32), k).result
+            return arith.CmpIOp(arith.CmpIPredicate.eq, kind_v, kc).result
+
+        result = None
+        n_lookups = 0
+        for g, ((_, _, _, checks), slots) in enumerate(groups.items()):
+            lks = [slot_lookups[s] for s in slots]
+            n_lookups += len(lks)
+            distinct = distinct_tables(lks)
+            if len(distinct) == 1:
+                table, start_at = distinct[0], [0] * len(lks)
+            elif dedup:
+                table, starts = tables.stacked(distinct)
+                start_at = [starts[distinct.index(lk.table)] for lk in lks]
+            else:
+                table, start_at = tables.stacked([lk.table for lk in lks])
+            chain_in = []
+            for lk in lks:
+                with pre:
+                    index = index_in_shape(lk)
+                chain_in.append(tensor.ExtractOp(index, [batch] if lk.index_shape else []).result)
+            raw = select_chain(s_v, chain_in, slots)
+            idx = arith.IndexCastOp(ir.IndexType.get(), raw).result
+            member = dict(zip(slots, range(len(lks))))
+            rows = [lks[member[s]].rows if s in member else 0 for s in range(nslots)]
+            offs = [start_at[member[s]] if s in member else 0 for s in range(nslots)]
+            with pre:
+                rows_table = int_table(rows)
+            rows_v = entry(rows_table, s_v)
+            skip = None
+            if kind_v is not None:
+                other = is_kind(g)
+                true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
+                skip = arith.XOrIOp(other, true).result
+            emit_checks(checks, raw, idx, rows_v, skip)
+            if any(offs):
+                with pre:
+                    offs_table = int_table(offs)
+                idx = arith.AddIOp(idx, entry(offs_table, s_v)).result
+            if skip is not None:
+                idx = arith.SelectOp(skip, index_const(0), idx).result
+            col = ch.column(set(slots))
+            v = tensor.ExtractOp(table, [idx, col]).result
+            result = v if result is None else arith.SelectOp(is_kind(g), v, result).result
+        if values:
+            pvs = []
+            for s in values:
+                v = c.source(s)
+                if s in ins_slots:
+                    pvs.append(block.arguments[ins_slots.index(s)])
+                    continue
+                col = ch.column({s})
+                at = [batch, col] if ir.RankedTensorType(v.type).rank == 2 else [col]
+                pvs.append(tensor.ExtractOp(v, at).result)
+            pv = select_chain(s_v, pvs, values)
+            result = pv if result is None else arith.SelectOp(is_kind(base), pv, result).result
+        for g, (st, pairs) in enumerate(stacks.items()):
+            ks = [0] * nslots
+            for s, k in pairs:
+                ks[s] = k
+            with pre:
+                ks_table = int_table(ks)
+            kv = entry(ks_table, s_v)
+            col = ch.column({s for s, _ in pairs})
+            at = [kv, batch, col] if ir.RankedTensorType(st.type).rank == 3 else [kv, col]
+            gv = tensor.ExtractOp(st, at).result
+            result = gv if result is None else \
+                arith.SelectOp(is_kind(base + 1 + g), gv, result).result
+        linalg.YieldOp([result])
+    counts = (n_lookups, len(groups), sum(len(p) for p in stacks.values()), len(values))
+    return written, counts
