@@ -141,8 +141,8 @@ class BatchGathers(CandidatePass[Plan]):
 
 def _table_pool(ctx: PassContext, block: ir.Block) -> TablePool:
     """The block's stacked tables, shared by every candidate applied in it during this run
-    (a table list is stacked once). PassContext has no per-pass state: kept on it here."""
-    pools = ctx.__dict__.setdefault("batch_gathers_table_pools", {})
+    (a table list is stacked once)."""
+    pools = ctx.state.setdefault("table_pools", {})
     if block not in pools:
         pools[block] = TablePool(ctx.module, block)
     return pools[block]

@@ -285,6 +285,8 @@ class PassContext:
     report: PassReport
     target: Target | None = None
     decider: Decider | None = None
+    # What one run of the pass keeps across candidates (e.g. load-time globals it made).
+    state: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
