@@ -241,13 +241,13 @@ def main(argv: list[str] | None = None) -> int:
             return _delegate(argv)
         if args.input is None:
             raise UsageError("no input file (give a path or '-' for stdin)")
-        steps = select_steps(args.fusions)
-        if args.decisions not in (None, "none"):
-            load_decisions(args.decisions)  # a corrupt file is an error before compiling
         split = _bool(args.main.get("split-input-file", "false"), "split-input-file")
         # A whole file is handed to IREE by path (it maps it); only stdin and split input
         # are read here.
         data = _read_input(args.input, contents=split or args.input == "-")
+        steps = select_steps(args.fusions)
+        if args.decisions not in (None, "none"):
+            load_decisions(args.decisions)  # a corrupt file is an error before compiling
         chunks = _split_chunks(data) if split else [data]
         requests = [_request(args, chunk, steps, not split) for chunk in chunks]
         output = args.main.get("o", "-")

@@ -58,3 +58,17 @@ class MarkFunctionsPass(FusionPass):
 class MarkFlowPass(MarkFunctionsPass):
     name = "test-mark-flow"
     phase = "flow"
+
+
+@register
+@dataclass(frozen=True)
+class SegfaultPass(FusionPass):
+    name = "test-segfault"
+    phase = "linalg"
+    description = "kills the process with SIGSEGV (as a crash in native code would)"
+
+    def run(self, module: ir.Operation, ctx: PassContext) -> None:
+        import os
+        import signal
+
+        os.kill(os.getpid(), signal.SIGSEGV)
