@@ -119,7 +119,10 @@ class BatchGathers(CandidatePass[Plan]):
         # lookups do not look interleaved. Idempotent: later rounds move nothing.
         for lk in lookups:
             hoist_view_chain(lk.index, block)
-        writers = writer_candidates(match_concats(block), lookups, self) \
+        placements = h.block_placements(block)
+        for lk in lookups:
+            lk.placement = placements[lk.op]
+        writers = writer_candidates(match_concats(block), lookups, placements, self) \
             if self.concat_writer else []
         reserved = {lk for w in writers if not w.blocked for lk in w.plan.slot_lookups.values()}
         yield from (w for w in writers if w.blocked)

@@ -48,6 +48,9 @@ class Lookup:
     pool_axis: int | None = None
     mean: ir.Operation | None = None  # divides the pooled sum by a constant (mean bags)
     divisor: ir.Attribute | None = None  # that constant
+    # Devices its inputs come from (multi-device programs; see h.block_placements): only
+    # lookups with equal placements are merged.
+    placement: frozenset[str] = frozenset()
 
     @property
     def result(self) -> ir.Value:

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from . import BatchGathers
 
 MIN_WRITER_CHUNK = 4  # a concat writer writes chunks of gcd(slot widths) columns, >= this
+ELSEWHERE = ("the other candidate lookups read inputs placed on other devices (a multi-device "
+             "program): ops on different devices are never merged")
 DEPENDS = ("depends on the other candidates (or they on it): no single place dominates their "
            "inputs and precedes their uses")
 NOT_CONSTANT = ("table is not a constant (stacking it would copy it on every call); only "
@@ -130,13 +132,14 @@ def _origin(value: ir.Value) -> str:
 
 
 def open_groups(members: list[Lookup], order: dict) -> list[list[Lookup]]:
-    """Greedy groups in program order whose members are independent: one place comes after
-    every input they read and before every use of their results."""
+    """Greedy groups in program order whose members are independent (one place comes after
+    every input they read and before every use of their results) and placed on the same
+    devices."""
     groups: list[tuple[list[Lookup], int, int]] = []
     for m in sorted(members, key=lambda m: order[m.op]):
         d, u = def_pos(m, order), first_use_pos(m, order)
         for i, (g, gd, gu) in enumerate(groups):
-            if max(gd, d) < min(gu, u):
+            if max(gd, d) < min(gu, u) and g[0].placement == m.placement:
                 groups[i] = (g + [m], max(gd, d), min(gu, u))
                 break
         else:
@@ -187,7 +190,7 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, opts: BatchGathers
         for g in open_groups(bucket, order):
             if len(g) == 1:
                 if same_shape[g[0].shape_key()] > 1:
-                    reason = DEPENDS if len(bucket) > 1 else OTHERS_NOT_CONSTANT
+                    reason = _alone(g[0], bucket) if len(bucket) > 1 else OTHERS_NOT_CONSTANT
                     left_alone[g[0]] = (1, _left_alone(group_key("cross", g), g[0], reason))
                 continue
             if len(distinct_tables(g)) < 2:
@@ -213,14 +216,16 @@ def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
             kind = "flat" if layout == "flat" else "same"
             cand = Candidate.of(group_key(kind, g), g[0].op,
                                 f"same-table group of {len(g)} lookups",
-                                lambda g=g, n=len(bucket), layout=layout:
-                                _same_plan(g, n, layout, opts))
+                                lambda g=g, bucket=bucket, layout=layout:
+                                _same_plan(g, bucket, layout, opts))
             if not cand.blocked:
                 yield cand
                 continue
             for m in g:
                 size, cross = left_alone.get(m, (0, None))
-                yield cross if size >= len(g) else _left_alone(cand.key, m, cand.reason)
+                placed_apart = cand.reason == ELSEWHERE  # the reason that matters most
+                yield cross if size >= len(g) and not placed_apart else \
+                    _left_alone(cand.key, m, cand.reason)
 
 
 def _cross_plan(g: list[Lookup], opts: BatchGathers) -> GroupPlan:
@@ -231,17 +236,24 @@ def _cross_plan(g: list[Lookup], opts: BatchGathers) -> GroupPlan:
     return GroupPlan(g, "cross", "stacked")
 
 
-def _same_plan(g: list[Lookup], bucket_size: int, layout: Literal["stacked", "flat"],
+def _same_plan(g: list[Lookup], bucket: list[Lookup], layout: Literal["stacked", "flat"],
                opts: BatchGathers) -> GroupPlan:
     if len(g) == 1 and len(g) < opts.min_group_size:
-        if bucket_size == 1:
+        if len(bucket) == 1:
             raise NoMatch(f"no other lookup with {g[0].describe()} (or of the same table)")
-        raise NoMatch(DEPENDS)
+        raise NoMatch(_alone(g[0], bucket))
     _check_size(g, opts)
     if not opts.same_table:
         raise NoMatch("lookups of one table are not merged (same-table=false)")
     _check_indices(g, opts)
     return GroupPlan(g, "same", layout)
+
+
+def _alone(lk: Lookup, bucket: list[Lookup]) -> str:
+    """Why a lookup with partners of its kind is left alone."""
+    if all(o.placement != lk.placement for o in bucket if o is not lk):
+        return ELSEWHERE
+    return DEPENDS
 
 
 def _check_size(g: list[Lookup], opts: BatchGathers) -> None:
@@ -262,15 +274,15 @@ def _check_indices(g: list[Lookup], opts: BatchGathers) -> None:
 # ---------------------------------------------------------------- concat writers
 
 
-def writer_candidates(concats: list[Concat], lookups: list[Lookup], opts: BatchGathers
-                      ) -> list[Candidate[WriterPlan]]:
+def writer_candidates(concats: list[Concat], lookups: list[Lookup], placements: dict,
+                      opts: BatchGathers) -> list[Candidate[WriterPlan]]:
     """One candidate per concat that lookups feed: written in place when enough of its slots
     are produced by lookups (or by the batched gathers that replaced them). A concat no
     lookup feeds is no candidate (e.g. the one a B = 1 writer leaves: its run + other slots)."""
     by_result = {lk.result: lk for lk in lookups}
     out = []
     for c in concats:
-        gathered, produced = _writer_slots(c, by_result, opts)
+        gathered, produced = _writer_slots(c, by_result, placements[c.final], opts)
         if not produced:
             continue
         kinds = tuple("gathered" if s in gathered else "produced" if s in produced else "value"
@@ -282,7 +294,7 @@ def writer_candidates(concats: list[Concat], lookups: list[Lookup], opts: BatchG
     return out
 
 
-def _writer_slots(c: Concat, by_result: dict, opts: BatchGathers
+def _writer_slots(c: Concat, by_result: dict, placement: frozenset[str], opts: BatchGathers
                   ) -> tuple[dict[int, Lookup], set[int]]:
     """(slot -> one-id lookup the writer gathers itself, slots produced by a lookup).
 
@@ -304,7 +316,8 @@ def _writer_slots(c: Concat, by_result: dict, opts: BatchGathers
             continue
         produced.add(s)
         one_id = lk.index_shape == (c.batch,) or (c.batch == 1 and not lk.index_shape)
-        if lk.pool is None and one_id and h.is_constant_like(lk.table):
+        if lk.pool is None and one_id and h.is_constant_like(lk.table) and \
+                lk.placement == placement:  # a lookup placed elsewhere stays a copied value
             gathered[s] = lk
     by_key: dict[tuple, list[int]] = defaultdict(list)
     for s, lk in gathered.items():

@@ -415,3 +415,47 @@ def op_signature(op: ir.Operation | ir.OpView) -> tuple:
              if "iterator_types" in operation.attributes or is_structured(operation) else ())
     return (operation.name, tuple(type_text(v) for v in operation.operands),
             tuple(type_text(r) for r in operation.results), maps, iters, body)
+
+
+# ---------------------------------------------------------------- devices
+
+
+def _own_affinities(op: ir.Operation) -> set[str]:
+    out = set()
+    for name in attr_names(op):
+        text = str(op.attributes[name])
+        if text.startswith(("#hal.device.affinity", "#hal.device.promise")):
+            out.add(text)
+    return out
+
+
+def block_placements(block: ir.Block) -> dict[ir.Operation, frozenset[str]]:
+    """Op -> the device affinities its inputs come from, for multi-device programs.
+
+    A `flow.tensor.transfer` (or any op with a `#hal.device.affinity` attribute, e.g. an
+    import on a device) places its result on that device; other ops inherit the placements
+    of the values they read (operands, and values their bodies capture). Passes group only
+    ops with equal placements, so nothing placed on different devices is merged. Empty sets
+    everywhere in single-device programs."""
+    out: dict[ir.Operation, frozenset[str]] = {}
+    for op in block.operations:
+        op = op.operation
+        own = _own_affinities(op)
+        if op.name == "flow.tensor.transfer":
+            out[op] = frozenset(own)
+            continue
+        found = set(own)
+        for v in _read_values(op):
+            d = defining_op(v)
+            if d is not None and d in out:
+                found |= out[d]
+        out[op] = frozenset(found)
+    return out
+
+
+def _read_values(op: ir.Operation) -> list[ir.Value]:
+    """The op's operands and the values its regions use from outside."""
+    values = list(op.operands)
+    for nested in walk_ops(op):
+        values += [v for v in nested.operands if not defined_inside(v, op)]
+    return values

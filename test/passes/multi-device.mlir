@@ -1,0 +1,33 @@
+// Multi-device programs: no pass merges ops placed on different devices (their inputs come
+// through flow.tensor.transfer to different #hal.device.affinity). Each case is written twice
+// in spirit: with both devices equal the same ops are merged (checked in each pass's own tests).
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' | filecheck %s
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=REPORT
+
+// Two lookups of one table whose indices are on two devices: not merged.
+// CHECK-LABEL: util.func public @lookups_on_two_devices
+// CHECK-COUNT-2: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<100x16xf32>
+// CHECK-NOT: tensor.extract_slice
+// REPORT: [batch-gathers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] {{.+}}: the other candidate lookups read inputs placed on other devices (a multi-device program): ops on different devices are never merged
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] {{.+}}: the other candidate lookups read inputs placed on other devices
+util.func public @lookups_on_two_devices(%t0: tensor<100x16xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
+  %a = flow.tensor.transfer %i0 : tensor<8xi64> to #hal.device.affinity<@dev_a>
+  %b = flow.tensor.transfer %i1 : tensor<8xi64> to #hal.device.affinity<@dev_b>
+  %e = tensor.empty() : tensor<8x16xf32>
+  %g0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<8xi64>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %idx = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %v = tensor.extract %t0[%idx, %j] : tensor<100x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x16xf32>
+  %g1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<8xi64>) outs(%e : tensor<8x16xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %idx = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %v = tensor.extract %t0[%idx, %j] : tensor<100x16xf32>
+    linalg.yield %v : f32
+  } -> tensor<8x16xf32>
+  util.return %g0, %g1 : tensor<8x16xf32>, tensor<8x16xf32>
+}
