@@ -101,3 +101,17 @@ def test_missing_decisions_file_is_a_clear_error(tmp_path):
                           f"--fusions-decisions={tmp_path / 'nope.json'}", "-o",
                           str(tmp_path / "x.vmfb")], capture_output=True, text=True)
     assert res.returncode == 2 and "cannot read decisions file" in res.stderr
+
+
+def test_shipped_decisions_follow_the_target():
+    """The package ships H100 facts: on CUDA the bundled projection's interchange measured
+    0.82-0.90x (../shared/GPU.md), so it is skipped there, and applied on the CPU."""
+    source = bundled_mlir_models()[MODEL]
+    n, reports = _dispatches(source, device="cuda")
+    assert n == 2
+    (skip,) = reports[0]["skipped"]
+    assert skip["decided_by"] == "shipped cuda-sm_80.json" and skip["feasible"]
+    n, _ = _dispatches(source, device="cuda", decisions="none")
+    assert n == 1
+    n, reports = _dispatches(source)  # llvm-cpu: no shipped decision for this key
+    assert n == 1 and reports[0]["changes"][0]["decided_by"] == "rule"
