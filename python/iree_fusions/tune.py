@@ -158,7 +158,7 @@ def _load_model(args) -> tuple[str, list, str, list[str], str]:
     with open(args.model, "rb") as f:
         data = f.read()
     return args.model, random_inputs(data, args.function), args.function, [], \
-        os.path.basename(args.model)
+        args.label or os.path.basename(args.model)
 
 
 def _progress(done: int, total: int, started: float, msg: str) -> None:
@@ -286,6 +286,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="stop measuring new keys after this many seconds (0: no limit)")
     p.add_argument("--fusions", default="all", help="plugin passes (default: all)")
     p.add_argument("--function", default="main", help="entry function (files only)")
+    p.add_argument("--label", help="the model's name in the decisions file (files only)")
     p.add_argument("--rounds", type=int, default=7, help="alternating timing rounds per key")
     p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
     p.add_argument("--margin", type=float, default=0.02,
