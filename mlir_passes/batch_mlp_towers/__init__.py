@@ -81,7 +81,8 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
         positions = h.block_positions(block)
         layers, rejected = find_layers(block, positions)
         for mm, reason in rejected:
-            yield Candidate(matmul_key(mm), op_location(mm), "linalg.matmul", None, reason)
+            yield Candidate(matmul_key(mm), op_location(mm), "linalg.matmul (no tower layer)",
+                            None, reason)
         for group in group_towers(link_towers(layers), positions):
             yield self._group_candidate(group, block, positions)
 

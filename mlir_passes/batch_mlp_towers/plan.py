@@ -322,21 +322,36 @@ def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool)
         else:
             stack_inputs = [lay.lhs for lay in layers]
             externals += stack_inputs
-            runtime_bytes += sum(h.static_tensor_bytes(v.type) for v in stack_inputs)
+            runtime_bytes += _bytes(stack_inputs)
     slots = [[lay.weight for lay in layers]] + [
         [lay.params[j] for lay in layers] for j in range(len(t0.params))]
-    kinds = []
-    for values in slots:
-        if all(v == values[0] for v in values):
-            kinds.append("shared")
+    kinds = [_slot_kind(values) for values in slots]
+    for values, kind in zip(slots, kinds):
+        if kind == "shared":
             externals.append(values[0])
-        elif all(trace_constant(v) for v in values):
-            kinds.append("const")
-        else:
-            kinds.append("runtime")
+        elif kind == "runtime":
             externals += values
-            runtime_bytes += sum(h.static_tensor_bytes(v.type) for v in values)
-    # Values used from above by the bodies and the accumulator: equal across towers.
+            runtime_bytes += _bytes(values)
+    _check_same_values_from_above(layers)
+    externals += t0.captured + [t0.fill_scalar]
+    return NodePlan(node, parent, layers, shared_lhs, stack_inputs, slots, kinds, externals,
+                    runtime_bytes)
+
+
+def _slot_kind(values: list[ir.Value]) -> str:
+    """One value for all towers (shared), constants (const), else runtime."""
+    if all(v == values[0] for v in values):
+        return "shared"
+    return "const" if all(trace_constant(v) for v in values) else "runtime"
+
+
+def _bytes(values: list[ir.Value]) -> int:
+    return sum(h.static_tensor_bytes(v.type) for v in values)
+
+
+def _check_same_values_from_above(layers: list[Layer]) -> None:
+    """The values the bodies and the accumulator use from above are equal across towers."""
+    t0 = layers[0]
     for lay in layers[1:]:
         for a, b in zip(lay.captured, t0.captured):
             if a != b and not h.same_constant(a, b):
@@ -344,9 +359,6 @@ def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool)
         if lay.fill_scalar != t0.fill_scalar and not h.same_constant(lay.fill_scalar,
                                                                      t0.fill_scalar):
             raise NoMatch("accumulators are filled with different values")
-    externals += t0.captured + [t0.fill_scalar]
-    return NodePlan(node, parent, layers, shared_lhs, stack_inputs, slots, kinds, externals,
-                    runtime_bytes)
 
 
 def placement(block: ir.Block, positions: Positions, externals: list[ir.Value],
