@@ -3,34 +3,6 @@
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-mlp-towers{min-layers=1 runtime-stack-bytes-per-dispatch=1000000}' | filecheck %s --check-prefix=OPT
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-mlp-towers{named-batch-matmul=0 weight-layout=keep}' | filecheck %s --check-prefix=GENERIC
 
-// Reports, in the order of the chunks below.
-// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed: group of 2 towers (depth 2, none, shared input): 4 linalg.matmul -> 2 batched contraction(s), 0 epilogue generic(s) -> 0 (none)
-// REPORT: changed: group of 2 towers (depth 2, none, shared input): 4 linalg.matmul -> 2 batched contraction(s), 4 epilogue generic(s) -> 2 (none)
-// REPORT: changed: group of 2 towers (depth 2, silu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 8 epilogue generic(s) -> 4 (silu)
-// REPORT: changed: group of 2 towers (depth 2, silu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 4 epilogue generic(s) -> 2 (silu)
-// REPORT: [batch-mlp-towers] 2 change(s), 0 skipped
-// REPORT-NEXT: changed: group of 2 towers (depth 2, silu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 12 epilogue generic(s) -> 6 (silu)
-// REPORT-NEXT: changed: group of 2 towers (depth 2, relu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 8 epilogue generic(s) -> 4 (relu)
-// REPORT: [batch-mlp-towers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped: linalg.matmul at {{.*}}: tower of 2 layer(s) (relu) has no other tower of equal structure
-// REPORT-NEXT: skipped: linalg.matmul at {{.*}}: tower of 2 layer(s) (relu) has no other tower of equal structure
-// REPORT: [batch-mlp-towers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped: linalg.matmul at {{.*}}: tower of 2 layer(s) (none) has no other tower of equal structure
-// REPORT-NEXT: skipped: linalg.matmul at {{.*}}: tower of 2 layer(s) (none) has no other tower of equal structure
-// REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: linalg.matmul at {{.*}}: tower of 3 layer(s) (silu) has no other tower of equal structure
-// REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: linalg.matmul at {{.*}}: group of 2 towers (depth 2, none, separate input): towers depend on each other (a tower's input is computed from another tower's result)
-// REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: linalg.matmul at {{.*}}: group of 2 towers (depth 2, none, shared input): stacking run-time tensors would copy 163840 bytes per call to save 2 dispatches (runtime-stack-bytes-per-dispatch=32768)
-// REPORT: changed: group of 3 towers (depth 2,3, relu, shared input): 8 linalg.matmul -> 3 batched contraction(s), 16 epilogue generic(s) -> 6 (relu)
-// REPORT: skipped: linalg.matmul at {{.*}}: group of 3 towers (depth 1, relu, shared input): only 1 layer(s) batch (min-layers=2); left to IREE
-// REPORT: changed: group of 2 towers (depth 2, none/relu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 2 epilogue generic(s) -> 1 (none/relu)
-// REPORT: changed: group of 2 towers (depth 2, none, shared input): 4 linalg.matmul -> 2 batched contraction(s), 0 epilogue generic(s) -> 0 (none); the 2-way stack (2 insert_slice) is the batched result (mtn)
-// REPORT: changed: group of 2 towers (depth 2, silu, separate input): 4 linalg.matmul -> 2 batched contraction(s), 8 epilogue generic(s) -> 4 (silu); 512 bytes of run-time tensors stacked per call
-// REPORT: changed: group of 2 towers (depth 2, none/relu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 4 epilogue generic(s) -> 2 (none/relu)
-
 // Two towers of two plain matmuls on one input: one batched contraction per layer, the
 // shared input read through a broadcast map, weights stacked (and transposed to [T,K,N])
 // once in an initializer, results sliced out where they are used.
@@ -63,6 +35,8 @@
 // GENERIC: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<2x8x8xf32>)
 // GENERIC-NOT: linalg.matmul
 // GENERIC: util.return
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none, shared input): 4 linalg.matmul -> 2 batched contraction(s), 0 epilogue generic(s) -> 0 (none)
 util.func public @basic_two_towers(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -100,6 +74,8 @@ util.func public @basic_two_towers(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, te
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: linalg.matmul
 // CHECK: util.return
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none, shared input): 4 linalg.matmul -> 2 batched contraction(s), 4 epilogue generic(s) -> 2 (none)
 util.func public @bias_absorbed(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -162,6 +138,8 @@ util.func public @bias_absorbed(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tenso
 // CHECK-COUNT-2: linalg.generic
 // CHECK-NOT: linalg.matmul
 // CHECK: util.return
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, silu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 8 epilogue generic(s) -> 4 (silu)
 util.func public @silu_absorbed(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -258,6 +236,8 @@ util.func public @silu_absorbed(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tenso
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: linalg.matmul
 // CHECK: util.return
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, silu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 4 epilogue generic(s) -> 2 (silu)
 util.func public @bias_silu(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -334,6 +314,9 @@ util.func public @bias_silu(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x
 // CHECK-COUNT-4: linalg.batch_matmul {{.*}} -> tensor<2x4x8xf32>
 // CHECK-NOT: linalg.matmul
 // CHECK: util.return
+// REPORT: [batch-mlp-towers] 2 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, silu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 12 epilogue generic(s) -> 6 (silu)
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, relu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 8 epilogue generic(s) -> 4 (relu)
 util.func public @partial_split_silu_relu(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -521,6 +504,9 @@ util.func public @partial_split_silu_relu(%x: tensor<4x16xf32>) -> (tensor<4x8xf
 // CHECK-LABEL: util.func public @different_k
 // CHECK-COUNT-4: linalg.matmul
 // CHECK-NOT: batch_matmul
+// REPORT: [batch-mlp-towers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (relu) has no other tower of equal structure
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (relu) has no other tower of equal structure
 util.func public @different_k(%x0: tensor<4x16xf32>, %x1: tensor<4x12xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -604,6 +590,9 @@ util.func public @different_k(%x0: tensor<4x16xf32>, %x1: tensor<4x12xf32>) -> (
 // CHECK-LABEL: util.func public @different_m_batch
 // CHECK-COUNT-4: linalg.matmul
 // CHECK-NOT: batch_matmul
+// REPORT: [batch-mlp-towers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (none) has no other tower of equal structure
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (none) has no other tower of equal structure
 util.func public @different_m_batch(%x0: tensor<4x16xf32>, %x1: tensor<2x16xf32>) -> (tensor<4x8xf32>, tensor<2x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %w0 = arith.constant dense<0.1> : tensor<8x16xf32>
@@ -627,6 +616,8 @@ util.func public @different_m_batch(%x0: tensor<4x16xf32>, %x1: tensor<2x16xf32>
 // CHECK-LABEL: util.func public @single_tower
 // CHECK-COUNT-3: linalg.matmul
 // CHECK-NOT: batch_matmul
+// REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 3 layer(s) (silu) has no other tower of equal structure
 util.func public @single_tower(%x: tensor<4x16xf32>) -> (tensor<4x4xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -718,6 +709,8 @@ util.func public @single_tower(%x: tensor<4x16xf32>) -> (tensor<4x4xf32>) {
 // CHECK: linalg.softmax
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: batch_matmul
+// REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none, separate input): towers depend on each other (a tower's input is computed from another tower's result)
 util.func public @dependent_towers(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %w0 = arith.constant dense<0.1> : tensor<8x8xf32>
@@ -755,6 +748,8 @@ util.func public @dependent_towers(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, ten
 // OPT: linalg.batch_matmul
 // OPT-NOT: linalg.matmul
 // OPT: util.return
+// REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none, shared input): stacking run-time tensors would copy 163840 bytes per call to save 2 dispatches (runtime-stack-bytes-per-dispatch=32768)
 util.func public @runtime_weights(%x: tensor<4x256xf32>, %w0: tensor<64x256xf32>, %v0: tensor<64x64xf32>, %w1: tensor<64x256xf32>, %v1: tensor<64x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %e = tensor.empty() : tensor<4x64xf32>
@@ -780,6 +775,8 @@ util.func public @runtime_weights(%x: tensor<4x256xf32>, %w0: tensor<64x256xf32>
 // CHECK: %[[SHALLOW:.+]] = tensor.extract_slice %[[R2]][0, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<3x4x8xf32> to tensor<4x8xf32>
 // CHECK-NOT: linalg.matmul
 // CHECK: util.return %{{.+}}, %[[SHALLOW]], %{{.+}} : tensor<4x4xf32>, tensor<4x8xf32>, tensor<4x4xf32>
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 3 towers (depth 2,3, relu, shared input): 8 linalg.matmul -> 3 batched contraction(s), 16 epilogue generic(s) -> 6 (relu)
 util.func public @prefix_depths(%x: tensor<4x16xf32>) -> (tensor<4x4xf32>, tensor<4x8xf32>, tensor<4x4xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -939,6 +936,8 @@ util.func public @prefix_depths(%x: tensor<4x16xf32>) -> (tensor<4x4xf32>, tenso
 // OPT: linalg.batch_matmul {{.*}} -> tensor<3x4x8xf32>
 // OPT-NOT: linalg.matmul
 // OPT: util.return
+// REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 3 towers (depth 1, relu, shared input): only 1 layer(s) batch (min-layers=2); left to IREE
 util.func public @single_layer_towers(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -1018,6 +1017,8 @@ util.func public @single_layer_towers(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>,
 // CHECK: util.return %[[R0]], %[[R1]]
 // Batch 1 as IREE leaves it: the [1,N] matmul result is collapsed to [N] for the epilogue
 // (bias + ReLU fused in one generic) and expanded back for the next layer.
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none/relu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 2 epilogue generic(s) -> 1 (none/relu)
 util.func public @batch1_collapsed(%x: tensor<1x16xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %w0 = arith.constant dense<0.1> : tensor<8x16xf32>
@@ -1067,6 +1068,8 @@ util.func public @batch1_collapsed(%x: tensor<1x16xf32>) -> (tensor<8xf32>, tens
 // CHECK: util.return %[[CAT]]
 // The towers' results are concatenated (torch.cat(dim=1) / torch.stack as IREE lowers them):
 // the batched result is written in that layout and the insert_slice copies disappear.
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none, shared input): 4 linalg.matmul -> 2 batched contraction(s), 0 epilogue generic(s) -> 0 (none); the 2-way stack (2 insert_slice) is the batched result (mtn)
 util.func public @concat_consumer(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %zero = arith.constant 0.000000e+00 : f32
   %w0 = arith.constant dense<0.1> : tensor<8x16xf32>
@@ -1096,6 +1099,8 @@ util.func public @concat_consumer(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // CHECK: linalg.batch_matmul ins(%[[I1]], %{{.+}} : tensor<2x4x16xf32>, tensor<2x16x8xf32>)
 // CHECK-NOT: linalg.matmul
 // CHECK: util.return
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, silu, separate input): 4 linalg.matmul -> 2 batched contraction(s), 8 epilogue generic(s) -> 4 (silu); 512 bytes of run-time tensors stacked per call
 util.func public @separate_inputs(%x0: tensor<4x16xf32>, %x1: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -1192,6 +1197,8 @@ util.func public @separate_inputs(%x0: tensor<4x16xf32>, %x1: tensor<4x16xf32>) 
 // CHECK-DAG: %[[T1:.+]] = tensor.extract_slice %[[L2]][1, 0, 0]
 // CHECK-NOT: linalg.matmul
 // CHECK: util.return %[[T0]], %[[S0]], %[[T1]], %[[S1]]
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none/relu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 4 epilogue generic(s) -> 2 (none/relu)
 util.func public @intermediate_also_used(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %two = arith.constant 2.000000e+00 : f32

@@ -112,15 +112,16 @@ def towers_ir(batch: int, widths: list[list[int]], acts: list[str], *, shared: b
             body += [f"  {e} = tensor.empty() : {t(batch, w)}",
                      f"  {f} = linalg.fill ins(%zero : f32) outs({e} : {t(batch, w)}) -> "
                      f"{t(batch, w)}",
-                     f"  {mm} = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>,"
-                     f" affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]"
+                     f"  {mm} = linalg.matmul indexing_maps = ["
+                     f"affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>,"
+                     f" affine_map<(d0, d1, d2) -> (d0, d1)>]"
                      f" ins({x}, {wv} : {t(batch, k)}, {t(w, k)}) outs({f} : {t(batch, w)}) -> "
                      f"{t(batch, w)}"]
             x = mm
             if bias:
                 bv = fresh("b")
-                consts.append(f"  {bv} = arith.constant "
-                              f"{dense((rng.standard_normal(w) * 0.1).astype(np.float32))} : {t(w)}")
+                bias_values = (rng.standard_normal(w) * 0.1).astype(np.float32)
+                consts.append(f"  {bv} = arith.constant {dense(bias_values)} : {t(w)}")
                 x = generic([(bv, t(w)), (x, t(batch, w))], ["affine_map<(d0, d1) -> (d1)>", id2],
                             ["%s = arith.addf %in0, %in1 : f32", "linalg.yield %s : f32"],
                             batch, w)
@@ -236,17 +237,68 @@ def test_silu_and_relu_towers_never_share_a_group():
     _, reports = run_pass(text)
     changes = reports[0].changes
     assert len(changes) == 2
-    assert any("(silu)" in c for c in changes) and any("(relu)" in c for c in changes)
+    assert any("(silu)" in c.what for c in changes) and any("(relu)" in c.what for c in changes)
 
 
-def test_group_dims_and_reshapes():
-    from iree_fusions.passes.batch_mlp_towers import _group_dims
+def test_merge_groups_for_reshapes():
+    from iree_fusions.ir_build import merge_groups
 
-    assert _group_dims([4, 2, 8], [4, 16]) == [[0], [1, 2]]
-    assert _group_dims([2, 4, 8], [8, 8]) == [[0, 1], [2]]
-    assert _group_dims([1, 2, 8], [16]) == [[0, 1, 2]]
-    assert _group_dims([4, 16], [4, 2, 8]) is None
-    assert _group_dims([4, 3], [3, 4]) is None
+    assert merge_groups([4, 2, 8], [4, 16]) == [[0], [1, 2]]
+    assert merge_groups([2, 4, 8], [8, 8]) == [[0, 1], [2]]
+    assert merge_groups([1, 2, 8], [16]) == [[0, 1, 2]]
+    assert merge_groups([4, 16], [4, 2, 8]) is None
+    assert merge_groups([4, 3], [3, 4]) is None
+
+
+# ---------------------------------------------------------------- candidate keys, skip / only
+
+
+def _silu_and_relu_groups() -> tuple[str, str, str]:
+    """A module with a SiLU and a ReLU group of 2 towers each; their keys."""
+    text = towers_ir(2, [[8, 8, 8]] * 4, ["silu", "relu", "relu", "silu"])
+    _, reports = run_pass(text)
+    keys = {("silu" if "(silu)" in c.what else "relu"): c.key for c in reports[0].changes}
+    assert len(reports[0].changes) == 2 and len(keys) == 2 and keys["silu"] != keys["relu"]
+    return text, keys["silu"], keys["relu"]
+
+
+@pytest.mark.parametrize("option", ["skip", "only"])
+def test_skip_and_only_select_groups_by_key(option):
+    text, silu, relu = _silu_and_relu_groups()
+    out, reports = run_pass(text, f"{PASS}{{{option}={silu}}}")
+    report = reports[0]
+    left, batched = (silu, relu) if option == "skip" else (relu, silu)
+    reason = ("skipped on request (skip=KEY)" if option == "skip"
+              else f"not selected (only={silu})")
+    assert [c.key for c in report.changes] == [batched]
+    assert [(s.key, s.reason) for s in report.skipped] == [(left, reason)]
+    # The group left alone keeps its 2 towers x 2 matmuls; the other is 2 batched layers.
+    assert out.count("linalg.matmul ") == 4
+    assert out.count("linalg.batch_matmul ") == 2
+
+
+def _renamed(text: str, function: str) -> str:
+    """The same IR in another file: SSA values and the function renamed, an unrelated op
+    first in the body (every location moves)."""
+    text = re.sub(r"%([A-Za-z_0-9]+)", r"%renamed_\1", text)
+    text = text.replace(f"@{function}(", "@another_name(")
+    head, brace, body = text.partition("{\n")
+    return head + brace + "  %unrelated = arith.constant 7.0 : f32\n" + body
+
+
+@pytest.mark.parametrize("name", ["partial_split_silu_relu", "runtime_weights",
+                                  "different_k", "concat_consumer"])
+def test_keys_depend_on_structure_only(name):
+    text = lit_cases()[name]
+    _, before = run_pass(text)
+    _, after = run_pass(_renamed(text, name))
+    keys = [(c.key, c.what) for c in before[0].changes] + [
+        (s.key, s.reason) for s in before[0].skipped]
+    assert keys
+    assert keys == [(c.key, c.what) for c in after[0].changes] + [
+        (s.key, s.reason) for s in after[0].skipped]
+    assert [c.location for c in before[0].changes + before[0].skipped] != [
+        c.location for c in after[0].changes + after[0].skipped]
 
 
 # ---------------------------------------------------------------- hypothesis: random towers

@@ -1,0 +1,101 @@
+"""batch-mlp-towers: N independent MLP towers of equal structure -> one chain of batched ops.
+
+A tower is a chain of layers `linalg.matmul -> elementwise epilogue (bias, activation)`, each
+layer reading the previous layer's result. Towers whose layers agree (shapes, element types,
+indexing maps, epilogue bodies: the activation is part of the key) are rewritten into, per
+layer, one batched contraction over the stacked weights and one batched generic per epilogue
+op; the stacked `[T, M, N]` tensor is carried from layer to layer and each tower's result is
+sliced out only where it is used. A first-layer input shared by the towers is read once
+through a broadcast map; constant weights and biases are stacked once, at module load, in a
+`util.initializer`; towers equal only on a prefix of layers batch that prefix (a trie over
+their layer signatures). Where the towers' results are stacked / concatenated by
+`tensor.insert_slice` chains (torch.stack in a mixture-of-experts), the batched result is
+written in that layout and replaces the stack.
+
+Constant weights are stacked as [T, K, N] (transposed at load time: measured faster on
+llvm-cpu than [T, N, K]); at batch 1 the unit row is dropped ([T, N] tensors). Run-time
+tensors (weights passed as arguments, one input per tower) are stacked per call only within
+a byte budget per saved dispatch (see the options).
+
+    per tower i, per layer:                     per layer, once:
+      %f = linalg.fill 0 -> [B,N]                 %W = util.global.load @stack : [T,K,N]
+      %a = linalg.matmul ins(%x, %W_i             %a = linalg.batch_matmul
+                             : [B,K],[N,K])            {maps (t,m,n,k): x (m,k), W (t,k,n)}
+      %b = linalg.generic {+ bias_i}                   ins(%x, %W) -> [T,B,N]
+                          ins(%a, %b_i)           %b = linalg.generic {+ bias}
+      %s = linalg.generic {sigmoid} ins(%b)                            ins(%a, %bs : [T,N])
+      %y = linalg.generic {mul} ins(%b, %s)       %s, %y = (the same generics on [T,B,N])
+                                                  %y_i = tensor.extract_slice %y[i] (where used)
+
+Layout: `match.py` (layers, towers, groups, candidate keys), `plan.py` (batching order, the
+trie of shared prefixes, the stack of the results, per-layer operand plans, placement, the
+run-time stacking budget: every NoMatch), `build.py` (stacked operands, batched contractions
+and epilogues, slices, erasing the towers).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from iree.compiler import ir
+
+from iree_fusions import ir_helpers as h
+from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, op_location, option
+
+from .build import BuildOptions, build_group, change_text
+from .match import (Positions, TowerGroup, find_layers, group_key, group_towers, link_towers,
+                    matmul_key)
+from .plan import GroupPlan, arrange_towers, plan_group
+
+__all__ = ["BatchMlpTowers", "GroupPlan"]
+
+
+@dataclass(frozen=True)
+class BatchMlpTowers(CandidatePass[GroupPlan]):
+    name = "batch-mlp-towers"
+    phase = "linalg"
+    description = ("batches N independent MLP towers of equal structure into one chain of "
+                   "batched contractions over stacked weights")
+
+    min_layers: int = option(
+        2, "minimum number of batched layers in a group; 1 also batches single-layer towers")
+    runtime_stack_bytes_per_dispatch: int = option(
+        32768, "run-time tensors (weights/biases passed as arguments, separate tower inputs) "
+        "are stacked on every call; only when the copied bytes are at most this x the "
+        "dispatches saved (llvm-cpu: 20 KB per saved dispatch won, 131 KB lost 2x)")
+    named_batch_matmul: bool = option(
+        True, "batched contractions as linalg.batch_matmul (with a broadcast map for a shared "
+        "input) wherever the layouts allow; linalg.generic contractions otherwise")
+    weight_layout: Literal["keep", "kn", "nk"] = option(
+        "kn", "layout of stacked constant weights: the towers' own (keep), or transposed at "
+        "load time to [T,K,N] (kn) or [T,N,K] (nk)")
+    drop_unit_rows: bool = option(
+        True, "with one row (batch 1), drop the row dim from the batched tensors: [T, N] "
+        "instead of [T, 1, N]")
+
+    def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[GroupPlan]]:
+        """The matmuls that are no tower layer (blocked), then one candidate per tower group
+        in block order of its first matmul (a tower without a partner is blocked)."""
+        positions = h.block_positions(block)
+        layers, rejected = find_layers(block, positions)
+        for mm, reason in rejected:
+            yield Candidate(matmul_key(mm), op_location(mm), "linalg.matmul (no tower layer)",
+                            None, reason)
+        for group in group_towers(link_towers(layers), positions):
+            yield self._group_candidate(group, block, positions)
+
+    def _group_candidate(self, group: TowerGroup, block: ir.Block, positions: Positions
+                         ) -> Candidate[GroupPlan]:
+        arrangement = arrange_towers(group) if len(group.towers) >= 2 else None
+        stack = arrangement.stack if arrangement is not None else None
+        key = group_key(group, stack.layout if stack is not None else None)
+        return Candidate.of(key, group.first_mm, group.describe(),
+                            lambda: plan_group(group, arrangement, block, positions, self))
+
+    def apply(self, candidate: Candidate[GroupPlan], ctx: PassContext) -> str:
+        plan = candidate.plan
+        what = change_text(plan)
+        build_group(plan, ctx.module, BuildOptions(self.named_batch_matmul, self.weight_layout))
+        return what

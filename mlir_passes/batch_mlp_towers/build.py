@@ -1,0 +1,338 @@
+"""Building a planned group: stacked operands, one batched contraction and batched epilogue
+generics per trie node, slices of the batched values where tower results are used, the stack
+replaced, the towers erased."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir
+from iree.compiler.dialects import linalg, tensor
+
+from iree_fusions import ir_build as b
+from iree_fusions import ir_helpers as h
+from iree_fusions.ir_helpers import RESHAPES
+from iree_fusions.pass_base import op_location
+
+from .match import EpilogueOp, Layer, position, trace_constant
+from .plan import MTN, TMN, TN, GroupPlan, NodePlan
+
+# Dead ops left behind by a rewrite that are erased with it.
+CLEANUP_OPS = ("tensor.empty", "linalg.fill", "arith.constant", "util.global.load",
+               "tensor.insert_slice") + RESHAPES
+# Bodies of a linalg.matmul without casts: what linalg.batch_matmul computes.
+PLAIN_MATMUL_BODIES = (["arith.mulf", "arith.addf", "linalg.yield"],
+                       ["arith.muli", "arith.addi", "linalg.yield"])
+STACK_SYMBOL = "__batch_mlp_towers_stack"
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    named_batch_matmul: bool  # linalg.batch_matmul / batch_vecmat where layouts allow
+    weight_layout: str  # stacked constant weights: "keep", "kn" or "nk"
+
+
+# ---------------------------------------------------------------- stacked tensors
+
+
+def layout_dims(layout: str) -> list[int]:
+    """Domain (t, m, n) -> positions of a stacked tensor in `layout`; (t, n) for TN."""
+    return {TMN: [0, 1, 2], MTN: [1, 0, 2], TN: [0, 1]}[layout]
+
+
+def layout_shape(layout: str, t: int, m: int, n: int) -> list[int]:
+    return {TMN: [t, m, n], MTN: [m, t, n], TN: [t, n]}[layout]
+
+
+def stack_values(values: list[ir.Value]) -> ir.Value:
+    """tensor.empty [T, ...] + one insert_slice per value (at the current insertion point)."""
+    t = values[0].type
+    shape = list(t.shape)
+    result = tensor.EmptyOp([len(values), *shape], t.element_type).result
+    for i, v in enumerate(values):
+        result = tensor.InsertSliceOp(v, result, [], [], [], [i] + [0] * len(shape),
+                                      [1, *shape], [1] * (len(shape) + 1)).result
+    return result
+
+
+def slice_tower(stacked: ir.Value, layout: str, index: int, result_type: ir.Type) -> ir.Value:
+    """Tower `index` of a stacked tensor, as `result_type` (rank-reduced where it is)."""
+    shape = list(stacked.type.shape)
+    offsets, sizes = [0] * len(shape), list(shape)
+    pos = 1 if layout == MTN else 0
+    offsets[pos], sizes[pos] = index, 1
+    return tensor.ExtractSliceOp(result_type, stacked, [], [], [], offsets, sizes,
+                                 [1] * len(shape)).result
+
+
+def slice_towers(stacked: ir.Value, layout: str, lo: int, count: int) -> ir.Value:
+    """Towers [lo, lo + count) of a stacked tensor, still stacked."""
+    shape = list(stacked.type.shape)
+    pos = 1 if layout == MTN else 0
+    if lo == 0 and count == shape[pos]:
+        return stacked
+    offsets, sizes = [0] * len(shape), list(shape)
+    offsets[pos], sizes[pos] = lo, count
+    rtype = ir.RankedTensorType.get(sizes, stacked.type.element_type)
+    return tensor.ExtractSliceOp(rtype, stacked, [], [], [], offsets, sizes,
+                                 [1] * len(shape)).result
+
+
+def transpose_inner(value: ir.Value) -> ir.Value:
+    """[T, A, B] -> [T, B, A]."""
+    count, rows, cols = value.type.shape
+    empty = tensor.EmptyOp([count, cols, rows], value.type.element_type).result
+    return b.first_result(linalg.transpose(value, outs=[empty], permutation=[0, 2, 1]))
+
+
+def hoist_stack(module: ir.Operation, anchor: ir.Operation, values: list[ir.Value],
+                transpose: bool = False) -> ir.Value:
+    """The towers' constant `values` stacked (and transposed [T,B,A]) once, at load time."""
+    traced = [trace_constant(v) for v in values]
+    roots: list[ir.Value] = []
+    for root, _ in traced:
+        if root not in roots:
+            roots.append(root)
+
+    def build(cloned: list[ir.Value]) -> ir.Value:
+        outs = []
+        for root, reshapes in traced:
+            v = cloned[roots.index(root)]
+            for op in reshapes:
+                new = op.clone()
+                new.operands[0] = v
+                v = new.results[0]
+            outs.append(v)
+        stacked = stack_values(outs)
+        return transpose_inner(stacked) if transpose else stacked
+
+    return b.hoist_to_initializer(module, anchor, roots, build, STACK_SYMBOL)
+
+
+# ---------------------------------------------------------------- one batched layer
+
+
+def stacked_operands(module: ir.Operation, anchor: ir.Operation, node: NodePlan,
+                     weight_layout: str) -> tuple[list[ir.Value], str]:
+    """The weight then each parameter, one tensor for all towers; and the stacked weight's
+    layout ("kn" / "nk")."""
+    stacked = []
+    w_layout = node.layers[0].weight_layout
+    for j, (values, kind) in enumerate(zip(node.slots, node.slot_kinds)):
+        if kind == "shared":
+            stacked.append(values[0])
+        elif kind == "const":
+            transpose = (j == 0 and weight_layout in ("kn", "nk") and weight_layout != w_layout)
+            if transpose:
+                w_layout = weight_layout
+            stacked.append(hoist_stack(module, anchor, values, transpose))
+        else:
+            with ir.InsertionPoint(anchor):
+                stacked.append(stack_values(values))
+    return stacked, w_layout
+
+
+def batched_lhs(node: NodePlan, lhs: ir.Value | None, lhs_layout: str | None) -> ir.Value:
+    """The contraction's input: separate inputs stacked, a shared [1, K] input as [K]
+    without rows (at the current insertion point)."""
+    rowless = node.node.layout == TN
+    if node.stack_inputs is not None:
+        lhs = stack_values(node.stack_inputs)
+        if rowless:
+            lhs = b.reshape_to(lhs, [len(node.layers), lhs.type.shape[-1]])
+    elif rowless and lhs_layout is None:
+        lhs = b.reshape_to(lhs, [lhs.type.shape[-1]])
+    return lhs
+
+
+def _contraction_dims(layout: str, lhs_layout: str | None, w_layout: str,
+                      shared_weight: bool) -> tuple[int, list[int], list[int]]:
+    """(loops, lhs dims, weight dims) of the batched contraction: loops (t, m, n, k), or
+    (t, n, k) without rows."""
+    if layout == TN:
+        n_dims, k = 3, 2
+        lhs_dims = [k] if lhs_layout is None else [0, k]
+        w_dims = [1, k] if w_layout == "nk" else [k, 1]
+    else:
+        n_dims, k = 4, 3
+        lhs_dims = [1, k] if lhs_layout is None else (
+            [0, 1, k] if lhs_layout == TMN else [1, 0, k])
+        w_dims = [2, k] if w_layout == "nk" else [k, 2]
+    if not shared_weight:
+        w_dims = [0] + w_dims
+    return n_dims, lhs_dims, w_dims
+
+
+def batched_contraction(node: NodePlan, lhs: ir.Value, lhs_layout: str | None,
+                        weight: ir.Value, w_layout: str, named: bool) -> ir.Value:
+    """One contraction for the node's matmuls: batch_vecmat / batch_matmul where the
+    layouts allow and `named`, else a linalg.generic with the matmul's body."""
+    t0 = node.layers[0]
+    layout = node.node.layout
+    m, n = t0.result_type.shape
+    elt = t0.result_type.element_type
+    shared_weight = node.slot_kinds[0] == "shared"
+    types = {str(v.type.element_type) for v in (lhs, weight)} | {str(elt)}
+    plain = (named and len(types) == 1 and not shared_weight
+             and h.body_op_names(t0.mm) in PLAIN_MATMUL_BODIES)
+    out_shape = layout_shape(layout, len(node.layers), m, n)
+    init = b.first_result(linalg.fill(t0.fill_scalar,
+                                      outs=[tensor.EmptyOp(out_shape, elt).result]))
+    n_dims, lhs_dims, w_dims = _contraction_dims(layout, lhs_layout, w_layout, shared_weight)
+    if plain and layout == TN and lhs_layout == TN and w_layout == "kn":
+        return b.first_result(linalg.batch_vecmat(lhs, weight, outs=[init]))
+    if plain and layout == TMN and lhs_layout in (None, TMN):
+        maps = [b.dims_map(4, d) for d in (lhs_dims, w_dims, [0, 1, 2])]
+        return b.first_result(linalg.batch_matmul(lhs, weight, outs=[init], indexing_maps=maps))
+    maps = [b.map_attr(n_dims, d) for d in (lhs_dims, w_dims, layout_dims(layout))]
+    contraction = b.new_generic([lhs, weight], [init], maps,
+                                ["parallel"] * (n_dims - 1) + ["reduction"])
+    _clone_body_into(t0.mm, contraction)
+    return contraction.results[0]
+
+
+def batched_epilogue(e: EpilogueOp, t0: Layer, node: NodePlan, chain: list[ir.Value],
+                     params: list[ir.Value]) -> ir.Value:
+    """One generic for the node's copies of epilogue op `e`, on the stacked chain."""
+    layout = node.node.layout
+    out_dims = layout_dims(layout)
+    e_dims = len(out_dims)
+    ins, in_maps = [], []
+    for (role, index), amap in zip(e.roles, h.indexing_maps(e.op)):
+        if role == "chain":
+            ins.append(chain[index])
+            in_maps.append(b.map_attr(e_dims, out_dims))
+            continue
+        if layout == TN:  # the row dim (of size 1) is read at 0
+            dims = [1 if t0.view_dims[d] == 1 else None for d in h.map_dim_positions(amap)]
+        else:
+            dims = [1 + t0.view_dims[d] for d in h.map_dim_positions(amap)]
+        if node.slot_kinds[1 + index] != "shared":
+            dims = [0] + dims
+        ins.append(params[index])
+        in_maps.append(b.map_attr(e_dims, dims))
+    m, n = t0.result_type.shape
+    out_shape = layout_shape(layout, len(node.layers), m, n)
+    empty = tensor.EmptyOp(out_shape, e.op.results[0].type.element_type).result
+    g = b.new_generic(ins, [empty], in_maps + [b.map_attr(e_dims, out_dims)],
+                      ["parallel"] * e_dims)
+    _clone_body_into(e.op, g)
+    return g.results[0]
+
+
+def _clone_body_into(src: ir.Operation, dst: ir.Operation) -> None:
+    """dst's body: a copy of src's, with block arguments of src's types."""
+    block = dst.regions[0].blocks.append(*[a.type for a in h.body_block(src).arguments])
+    b.clone_body(src, block)
+
+
+def build_node(module: ir.Operation, anchor: ir.Operation, node: NodePlan,
+               lhs: ir.Value | None, lhs_layout: str | None, options: BuildOptions
+               ) -> list[ir.Value]:
+    """The batched layer of a node, before `anchor`; returns its chain (the stacked
+    counterpart of each tower's Layer.chain)."""
+    t0 = node.layers[0]
+    stacked, w_layout = stacked_operands(module, anchor, node, options.weight_layout)
+    weight, params = stacked[0], stacked[1:]
+    with ir.InsertionPoint(anchor):
+        lhs = batched_lhs(node, lhs, lhs_layout)
+        chain = [batched_contraction(node, lhs, lhs_layout, weight, w_layout,
+                                     options.named_batch_matmul)]
+        if t0.view_op is not None:
+            chain.append(chain[0])
+        for e in t0.epilogue:
+            chain.append(batched_epilogue(e, t0, node, chain, params))
+    return chain
+
+
+# ---------------------------------------------------------------- the group
+
+
+def build_group(plan: GroupPlan, module: ir.Operation, options: BuildOptions) -> None:
+    """Builds the batched layers, rewires the towers' users and erases the towers."""
+    with plan.group.first_mm.location:
+        chains = _build_nodes(plan, module, options)
+        if plan.stack is not None:
+            _replace_stack(plan, chains[-1][-1])
+        _replace_tower_uses(plan, chains)
+    for op in plan.sink:
+        op.move_before(plan.anchor)
+    _erase_towers(plan)
+
+
+def _build_nodes(plan: GroupPlan, module: ir.Operation, options: BuildOptions
+                 ) -> list[list[ir.Value]]:
+    """Each node's chain, parents first; a child reads its towers' slice of the parent's."""
+    chains: list[list[ir.Value]] = []
+    for node_plan in plan.nodes:
+        node = node_plan.node
+        if node_plan.parent is None:
+            lhs = node_plan.shared_lhs
+            lhs_layout = None if plan.group.shared else (TN if plan.rowless else TMN)
+        else:
+            parent = plan.nodes[node_plan.parent].node
+            tail = plan.layer(node.lo, parent.depth).tail_index
+            with ir.InsertionPoint(plan.anchor):
+                lhs = slice_towers(chains[node_plan.parent][tail], parent.layout,
+                                   node.lo - parent.lo, node.size)
+            lhs_layout = parent.layout
+        chains.append(build_node(module, plan.anchor, node_plan, lhs, lhs_layout, options))
+    return chains
+
+
+def _replace_stack(plan: GroupPlan, result: ir.Value) -> None:
+    """The stack of the towers' results becomes the batched result (reshaped)."""
+    stacked = plan.stack.inserts[-1].results[0]
+    with ir.InsertionPoint(plan.anchor):
+        value = b.reshape_to(result, list(stacked.type.shape))
+    stacked.replace_all_uses_with(value)
+
+
+def _replace_tower_uses(plan: GroupPlan, chains: list[list[ir.Value]]) -> None:
+    """Uses of a batched tower value outside the group read a slice of the batched value."""
+    removed = plan.removed
+    for node_plan, chain in zip(plan.nodes, chains):
+        node = node_plan.node
+        for p, i in enumerate(range(node.lo, node.hi)):
+            for c, v in enumerate(plan.layer(i, node.depth).chain):
+                uses = [(h.use_owner(u), u.operand_number) for u in v.uses
+                        if h.use_owner(u) not in removed]
+                if not uses:
+                    continue
+                with ir.InsertionPoint(plan.anchor):
+                    s = slice_tower(chain[c], node.layout, p, v.type)
+                for owner, k in uses:
+                    owner.operands[k] = s
+
+
+def _erase_towers(plan: GroupPlan) -> None:
+    """Erases the towers' ops and the stack, then what they leave dead."""
+    doomed = sorted(plan.removed, key=lambda op: position(op, plan.positions), reverse=True)
+    dead = {r for op in doomed for r in op.results}
+    operands = [v for op in doomed for v in op.operands if v not in dead]
+    if plan.stack is not None:
+        operands.append(plan.stack.empty.results[0])
+    for op in doomed:
+        if any(len(list(r.uses)) for r in op.results):
+            raise RuntimeError(f"internal: {op_location(op)} still used after rewrite")
+        op.erase()
+    b.erase_dead(operands, b.of_kind(*CLEANUP_OPS))
+
+
+def change_text(plan: GroupPlan) -> str:
+    """What batching the group changes, in words (for the report)."""
+    towers, depth = plan.towers, plan.batched_depth
+    nodes = [p.node for p in plan.nodes]
+    n_mm = sum(depth[i] + 1 for i in range(len(towers)))
+    n_epi = sum(len(plan.layer(i, d).epilogue)
+                for i in range(len(towers)) for d in range(depth[i] + 1))
+    new_epi = sum(len(plan.layer(n.lo, n.depth).epilogue) for n in nodes)
+    kinds = "/".join(sorted({plan.layer(n.lo, n.depth).kind for n in nodes}))
+    text = (f"{plan.group.describe()}: {n_mm} linalg.matmul -> {len(nodes)} batched "
+            f"contraction(s), {n_epi} epilogue generic(s) -> {new_epi} ({kinds})")
+    if plan.stack is not None:
+        text += (f"; the {len(towers)}-way stack ({len(plan.stack.inserts)} insert_slice) is "
+                 f"the batched result ({plan.stack.layout})")
+    if plan.runtime_bytes:
+        text += f"; {plan.runtime_bytes} bytes of run-time tensors stacked per call"
+    return text

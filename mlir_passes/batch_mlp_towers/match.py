@@ -1,0 +1,415 @@
+"""Layers, towers and tower groups: what a tower is, structurally, and which towers batch
+together (the reason at the check that failed when a matmul is not a tower layer)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from iree.compiler import ir
+
+from iree_fusions import ir_helpers as h
+from iree_fusions.ir_helpers import RESHAPES
+from iree_fusions.pass_base import NoMatch, structural_key
+
+# Ops a run-time parameter (weight, bias) may come through: function arguments as IREE
+# imports them, reshapes and casts.
+PARAM_PASSTHROUGH = RESHAPES + ("tensor.cast", "iree_tensor_ext.compute_barrier.start",
+                                "hal.tensor.import")
+# Where an op outside the block (nested in a region) sorts among the block's ops.
+_NOT_IN_BLOCK = 1 << 30
+
+Positions = dict[ir.Operation, int]
+
+
+def position(op: ir.Operation, positions: Positions) -> int:
+    """The op's index in the block of `positions` (ops nested deeper sort last)."""
+    return positions.get(op, _NOT_IN_BLOCK)
+
+
+# ---------------------------------------------------------------- one layer
+
+
+@dataclass
+class EpilogueOp:
+    op: ir.Operation
+    roles: list[tuple[str, int]]  # per input: ("chain", index into Layer.chain) | ("param", slot)
+
+
+@dataclass
+class Layer:
+    """`linalg.matmul -> [unit-dim collapse_shape] -> elementwise epilogue generics`."""
+
+    mm: ir.Operation
+    lhs: ir.Value
+    weight: ir.Value
+    weight_layout: str  # "nk": weight [N, K] read (n, k); "kn": [K, N]
+    fill_scalar: ir.Value
+    view_op: ir.Operation | None  # collapse_shape dropping unit dims after the matmul
+    view_dims: list[int]  # chain tensor dim -> 0 (row) / 1 (column) of the matmul result
+    epilogue: list[EpilogueOp]
+    chain: list[ir.Value]  # matmul result, [view result], epilogue results
+    params: list[ir.Value]
+    captured: list[ir.Value]  # values the epilogue bodies use from above
+    kind: str  # the activation (see activation_kind)
+    sig: tuple = ()
+    tail_index: int = -1  # the chain value the next layer reads (default: the last)
+
+    @property
+    def tail(self) -> ir.Value:
+        return self.chain[self.tail_index]
+
+    @property
+    def key(self) -> tuple:
+        """What towers batched together must share at this layer (structure only)."""
+        return self.sig, self.tail_index % len(self.chain)
+
+    @property
+    def ops(self) -> list[ir.Operation]:
+        return [self.mm] + ([self.view_op] if self.view_op else []) + [e.op for e in self.epilogue]
+
+    @property
+    def result_type(self) -> ir.RankedTensorType:
+        return self.mm.results[0].type
+
+
+def is_param_like(value: ir.Value, depth: int = 0) -> bool:
+    """A value known before any tower runs: argument, constant, or these through reshapes."""
+    if isinstance(value.owner, ir.Block):
+        return True
+    if h.is_constant_like(value):
+        return True
+    op = h.defining_op(value)
+    if op is None or depth > 8 or op.name not in PARAM_PASSTHROUGH:
+        return False
+    return all(is_param_like(v, depth + 1) for v in op.operands)
+
+
+def trace_constant(value: ir.Value) -> tuple[ir.Value, list[ir.Operation]] | None:
+    """(constant root, reshapes applied to it in order) when `value` is a reshaped constant."""
+    reshapes: list[ir.Operation] = []
+    while not h.is_constant_like(value):
+        op = h.defining_op(value)
+        if op is None or op.name not in RESHAPES or len(op.operands) != 1:
+            return None
+        reshapes.append(op)
+        value = op.operands[0]
+    return value, list(reversed(reshapes))
+
+
+def unit_drop_view(op: ir.Operation) -> list[int] | None:
+    """For a collapse_shape of a [M, N] matmul result that only drops unit dims, each result
+    dim's source dim (0 or 1); None if it merges two non-unit dims."""
+    src = op.operands[0].type.shape
+    out = []
+    for dims in h.reassociation(op):
+        big = [d for d in dims if src[d] != 1]
+        if len(big) > 1:
+            return None
+        out.append(big[0] if big else dims[-1])
+    return out
+
+
+def activation_kind(epilogue: Sequence[EpilogueOp]) -> str:
+    """silu, sigmoid, relu, gelu, tanh, none (bias only or nothing), or other."""
+    names = {n for e in epilogue for n in h.body_op_names(e.op)}
+    if "math.erf" in names:
+        return "gelu"
+    if "math.tanh" in names:
+        return "gelu" if "arith.mulf" in names else "tanh"
+    if "math.exp" in names:
+        return "silu" if "arith.mulf" in names else "sigmoid"
+    if {"arith.cmpf", "arith.select"} <= names or "arith.maximumf" in names:
+        return "relu"
+    if names <= {"arith.addf", "linalg.yield"}:
+        return "none"
+    return "other"
+
+
+def _sorted_attrs(op: ir.Operation, skip: tuple[str, ...] = ()) -> tuple:
+    return tuple(sorted((a, str(op.attributes[a])) for a in h.attr_names(op) if a not in skip))
+
+
+def body_signature(op: ir.Operation, captured: list[ir.Value]) -> tuple:
+    """The ops of a region body, operands named by position, captured values by constant
+    value (or by index into `captured`, which the group compares by identity)."""
+    block = h.body_block(op)
+    names: dict[ir.Value, tuple] = {a: ("arg", i) for i, a in enumerate(block.arguments)}
+    items = []
+    for j, bop in enumerate(block.operations):
+        bop = bop.operation
+        if len(bop.regions):
+            raise NoMatch("epilogue body has an op with a region")
+        operands = []
+        for v in bop.operands:
+            if v in names:
+                operands.append(names[v])
+                continue
+            owner = h.defining_op(v)
+            if owner is not None and owner.name == "arith.constant":
+                operands.append(("const", str(owner.attributes["value"])))
+            else:
+                operands.append(("captured", len(captured)))
+            captured.append(v)
+        items.append((bop.name, tuple(operands), _sorted_attrs(bop),
+                      tuple(str(r.type) for r in bop.results)))
+        for k, r in enumerate(bop.results):
+            names[r] = ("op", j, k)
+    return tuple(items)
+
+
+def _check_matmul(mm: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation, str, tuple]:
+    """(lhs, weight, accumulator fill, weight layout, body signature) of a tower matmul."""
+    ins, inits = h.dps_inputs(mm), h.dps_inits(mm)
+    if len(ins) != 2 or len(inits) != 1:
+        raise NoMatch("matmul with unexpected operands")
+    lhs, weight = ins
+    for v in (lhs, weight, mm.results[0]):
+        t = v.type
+        if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape or t.rank != 2:
+            raise NoMatch("operands are not static 2-D tensors")
+    a_map, b_map, c_map = (h.map_dim_positions(m) for m in h.indexing_maps(mm))
+    if a_map != [0, 2] or c_map != [0, 1] or b_map not in ([1, 2], [2, 1]):
+        raise NoMatch("unsupported matmul indexing maps (expects x[m,k] * W[n,k] or W[k,n])")
+    fill = h.defining_op(inits[0])
+    if fill is None or fill.name != "linalg.fill":
+        raise NoMatch("matmul accumulator is not a linalg.fill")
+    if not is_param_like(weight):
+        raise NoMatch("weight is computed at run time (not a tower layer)")
+    if len(h.body_block(mm).arguments) != 3:
+        raise NoMatch("matmul body without 3 arguments")
+    mm_captured: list[ir.Value] = []
+    mm_body = body_signature(mm, mm_captured)
+    if mm_captured:
+        raise NoMatch("matmul body uses values from above")
+    return lhs, weight, fill, "nk" if b_map == [1, 2] else "kn", mm_body
+
+
+def _epilogue_roles(op: ir.Operation, chain: list[ir.Value], params: list[ir.Value],
+                    rank: int, captured: list[ir.Value]) -> tuple[list, tuple]:
+    """How an elementwise generic reads the layer (chain values, parameters) and its
+    signature; appends its parameters and captured values. NoMatch if it is no epilogue."""
+    if not h.is_elementwise_generic(op) or len(op.results) != 1 or len(h.dps_inits(op)) != 1:
+        raise NoMatch("not a single-result elementwise generic")
+    maps = h.indexing_maps(op)
+    if maps[0].n_dims != rank or not h.is_identity_map(maps[-1]):
+        raise NoMatch("epilogue iteration space differs from the matmul result")
+    if len(list(h.body_block(op).arguments[-1].uses)):
+        raise NoMatch("epilogue reads its init")
+    roles, new_params = [], []
+    for v, m in zip(h.dps_inputs(op), maps):
+        if v in chain:
+            if not h.is_identity_map(m):
+                raise NoMatch("chain value read through a non-identity map")
+            roles.append(("chain", chain.index(v)))
+            continue
+        dims = h.map_dim_positions(m)
+        if dims is None or len(set(dims)) != len(dims) or not is_param_like(v):
+            raise NoMatch("operand is neither the chain nor a parameter")
+        if not isinstance(v.type, ir.RankedTensorType) or not v.type.has_static_shape:
+            raise NoMatch("parameter is not a static tensor")
+        roles.append(("param", len(params) + len(new_params)))
+        new_params.append(v)
+    if not any(r[0] == "chain" for r in roles):
+        raise NoMatch("does not read the chain")
+    local_captured: list[ir.Value] = []
+    sig = (body_signature(op, local_captured),
+           tuple(str(m) for m in maps), tuple(str(r.type) for r in op.results))
+    params.extend(new_params)
+    captured.extend(local_captured)
+    return roles, sig
+
+
+@dataclass
+class _Epilogue:
+    """The epilogue of a layer as it is collected: its ops, chain, parameters."""
+
+    ops: list[EpilogueOp] = field(default_factory=list)
+    sigs: list[tuple] = field(default_factory=list)
+    params: list[ir.Value] = field(default_factory=list)
+    captured: list[ir.Value] = field(default_factory=list)
+
+
+def _collect_epilogue(chain: list[ir.Value], rank: int, positions: Positions) -> _Epilogue:
+    """Grows `chain` by the elementwise generics reading it, first in block order first;
+    generics that are no epilogue are left out."""
+    found = _Epilogue()
+    rejected: set = set()
+    while True:
+        candidates = sorted(
+            {u for v in chain for u in h.users(v)
+             if u.name == "linalg.generic" and u not in rejected
+             and all(u != e.op for e in found.ops)},
+            key=lambda op: position(op, positions))
+        for cand in candidates:
+            try:
+                roles, sig = _epilogue_roles(cand, chain, found.params, rank, found.captured)
+            except NoMatch:
+                rejected.add(cand)
+                continue
+            found.ops.append(EpilogueOp(cand, roles))
+            found.sigs.append(sig)
+            chain.append(cand.results[0])
+            break
+        else:
+            return found
+
+
+def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
+    """The layer rooted at a linalg.matmul; raises NoMatch with the reason."""
+    lhs, weight, fill, layout, mm_body = _check_matmul(mm)
+    chain: list[ir.Value] = [mm.results[0]]
+    view_op, view_dims = None, [0, 1]
+    mm_users = h.users(mm.results[0])
+    if len(mm_users) == 1 and mm_users[0].name == "tensor.collapse_shape":
+        dims = unit_drop_view(mm_users[0])
+        if dims is not None:
+            view_op, view_dims = mm_users[0], dims
+            chain.append(view_op.results[0])
+    epi = _collect_epilogue(chain, len(view_dims), positions)
+    layer = Layer(mm, lhs, weight, layout, fill.operands[0], view_op, view_dims, epi.ops,
+                  chain, epi.params, epi.captured, activation_kind(epi.ops))
+    scalar = h.defining_op(layer.fill_scalar)
+    scalar_sig = (str(scalar.attributes["value"]) if scalar is not None
+                  and scalar.name == "arith.constant" else "captured")
+    layer.sig = (
+        "layer", str(lhs.type), str(weight.type), str(mm.results[0].type), layout,
+        _sorted_attrs(mm, ("operandSegmentSizes",)), mm_body, scalar_sig,
+        "const" if trace_constant(weight) else "runtime",
+        str(view_op.results[0].type) if view_op else None, tuple(view_dims),
+        tuple((sig, tuple(e.roles)) for sig, e in zip(epi.sigs, epi.ops)),
+        tuple((str(p.type), "const" if trace_constant(p) else "runtime") for p in epi.params),
+        layer.kind,
+    )
+    return layer
+
+
+# ---------------------------------------------------------------- towers and groups
+
+
+@dataclass
+class Tower:
+    layers: list[Layer]
+    links: list[ir.Operation | None] = field(default_factory=list)  # expand between layers
+
+    @property
+    def input(self) -> ir.Value:
+        return self.layers[0].lhs
+
+
+@dataclass
+class TowerGroup:
+    """Towers whose first layers agree: reading one input (shared) or one input each."""
+
+    towers: list[Tower]
+    shared: bool
+
+    @property
+    def first_mm(self) -> ir.Operation:
+        return self.towers[0].layers[0].mm
+
+    def describe(self) -> str:
+        depths = sorted({len(t.layers) for t in self.towers})
+        kinds = "/".join(sorted({lay.kind for t in self.towers for lay in t.layers}))
+        return (f"group of {len(self.towers)} towers (depth {','.join(map(str, depths))}, "
+                f"{kinds}, {'shared' if self.shared else 'separate'} input)")
+
+
+def next_layer(layer: Layer, layers: dict[ir.Operation, Layer]
+               ) -> tuple[Layer, ir.Operation | None] | None:
+    """The one layer that reads this layer's result as its input (maybe through an
+    expand_shape that restores the matmul result type), and that expand_shape."""
+    found = []
+    for index, value in enumerate(layer.chain):
+        for user in h.users(value):
+            if user in layers and h.dps_inputs(user)[0] == value:
+                found.append((layers[user], None, index))
+            elif user.name == "tensor.expand_shape" and user.results[0].type == layer.result_type:
+                for u2 in h.users(user.results[0]):
+                    if u2 in layers and h.dps_inputs(u2)[0] == user.results[0]:
+                        found.append((layers[u2], user, index))
+    if len(found) != 1:
+        return None
+    nxt, link, index = found[0]
+    if nxt.mm == layer.mm or nxt.lhs.type != layer.result_type:
+        return None
+    layer.tail_index = index
+    # The expand_shape is part of the tower only when the next layer is its one user.
+    if link is not None and len(h.users(link.results[0])) != 1:
+        link = None
+    return nxt, link
+
+
+def find_layers(block: ir.Block, positions: Positions
+                ) -> tuple[dict[ir.Operation, Layer], list[tuple[ir.Operation, str]]]:
+    """The tower layers of the block's matmuls, and (matmul, reason) for the others."""
+    layers: dict[ir.Operation, Layer] = {}
+    rejected: list[tuple[ir.Operation, str]] = []
+    for op in block.operations:
+        op = op.operation
+        if op.name != "linalg.matmul":
+            continue
+        try:
+            layers[op] = analyze_layer(op, positions)
+        except NoMatch as e:
+            rejected.append((op, str(e)))
+    return layers, rejected
+
+
+def link_towers(layers: dict[ir.Operation, Layer]) -> list[Tower]:
+    """Chains the layers into towers (each layer followed by the one layer reading it)."""
+    succ: dict[ir.Operation, tuple[Layer, ir.Operation | None]] = {}
+    has_pred: set = set()
+    for mm, layer in layers.items():
+        nxt = next_layer(layer, layers)
+        if nxt is not None and nxt[0].mm not in has_pred:
+            succ[mm] = nxt
+            has_pred.add(nxt[0].mm)
+    towers = []
+    for mm, layer in layers.items():
+        if mm in has_pred:
+            continue
+        tower = Tower([layer])
+        while tower.layers[-1].mm in succ:
+            nxt, link = succ[tower.layers[-1].mm]
+            tower.layers.append(nxt)
+            tower.links.append(link)
+        towers.append(tower)
+    return towers
+
+
+def group_towers(towers: list[Tower], positions: Positions) -> list[TowerGroup]:
+    """Towers reading one input with an equal first layer, then the remaining towers with an
+    equal first layer and separate inputs; in block order of their first matmul."""
+    shared: dict[tuple, list[Tower]] = {}
+    for t in towers:
+        shared.setdefault((t.input, t.layers[0].key), []).append(t)
+    groups: list[TowerGroup] = []
+    separate: dict[tuple, list[Tower]] = {}
+    for ts in shared.values():
+        if len(ts) >= 2:
+            groups.append(TowerGroup(ts, True))
+        else:
+            separate.setdefault(ts[0].layers[0].key, []).append(ts[0])
+    groups += [TowerGroup(ts, False) for ts in separate.values()]
+    groups.sort(key=lambda g: min(position(t.layers[0].mm, positions) for t in g.towers))
+    return groups
+
+
+# ---------------------------------------------------------------- candidate keys
+
+KEY_FAMILY = "mlp-towers"
+
+
+def group_key(group: TowerGroup, stack_layout: str | None) -> str:
+    """The group's structure: shared or separate input, per tower its depth and per layer
+    its structure (Layer.key: shapes, element types, maps, bodies, activation, weight kind),
+    and the layout of a stack that consumes the results."""
+    towers = tuple((len(t.layers), tuple(lay.key for lay in t.layers)) for t in group.towers)
+    return structural_key(KEY_FAMILY, "group", "shared" if group.shared else "separate",
+                          len(group.towers), towers, ("stack", stack_layout))
+
+
+def matmul_key(mm: ir.Operation) -> str:
+    """A linalg.matmul that is no tower layer."""
+    return structural_key(KEY_FAMILY, "matmul", h.op_signature(mm))
