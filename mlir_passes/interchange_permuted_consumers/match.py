@@ -141,6 +141,10 @@ def check_siblings(siblings: list[ir.Operation], value: ir.Value,
     block = siblings[0].parent
     if any(s.parent != block for s in siblings):
         raise NoMatch("siblings in different blocks")
+    placements = h.block_placements(siblings[0].block)
+    if len({placements[s] for s in siblings}) > 1:
+        raise NoMatch("the readers take inputs placed on different devices (a multi-device "
+                      "program): ops on different devices are never merged")
     positions = h.block_positions(siblings[0].block)
     first = min(siblings, key=lambda s: positions[s])
     pos = positions[first]

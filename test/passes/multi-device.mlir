@@ -3,6 +3,8 @@
 // in spirit: with both devices equal the same ops are merged (checked in each pass's own tests).
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: iree-fusions-opt %s --split-input-file -p interchange-permuted-consumers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IPC
+// RUN: sed -e 's/@dev_b>/@dev_a>/' %s | iree-fusions-opt - --split-input-file -p interchange-permuted-consumers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=ONE
 
 // Two lookups of one table whose indices are on two devices: not merged.
 // CHECK-LABEL: util.func public @lookups_on_two_devices
@@ -30,4 +32,36 @@ util.func public @lookups_on_two_devices(%t0: tensor<100x16xf32>, %i0: tensor<8x
     linalg.yield %v : f32
   } -> tensor<8x16xf32>
   util.return %g0, %g1 : tensor<8x16xf32>, tensor<8x16xf32>
+}
+
+// -----
+
+// Two readers of one matmul result; the second also reads a tensor placed on another
+// device: they are not merged into one generic (each stays a reader of its own).
+// CHECK-LABEL: util.func public @readers_on_two_devices
+// CHECK: linalg.matmul
+// CHECK-COUNT-2: linalg.generic
+// IPC: [interchange-permuted-consumers] 0 change(s), 2 skipped
+// IPC-NEXT: skipped [interchange-{{[0-9a-f]+}}] {{.+}}: operand 0 (linalg.matmul): the readers take inputs placed on different devices (a multi-device program): ops on different devices are never merged
+// IPC-NEXT: skipped [interchange-{{[0-9a-f]+}}] {{.+}}: operand 0 (linalg.matmul): the readers take inputs placed on different devices
+// With one device, the same readers are merged.
+// ONE: [interchange-permuted-consumers] 1 change(s)
+// ONE-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading linalg.matmul: interchanged and merged 2 readers
+util.func public @readers_on_two_devices(%x: tensor<16x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<16x8xf32>, tensor<8x16xf32>) outs(%f : tensor<16x16xf32>) -> tensor<16x16xf32>
+  %bb = flow.tensor.transfer %b : tensor<16x16xf32> to #hal.device.affinity<@dev_b>
+  %r0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m : tensor<16x16xf32>) outs(%e : tensor<16x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<16x16xf32>
+  %r1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m, %bb : tensor<16x16xf32>, tensor<16x16xf32>) outs(%e : tensor<16x16xf32>) {
+  ^bb0(%in: f32, %in2: f32, %out: f32):
+    %s = arith.addf %in, %in2 : f32
+    linalg.yield %s : f32
+  } -> tensor<16x16xf32>
+  util.return %r0, %r1 : tensor<16x16xf32>, tensor<16x16xf32>
 }
