@@ -4,7 +4,7 @@
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: iree-fusions-opt %s --split-input-file -p interchange-permuted-consumers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IPC
-// RUN: sed -e 's/@dev_b>/@dev_a>/' %s | iree-fusions-opt - --split-input-file -p interchange-permuted-consumers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=ONE
+// RUN: sed -e 's/ins(%m, %bb/ins(%m, %b/' %s | iree-fusions-opt - --split-input-file -p interchange-permuted-consumers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=ONE
 
 // Two lookups of one table whose indices are on two devices: not merged.
 // CHECK-LABEL: util.func public @lookups_on_two_devices
@@ -44,7 +44,7 @@ util.func public @lookups_on_two_devices(%t0: tensor<100x16xf32>, %i0: tensor<8x
 // IPC: [interchange-permuted-consumers] 0 change(s), 2 skipped
 // IPC-NEXT: skipped [interchange-{{[0-9a-f]+}}] {{.+}}: operand 0 (linalg.matmul): the readers take inputs placed on different devices (a multi-device program): ops on different devices are never merged
 // IPC-NEXT: skipped [interchange-{{[0-9a-f]+}}] {{.+}}: operand 0 (linalg.matmul): the readers take inputs placed on different devices
-// With one device, the same readers are merged.
+// Without the transfer (one device), the same readers are merged.
 // ONE: [interchange-permuted-consumers] 1 change(s)
 // ONE-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading linalg.matmul: interchanged and merged 2 readers
 util.func public @readers_on_two_devices(%x: tensor<16x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16x16xf32>) -> (tensor<16x16xf32>, tensor<16x16xf32>) {
