@@ -75,6 +75,9 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
         True, "merge the elementwise readers of a multi-use value into one generic")
     fold_transposes: bool = option(
         True, "fold a pure transpose copy into the elementwise op that feeds it")
+    leave_to_stock: bool = option(
+        True, "leave a consumer to IREE when its own transpose-generic-ops would interchange "
+        "it the same way (the rewrite would change nothing)")
     producer_layout: Literal["auto", "always", "never"] = option(
         "auto", "move the permutation into the producer's result layout: when that gives a "
         "contraction whose innermost parallel loops are an M and an N loop and the other "

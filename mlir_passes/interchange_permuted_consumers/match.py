@@ -83,7 +83,34 @@ def _choose_path(consumer: ir.Operation, traced: dict[int, Path], identity: list
         if score >= best.score:
             raise NoMatch(f"already reads {path.producer.name} (operand {i}) with the "
                           "identity map and fuses there")
+    if options.leave_to_stock and stock_interchanges_it(consumer, best.path, options):
+        raise NoMatch(STOCK_DOES_IT)
     return best
+
+
+STOCK_DOES_IT = ("IREE's own iree-dispatch-creation-transpose-generic-ops interchanges this "
+                 "consumer the same way (single-use producer read through a permutation): "
+                 "nothing to gain")
+
+
+def stock_interchanges_it(consumer: ir.Operation, path: Path,
+                          options: InterchangePermutedConsumers) -> bool:
+    """Would the rewrite be exactly stock IREE's TransposeGenericOpPattern? It takes the
+    first input produced by a single-use, non-elementwise linalg op (stopping at one read
+    with the identity map) whose map is a permutation, and interchanges the consumer."""
+    if path.ops or len(set(h.users(path.value))) != 1 or options._layout_plan(path) is not None:
+        return False  # the pass does more than stock here
+    for value, m in zip(h.dps_inputs(consumer), h.indexing_maps(consumer)):
+        producer = h.defining_op(value)
+        if producer is None or not h.is_linalg(producer) or \
+                not h.is_reduction_or_contraction(producer) or \
+                len(h.users(producer.results[0])) != 1:
+            continue
+        if h.is_identity_map(m):
+            return False
+        if m.is_permutation:
+            return value == path.value
+    return False
 
 
 def feasibility(path: Path, options: InterchangePermutedConsumers) -> tuple:
