@@ -4,6 +4,9 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
   --fusions=all|none|PASS[,PASS{opt=v}...]  passes to run (default: all)
   --fusions-report                           print what each pass changed / skipped (stderr)
   --fusions-report-json=FILE                 the same as JSON
+  --fusions-report-effect                    with -json: add the dispatches and bytes saved vs
+                                             stock (on with --fusions-report; costs one
+                                             extra stock dispatch-creation run)
   --fusions-strict                           a failing pass is an error (default: warn, skip it)
   --fusions-decisions=FILE|none              follow decisions measured by iree-fusions-tune for
                                              this target (none: not even the shipped ones)
@@ -53,6 +56,7 @@ class CliArgs:
     fusions: str = "all"
     report: bool = False
     report_json: str | None = None
+    report_effect: bool = False
     strict: bool = False
     decisions: str | None = None
     delegate: bool = False  # hand the whole command to iree-compile
@@ -90,6 +94,8 @@ def parse_args(argv: list[str]) -> CliArgs:
             args.fusions = value
         elif name == "fusions-report":
             args.report = True
+        elif name == "fusions-report-effect":
+            args.report_effect = True
         elif name == "fusions-report-json":
             if not value:
                 raise UsageError("--fusions-report-json needs a file: --fusions-report-json=FILE")
@@ -203,6 +209,7 @@ def _request(args: CliArgs, source: bytes, steps, whole_file: bool) -> CompileRe
         verify=_bool(main.get("verify", "true"), "verify"),
         steps=steps,
         strict=args.strict,
+        effect=args.report or args.report_effect,
         decisions=args.decisions,
     )
 

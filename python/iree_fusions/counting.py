@@ -15,6 +15,9 @@ from iree.compiler import ir
 from . import ir_helpers as h
 
 _LOOK_THROUGH = ("flow.tensor.reshape", "flow.tensor.bitcast", "tensor.cast")
+# Dispatch ops: outlined (`flow.dispatch`, from the flow phase on) or still regions
+# (`flow.dispatch.workgroups`, right after dispatch-creation).
+DISPATCH_OPS = ("flow.dispatch", "flow.dispatch.workgroups")
 
 
 @dataclass
@@ -41,7 +44,7 @@ def _is_public(func: ir.Operation) -> bool:
 
 def _reaches_dispatch(value: ir.Value) -> bool:
     for user in h.users(value):
-        if user.name == "flow.dispatch":
+        if user.name in DISPATCH_OPS:
             return True
         if user.name in _LOOK_THROUGH and any(_reaches_dispatch(r) for r in user.results):
             return True
@@ -53,14 +56,15 @@ def count_flow_module(module: ir.Operation) -> FlowCounts:
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
         if op.name == "util.initializer":
-            counts.initializer_dispatches += len(h.walk_ops(op, ("flow.dispatch",)))
+            counts.initializer_dispatches += len(h.walk_ops(op, DISPATCH_OPS))
             continue
         if op.name not in h.FUNC_OPS or not _is_public(op) or not op.regions[0].blocks:
             continue
         name = op.attributes["sym_name"].value
-        dispatches = h.walk_ops(op, ("flow.dispatch",))
+        dispatches = h.walk_ops(op, DISPATCH_OPS)
         counts.dispatches[name] = len(dispatches)
         counts.dispatch_names[name] = [str(d.attributes["entry_points"][0]).split("::@")[-1]
+                                       if "entry_points" in d.attributes else d.name
                                        for d in dispatches]
         total = 0
         for d in dispatches:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 from iree.compiler.api import ctypes_dl as capi
 
+from .counting import FlowCounts, count_flow_module
 from .decisions import Decider, DecisionsError
 from .pass_base import PassReport
 from .target import module_targets
@@ -70,6 +71,10 @@ class CompileRequest:
     output_path: str | None = None
     # Measured decisions to follow (--fusions-decisions=FILE); "none": not even the shipped.
     decisions: str | None = None
+    # Compare the plugin's dispatches and bytes between them with stock IREE's (an extra
+    # stock dispatch-creation run from the IR before the linalg passes): the report then says
+    # when the changes reduced neither.
+    effect: bool = False
 
 
 @dataclass
@@ -135,6 +140,7 @@ def compile_request(
     reports: list[PassReport] = []
     module: ir.Operation | None = None
     decider: Decider | None = None
+    stock_counts: FlowCounts | None = None
     current = request.compile_from
     hooks = [(phase, HOOK_PHASE[phase]) for phase in ("linalg", "flow")
              if first <= phase_index(HOOK_PHASE[phase]) <= last]
@@ -153,11 +159,18 @@ def compile_request(
             with session.context:
                 if decider is None:
                     decider = _decider(module, request.decisions)
+                before = module.clone() if request.effect and plugin_phase == "linalg" else None
                 module, phase_reports = _run_hook(module, steps, plugin_phase, request, warn,
                                                   decider)
             reports += phase_reports
             if any(r.changed for r in phase_reports):
                 stage("changed")
+                if before is not None:
+                    stage(f"iree {hook} dispatch-creation (stock, for the report)")
+                    stock_counts = _stock_dispatch_counts(runner, before)
+        if plugin_phase == "flow" and stock_counts is not None:
+            with session.context:
+                _note_effect(reports, stock_counts, count_flow_module(module))
     inv = runner.invocation(current, request.compile_to)
     stage("parse" if module is None else f"import {current}")
     runner.load(inv, source if module is None else None, module)
@@ -166,6 +179,28 @@ def compile_request(
         raise CompileError(f"IREE failed while compiling to phase '{request.compile_to}'")
     stage("emit")
     return CompileResult(_emit(inv, request), reports)
+
+
+def _stock_dispatch_counts(runner: _Pipeline, module: ir.Operation) -> FlowCounts:
+    """What stock IREE makes of the IR the linalg passes started from, at dispatch-creation."""
+    inv = runner.invocation(HOOK_PHASE["linalg"], HOOK_PHASE["flow"])
+    inv.import_module(module)
+    if not inv.execute():
+        raise CompileError("IREE failed on the stock IR while measuring the plugin's effect")
+    with runner.session.context:
+        return count_flow_module(inv.export_module())
+
+
+def _note_effect(reports: list[PassReport], stock: FlowCounts, plugin: FlowCounts) -> None:
+    """Says in the report of each pass that changed the IR what the changes bought."""
+    d0, d1 = stock.total_dispatches, plugin.total_dispatches
+    b0, b1 = stock.total_bytes_between, plugin.total_bytes_between
+    effect = f"dispatches {d0} -> {d1}, bytes between dispatches {b0} -> {b1} (vs stock IREE)"
+    if d1 >= d0 and b1 >= b0:
+        effect = f"the changes reduced neither dispatches nor bytes: {effect}"
+    for r in reports:
+        if r.changed:
+            r.note(effect)
 
 
 def _decider(module: ir.Operation, decisions: str | None) -> Decider:
