@@ -125,7 +125,9 @@ def _classify_uses(root: Root, block: ir.Block, analysis: FactoryAnalysis) -> No
 
 
 def _chain_signature(factory: Factory) -> tuple:
-    return (tuple(h.op_signature(o) for o in factory.ops), h.type_text(factory.value))
+    value = factory.value
+    return (tuple(h.op_signature(o) for o in factory.ops), h.result_index(value),
+            h.type_text(value))
 
 
 def root_key(root: Root) -> str:
