@@ -135,6 +135,18 @@ def test_skip_and_only_select_one_of_two_candidates():
         f"not selected (only={mask_key})"]
 
 
+def test_skip_holds_when_a_shared_consumer_is_rebuilt():
+    """cos and sin tables read by the same two generics: skipping cos keeps its key (and the
+    skip) in the next round, after the consumers were rebuilt for sin."""
+    text = lit_cases()["rope_tables_kept"]
+    forced = f"{PASS}{{ignore-cost=true}}"
+    _, reports = run_pass(text, forced)
+    (cos_key, sin_key), _ = keys(reports[0])
+    out, reports = run_pass(text, forced.replace("}", f" skip={cos_key}}}"))
+    assert keys(reports[0]) == ([sin_key], [cos_key])
+    assert out.count("math.cos") == 1 and out.count("math.sin") == 2
+
+
 def test_skip_a_compaction_candidate():
     text = lit_cases()["rope_tables_kept"]
     _, reports = run_pass(text)
