@@ -135,6 +135,7 @@ def compile_config(art, fusions: str, device: str, compile_to: str | None = None
     stock = fusions == "none"
     key = _key(art.source[:4096], len(art.source), fusions, device, compile_to,
                hashlib.sha1(art.source).hexdigest(), extra)
+    os.makedirs(CACHE, exist_ok=True)
     path = os.path.join(CACHE, f"out-{key}.bin")
     if stock and os.path.exists(path):
         with open(path, "rb") as f:

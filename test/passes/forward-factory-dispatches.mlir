@@ -1,12 +1,6 @@
 // RUN: iree-fusions-opt %s --split-input-file -p forward-factory-dispatches | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p forward-factory-dispatches --fusions-report -o %t 2>&1 | filecheck %s --check-prefix=REPORT
 
-// REPORT: [forward-factory-dispatches] 2 change(s), 0 skipped
-// REPORT-NEXT: changed: cloned flow.dispatch.workgroups at {{.*}} (tensor<2x4x4xf32>) into the dispatch at {{.*}}; it now reads tensor<i64> instead
-// REPORT-NEXT: changed: cloned flow.dispatch.workgroups at {{.*}} (tensor<2x4x4xf32>) into the dispatch at {{.*}}; it now reads tensor<i64> instead
-// REPORT: [forward-factory-dispatches] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: flow.dispatch.workgroups at {{.*}}: reads the factory tensor in linalg.generic (not in consumers=iree_linalg_ext.attention)
-
 // A dispatch that only builds a causal mask from %start (flattened, then reshaped) and two
 // attention dispatches that read it: each attention dispatch gets its own copy of the mask
 // computation, in its own shape, and reads %start instead; the mask dispatch disappears.
@@ -27,6 +21,9 @@
 // CHECK: linalg.generic
 // CHECK: iree_linalg_ext.attention
 // CHECK: util.return %[[O1]], %[[O2]]
+// REPORT: [forward-factory-dispatches] 2 change(s), 0 skipped
+// REPORT-NEXT: changed [forward-dispatch-{{.+}}] flow.dispatch.workgroups at {{.+}}: cloned flow.dispatch.workgroups at {{.*}} (tensor<2x4x4xf32>) into the dispatch at {{.*}}; it now reads tensor<i64> instead
+// REPORT-NEXT: changed [forward-dispatch-{{.+}}] flow.dispatch.workgroups at {{.+}}: cloned flow.dispatch.workgroups at {{.*}} (tensor<2x4x4xf32>) into the dispatch at {{.*}}; it now reads tensor<i64> instead
 util.func public @mask_into_two_attentions(%start: tensor<i64>, %q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
   %m = flow.dispatch.workgroups(%start) : (tensor<i64>) -> tensor<32xf32> =
       (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<i64>>, %a1: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>) {
@@ -102,6 +99,8 @@ util.func public @mask_into_two_attentions(%start: tensor<i64>, %q: tensor<2x4x8
 // CHECK: %[[M:.+]] = flow.dispatch.workgroups(%{{.+}}) : (tensor<i64>) -> tensor<32xf32>
 // CHECK: %[[R:.+]] = flow.dispatch.workgroups(%{{.+}}, %[[M]]) : (tensor<32xf32>, tensor<32xf32>)
 // CHECK: util.return %[[R]], %[[M]]
+// REPORT: [forward-factory-dispatches] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [forward-dispatch-{{.+}}] flow.dispatch.workgroups at {{.+}}: reads the factory tensor in linalg.generic (not in consumers=iree_linalg_ext.attention)
 util.func public @not_an_attention_consumer(%start: tensor<i64>, %x: tensor<32xf32>) -> (tensor<32xf32>, tensor<32xf32>) {
   %m = flow.dispatch.workgroups(%start) : (tensor<i64>) -> tensor<32xf32> =
       (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<i64>>, %a1: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>) {

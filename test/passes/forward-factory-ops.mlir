@@ -3,26 +3,6 @@
 // RUN: iree-fusions-opt %s --split-input-file -p 'forward-factory-ops{ignore-cost=true}' | filecheck %s --check-prefix=FORCE
 // RUN: iree-fusions-opt %s --split-input-file -p 'forward-factory-ops,forward-factory-ops' | filecheck %s --check-prefix=TWICE
 
-// Report of every chunk, in order.
-// REPORT: [forward-factory-ops] 1 change(s)
-// REPORT-NEXT: changed: forwarded tensor<8x8xf32> from linalg.generic at {{.*}} (2 op chain) into 2 consuming generic(s)
-// REPORT: [forward-factory-ops] 1 change(s)
-// REPORT-NEXT: changed: forwarded tensor<32xf32> from linalg.generic at {{.*}} (4 op chain) into 1 consuming generic(s)
-// REPORT: [forward-factory-ops] 1 change(s)
-// REPORT-NEXT: changed: forwarded tensor<2x4x8xf32> from tensor.expand_shape at {{.*}} (6 op chain) into 1 consuming generic(s)
-// REPORT: [forward-factory-ops] 1 change(s)
-// REPORT-NEXT: changed: forwarded tensor<8x4xf32> from linalg.generic at {{.*}} (5 op chain) into 1 consuming generic(s)
-// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: linalg.generic at {{.*}}: the value is a function result (materialized anyway)
-// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: linalg.generic at {{.*}}: expensive generator: 66 ops per element > max-element-ops=40
-// REPORT: [forward-factory-ops] 1 change(s), 2 skipped
-// REPORT-NEXT: changed: compacted 2 materialized factory value(s) tensor<256x64xf32>, tensor<256x64xf32> (6 chain ops) into one linalg.generic reading 1 leaf input(s)
-// REPORT-NEXT: skipped: linalg.generic at {{.*}}: recomputing costs more than it saves
-// REPORT-NEXT: skipped: linalg.generic at {{.*}}: recomputing costs more than it saves
-// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped: linalg.fill at {{.*}}: a fill/splat: IREE already clones it into its consumers
-
 // A causal mask from positions that depend on an input, read by two reductions (two
 // dispatches in stock IREE): each consumer recomputes it, no op produces it any more.
 // CHECK-LABEL: util.func public @mask_used_by_two_dispatches
@@ -50,6 +30,9 @@
 // TWICE-COUNT-2: linalg.generic
 // TWICE-NOT: linalg.generic
 // TWICE: util.return
+// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
+// REPORT-NEXT: changed [forward-factory-{{.+}}] linalg.generic at {{.+}}: forwarded tensor<8x8xf32> from linalg.generic at {{.*}} (2 op chain) into 2 consuming generic(s)
+// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.fill at {{.+}}: a fill/splat: IREE already clones it into its consumers
 util.func public @mask_used_by_two_dispatches(%start: tensor<i64>, %a: tensor<4x8x8xf32>, %b: tensor<4x8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant -1.0e+30 : f32
@@ -108,6 +91,8 @@ util.func public @mask_used_by_two_dispatches(%start: tensor<i64>, %a: tensor<4x
 // CHECK: %[[S:.+]] = arith.mulf %[[F]]
 // CHECK: %[[COS:.+]] = math.cos %[[S]]
 // CHECK: arith.mulf %[[IN]], %[[COS]]
+// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
+// REPORT-NEXT: changed [forward-factory-{{.+}}] linalg.generic at {{.+}}: forwarded tensor<32xf32> from linalg.generic at {{.*}} (4 op chain) into 1 consuming generic(s)
 util.func public @unary_chain(%start: tensor<i32>, %x: tensor<16x32xf32>) -> tensor<16xf32> {
   %zero = arith.constant 0.0 : f32
   %scale = arith.constant 0.125 : f32
@@ -170,6 +155,8 @@ util.func public @unary_chain(%start: tensor<i32>, %x: tensor<16x32xf32>) -> ten
 // CHECK: arith.sitofp %[[DIST]]
 // CHECK-NOT: linalg.generic
 // CHECK: util.return
+// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
+// REPORT-NEXT: changed [forward-factory-{{.+}}] tensor.expand_shape at {{.+}}: forwarded tensor<2x4x8xf32> from tensor.expand_shape at {{.*}} (6 op chain) into 1 consuming generic(s)
 util.func public @chain_ending_at_binary_op(%start: tensor<i64>, %a: tensor<8x4xf32>, %b: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
   %zero = arith.constant 0.0 : f32
   %e8 = tensor.empty() : tensor<8xi64>
@@ -229,6 +216,8 @@ util.func public @chain_ending_at_binary_op(%start: tensor<i64>, %a: tensor<8x4x
 // CHECK-NOT: math.cos
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return
+// REPORT: [forward-factory-ops] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [forward-factory-{{.+}}] linalg.generic at {{.+}}: forwarded tensor<8x4xf32> from linalg.generic at {{.*}} (5 op chain) into 1 consuming generic(s)
 util.func public @rope_concat(%start: tensor<i64>, %inv: tensor<2xf32>, %q: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
   %e8 = tensor.empty() : tensor<8xi64>
   %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -274,6 +263,8 @@ util.func public @rope_concat(%start: tensor<i64>, %inv: tensor<2xf32>, %q: tens
 // CHECK: %[[R:.+]] = linalg.generic
 // CHECK-SAME: ins(%{{.+}}, %[[POS]] : tensor<4x8xf32>, tensor<8xf32>)
 // CHECK: util.return %[[R]], %[[POS]]
+// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.generic at {{.+}}: the value is a function result (materialized anyway)
 util.func public @function_result(%start: tensor<i64>, %a: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>) {
   %zero = arith.constant 0.0 : f32
   %e8 = tensor.empty() : tensor<8xf32>
@@ -308,6 +299,8 @@ util.func public @function_result(%start: tensor<i64>, %a: tensor<4x8xf32>) -> (
 // CHECK-SAME: ins(%{{.+}}, %[[RNG]] :
 // FORCE-LABEL: util.func public @rng_like
 // FORCE-COUNT-3: linalg.generic
+// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.generic at {{.+}}: expensive generator: 66 ops per element > max-element-ops=40
 util.func public @rng_like(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
   %m1 = arith.constant -766435501 : i32
   %m2 = arith.constant -845247145 : i32
@@ -431,6 +424,10 @@ util.func public @rng_like(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>) -> (tenso
 // FORCE-SAME: ins(%{{.+}}, %{{.+}} : tensor<32x256x64xf32>, tensor<i64>)
 // FORCE: math.cos
 // FORCE: math.sin
+// REPORT: [forward-factory-ops] 1 change(s), 2 skipped
+// REPORT-NEXT: changed [compact-factory-{{.+}}] linalg.generic at {{.+}}: compacted 2 materialized factory value(s) tensor<256x64xf32>, tensor<256x64xf32> (6 chain ops) into one linalg.generic reading 1 leaf input(s)
+// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.generic at {{.+}}: recomputing costs more than it saves
+// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.generic at {{.+}}: recomputing costs more than it saves
 util.func public @rope_tables_kept(%start: tensor<i64>, %q: tensor<32x256x64xf32>, %k: tensor<32x256x64xf32>) -> (tensor<32x256x64xf32>, tensor<32x256x64xf32>) {
   %e = tensor.empty() : tensor<256xf32>
   %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -495,6 +492,8 @@ util.func public @rope_tables_kept(%start: tensor<i64>, %q: tensor<32x256x64xf32
 // CHECK: %[[FILL:.+]] = linalg.fill
 // CHECK: %[[T:.+]] = linalg.generic
 // CHECK: linalg.matmul ins(%[[T]], %{{.+}}) outs(%[[FILL]]
+// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.fill at {{.+}}: a fill/splat: IREE already clones it into its consumers
 util.func public @nothing_to_forward(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x64xf32>

@@ -6,6 +6,8 @@ S=512 variants and GPU-target compiles under `-m slow`)."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 
 import numpy as np
 import pytest
@@ -86,6 +88,157 @@ def test_mask_two_consumers_each_get_a_copy():
     assert check.stock_counts.dispatches[name] == 3  # mask + two reductions
     assert check.plugin_counts.dispatches[name] == 2
     assert check.plugin_counts.bytes_between[name] == 0
+
+
+# ---------------------------------------------------------------- candidate keys
+
+
+def functions_text(text: str) -> dict[str, str]:
+    """function name -> the function printed on its own (affine maps inline)."""
+    with ir.Context():
+        module = ir.Module.parse(text)
+        return {op.attributes["sym_name"].value: str(op)
+                for op in module.body.operations if "sym_name" in op.attributes}
+
+
+def keys(report) -> tuple[list[str], list[str]]:
+    return [c.key for c in report.changes], [s.key for s in report.skipped]
+
+
+def test_skip_and_only_select_one_of_two_candidates():
+    """skip=KEY leaves exactly that candidate alone (reported as skipped on request), only=KEY
+    applies only that one; the other candidate is unaffected."""
+    cases = lit_cases()
+    text = cases["mask_used_by_two_dispatches"] + cases["unary_chain"]
+    before = functions_text(text)
+    out, reports = run_pass(text)
+    after = functions_text(out)
+    (mask_key, chain_key), _ = keys(reports[0])
+    assert mask_key != chain_key
+    assert [c.what.split(" from ")[0] for c in reports[0].changes] == [
+        "forwarded tensor<8x8xf32>", "forwarded tensor<32xf32>"]
+
+    out, reports = run_pass(text, f"{PASS}{{skip={mask_key}}}")
+    got = functions_text(out)
+    assert got["mask_used_by_two_dispatches"] == before["mask_used_by_two_dispatches"]
+    assert got["unary_chain"] == after["unary_chain"]
+    assert keys(reports[0])[0] == [chain_key]
+    assert [s.reason for s in reports[0].skipped if s.key == mask_key] == [
+        "skipped on request (skip=KEY)"]
+
+    out, reports = run_pass(text, f"{PASS}{{only={mask_key}}}")
+    got = functions_text(out)
+    assert got["mask_used_by_two_dispatches"] == after["mask_used_by_two_dispatches"]
+    assert got["unary_chain"] == before["unary_chain"]
+    assert keys(reports[0])[0] == [mask_key]
+    assert [s.reason for s in reports[0].skipped if s.key == chain_key] == [
+        f"not selected (only={mask_key})"]
+
+
+def test_skip_holds_when_a_shared_consumer_is_rebuilt():
+    """cos and sin tables read by the same two generics: skipping cos keeps its key (and the
+    skip) in the next round, after the consumers were rebuilt for sin."""
+    text = lit_cases()["rope_tables_kept"]
+    forced = f"{PASS}{{ignore-cost=true}}"
+    _, reports = run_pass(text, forced)
+    (cos_key, sin_key), _ = keys(reports[0])
+    out, reports = run_pass(text, forced.replace("}", f" skip={cos_key}}}"))
+    assert keys(reports[0]) == ([sin_key], [cos_key])
+    assert out.count("math.cos") == 1 and out.count("math.sin") == 2
+
+
+def test_skip_a_compaction_candidate():
+    text = lit_cases()["rope_tables_kept"]
+    _, reports = run_pass(text)
+    (key,), _ = keys(reports[0])
+    assert key.startswith("compact-factory-")
+    out, reports = run_pass(text, f"{PASS}{{skip={key}}}")
+    assert functions_text(out) == functions_text(text)
+    assert not reports[0].changes
+    assert ("skipped on request (skip=KEY)" in
+            [s.reason for s in reports[0].skipped if s.key == key])
+
+
+def _two_mask_producers() -> str:
+    """The dispatch lit case with a second, different mask dispatch for the second attention."""
+    text = passes.lit_cases("forward-factory-dispatches")["mask_into_two_attentions"]
+    start = text.index("  %m = flow.dispatch.workgroups")
+    end = text.index("  %mask = flow.tensor.reshape")
+    producer = text[start:end].replace("%m =", "%m2 =").replace(
+        "%qp = arith.addi %q64, %in : i64",
+        "%qp0 = arith.addi %q64, %in : i64\n      %qp = arith.subi %qp0, %q64 : i64")
+    reshape = "  %mask2 = flow.tensor.reshape %m2 : tensor<32xf32> -> tensor<2x4x4xf32>\n"
+    o2 = text.index("  %o2 = flow.dispatch.workgroups")
+    second = text[o2:].replace("%o2 = flow.dispatch.workgroups(%o1, %k, %v, %mask)",
+                               "%o2 = flow.dispatch.workgroups(%o1, %k, %v, %mask2)")
+    return text[:o2] + producer + reshape + second
+
+
+def test_dispatch_skip_and_only_select_one_of_two_candidates():
+    pipeline = "forward-factory-dispatches"
+    text = _two_mask_producers()
+    _, reports = run_pass(text, pipeline)
+    changed, _ = keys(reports[0])
+    assert len(changed) == 2 and len(set(changed)) == 2
+    for chosen, other in (changed, changed[::-1]):
+        out, reports = run_pass(text, f"{pipeline}{{skip={chosen}}}")
+        assert keys(reports[0])[0] == [other]
+        assert [s.reason for s in reports[0].skipped if s.key == chosen] == [
+            "skipped on request (skip=KEY)"]
+        assert out.count("flow.dispatch.workgroups(") == 3  # one mask dispatch stays
+        out, reports = run_pass(text, f"{pipeline}{{only={chosen}}}")
+        assert keys(reports[0])[0] == [chosen]
+        assert out.count("flow.dispatch.workgroups(") == 3
+
+
+def _disguised(text: str, function: str) -> str:
+    """The same structure in another file: SSA values and the function renamed, and an
+    unrelated op first."""
+    text = re.sub(r"%([A-Za-z_][A-Za-z0-9_]*)", r"%v_\1", text)
+    text = text.replace(f"@{function}(", f"@other_{function}(")
+    head, brace, rest = text.partition("{\n")
+    return head + brace + "  %unrelated = arith.constant dense<1.0> : tensor<3xf32>\n" + rest
+
+
+@pytest.mark.parametrize("name", ["mask_used_by_two_dispatches", "rope_concat",
+                                  "rope_tables_kept", "rng_like", "nothing_to_forward"])
+def test_keys_are_structural(name):
+    text = lit_cases()[name]
+    _, reports = run_pass(text)
+    _, reports2 = run_pass(_disguised(text, name))
+    assert keys(reports[0]) == keys(reports2[0]) and any(keys(reports[0]))
+
+
+@pytest.mark.parametrize("name", ["mask_into_two_attentions", "not_an_attention_consumer"])
+def test_dispatch_keys_are_structural(name):
+    text = passes.lit_cases("forward-factory-dispatches")[name]
+    _, reports = run_pass(text, "forward-factory-dispatches")
+    _, reports2 = run_pass(_disguised(text, name), "forward-factory-dispatches")
+    assert keys(reports[0]) == keys(reports2[0]) and any(keys(reports[0]))
+
+
+def two_blocks() -> str:
+    """mask_used_by_two_dispatches with its second reduction in another block."""
+    text = lit_cases()["mask_used_by_two_dispatches"]
+    text = text.replace("%b: tensor<4x8x8xf32>)", "%b: tensor<4x8x8xf32>, %c: i1)")
+    text = text.replace("  %rb = linalg.generic", "  cf.cond_br %c, ^bb1, ^bb2\n^bb1:\n"
+                        "  %rb = linalg.generic")
+    ret = "  util.return %ra, %rb : tensor<4x8xf32>, tensor<4x8xf32>\n"
+    assert ret in text
+    return text.replace(ret, ret + "^bb2:\n" + ret.replace("%rb", "%ra"))
+
+
+def test_rewrites_stay_inside_their_block():
+    """A reader in another block keeps the value materialized; the reader in the value's own
+    block recomputes it. Running the pass again changes nothing."""
+    out, reports = run_pass(two_blocks())
+    (change,) = reports[0].changes
+    assert change.what.endswith("kept materialized for: used by linalg.generic")
+    entry, rest = out.split("cf.cond_br")
+    assert "ins(%arg1, %arg0 : tensor<4x8x8xf32>, tensor<i64>)" in entry
+    assert "ins(%arg2, %3 : tensor<4x8x8xf32>, tensor<8x8xf32>)" in rest
+    again, reports = run_pass(out)
+    assert again == out and not reports[0].changes
 
 
 # ---------------------------------------------------------------- properties
@@ -193,7 +346,8 @@ def producers_of(text: str, type_text: str) -> int:
                    for r in op.results if str(r.type) == type_text)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow],
+          database=None)
 @given(program_params)
 def test_property_forwarded_or_kept_and_idempotent(params):
     text = factory_program(**params)
@@ -206,14 +360,14 @@ def test_property_forwarded_or_kept_and_idempotent(params):
         # Index-only generics read by elementwise ops: IREE fuses them itself; left alone.
         with ir.Context():
             assert once == str(ir.Module.parse(text))
-        assert any("IREE fuses it" in r for r in reports[0].skipped)
+        assert any("IREE fuses it" in s.reason for s in reports[0].skipped)
         return
     kept = producers_of(once, generated)
     # Either every consumer recomputes it, or the cost model kept it: computed by one generic
     # from indices and the input (compacted), or, without an input, by its chain untouched.
-    expensive = any("expensive generator" in r for r in reports[0].skipped)
+    expensive = any("expensive generator" in s.reason for s in reports[0].skipped)
     if kept and not expensive:
-        assert any("recomputing costs more" in r for r in reports[0].skipped), once
+        assert any("recomputing costs more" in s.reason for s in reports[0].skipped), once
         assert kept == (1 if params["with_start"] else chain)
     elif not kept:
         assert reports[0].changed
@@ -223,7 +377,7 @@ def test_property_forwarded_or_kept_and_idempotent(params):
     assert not reports2[0].changed and twice == once
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15, deadline=None, database=None)
 @given(st.lists(st.sampled_from(sorted(UNARY)), min_size=1, max_size=4),
        st.sampled_from([4, 8]))
 def test_property_no_factory_no_change(unary, s):
@@ -259,17 +413,32 @@ def test_property_numerics_match_stock(text):
 TINY = dict(dim=32, n_heads=2, head_dim=16, hidden=48, n_layers=2)
 
 
-@pytest.fixture(autouse=False)
-def bench_on_path(monkeypatch):
+@pytest.fixture(scope="session")
+def ffo_cache(tmp_path_factory):
+    """bench/forward_factory_ops.py's cache of exports and stock compiles, for this session
+    only (never /tmp/iree-fusions-ffo-cache: no test reads what another run left)."""
+    path = tmp_path_factory.mktemp("ffo-cache")
+    yield str(path)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def ffo_bench(monkeypatch, ffo_cache):
+    """The bench module (bench/ is not a package on sys.path), caching under ffo_cache."""
     monkeypatch.syspath_prepend(ROOT)
+    import bench.forward_factory_ops as bench
+
+    monkeypatch.setattr(bench, "CACHE", ffo_cache)
+    return bench
 
 
 @pytest.mark.parametrize("variant", ["start_pos", "sdpa"])
-def test_tiny_llama_matches_torch_and_loses_factory_dispatches(variant, bench_on_path):
-    from bench.forward_factory_ops import compile_config, factory_only_dispatches
+def test_tiny_llama_matches_torch_and_loses_factory_dispatches(variant, ffo_bench):
     from iree_fusions.models import llama
 
     pytest.importorskip("torch")
+    compile_config, factory_only_dispatches = (ffo_bench.compile_config,
+                                               ffo_bench.factory_only_dispatches)
     art = llama.build_artifact(variant, 16, **TINY)
     check = compare_compilations(art.source, art.inputs, fusions=BOTH, flags=art.flags)
     for out, ref in zip(check.plugin, art.reference):
@@ -292,10 +461,10 @@ LLAMA_512 = ["const", "start_pos", "sdpa", "alibi", "sliding"]
 
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", LLAMA_512)
-def test_llama_s512_matches_torch(variant, bench_on_path):
-    from bench.forward_factory_ops import build, compile_config, factory_only_dispatches
-
+def test_llama_s512_matches_torch(variant, ffo_bench):
     pytest.importorskip("torch")
+    build, compile_config, factory_only_dispatches = (
+        ffo_bench.build, ffo_bench.compile_config, ffo_bench.factory_only_dispatches)
     art = build(variant, 512, {})
     check = compare_compilations(art.source, art.inputs, fusions=BOTH, flags=art.flags)
     for out, ref in zip(check.plugin, art.reference):
@@ -317,11 +486,9 @@ def test_llama_s512_matches_torch(variant, bench_on_path):
     ("alibi", dict(n_heads=16, head_dim=16)),
     ("sliding", dict(n_heads=2, head_dim=128, window=16)),
 ])
-def test_llama_unseen_shapes(variant, overrides, bench_on_path):
-    from bench.forward_factory_ops import build
-
+def test_llama_unseen_shapes(variant, overrides, ffo_bench):
     pytest.importorskip("torch")
-    art = build(variant, 128, overrides)
+    art = ffo_bench.build(variant, 128, overrides)
     check = compare_compilations(art.source, art.inputs, fusions=BOTH, flags=art.flags)
     for out, ref in zip(check.plugin, art.reference):
         np.testing.assert_allclose(out, ref, atol=1e-4, rtol=1e-4)
@@ -332,11 +499,9 @@ def test_llama_unseen_shapes(variant, overrides, bench_on_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("device", ["cuda", "hip", "vulkan"])
 @pytest.mark.parametrize("variant", LLAMA_512)
-def test_llama_compiles_for_gpu_targets(device, variant, bench_on_path):
-    from bench.forward_factory_ops import build
-
+def test_llama_compiles_for_gpu_targets(device, variant, ffo_bench):
     pytest.importorskip("torch")
-    art = build(variant, 512, {})
+    art = ffo_bench.build(variant, 512, {})
     if device == "vulkan" and variant == "sdpa":
         # Stock IREE 3.13 cannot compile iree_linalg_ext.attention for Vulkan (rdna3) either.
         with pytest.raises(api.CompilerToolError, match="online_attention"):

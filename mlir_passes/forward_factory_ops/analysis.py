@@ -1,0 +1,252 @@
+"""Which values are factory values, what one element costs to recompute, and why not."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from iree.compiler import ir
+
+from iree_fusions import ir_helpers as h
+from iree_fusions.ir_helpers import RESHAPES
+from iree_fusions.pass_base import describe_value
+
+# Weighted cost of one scalar body op, in "cheap op" units: what one element of a factory value
+# costs to recompute inside a consumer. Measured on llvm-cpu (znver4, bench/results): a cheap
+# op recomputed in a memory-bound consumer costs ~1.6 ps per element (it hides under the
+# consumer's memory traffic), a cos/sin/exp ~0.35 ns, i.e. ~200 cheap ops. Ops that are not
+# listed make a generic non-factory.
+_CHEAP = 1.0
+_DIVISION = 8.0
+_TRANSCENDENTAL = 200.0
+OP_COST: dict[str, float] = {
+    **{f"arith.{n}": _CHEAP for n in (
+        "addi", "subi", "muli", "andi", "ori", "xori", "shli", "shrui", "shrsi", "cmpi",
+        "cmpf", "select", "addf", "subf", "mulf", "negf", "maxnumf", "minnumf", "maximumf",
+        "minimumf", "maxsi", "minsi", "maxui", "minui", "extsi", "extui", "trunci", "extf",
+        "truncf", "sitofp", "uitofp", "fptosi", "fptoui", "bitcast")},
+    "arith.index_cast": 0.0,
+    "arith.index_castui": 0.0,
+    "arith.constant": 0.0,
+    **{f"arith.{n}": _DIVISION for n in (
+        "divf", "divsi", "divui", "remsi", "remui", "remf", "floordivsi", "ceildivsi",
+        "ceildivui")},
+    "math.absf": _CHEAP, "math.absi": _CHEAP, "math.copysign": _CHEAP,
+    "math.floor": _CHEAP, "math.ceil": _CHEAP, "math.round": _CHEAP, "math.trunc": _CHEAP,
+    "math.sqrt": 2 * _DIVISION, "math.rsqrt": 2 * _DIVISION,
+    **{f"math.{n}": _TRANSCENDENTAL for n in (
+        "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh",
+        "atan", "atan2", "erf", "powf", "fpowi", "ipowi", "sinh", "cosh")},
+    "linalg.index": 0.0,
+    "linalg.yield": 0.0,
+}
+LEAF_READ_COST = 1.0  # tensor.extract of a leaf element (a cached scalar load)
+INDEX_MATH_COST = 1.0  # per dim of index arithmetic (reshapes, slices)
+CONCAT_COST = 3.0  # bounds compare + select + clamp of an insert_slice
+
+# Where a leaf may come from (through the look-through ops): inputs, constants, globals.
+_LEAF_SOURCES = ("hal.tensor.import", "arith.constant", "util.global.load",
+                 "iree_tensor_ext.dispatch.tensor.load")
+_LEAF_LOOK_THROUGH = ("iree_tensor_ext.compute_barrier.start", "tensor.cast",
+                      "tensor.expand_shape", "tensor.collapse_shape", "flow.tensor.reshape")
+
+
+@dataclass
+class Factory:
+    """A factory value: how much one element costs and which ops and leaves it depends on."""
+
+    value: ir.Value
+    cost: float  # weighted ops to recompute one element (OP_COST)
+    ops: list[ir.Operation] = field(default_factory=list)  # chain ops, producers first
+    leaves: list[ir.Value] = field(default_factory=list)
+    scalar_ops: int = 0  # arithmetic ops per element along the chain (generator length)
+
+
+class FactoryAnalysis:
+    """Decides which values of a function are factory values (memoized), and why not."""
+
+    def __init__(self, max_leaf_elements: int, max_element_ops: int,
+                 isolated: bool = False, block: ir.Block | None = None):
+        self.max_leaf_elements = max_leaf_elements
+        self.max_element_ops = max_element_ops
+        # Inside a dispatch body the chain is cloned into another dispatch: scalars it captures
+        # must be constants (they are cloned along).
+        self.isolated = isolated
+        # With a block, chains stay inside it: a value defined in another block is no factory
+        # value (it can still be a leaf).
+        self.block = block
+        self._memo: dict[ir.Value, Factory | None] = {}
+        self.reasons: dict[ir.Value, str] = {}
+
+    def is_leaf(self, value: ir.Value) -> bool:
+        """A tiny tensor read from outside the computation: an input, a constant, a global."""
+        shape = h.static_shape(value)
+        if shape is None or h.numel(shape) > self.max_leaf_elements:
+            return False
+        op = h.defining_op(value)
+        while op is not None and op.name in _LEAF_LOOK_THROUGH:
+            op = h.defining_op(op.operands[0])
+        return op is None or op.name in _LEAF_SOURCES
+
+    def info(self, value: ir.Value) -> Factory | None:
+        if value in self._memo:
+            return self._memo[value]
+        self._memo[value] = None  # cycles cannot happen in SSA, but be safe
+        result, reason = self._analyze(value)
+        if result is not None and result.scalar_ops > self.max_element_ops:
+            reason = (f"expensive generator: {result.scalar_ops} ops per element > "
+                      f"max-element-ops={self.max_element_ops}")
+            result = None
+        self._memo[value] = result
+        if result is None:
+            self.reasons[value] = reason
+        return result
+
+    def _operand(self, value: ir.Value, deps: list[Factory], leaves: list[ir.Value],
+                 result: ir.Value | None = None) -> str | None:
+        """Adds a factory operand to deps, or a leaf to leaves; returns a reason if neither.
+
+        A leaf must be expanded (broadcast) by the op reading it: at most half as many elements
+        as `result`. An op that reads a tiny input elementwise computes data, it does not
+        generate it."""
+        sub = self.info(value)
+        if sub is not None:
+            deps.append(sub)
+            return None
+        if self.is_leaf(value):
+            if result is not None and 2 * h.numel(h.static_shape(value)) > h.numel(
+                    h.static_shape(result)):
+                return (f"operand {describe_value(value)} is read elementwise, not generated "
+                        f"from a smaller leaf")
+            leaves.append(value)
+            return None
+        why = self.reasons.get(value, "not a factory value")
+        return f"operand {describe_value(value)} is neither a factory value nor a leaf ({why})"
+
+    def _combine(self, value: ir.Value, op: ir.Operation, own_cost: float,
+                 deps: list[Factory], leaves: list[ir.Value], own_ops: int = 0) -> Factory:
+        ops: list[ir.Operation] = []
+        all_leaves: list[ir.Value] = list(leaves)
+        for d in deps:
+            ops += [o for o in d.ops if o not in ops]
+            all_leaves += [v for v in d.leaves if v not in all_leaves]
+        ops.append(op)
+        cost = own_cost + sum(d.cost for d in deps) + LEAF_READ_COST * len(leaves)
+        scalar_ops = own_ops + sum(d.scalar_ops for d in deps)
+        return Factory(value, cost, ops, all_leaves, scalar_ops)
+
+    def _analyze(self, value: ir.Value) -> tuple[Factory | None, str]:
+        op = h.defining_op(value)
+        if op is None:
+            return None, "a block argument"
+        if self.block is not None and op.block != self.block:
+            return None, "defined in another block"
+        if h.static_shape(value) is None:
+            return None, "not a statically shaped tensor"
+        name = op.name
+        if name == "arith.constant":
+            if h.splat_value(op) is None:
+                return None, "a non-splat constant"
+            return Factory(value, 0.0, [op]), ""
+        if name == "tensor.empty":
+            return None, "tensor.empty (no contents)"
+        if name == "linalg.fill":
+            if self.isolated and not h.is_constant(op.operands[0]):
+                return None, "a fill of a non-constant scalar"
+            return Factory(value, 0.0, [op]), ""
+        if name == "linalg.generic":
+            return self._analyze_generic(value, op)
+        deps: list[Factory] = []
+        leaves: list[ir.Value] = []
+        if name == "tensor.insert_slice":
+            if any(s != 1 for s in h.i64_array(op, "static_strides")) or len(op.operands) != 2:
+                return None, "insert_slice with strides or dynamic offsets"
+            src, dest = op.operands
+            if len(h.static_shape(src) or []) != len(h.static_shape(dest) or [None]):
+                return None, "rank-changing insert_slice"
+            # Into a tensor.empty (the first piece of a concat): elements outside the slice are
+            # undefined, so the source value may stand for them.
+            dest_op = h.defining_op(dest)
+            operands = (src,) if dest_op is not None and dest_op.name == "tensor.empty" else (
+                src, dest)
+            for v in operands:
+                reason = self._operand(v, deps, leaves, value)
+                if reason:
+                    return None, reason
+            return self._combine(value, op, CONCAT_COST, deps, leaves), ""
+        if name == "tensor.extract_slice":
+            if len(op.operands) != 1:
+                return None, "extract_slice with dynamic offsets"
+            if len(h.i64_array(op, "static_sizes")) != len(h.static_shape(value)) and \
+                    dropped_dims(op) is None:
+                return None, "rank-reducing extract_slice that drops non-unit dims"
+            reason = self._operand(op.operands[0], deps, leaves, value)
+            if reason:
+                return None, reason
+            return self._combine(value, op, INDEX_MATH_COST, deps, leaves), ""
+        if name in RESHAPES:
+            if len(op.operands) != 1 or h.static_shape(op.operands[0]) is None:
+                return None, "dynamic reshape"
+            reason = self._operand(op.operands[0], deps, leaves, value)
+            if reason:
+                return None, reason
+            cost = INDEX_MATH_COST * (len(h.static_shape(value)) +
+                                      (_DIVISION if name == "tensor.collapse_shape" else 0))
+            return self._combine(value, op, cost, deps, leaves), ""
+        if name in ("linalg.broadcast", "linalg.transpose"):
+            reason = self._operand(op.operands[0], deps, leaves, value)
+            if reason:
+                return None, reason
+            return self._combine(value, op, 0.0, deps, leaves), ""
+        return None, f"produced by {name}"
+
+    def _analyze_generic(self, value: ir.Value, op: ir.Operation) -> tuple[Factory | None, str]:
+        if any(it != "parallel" for it in h.iterator_types(op)):
+            return None, "a generic with reduction loops"
+        maps = h.indexing_maps(op)
+        ins, inits = h.dps_inputs(op), h.dps_inits(op)
+        for m in maps[len(ins):]:
+            if not m.is_permutation:
+                return None, "a generic whose result map is not a permutation"
+        body = h.body_block(op)
+        own, own_ops = 0.0, 0
+        for body_op in body.operations:
+            body_op = body_op.operation
+            if len(body_op.regions) or body_op.name not in OP_COST:
+                return None, f"its body has {body_op.name}"
+            own += OP_COST[body_op.name]
+            own_ops += OP_COST[body_op.name] > 0
+            if self.isolated and any(not h.is_constant(v) and not h.defined_in(v, body)
+                                     for v in body_op.operands):
+                return None, "its body captures a non-constant value"
+
+        deps: list[Factory] = []
+        leaves: list[ir.Value] = []
+        args = list(body.arguments)
+        for i, v in enumerate(ins):
+            if not list(args[i].uses):
+                continue
+            reason = self._operand(v, deps, leaves, value)
+            if reason:
+                return None, reason
+        for j, v in enumerate(inits):
+            if not list(args[len(ins) + j].uses):
+                continue
+            reason = self._operand(v, deps, leaves, value)
+            if reason:
+                return None, f"its body reads an init: {reason}"
+        return self._combine(value, op, own, deps, leaves, own_ops), ""
+
+
+def dropped_dims(op: ir.Operation) -> list[int] | None:
+    """Source dims an extract_slice drops (unit sizes), or None when that is ambiguous."""
+    sizes = h.i64_array(op, "static_sizes")
+    result = h.static_shape(op.results[0])
+    dropped, r = [], 0
+    for k, s in enumerate(sizes):
+        if r < len(result) and result[r] == s:
+            r += 1
+        elif s == 1:
+            dropped.append(k)
+        else:
+            return None
+    return dropped if r == len(result) else None

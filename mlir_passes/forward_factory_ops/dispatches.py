@@ -1,0 +1,314 @@
+"""Flow phase: a dispatch that only builds a factory tensor from tiny operands is cloned into
+the dispatches whose reading op (an attention's mask) could not take it at the linalg phase."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from iree.compiler import ir
+from iree.compiler.dialects import linalg, tensor
+
+from iree_fusions import ir_build as b
+from iree_fusions import ir_helpers as h
+from iree_fusions.pass_base import Candidate, NoMatch, op_location, structural_key
+
+from .analysis import FactoryAnalysis
+from .forward import extracts_to_inputs
+from .scalarize import Scalarizer
+
+if TYPE_CHECKING:
+    from . import ForwardFactoryDispatches
+
+WORKGROUPS = "flow.dispatch.workgroups"
+_LOAD = "iree_tensor_ext.dispatch.tensor.load"
+_STORE = "iree_tensor_ext.dispatch.tensor.store"
+_RESHAPE = "flow.tensor.reshape"
+
+
+def _full_access(op: ir.Operation, shape: list[int]) -> bool:
+    """A dispatch.tensor.load/store of the whole tensor: zero offsets, full sizes, unit strides."""
+    if len(op.operands) != (2 if op.name == _STORE else 1):
+        return False  # dynamic offsets/sizes/dims
+    return (all(o == 0 for o in h.i64_array(op, "static_offsets"))
+            and h.i64_array(op, "static_sizes") == shape
+            and all(s == 1 for s in h.i64_array(op, "static_strides")))
+
+
+def _tied(op: ir.Operation) -> list[int]:
+    """Per result, the operand it is tied to (-1: none)."""
+    if "tied_operands" not in op.attributes:
+        return [-1] * len(op.results)
+    return [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes["tied_operands"])]
+
+
+def _entry_block(op: ir.Operation) -> ir.Block:
+    return op.regions[0].blocks[0]
+
+
+@dataclass
+class FactoryDispatch:
+    """A dispatch whose results are factory values of its (tiny) operands."""
+
+    op: ir.Operation
+    stored: list[ir.Value]  # per result: the value stored into it, inside the body
+    loads: dict[ir.Value, ir.Value]  # body load result -> operand (outside)
+    analysis: FactoryAnalysis
+
+
+@dataclass
+class CloneForward:
+    """Clone the producer's computation into the consumer, for the consumer's reads of it."""
+
+    producer: FactoryDispatch
+    consumer: ir.Operation
+    reads: list[tuple[int, int, ir.Type]]  # (consumer operand #, producer result #, view type)
+
+
+def match_factory_dispatch(op: ir.Operation, max_leaf_elements: int,
+                           max_element_ops: int) -> FactoryDispatch | None:
+    """The dispatch as a FactoryDispatch if it stores only factory values of tiny operands."""
+    seg = h.segment_sizes(op)
+    if seg[0] or seg[2] or seg[3] or any(t != -1 for t in _tied(op)):
+        return None
+    operands = list(op.operands)
+    for v in operands:
+        shape = h.static_shape(v)
+        if shape is None or h.numel(shape) > max_leaf_elements:
+            return None
+    body = _entry_block(op)
+    args = list(body.arguments)
+    loads: dict[ir.Value, ir.Value] = {}
+    stored: list[ir.Value | None] = [None] * len(op.results)
+    analysis = FactoryAnalysis(max_leaf_elements, max_element_ops, isolated=True)
+    for body_op in body.operations:
+        body_op = body_op.operation
+        if body_op.name == _LOAD:
+            src = body_op.operands[0]
+            if src not in args[:len(operands)]:
+                return None
+            operand = operands[args.index(src)]
+            if not _full_access(body_op, h.static_shape(operand)):
+                return None
+            loads[body_op.results[0]] = operand
+        elif body_op.name == _STORE:
+            target = body_op.operands[1]
+            if target not in args[len(operands):]:
+                return None
+            n = args.index(target) - len(operands)
+            if not _full_access(body_op, list(op.results[n].type.shape)):
+                return None
+            stored[n] = body_op.operands[0]
+    if any(v is None for v in stored):
+        return None
+    if any(analysis.info(v) is None for v in stored):
+        return None
+    return FactoryDispatch(op, stored, loads, analysis)
+
+
+def factory_dispatches(block: ir.Block, options: ForwardFactoryDispatches
+                       ) -> list[FactoryDispatch]:
+    """The factory dispatches of the block that no other one feeds (a producer fed by another
+    one could be rebuilt as its consumer: chains are left to the first producer only)."""
+    producers = [p for op in block.operations if op.operation.name == WORKGROUPS
+                 if (p := match_factory_dispatch(op.operation, options.max_leaf_elements,
+                                                 options.max_element_ops)) is not None]
+    ops = [p.op for p in producers]
+    return [p for p in producers
+            if not any(f is not None and f in ops for f in map(h.defining_op, p.op.operands))]
+
+
+def _producer_signature(producer: FactoryDispatch) -> tuple:
+    chains = tuple(tuple(h.op_signature(o) for o in producer.analysis.info(v).ops)
+                   for v in producer.stored)
+    return (h.op_signature(producer.op), chains)
+
+
+def _reading_ops(consumer: ir.Operation, operand: int, view: ir.Type) -> str | list[str]:
+    """The names of the ops that read operand # inside the consumer, or why it cannot take a
+    clone (a partial or repeated load)."""
+    arg = list(_entry_block(consumer).arguments)[operand]
+    loads = h.users(arg)
+    if len(loads) != 1 or loads[0].name != _LOAD or \
+            not _full_access(loads[0], list(view.shape)):
+        return "reads the factory tensor partially or more than once"
+    return sorted({r.name for r in h.users(loads[0].results[0])}) or ["nothing"]
+
+
+def consumer_candidates(producer: FactoryDispatch, options: ForwardFactoryDispatches
+                        ) -> Iterator[Candidate[CloneForward]]:
+    """A candidate per consumer dispatch of the producer (through static reshapes), blocked
+    ones first, in the order of the producer's uses."""
+    allowed = options.consumers
+    reads: dict[ir.Operation, list[tuple[int, int, ir.Type]]] = {}
+    names: dict[ir.Operation, list[tuple[str, list[str]]]] = {}
+    signature = _producer_signature(producer)
+    for user, operand, result, view in _dispatch_reads(producer.op):
+        seg = h.segment_sizes(user)
+        if seg[0] or operand >= seg[1] or _tied(user).count(operand):
+            continue
+        readers = _reading_ops(user, operand, view)
+        problem = readers if isinstance(readers, str) else None
+        if problem is None and any(r not in allowed for r in readers):
+            problem = (f"reads the factory tensor in {', '.join(readers)} (not in "
+                       f"consumers={','.join(allowed)})")
+        if problem is not None:
+            key = structural_key("forward-dispatch", signature, str(view), problem)
+            yield Candidate(key, op_location(user), f"a read of {view}", None, problem)
+            continue
+        reads.setdefault(user, []).append((operand, result, view))
+        names.setdefault(user, []).append((str(view), readers))
+    for consumer, forwarded in reads.items():
+        key = structural_key("forward-dispatch", signature, tuple(sorted(names[consumer])),
+                             tuple(h.type_text(r) for r in consumer.results))
+        views = ", ".join(str(v) for _, _, v in forwarded)
+        yield Candidate.of(key, consumer, f"{op_location(producer.op)} ({views}) read here",
+                           lambda c=consumer, f=forwarded: _plan(producer, c, f, options))
+
+
+def _dispatch_reads(producer: ir.Operation
+                    ) -> Iterator[tuple[ir.Operation, int, int, ir.Type]]:
+    """(dispatch, operand #, producer result #, the type it reads) of each dispatch reading a
+    result, directly or through a static flow.tensor.reshape."""
+    for n, result in enumerate(producer.results):
+        for use in result.uses:
+            user = h.use_owner(use)
+            if user.name == _RESHAPE and len(user.operands) == 1 and \
+                    h.static_shape(user.results[0]) is not None:
+                # A reshape of a static tensor: the consumer sees another shape.
+                for use2 in user.results[0].uses:
+                    user2 = h.use_owner(use2)
+                    if user2.name == WORKGROUPS:
+                        yield user2, use2.operand_number, n, user.results[0].type
+                continue
+            if user.name == WORKGROUPS:
+                yield user, use.operand_number, n, result.type
+
+
+def _plan(producer: FactoryDispatch, consumer: ir.Operation,
+          reads: list[tuple[int, int, ir.Type]], options: ForwardFactoryDispatches
+          ) -> CloneForward:
+    elements = sum(h.numel(list(v.shape)) for _, _, v in reads)
+    cost = max(producer.analysis.info(producer.stored[r]).cost for _, r, _ in reads)
+    nbytes = sum(h.static_tensor_bytes(v) or 0 for _, _, v in reads)
+    # Each element is computed once in the consumer (its codegen fuses the producer into
+    # the reading op's tiles); the saving is the write and the read of the tensor.
+    budget = options.ops_per_byte * 2 * nbytes
+    if not options.ignore_cost and cost * elements > budget + options.ops_per_dispatch:
+        raise NoMatch(f"recomputing {elements} elements x {cost:g} ops costs more than moving "
+                      f"{nbytes} bytes")
+    return CloneForward(producer, consumer, reads)
+
+
+def clone_into(plan: CloneForward) -> str:
+    """Rebuilds the consumer dispatch: it loads the producer's operands and recomputes the
+    tensors it read; the producer (and its reshapes) go once nothing reads them."""
+    producer, consumer, forwarded = plan.producer, plan.consumer, plan.reads
+    old_operands = list(consumer.operands)
+    drop = {o for o, _, _ in forwarded}
+    leaves = list(dict.fromkeys(producer.loads.values()))
+    kept = [v for i, v in enumerate(old_operands) if i not in drop]
+    new_leaves = [v for v in leaves if v not in kept]
+    new_operands = kept + new_leaves
+    position = {}
+    for i in range(len(old_operands)):
+        if i not in drop:
+            position[i] = len([j for j in range(i) if j not in drop])
+    tied = [position[t] if t != -1 else -1 for t in _tied(consumer)]
+    loc = consumer.location
+    with loc, ir.InsertionPoint(consumer):
+        new = ir.Operation.create(
+            WORKGROUPS, results=[r.type for r in consumer.results], operands=new_operands,
+            attributes={
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, len(new_operands), 0, 0]),
+                "tied_operands": ir.ArrayAttr.get(
+                    [ir.IntegerAttr.get(ir.IndexType.get(), t) for t in tied]),
+            },
+            regions=2)
+    for attr_name in h.attr_names(consumer):
+        if attr_name not in ("operandSegmentSizes", "tied_operands"):
+            new.attributes[attr_name] = consumer.attributes[attr_name]
+    old_body = _entry_block(consumer)
+    old_args = list(old_body.arguments)
+    n_old = len(old_operands)
+    leaf_arg_types = {}
+    for load, operand in producer.loads.items():
+        leaf_arg_types[operand] = h.defining_op(load).operands[0].type
+    kept_args = [a for i, a in enumerate(old_args[:n_old]) if i not in drop]
+    result_args = old_args[n_old:]
+    types = ([a.type for a in kept_args] + [leaf_arg_types[v] for v in new_leaves]
+             + [a.type for a in result_args])
+    with loc:
+        body = new.regions[0].blocks.append(*types)
+    for body_op in list(old_body.operations):
+        body.append(body_op.operation)
+    new_args = list(body.arguments)
+    for old, arg in zip(kept_args, new_args[:len(kept_args)]):
+        old.replace_all_uses_with(arg)
+    for old, arg in zip(result_args, new_args[len(kept_args) + len(new_leaves):]):
+        old.replace_all_uses_with(arg)
+    arg_of = {v: new_args[new_operands.index(v)] for v in leaves}
+    count_old = consumer.regions[1].blocks[0]
+    with loc:
+        count = new.regions[1].blocks.append(*[a.type for a in count_old.arguments])
+    for body_op in list(count_old.operations):
+        count.append(body_op.operation)
+    for old, arg in zip(count_old.arguments, count.arguments):
+        old.replace_all_uses_with(arg)
+    # Leaves: load them in the consumer as the producer did.
+    first = list(body.operations)[0]
+    leaf_map = {}
+    for load, operand in producer.loads.items():
+        with ir.InsertionPoint(first):
+            clone = h.defining_op(load).clone()
+        clone.operands[0] = arg_of[operand]
+        leaf_map[load] = clone.results[0]
+    for operand, result, view in forwarded:
+        old_load = h.users(old_args[operand])[0]
+        value = _emit_view(producer, result, view, old_load, leaf_map)
+        old_load.results[0].replace_all_uses_with(value)
+        old_load.erase()
+    b.replace_op(consumer, new)
+    text = (f"cloned {op_location(producer.op)} ({', '.join(str(v) for _, _, v in forwarded)}) "
+            f"into the dispatch at {op_location(new)}; it now reads "
+            f"{', '.join(str(v.type) for v in leaves) or 'nothing'} instead")
+    _erase_if_unused(producer.op)
+    return text
+
+
+def _erase_if_unused(producer: ir.Operation) -> None:
+    """The producer's reshapes without readers, then the producer if nothing reads it."""
+    for user in [u for r in producer.results for u in h.users(r)]:
+        if user.name == _RESHAPE and not list(user.results[0].uses):
+            user.erase()
+    if all(not list(r.uses) for r in producer.results):
+        producer.erase()
+
+
+def _emit_view(producer: FactoryDispatch, result: int, view: ir.Type,
+               before: ir.Operation, leaf_map: dict) -> ir.Value:
+    """The producer's result `result`, as the consumer views it (a row-major reshape),
+    computed by an input-less generic inserted before `before`."""
+    stored = producer.stored[result]
+    src_shape = list(stored.type.shape)
+    shape = list(view.shape)
+    rank = len(shape)
+    loc = before.location
+    ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+    with loc, ir.InsertionPoint(before):
+        empty = tensor.EmptyOp(shape, view.element_type).result
+        gen = b.new_generic([], [empty], [ident], ["parallel"] * rank)
+        block = b.append_body_block(gen, [empty])
+    ip = ir.InsertionPoint(block)
+    with ip, loc:
+        loops = [linalg.IndexOp(d).result for d in range(rank)]
+    scalarizer = Scalarizer(producer.analysis, ip, loc, leaf_map)
+    idx = loops
+    if src_shape != shape:
+        flat = scalarizer.linearize(loops, shape)
+        idx = scalarizer.delinearize(flat, src_shape)
+    scalar = scalarizer.value_at(stored, idx)
+    with ip, loc:
+        linalg.YieldOp([scalar])
+    return extracts_to_inputs(gen).results[0]

@@ -1,0 +1,155 @@
+"""Linalg-phase rewrites: factory values recomputed inside their consuming generics, the ones
+that stay materialized computed by one generic from indices and leaves (compaction)."""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import linalg, tensor
+
+from iree_fusions import ir_build as b
+from iree_fusions import ir_helpers as h
+from iree_fusions.pass_base import op_location
+
+from .analysis import FactoryAnalysis
+from .roots import CompactPlan, ForwardPlan
+from .scalarize import Scalarizer
+
+
+def forward_roots(plans: list[ForwardPlan]) -> list[str]:
+    """Forwards the roots of `plans` (found together: one analysis) into their consumers, one
+    rebuild per consumer for all the roots it reads. Returns what each plan changed. Chain ops
+    are left for `erase_dead_chains`."""
+    texts = []
+    per_consumer: dict[ir.Operation, dict[int, ir.Value]] = {}
+    for plan in plans:
+        root = plan.root
+        text = (f"forwarded {root.value.type} from {op_location(root.op)} "
+                f"({len(root.factory.ops)} op chain) into {len(root.consumers)} consuming "
+                f"generic(s); {plan.detail}")
+        if root.blocked:
+            text += "; kept materialized for: " + "; ".join(sorted(set(root.blocked)))
+        texts.append(text)
+        for consumer, operand in root.consumers:
+            per_consumer.setdefault(consumer, {})[operand] = root.value
+    rebuilds = list(per_consumer.items())
+    per_consumer.clear()  # its keys are erased below: never hash them again
+    for consumer, forwarded in rebuilds:
+        forward_into_generic(consumer, forwarded, plans[0].analysis)
+    return texts
+
+
+def forward_into_generic(consumer: ir.Operation, forwarded: dict[int, ir.Value],
+                         analysis: FactoryAnalysis) -> ir.Operation:
+    """Rebuilds `consumer` without the forwarded ins; its body recomputes them."""
+    n_in = len(h.dps_inputs(consumer))
+    maps = h.indexing_maps(consumer)
+    old_args = list(h.body_block(consumer).arguments)
+    new, _ = b.rebuild_generic_inputs(consumer, [i for i in range(n_in) if i not in forwarded],
+                                      [])
+    first = list(h.body_block(new).operations)[0]
+    loc = consumer.location
+    scalarizer = Scalarizer(analysis, ir.InsertionPoint(first), loc)
+    with ir.InsertionPoint(first), loc:
+        loops = [linalg.IndexOp(d).result for d in range(maps[0].n_dims)]
+    for i, value in sorted(forwarded.items()):
+        if list(old_args[i].uses):
+            idx = [scalarizer.affine(e, loops) for e in maps[i].results]
+            old_args[i].replace_all_uses_with(scalarizer.value_at(value, idx))
+    b.replace_op(consumer, new)
+    return extracts_to_inputs(new)
+
+
+def compact(plan: CompactPlan) -> str:
+    """Materializes the roots of one shape with one input-less generic (one dispatch), inserted
+    before their first reader; readers outside the block keep the old values."""
+    values = [r.value for r in plan.roots]
+    positions = h.block_positions(plan.block)
+    readers = [a for v in values for u in h.users(v)
+               if (a := h.block_ancestor(u, positions)) is not None]
+    first = min(readers, key=positions.__getitem__)
+    # Readers to switch, found before any is edited: an op's hash follows its operands.
+    switch = [[u for u in h.users(r.value)
+               if u not in r.chain_users and h.block_ancestor(u, positions) is not None]
+              for r in plan.roots]
+    gen = extracts_to_inputs(build_factory_generic(values, first, plan.analysis))
+    for root, new, readers in zip(plan.roots, gen.results, switch):
+        for user in readers:
+            user.replace_uses_of_with(root.value, new)
+    ops = sum(len(r.factory.ops) for r in plan.roots)
+    return (f"compacted {len(values)} materialized factory value(s) "
+            f"{', '.join(str(v.type) for v in values)} ({ops} chain ops) into one "
+            f"linalg.generic reading {len(h.dps_inputs(gen))} leaf input(s)")
+
+
+def build_factory_generic(values: list[ir.Value], before: ir.Operation,
+                          analysis: FactoryAnalysis) -> ir.Operation:
+    """One input-less generic, inserted before `before`, whose results are `values` (factory
+    values of one shape) computed from loop indices and leaves only."""
+    shape = list(values[0].type.shape)
+    rank = len(shape)
+    loc = before.location
+    ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+    with loc, ir.InsertionPoint(before):
+        empties = [tensor.EmptyOp(shape, v.type.element_type).result for v in values]
+        gen = b.new_generic([], empties, [ident] * len(values), ["parallel"] * rank)
+        block = b.append_body_block(gen, empties)
+    ip = ir.InsertionPoint(block)
+    with ip, loc:
+        loops = [linalg.IndexOp(d).result for d in range(rank)]
+    scalarizer = Scalarizer(analysis, ip, loc)
+    scalars = [scalarizer.value_at(v, loops) for v in values]
+    with ip, loc:
+        linalg.YieldOp(scalars)
+    return gen
+
+
+def _index_dim(value: ir.Value, body: ir.Block) -> ir.AffineExpr | None:
+    """d_k if value is `linalg.index k` of this body, a constant expr for an index constant."""
+    op = h.defining_op(value)
+    if op is None:
+        return None
+    if op.name == "linalg.index" and op.block == body:
+        return ir.AffineDimExpr.get(ir.IntegerAttr(op.attributes["dim"]).value)
+    if op.name == "arith.constant" and isinstance(op.attributes["value"], ir.IntegerAttr):
+        return ir.AffineConstantExpr.get(ir.IntegerAttr(op.attributes["value"]).value)
+    return None
+
+
+def extracts_to_inputs(gen: ir.Operation) -> ir.Operation:
+    """`tensor.extract %leaf[index(i), ...]` of a value defined outside the body becomes an
+    input read through an indexing map: a plain operand instead of a gather."""
+    body = h.body_block(gen)
+    n_dims = h.indexing_maps(gen)[0].n_dims
+    extra: list[tuple[ir.Value, ir.AffineMap]] = []
+    reads: list[tuple[ir.Operation, int]] = []
+    for op in body.operations:
+        op = op.operation
+        if op.name != "tensor.extract" or op.operands[0].owner == gen:
+            continue
+        source = op.operands[0]
+        if isinstance(source.owner, ir.Block) and source.owner == body:
+            continue
+        exprs = [_index_dim(v, body) for v in list(op.operands)[1:]]
+        if any(e is None for e in exprs):
+            continue
+        amap = ir.AffineMap.get(n_dims, 0, exprs)
+        key = next((n for n, (v, m) in enumerate(extra) if v == source and m == amap), None)
+        if key is None:
+            key = len(extra)
+            extra.append((source, amap))
+        reads.append((op, key))
+    if not extra:
+        return gen
+    n_in = len(h.dps_inputs(gen))
+    new, args = b.rebuild_generic_inputs(gen, list(range(n_in)), extra)
+    for op, key in reads:
+        op.results[0].replace_all_uses_with(args[key])
+        op.erase()
+    b.replace_op(gen, new)
+    return new
+
+
+def erase_dead_chains(chain_ops: list[ir.Operation]) -> None:
+    """Erases the chain ops left without uses and the tensor.empty inits they leave unused."""
+    chain = set(chain_ops)
+    b.erase_dead(chain_ops, lambda op: op in chain or op.name == "tensor.empty")

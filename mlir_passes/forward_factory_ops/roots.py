@@ -1,0 +1,248 @@
+"""Linalg phase: the factory values read by non-factory ops (roots), whether each is forwarded
+into its consuming generics (a plan, or the reason it is not), and which materialized ones are
+compacted into one generic. Keys describe structure only (see `structural_key`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from iree.compiler import ir
+
+from iree_fusions import ir_helpers as h
+from iree_fusions.pass_base import Candidate, NoMatch, structural_key
+
+from .analysis import Factory, FactoryAnalysis
+
+if TYPE_CHECKING:
+    from . import ForwardFactoryOps
+
+ESCAPES = ("util.return", "func.return", "hal.tensor.export", "hal.tensor.alias",
+           "iree_tensor_ext.compute_barrier.end", "util.global.store", "flow.tensor.transfer",
+           "util.call", "func.call")
+# Chain ops that form a dispatch of their own (compaction is worth it when there are several).
+_HEAVY = ("linalg.generic", "tensor.insert_slice", "linalg.broadcast", "linalg.transpose",
+          "tensor.extract_slice")
+
+
+@dataclass
+class Root:
+    """A factory value read by ops that are not factory ops."""
+
+    factory: Factory
+    consumers: list[tuple[ir.Operation, int]] = field(default_factory=list)  # (generic, ins #)
+    blocked: list[str] = field(default_factory=list)  # users it cannot be forwarded into
+    escapes: bool = False
+    chain_users: list[ir.Operation] = field(default_factory=list)  # factory ops reading it
+
+    @property
+    def value(self) -> ir.Value:
+        return self.factory.value
+
+    @property
+    def op(self) -> ir.Operation:
+        return h.defining_op(self.factory.value)
+
+
+@dataclass
+class ForwardPlan:
+    """Recompute the root inside each of its consumers (`detail`: the cost balance)."""
+
+    root: Root
+    detail: str
+    analysis: FactoryAnalysis
+
+
+@dataclass
+class CompactPlan:
+    """Compute the roots (one shape) with one generic from indices and leaves."""
+
+    roots: list[Root]
+    block: ir.Block
+    analysis: FactoryAnalysis
+
+
+def _consumer_problem(op: ir.Operation) -> str | None:
+    """None if the pass can recompute a factory operand inside op; else the reason why not."""
+    if op.name != "linalg.generic":
+        return f"consumer {op.name} is not a linalg.generic"
+    for body_op in h.body_block(op).operations:
+        if len(body_op.operation.regions):
+            return "consumer body has nested regions"
+    if h.loop_ranges(op) is None:
+        return "consumer has dynamic loop ranges"
+    return None
+
+
+def collect_roots(block: ir.Block, analysis: FactoryAnalysis
+                  ) -> tuple[list[Root], list[tuple[ir.Value, str]]]:
+    """The roots of the block, and the values that are not factory values only because they
+    are expensive generators (with that reason)."""
+    roots: list[Root] = []
+    generators: list[tuple[ir.Value, str]] = []
+    for op in block.operations:
+        op = op.operation
+        if op.name in ("arith.constant", "tensor.empty"):
+            continue
+        for value in op.results:
+            if not isinstance(value.type, ir.RankedTensorType) or not list(value.uses):
+                continue
+            factory = analysis.info(value)
+            if factory is None:
+                reason = analysis.reasons.get(value, "")
+                if reason.startswith("expensive generator"):
+                    generators.append((value, reason))
+                continue
+            root = Root(factory)
+            _classify_uses(root, block, analysis)
+            if root.consumers or root.blocked:
+                roots.append(root)
+    return roots, generators
+
+
+def _classify_uses(root: Root, block: ir.Block, analysis: FactoryAnalysis) -> None:
+    for use in root.value.uses:
+        user = h.use_owner(use)
+        if user.name in ESCAPES or user.block != block:
+            root.escapes = root.escapes or user.name in ESCAPES
+            root.blocked.append(f"used by {user.name}")
+            continue
+        if any(analysis.info(r) is not None for r in user.results):
+            root.chain_users.append(user)  # the factory chain goes on in that user
+            continue
+        reason = _consumer_problem(user)
+        n_in = len(h.dps_inputs(user)) if user.name == "linalg.generic" else 0
+        if reason is None and use.operand_number >= n_in:
+            reason = "used as the init of a generic"
+        if reason:
+            root.blocked.append(reason)
+        else:
+            root.consumers.append((user, use.operand_number))
+
+
+# ---------------------------------------------------------------- keys
+
+
+def _chain_signature(factory: Factory) -> tuple:
+    value = factory.value
+    return (tuple(h.op_signature(o) for o in factory.ops), h.result_index(value),
+            h.type_text(value))
+
+
+def root_key(root: Root) -> str:
+    """The chain, how each consumer reads the value (not where: consumers are rebuilt when
+    other roots are forwarded into them), and the users it cannot be forwarded into."""
+    reads = []
+    for consumer, operand in root.consumers:
+        read_map = str(h.indexing_maps(consumer)[operand])
+        reads.append((consumer.name, tuple(h.type_text(r) for r in consumer.results),
+                      tuple(h.iterator_types(consumer)), read_map))
+    return structural_key("forward-factory", _chain_signature(root.factory), tuple(sorted(reads)),
+                          tuple(sorted(root.blocked)))
+
+
+def generator_key(value: ir.Value) -> str:
+    return structural_key("forward-factory", h.op_signature(h.defining_op(value)),
+                          h.type_text(value), "expensive generator")
+
+
+def compact_key(roots: list[Root]) -> str:
+    return structural_key("compact-factory", *[_chain_signature(r.factory) for r in roots])
+
+
+# ---------------------------------------------------------------- decisions
+
+
+def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardFactoryOps
+                 ) -> ForwardPlan:
+    """Forward the root into its consumers, or NoMatch: why not (IREE does it already, it
+    is materialized anyway, or recomputing costs more than it saves)."""
+    f = root.factory
+    elements = h.numel(h.static_shape(f.value))
+    nbytes = h.static_tensor_bytes(f.value.type) or 0
+    if len(f.ops) == 1 and f.ops[0].name in ("linalg.fill", "arith.constant"):
+        raise NoMatch("a fill/splat: IREE already clones it into its consumers")
+    if root.escapes:
+        raise NoMatch("the value is a function result (materialized anyway)")
+    if not root.consumers:
+        raise NoMatch("; ".join(sorted(set(root.blocked))))
+    consumers = [c for c, _ in root.consumers]  # per reading operand
+    if not f.leaves and not root.blocked and all(
+            o.name in ("linalg.generic", "linalg.fill", "arith.constant") for o in f.ops) \
+            and all(h.is_elementwise_generic(c) for c in consumers):
+        raise NoMatch("computed from indices only and read by elementwise generics: IREE "
+                      "fuses it into them itself")
+    # The consumer body recomputes the value once per iteration (broadcast dims repeat it).
+    iterations = sum(h.numel(h.loop_ranges(c)) for c in consumers)
+    extra = f.cost * (iterations - elements)
+    disappears = not root.blocked
+    saved = nbytes * (len(consumers) + (1 if disappears else 0))
+    budget = options.ops_per_byte * saved + (options.ops_per_dispatch if disappears else 0)
+    detail = (f"{f.cost:g} weighted ops/element x {iterations} iterations vs {elements} "
+              f"elements: {extra:.3g} extra ops; {saved} bytes saved, budget {budget:.3g}")
+    if not options.ignore_cost and extra > budget:
+        raise NoMatch(f"recomputing costs more than it saves ({detail})")
+    return ForwardPlan(root, detail, analysis)
+
+
+def worth_compacting(root: Root) -> bool:
+    """A materialized root whose chain forms more than one dispatch. Index-only chains (no
+    leaf) IREE fuses into one dispatch, or into their consumers, by itself."""
+    if root.escapes or not root.factory.leaves:
+        return False
+    heavy = [o for o in root.factory.ops if o.name in _HEAVY]
+    return len(heavy) > 1 or any(o.name == "tensor.insert_slice" for o in heavy)
+
+
+def compaction_candidates(roots: list[tuple[Root, bool]], block: ir.Block,
+                          analysis: FactoryAnalysis) -> Iterator[Candidate[CompactPlan]]:
+    """Roots that stay materialized, grouped by shape: one candidate per group, or per root
+    when a leaf of the group is defined after the group's first reader. `roots` pairs each
+    root with whether it is forwarded into its consumers in the same round."""
+    groups: dict[tuple, list[tuple[Root, bool]]] = {}
+    for root, forwarded in roots:
+        groups.setdefault(tuple(root.value.type.shape), []).append((root, forwarded))
+    for group in groups.values():
+        parts = [group]
+        if len(group) > 1 and _leaf_after_first_reader(group, block) is not None:
+            parts = [[r] for r in group]
+        for part in parts:
+            members = [r for r, _ in part]
+            types = ", ".join(h.type_text(r.value) for r in members)
+            yield Candidate.of(compact_key(members), members[0].op,
+                               f"{len(members)} materialized factory value(s) {types}",
+                               lambda part=part: _plan_compaction(part, block, analysis))
+
+
+def _plan_compaction(group: list[tuple[Root, bool]], block: ir.Block,
+                     analysis: FactoryAnalysis) -> CompactPlan:
+    problem = _leaf_after_first_reader(group, block)
+    if problem is not None:
+        raise NoMatch(problem)
+    return CompactPlan([r for r, _ in group], block, analysis)
+
+
+def _leaf_after_first_reader(group: list[tuple[Root, bool]], block: ir.Block) -> str | None:
+    """Why one generic cannot compute the group where it would go (before the first op that
+    still reads one of its values once the forwarded roots are forwarded), or None."""
+    positions = h.block_positions(block)
+    readers = []
+    for root, forwarded in group:
+        gone = set(root.consumers) if forwarded else set()
+        for use in root.value.uses:
+            user = h.use_owner(use)
+            if (user, use.operand_number) in gone:
+                continue
+            ancestor = h.block_ancestor(user, positions)
+            if ancestor is not None:
+                readers.append(ancestor)
+    if not readers:
+        return "every reader is in another block"
+    first = min(positions[r] for r in readers)
+    for root, _ in group:
+        for leaf in root.factory.leaves:
+            op = h.defining_op(leaf)
+            if op is not None and op.block == block and positions[op] >= first:
+                return f"leaf {op.name} is defined after the first reader of the value"
+    return None

@@ -1,0 +1,209 @@
+"""Scalarizer: one element of a factory value, emitted inside a linalg body."""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import arith, tensor
+
+from iree_fusions import ir_helpers as h
+from iree_fusions.ir_build import BodyBuilder
+
+from .analysis import FactoryAnalysis, dropped_dims
+
+
+class Scalarizer(BodyBuilder):
+    """Emits, at an insertion point inside a linalg body, one element of a factory value.
+
+    `value_at(v, idx)` returns the scalar `v[idx]` (idx: index-typed values), memoized so that
+    one body computes each (value, indices) once. Index arithmetic comes from BodyBuilder.
+    """
+
+    def __init__(self, analysis: FactoryAnalysis, ip: ir.InsertionPoint, loc: ir.Location,
+                 leaf_map: dict[ir.Value, ir.Value] | None = None):
+        super().__init__(ip, loc)
+        self.analysis = analysis
+        # Leaves as seen where the value is emitted (another dispatch loads them itself).
+        self.leaf_map = leaf_map or {}
+        self._memo: dict[tuple, ir.Value] = {}
+        self._generic_memo: dict[tuple, list[ir.Value]] = {}
+
+    def value_at(self, value: ir.Value, idx: list[ir.Value]) -> ir.Value:
+        key = (value, *idx)
+        if key not in self._memo:
+            self._memo[key] = self._emit(value, idx)
+        return self._memo[key]
+
+    def captured(self, value: ir.Value) -> ir.Value:
+        """A scalar a cloned body captures from outside: constants are cloned next to it."""
+        op = h.defining_op(value)
+        if op is None or op.name != "arith.constant":
+            return value
+        key = ("captured", value)
+        if key not in self._memo:
+            with self:
+                self._memo[key] = op.clone().results[0]
+        return self._memo[key]
+
+    def _emit(self, value: ir.Value, idx: list[ir.Value]) -> ir.Value:
+        if self.analysis.info(value) is None:  # a leaf: one element read
+            with self:
+                return tensor.ExtractOp(self.leaf_map.get(value, value), idx).result
+        op = h.defining_op(value)
+        name = op.name
+        if name == "arith.constant":
+            with self:
+                return arith.ConstantOp(value.type.element_type, h.splat_value(op)).result
+        if name == "linalg.fill":
+            return self.captured(op.operands[0])
+        if name == "linalg.generic":
+            return self._emit_generic(op, h.result_index(value), idx)
+        if name == "tensor.insert_slice":
+            return self._emit_insert_slice(op, idx)
+        if name == "tensor.extract_slice":
+            return self.value_at(op.operands[0], self._extract_slice_source(op, idx))
+        if name == "tensor.expand_shape":
+            result_shape = h.static_shape(value)
+            src_idx = [self.linearize([idx[d] for d in g], [result_shape[d] for d in g])
+                       for g in h.reassociation(op)]
+            return self.value_at(op.operands[0], src_idx)
+        if name == "tensor.collapse_shape":
+            return self.value_at(op.operands[0], self._collapse_source(op, idx))
+        if name == "linalg.broadcast":
+            dims = set(h.i64_array(op, "dimensions"))
+            return self.value_at(op.operands[0], [i for k, i in enumerate(idx) if k not in dims])
+        if name == "linalg.transpose":
+            perm = h.i64_array(op, "permutation")
+            src_idx: list[ir.Value] = [None] * len(perm)
+            for k, p in enumerate(perm):
+                src_idx[p] = idx[k]
+            return self.value_at(op.operands[0], src_idx)
+        raise AssertionError(f"not a factory op: {name}")
+
+    def _extract_slice_source(self, op: ir.Operation, idx: list[ir.Value]) -> list[ir.Value]:
+        offsets = h.i64_array(op, "static_offsets")
+        strides = h.i64_array(op, "static_strides")
+        dropped = set(dropped_dims(op) or [])
+        src_idx, r = [], 0
+        for k, off in enumerate(offsets):
+            if k in dropped:
+                src_idx.append(self.const(off))
+                continue
+            i = idx[r]
+            r += 1
+            if strides[k] != 1:
+                i = self.binary(arith.MulIOp, i, self.const(strides[k]))
+            src_idx.append(self.add(i, off))
+        return src_idx
+
+    def _collapse_source(self, op: ir.Operation, idx: list[ir.Value]) -> list[ir.Value]:
+        src_shape = h.static_shape(op.operands[0])
+        src_idx: list[ir.Value] = [None] * len(src_shape)
+        for r, g in enumerate(h.reassociation(op)):
+            parts = (self.delinearize(idx[r], [src_shape[d] for d in g])
+                     if len(g) > 1 else [idx[r]])
+            for d, p in zip(g, parts):
+                src_idx[d] = p
+        return src_idx
+
+    def _concat_pieces(self, op: ir.Operation) -> list[tuple[list[int], list[int]]] | None:
+        """(offsets, sizes) of each piece when `op` ends a chain of insert_slices of one source
+        value into a tensor.empty (`cat(x, x, ...)`), else None."""
+        src = op.operands[0]
+        pieces = []
+        while op is not None and op.name == "tensor.insert_slice":
+            if op.operands[0] != src:
+                return None
+            pieces.append((h.i64_array(op, "static_offsets"), h.i64_array(op, "static_sizes")))
+            op = h.defining_op(op.operands[1])
+        return pieces if op is not None and op.name == "tensor.empty" else None
+
+    def _emit_insert_slice(self, op: ir.Operation, idx: list[ir.Value]) -> ir.Value:
+        pieces = self._concat_pieces(op)
+        if pieces is not None and len(pieces) > 1:
+            return self._emit_self_concat(op.operands[0], pieces, idx)
+        src, dest = op.operands
+        offsets = h.i64_array(op, "static_offsets")
+        sizes = h.i64_array(op, "static_sizes")
+        full = h.static_shape(dest)
+        conds, src_idx = [], []
+        for k, (i, off, size) in enumerate(zip(idx, offsets, sizes)):
+            if off == 0 and size == full[k]:
+                src_idx.append(i)
+                continue
+            with self:
+                lo = arith.CmpIOp(arith.CmpIPredicate.sge, i, self.const(off)).result
+                hi = arith.CmpIOp(arith.CmpIPredicate.slt, i, self.const(off + size)).result
+                conds.append(arith.AndIOp(lo, hi).result)
+                # Clamped into the source, so the unselected branch never reads out of bounds.
+                shifted = arith.SubIOp(i, self.const(off)).result
+                clamped = arith.MaxSIOp(shifted, self.const(0)).result
+                src_idx.append(arith.MinSIOp(clamped, self.const(size - 1)).result)
+        src_val = self.value_at(src, src_idx)
+        dest_op = h.defining_op(dest)
+        if not conds or (dest_op is not None and dest_op.name == "tensor.empty"):
+            return src_val
+        dest_val = self.value_at(dest, idx)
+        with self:
+            cond = conds[0]
+            for c in conds[1:]:
+                cond = arith.AndIOp(cond, c).result
+            return arith.SelectOp(cond, src_val, dest_val).result
+
+    def _emit_self_concat(self, src: ir.Value, pieces: list[tuple[list[int], list[int]]],
+                          idx: list[ir.Value]) -> ir.Value:
+        """cat(x, x, ...): select where in x to read, then compute x once."""
+        src_shape = h.static_shape(src)
+        src_idx = []
+        for k, i in enumerate(idx):
+            offs = [p[0][k] for p in pieces]
+            if len(set(offs)) == 1:
+                src_idx.append(self.add(i, -offs[0]) if offs[0] else i)
+                continue
+            with self:
+                cur = arith.SubIOp(i, self.const(offs[0])).result
+                for off, size in zip(offs[1:], [p[1][k] for p in pieces[1:]]):
+                    lo = arith.CmpIOp(arith.CmpIPredicate.sge, i, self.const(off)).result
+                    hi = arith.CmpIOp(arith.CmpIPredicate.slt, i, self.const(off + size)).result
+                    inside = arith.AndIOp(lo, hi).result
+                    shifted = arith.SubIOp(i, self.const(off)).result
+                    cur = arith.SelectOp(inside, shifted, cur).result
+                clamped = arith.MaxSIOp(cur, self.const(0)).result
+                src_idx.append(arith.MinSIOp(clamped, self.const(src_shape[k] - 1)).result)
+        return self.value_at(src, src_idx)
+
+    def _emit_generic(self, op: ir.Operation, result: int, idx: list[ir.Value]) -> ir.Value:
+        maps = h.indexing_maps(op)
+        ins, inits = h.dps_inputs(op), h.dps_inits(op)
+        out_map = maps[len(ins) + result]
+        loops: list[ir.Value] = [None] * out_map.n_dims
+        for k, e in enumerate(out_map.results):
+            loops[e.position] = idx[k]
+        key = (op, *loops)
+        if key in self._generic_memo:
+            return self._generic_memo[key][result]
+        body = h.body_block(op)
+        mapping: dict[ir.Value, ir.Value] = {}
+        for a, v, m in zip(body.arguments, [*ins, *inits], maps):
+            if list(a.uses):
+                mapping[a] = self.value_at(v, [self.affine(e, loops) for e in m.results])
+        yielded: list[ir.Value] = []
+        for body_op in body.operations:
+            body_op = body_op.operation
+            if body_op.name == "linalg.yield":
+                yielded = [mapping[v] if v in mapping else self.captured(v)
+                           for v in body_op.operands]
+                break
+            if body_op.name == "linalg.index":
+                dim = ir.IntegerAttr(body_op.attributes["dim"]).value
+                mapping[body_op.results[0]] = loops[dim]
+                continue
+            operands = [mapping[v] if v in mapping else self.captured(v)
+                        for v in body_op.operands]
+            with self:
+                clone = body_op.clone()
+            for n, v in enumerate(operands):
+                clone.operands[n] = v
+            for old, new in zip(body_op.results, clone.results):
+                mapping[old] = new
+        self._generic_memo[key] = yielded
+        return yielded[result]
