@@ -175,7 +175,7 @@ class ForwardFactoryDispatches(CandidatePass[CloneForward]):
 
     consumers: tuple[str, ...] = option(
         ("iree_linalg_ext.attention",),
-        "ops that may read a forwarded tensor inside the consuming dispatch")
+        "ops that may read a forwarded tensor inside the consuming dispatch", "OP,...")
     ops_per_byte: float = option(
         OPS_PER_BYTE, "weighted ops that cost as much as one byte passed between dispatches")
     ops_per_dispatch: float = option(

@@ -60,12 +60,13 @@ class NoMatch(Exception):
 # ---------------------------------------------------------------- options
 
 
-def option(default: Any, help: str) -> Any:
+def option(default: Any, help: str, metavar: str | None = None) -> Any:
     """A pass option: a dataclass field with its default and a one-line help text.
 
     The field's annotation is its type: int, float, bool, str, a `Literal[...]` of allowed
-    strings, or `tuple[str, ...]` (a comma-separated list)."""
-    return field(default=default, metadata={"help": help})
+    strings, or `tuple[str, ...]` (a comma-separated list; `metavar` names its items in the
+    help, e.g. "KEY,...")."""
+    return field(default=default, metadata={"help": help, "metavar": metavar})
 
 
 @dataclass(frozen=True)
@@ -75,12 +76,15 @@ class OptionInfo:
     type: Any
     default: Any
     help: str
+    metavar: str | None = None
 
     def type_text(self) -> str:
+        if self.metavar:
+            return self.metavar
         if typing.get_origin(self.type) is Literal:
             return "|".join(typing.get_args(self.type))
         if typing.get_origin(self.type) is tuple:
-            return "KEY,..."
+            return "VALUE,..."
         return getattr(self.type, "__name__", str(self.type))
 
     def default_text(self) -> str:
@@ -304,7 +308,7 @@ class FusionPass:
     def options(cls) -> list[OptionInfo]:
         hints = typing.get_type_hints(cls)
         return [OptionInfo(f.name.replace("_", "-"), f.name, hints[f.name], f.default,
-                           f.metadata.get("help", ""))
+                           f.metadata.get("help", ""), f.metadata.get("metavar"))
                 for f in dataclasses.fields(cls)]
 
     @classmethod
@@ -337,8 +341,10 @@ class CandidatePass(FusionPass, Generic[P]):
     # False: the driver finds again after each one. True: it applies them all (apply_all).
     independent_candidates: ClassVar[bool] = False
 
-    skip: tuple[str, ...] = option((), "candidate keys (or fnmatch patterns) to leave alone")
-    only: tuple[str, ...] = option((), "apply only the candidates with these keys (patterns)")
+    skip: tuple[str, ...] = option((), "candidate keys (or fnmatch patterns) to leave alone",
+                                   "KEY,...")
+    only: tuple[str, ...] = option((), "apply only the candidates with these keys (patterns)",
+                                   "KEY,...")
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[P]]:
         raise NotImplementedError
