@@ -197,12 +197,16 @@ def worth_compacting(root: Root) -> bool:
 
 def compaction_candidates(roots: list[tuple[Root, bool]], block: ir.Block,
                           analysis: FactoryAnalysis) -> Iterator[Candidate[CompactPlan]]:
-    """Roots that stay materialized, grouped by shape: one candidate per group, or per root
-    when a leaf of the group is defined after the group's first reader. `roots` pairs each
-    root with whether it is forwarded into its consumers in the same round."""
+    """Roots that stay materialized, grouped by shape (and device, in multi-device programs:
+    values placed on different devices are never computed by one generic): one candidate per
+    group, or per root when a leaf of the group is defined after the group's first reader.
+    `roots` pairs each root with whether it is forwarded into its consumers in the same
+    round."""
+    placements = h.block_placements(block) if len(roots) > 1 else {}
     groups: dict[tuple, list[tuple[Root, bool]]] = {}
     for root, forwarded in roots:
-        groups.setdefault(tuple(root.value.type.shape), []).append((root, forwarded))
+        where = placements.get(root.op, frozenset())
+        groups.setdefault((tuple(root.value.type.shape), where), []).append((root, forwarded))
     for group in groups.values():
         parts = [group]
         if len(group) > 1 and _leaf_after_first_reader(group, block) is not None:
