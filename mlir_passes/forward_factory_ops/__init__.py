@@ -87,13 +87,8 @@ FactoryPlan = ForwardPlan | CompactPlan
 
 
 @dataclass(frozen=True)
-class ForwardFactoryOps(CandidatePass[FactoryPlan]):
-    name = "forward-factory-ops"
-    phase = "linalg"
-    description = ("recomputes cheap generated tensors (fill, iota, masks, RoPE tables) inside "
-                   "each consuming generic instead of passing them between dispatches")
-    # Roots found together are forwarded together (one rebuild per consumer): apply_all.
-    independent_candidates = True
+class FactoryCostOptions:
+    """The cost model both passes share (see the module docstring)."""
 
     ops_per_byte: float = option(
         OPS_PER_BYTE, "weighted ops that cost as much as one byte passed between dispatches")
@@ -102,16 +97,28 @@ class ForwardFactoryOps(CandidatePass[FactoryPlan]):
     max_element_ops: int = option(
         MAX_ELEMENT_OPS, "arithmetic ops per element above which a generator is expensive")
     max_leaf_elements: int = option(
-        MAX_LEAF_ELEMENTS, "largest non-factory tensor a factory chain may read (start_pos)")
+        MAX_LEAF_ELEMENTS, "largest input, constant or global a factory computation may read "
+        "element-wise (start_pos, inv_freq)")
     ignore_cost: bool = option(
         False, "forward regardless of the byte/recompute balance (measurements only)")
-    compact: bool = option(
-        True, "compute a factory value that stays materialized with one generic from indices "
-        "and leaves instead of its chain (values of one shape share it)")
 
     def __post_init__(self) -> None:
         if self.max_leaf_elements < 1:
             raise ValueError("max-leaf-elements must be >= 1")
+
+
+@dataclass(frozen=True)
+class ForwardFactoryOps(CandidatePass[FactoryPlan], FactoryCostOptions):
+    name = "forward-factory-ops"
+    phase = "linalg"
+    description = ("recomputes cheap generated tensors (fill, iota, masks, RoPE tables) inside "
+                   "each consuming generic instead of passing them between dispatches")
+    # Roots found together are forwarded together (one rebuild per consumer): apply_all.
+    independent_candidates = True
+
+    compact: bool = option(
+        True, "compute a factory value that stays materialized with one generic from indices "
+        "and leaves instead of its chain (values of one shape share it)")
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[FactoryPlan]]:
         analysis = FactoryAnalysis(self.max_leaf_elements, self.max_element_ops, block=block)
@@ -152,7 +159,7 @@ class ForwardFactoryOps(CandidatePass[FactoryPlan]):
 
 
 @dataclass(frozen=True)
-class ForwardFactoryDispatches(CandidatePass[CloneForward]):
+class ForwardFactoryDispatches(CandidatePass[CloneForward], FactoryCostOptions):
     """The flow-phase half: a dispatch that only builds a factory tensor (from tiny operands)
     is cloned into each consuming dispatch whose root cannot take it at the linalg phase
     (`iree_linalg_ext.attention`'s mask), so the tensor is never written to memory.
@@ -176,20 +183,9 @@ class ForwardFactoryDispatches(CandidatePass[CloneForward]):
     consumers: tuple[str, ...] = option(
         ("iree_linalg_ext.attention",),
         "ops that may read a forwarded tensor inside the consuming dispatch", "OP,...")
-    ops_per_byte: float = option(
-        OPS_PER_BYTE, "weighted ops that cost as much as one byte passed between dispatches")
-    ops_per_dispatch: float = option(
-        OPS_PER_DISPATCH, "weighted ops that cost as much as one dispatch launch")
-    max_element_ops: int = option(
-        MAX_ELEMENT_OPS, "arithmetic ops per element above which a generator is expensive")
-    max_leaf_elements: int = option(
-        MAX_LEAF_ELEMENTS, "largest operand a factory dispatch may read (start_pos)")
-    ignore_cost: bool = option(
-        False, "forward regardless of the byte/recompute balance (measurements only)")
 
     def __post_init__(self) -> None:
-        if self.max_leaf_elements < 1:
-            raise ValueError("max-leaf-elements must be >= 1")
+        super().__post_init__()
         bad = [n for n in self.consumers if "." not in n or ":" in n or " " in n]
         if bad:
             raise ValueError(f"consumers: not op names: {', '.join(bad)} (a comma-separated "
