@@ -8,7 +8,11 @@
 
 The model is exported as the catalog's models are (torch.export, core-ATen decompositions,
 IREE's fx_importer; see `models/torch_export.py`), then compiled by iree-fusions-compile with
-`--iree-input-type=torch` in a child process (`iree_fusions.compile_file`).
+`--iree-input-type=torch` in a child process (`iree_fusions.compile_file`). A module exported
+by iree-turbine is taken as it is:
+
+    from iree.turbine import aot
+    out = iree_fusions.compile_torch(aot.export(model, x))
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from .api import CompileOutput, compile_file
 
 def compile_torch(
     module,
-    example_args,
+    example_args=None,
     *,
     device: str = "local-task",
     target: str | None = None,
@@ -38,6 +42,8 @@ def compile_torch(
 ) -> CompileOutput:
     """Exports `module(*example_args)` and compiles it with the plugin.
 
+    - `module`: a `torch.nn.Module`, or the result of iree-turbine's `aot.export(...)` (then
+      without `example_args`: it is compiled as turbine exported it).
     - `example_args`: a tensor or a tuple/list of tensors (their shapes and dtypes are the
       compiled function's signature: `main`).
     - `device` / `target`: the runtime device the code is for (`local-task`, `cuda`, `hip`,
@@ -55,13 +61,25 @@ def compile_torch(
     """
     from .models.torch_export import TORCH_INPUT_FLAGS, export_to_mlir
 
-    args = tuple(example_args) if isinstance(example_args, (tuple, list)) else (example_args,)
-    mlir = export_to_mlir(module, args, keep_ops=keep_ops)
     with tempfile.TemporaryDirectory(prefix="iree-fusions-torch-") as tmp:
         path = save_mlir or os.path.join(tmp, "model.mlirbc")
-        with open(path, "wb") as f:
-            f.write(mlir)
+        if _is_turbine_export(module):
+            if example_args is not None:
+                raise TypeError("compile_torch: an aot.export(...) result takes no example_args")
+            module.save_mlir(path)  # bytecode for .mlirbc, else text
+        else:
+            if example_args is None:
+                raise TypeError("compile_torch: example_args are needed to export a module")
+            args = (tuple(example_args) if isinstance(example_args, (tuple, list))
+                    else (example_args,))
+            with open(path, "wb") as f:
+                f.write(export_to_mlir(module, args, keep_ops=keep_ops))
         return compile_file(path, device=device, target=target,
                             flags=[*TORCH_INPUT_FLAGS, *flags], fusions=fusions, stock=stock,
                             compile_to=compile_to, output_file=output_file, timeout=timeout,
                             decisions=decisions)
+
+
+def _is_turbine_export(obj) -> bool:
+    """iree-turbine's `aot.export(...)` result (ExportOutput), without importing turbine."""
+    return hasattr(obj, "save_mlir") and hasattr(obj, "mlir_module")
