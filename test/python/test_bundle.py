@@ -84,6 +84,15 @@ def test_from_runs_the_bundle_importing_neither_compiler_nor_torch(bundle, tmp_p
     assert "disp stock" in res.stdout and "attention_projection_transpose" in res.stdout
 
 
+def test_from_with_plot(bundle, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "bundle.png"
+    res = _run([tool("iree-fusions-bench"), "--from", bundle, "--rounds=1", "--repetitions=2",
+                "--plot", str(out)])
+    assert res.returncode == 0, res.stderr
+    assert out.read_bytes()[:4] == b"\x89PNG" and "plot written to" in res.stderr
+
+
 def test_run_bundle_script_needs_nothing_of_the_project(bundle, tmp_path):
     """run_bundle.py alone (run from elsewhere): no iree_fusions module gets imported."""
     script = textwrap.dedent(f"""
