@@ -253,8 +253,8 @@ def _run_bundle(args) -> int:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     progress.close()
-    return _finish(rows, args, f"{os.path.basename(os.path.abspath(args.from_dir))} "
-                               f"on {device}")
+    return _finish(rows, args, f"stock IREE vs iree-fusions: bundle "
+                               f"{os.path.basename(os.path.abspath(args.from_dir))} on {device}")
 
 
 def _step_or_note(progress: Progress):
@@ -322,7 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     if bundle is not None:
         _bundle_note(bundle, args)
     return _finish([asdict(r) for r in rows], args,
-                   f"{args.device}" + (f" ({args.target})" if args.target else ""))
+                   f"stock IREE vs iree-fusions (--fusions={args.fusions}) on {args.device}"
+                   + (f", target {args.target}" if args.target else ""))
 
 
 def _warnings_above(progress: Progress):

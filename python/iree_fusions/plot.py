@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import textwrap
 from collections.abc import Sequence
 
 STOCK_COLOR, PLUGIN_COLOR = "#8c8c8c", "#1f77b4"
@@ -55,7 +56,7 @@ def plot_rows(rows: Sequence[dict], path: str, title: str | None = None) -> str:
         bars = ax.bar([i + offset for i in x], values, w, label=label, color=color)
         ax.bar_label(bars, fontsize=7, padding=1)
     ax.set_ylabel("dispatches")
-    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, fontsize=8, frameon=False)
     ax.spines[["top", "right"]].set_visible(False)
     ax.margins(y=0.15)
     if timed:
@@ -79,7 +80,9 @@ def plot_rows(rows: Sequence[dict], path: str, title: str | None = None) -> str:
     bottom = axes[-1][0]
     bottom.set_xticks(x)
     bottom.set_xticklabels(names, rotation=30, ha="right", fontsize=8)
-    fig.suptitle(title or "stock IREE vs iree-fusions", fontsize=10)
+    width = fig.get_size_inches()[0]
+    fig.suptitle(textwrap.fill(title or "stock IREE vs iree-fusions", int(width * 11)),
+                 fontsize=10, x=0.02, ha="left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
