@@ -27,13 +27,27 @@ def _run(cmd, **kw):
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory):
+def export_run(tmp_path_factory):
+    """`iree-fusions-bench MODELS --export DIR`: (DIR, the finished process)."""
     folder = tmp_path_factory.mktemp("bundle") / "b"
     res = _run([tool("iree-fusions-bench"), *MODELS, f"--fusions={FUSIONS}",
                 "--export", str(folder)])
     assert res.returncode == 0, res.stderr
     assert "bundle written to" in res.stderr and "run_bundle.py" in res.stderr
-    return str(folder)
+    return str(folder), res
+
+
+@pytest.fixture(scope="module")
+def bundle(export_run):
+    return export_run[0]
+
+
+@pytest.mark.skipif(not torch_available(), reason="needs torch")
+def test_bench_output_of_a_torch_model_is_clean(export_run):
+    """Only the tool's progress on stderr: torch.export's internal FutureWarning is gone."""
+    _, res = export_run
+    assert "LeafSpec" not in res.stderr and "Warning" not in res.stderr
+    assert "dlrm-sparse-b8: compiling" in res.stderr and "dlrm-sparse-b8" in res.stdout
 
 
 def test_export_writes_a_self_contained_bundle(bundle):
