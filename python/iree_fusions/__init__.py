@@ -3,6 +3,7 @@
     import iree_fusions
     out = iree_fusions.compile("model.mlir", fusions="all")        # .vmfb bytes in out.output
     results = iree_fusions.run(out.output, inputs, device="local-task")
+    out = iree_fusions.compile_torch(torch_model, (x,), fusions="all")  # PyTorch in
 
 The script API (`iree_fusions.api`, numpy) loads on first use, so that the compile driver
 (`iree-fusions-compile`) does not pay for it at start-up.
@@ -13,12 +14,14 @@ import importlib
 __version__ = "0.1.0"
 
 _API_NAMES = ("compare_outputs", "compile_file", "compile_str", "load", "run")
-__all__ = ["api", "numerics", "compile", *_API_NAMES]
+__all__ = ["api", "numerics", "compile", "compile_torch", *_API_NAMES]
 
 
 def __getattr__(name: str):
     if name in ("api", "numerics"):
         return importlib.import_module(f".{name}", __name__)
+    if name == "compile_torch":
+        return importlib.import_module(".torch_api", __name__).compile_torch
     if name in _API_NAMES or name == "compile":
         api = importlib.import_module(".api", __name__)
         return api.compile_file if name == "compile" else getattr(api, name)

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+_CPU_FLAGS = ["--iree-hal-target-device=local",
+              "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
 DEVICE_FLAGS = {
-    "local-task": ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
-                   "--iree-llvmcpu-target-cpu=host"],
-    "local-sync": ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
-                   "--iree-llvmcpu-target-cpu=host"],
+    "local-task": list(_CPU_FLAGS),
+    "local-sync": list(_CPU_FLAGS),
     "cuda": ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"],
     "hip": ["--iree-hal-target-device=hip", "--iree-rocm-target=gfx942"],
     "vulkan": ["--iree-hal-target-device=vulkan", "--iree-vulkan-target=rdna3"],
@@ -43,17 +43,27 @@ TARGET_FLAG = {
 }
 
 
+# Vendor names accepted as `target` (`--device vulkan --target nvidia`): a Vulkan module
+# runs only on GPUs of the target's vendor. Verified with IREE 3.13: `ampere` code runs on an
+# NVIDIA H100, `rdna3` (the default) only on AMD GPUs.
+TARGET_ALIASES = {
+    "vulkan": {"nvidia": "ampere", "amd": "rdna3"},
+}
+
+
 def target_flags(device: str, target: str | None = None) -> list[str]:
     """iree-compile flags for a runtime device name (local-task, cuda, hip, vulkan).
 
-    `target` overrides the chip/CPU (e.g. `gfx90a`, `sm_86`, `valhall`, `znver4`); the
-    defaults are the ones verified with IREE 3.13: host CPU, sm_80, gfx942, rdna3.
+    `target` overrides the chip/CPU (e.g. `gfx90a`, `sm_86`, `ampere`, `valhall`, `znver4`);
+    the defaults are the ones verified with IREE 3.13: host CPU, sm_80 (runs on A100 and
+    H100), gfx942, rdna3 (AMD only: use `ampere`, or the alias `nvidia`, on NVIDIA GPUs).
     """
     try:
         flags = list(DEVICE_FLAGS[device])
     except KeyError:
         raise ValueError(f"unknown device '{device}' (known: {', '.join(DEVICE_FLAGS)})") from None
     if target:
+        target = TARGET_ALIASES.get(device, {}).get(target.lower(), target)
         prefix = TARGET_FLAG[device] + "="
         flags = [f for f in flags if not f.startswith(prefix)] + [prefix + target]
     return flags

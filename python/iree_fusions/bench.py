@@ -1,29 +1,39 @@
 """iree-fusions-bench: stock IREE vs iree-fusions, side by side, numerics checked.
 
     iree-fusions-bench [MODEL ...] [--device local-task|cuda|hip|vulkan] [--json FILE]
+    iree-fusions-bench MODEL ... --device cuda --export DIR   # compile here, run elsewhere
+    iree-fusions-bench --from DIR [--device cuda]             # run a bundle: runtime only
+    iree-fusions-bench ... --plot FILE.png                    # dispatches and latency, drawn
 
 For each model: compile with plain iree-compile and with iree-fusions-compile (same flags),
 count dispatches and bytes passed between dispatches from `--compile-to=flow` IR, run both on
 the device with the same inputs, check that the outputs agree (and match the reference, e.g.
 PyTorch, where the model has one), and time both alternately (median of rounds). With no
 MODEL it runs the default models of the catalog (`--list` shows them).
+
+`--export DIR` stops after compiling and writes a bundle (both .vmfb per model, inputs,
+reference outputs, manifest.json, run_bundle.py); `--from DIR` runs one with nothing but numpy
+and iree.runtime (that path imports neither iree.compiler nor torch).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
-import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
-from . import api
-from .counting import count_flow_ir
-from .models.catalog import BenchModel, all_models, torch_available
+from . import api, bundle_runner
+from .progress import Progress
 from .timing import compare_latency
+
+if TYPE_CHECKING:  # the --from path imports neither the catalog nor iree.compiler
+    from .bundle import BundleWriter
+    from .models.catalog import Artifact, BenchModel
 
 PROG = "iree-fusions-bench"
 
@@ -46,10 +56,6 @@ class Row:
     changes: list[str] = field(default_factory=list)
 
 
-def _progress(msg: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
 def _compile_all(path: str, model_flags: list[str], fusions: str,
                  args, decisions: str | None) -> dict[str, api.CompileOutput]:
     flags = [*model_flags, *args.flag]
@@ -66,9 +72,14 @@ def _compile_all(path: str, model_flags: list[str], fusions: str,
         return {k: f.result() for k, f in futures.items()}
 
 
-def bench_model(model: BenchModel, args, row: Row) -> Row:
-    """Fills `row` step by step, so a failure late (e.g. no device) keeps the counts."""
-    _progress(f"{model.name}: building")
+def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = None,
+                bundle: BundleWriter | None = None) -> Row:
+    """Fills `row` step by step, so a failure late (e.g. no device) keeps the counts. With
+    `bundle` the model is written to the bundle instead of run here."""
+    from .counting import count_flow_ir
+
+    progress = progress or Progress(1, bar=False)
+    progress.note(f"{model.name}: building")
     artifact = model.build()
     fusions = model.fusions if args.fusions == "model" else args.fusions
     with tempfile.TemporaryDirectory(prefix="iree-fusions-bench-") as tmp:
@@ -78,10 +89,14 @@ def bench_model(model: BenchModel, args, row: Row) -> Row:
             f.write(artifact.source)
         decisions = args.decisions
         if args.tune:
-            decisions = _tune(model.name, fusions, args)
-        _progress(f"{model.name}: compiling stock and plugin (--fusions={fusions}"
-                  + (f", --fusions-decisions={decisions})" if decisions else ")"))
+            decisions = _tune(model.name, fusions, args, progress)
+        progress.note(f"{model.name}: compiling stock and plugin (--fusions={fusions}"
+                      + (f", --fusions-decisions={decisions})" if decisions else ")"))
         outs = _compile_all(path, artifact.flags, fusions, args, decisions)
+    # What the plugin compile said (e.g. a pass that failed and was skipped) stays visible.
+    said = outs["plugin"].stderr.strip() or outs["plugin_flow"].stderr.strip()
+    for line in said.splitlines():
+        progress.message(f"{model.name}: {line}")
     stock_counts = count_flow_ir(outs["stock_flow"].output)
     plugin_counts = count_flow_ir(outs["plugin_flow"].output)
     row.stock_dispatches, row.plugin_dispatches = (stock_counts.total_dispatches,
@@ -90,9 +105,13 @@ def bench_model(model: BenchModel, args, row: Row) -> Row:
                                          plugin_counts.total_bytes_between)
     row.changes = [f"[{c['key']}] {c['what']}" for r in outs["plugin"].reports
                    for c in r.get("changes", [])]
+    if bundle is not None:
+        _add_to_bundle(bundle, model.name, artifact, outs, path, (stock_counts, plugin_counts),
+                       fusions, decisions, row.changes)
+        return row
     if args.compile_only:
         return row
-    _progress(f"{model.name}: running on {args.device}")
+    progress.note(f"{model.name}: running on {args.device}")
     stock = api.run(outs["stock"].output, artifact.inputs, artifact.function, args.device)
     plugin = api.run(outs["plugin"].output, artifact.inputs, artifact.function, args.device)
     agreement = api.compare_outputs(stock, plugin)
@@ -105,7 +124,7 @@ def bench_model(model: BenchModel, args, row: Row) -> Row:
     if not row.ok:
         row.error = "outputs differ"
     if args.rounds > 0:
-        _progress(f"{model.name}: timing ({args.rounds} rounds x {args.repetitions} reps)")
+        progress.note(f"{model.name}: timing ({args.rounds} rounds x {args.repetitions} reps)")
         pair = compare_latency(outs["stock"].output, outs["plugin"].output, artifact.inputs,
                                function=artifact.function, device=args.device,
                                rounds=args.rounds, repetitions=args.repetitions,
@@ -114,14 +133,35 @@ def bench_model(model: BenchModel, args, row: Row) -> Row:
     return row
 
 
-def _tune(model: str, fusions: str, args) -> str:
+def _add_to_bundle(bundle: BundleWriter, name: str, artifact: Artifact, outs: dict,
+                   source_path: str, counts: tuple, fusions: str, decisions: str | None,
+                   changes: list[str]) -> None:
+    from .bundle import compile_flags
+
+    def info(side: str, flow_counts) -> dict:
+        return {"tool": "iree-compile" if side == "stock" else "iree-fusions-compile",
+                "flags": compile_flags(outs[side].command, source_path),
+                "dispatches": flow_counts.total_dispatches,
+                "initializer_dispatches": flow_counts.initializer_dispatches,
+                "bytes_between": flow_counts.total_bytes_between,
+                "dispatches_per_function": flow_counts.dispatches}
+
+    plugin = {**info("plugin", counts[1]), "fusions": fusions, "decisions": decisions,
+              "changes": changes}
+    bundle.add(name, inputs=artifact.inputs, stock_vmfb=outs["stock"].output,
+               plugin_vmfb=outs["plugin"].output, stock=info("stock", counts[0]),
+               plugin=plugin, function=artifact.function, reference=artifact.reference,
+               reference_atol=artifact.reference_atol)
+
+
+def _tune(model: str, fusions: str, args, progress: Progress) -> str:
     """Tunes the model on the bench's device into the --tune-dir file (one per device and
     target, shared by the models of the run, resumed); returns its path."""
     from . import tune
 
     os.makedirs(args.tune_dir, exist_ok=True)
     path = os.path.join(args.tune_dir, f"{args.device}-{args.target or 'default'}.json")
-    _progress(f"{model}: tuning on {args.device} into {path}")
+    progress.note(f"{model}: tuning on {args.device} into {path}")
     argv = [model, f"--device={args.device}", "-o", path, "--resume", f"--fusions={fusions}",
             *(["--target", args.target] if args.target else []),
             *[f"--runtime-flag={f}" for f in args.runtime_flag], *args.flag]
@@ -130,36 +170,22 @@ def _tune(model: str, fusions: str, args) -> str:
     return path
 
 
-def _fmt(value, spec: str) -> str:
-    if value is None:
-        width = spec.split(".")[0].rstrip("defg")
-        return "-".rjust(int(width) if width else 1)
-    return format(value, spec)
-
-
 def format_table(rows: list[Row]) -> str:
-    header = (f"{'model':32s} {'disp stock':>10s} {'disp plug':>10s} {'MB stock':>9s} "
-              f"{'MB plug':>9s} {'max abs err':>11s} {'ms stock':>9s} {'ms plug':>9s} "
-              f"{'ratio':>6s}  ok")
-    lines = [header, "-" * len(header)]
-    for r in rows:
-        mb = lambda b: None if b is None else b / 2**20  # noqa: E731
-        lines.append(
-            f"{r.model:32s} {_fmt(r.stock_dispatches, '10d')} {_fmt(r.plugin_dispatches, '10d')} "
-            f"{_fmt(mb(r.stock_bytes), '9.3f')} {_fmt(mb(r.plugin_bytes), '9.3f')} "
-            f"{_fmt(r.max_abs, '11.2e')} {_fmt(r.stock_ms, '9.4f')} {_fmt(r.plugin_ms, '9.4f')} "
-            f"{_fmt(r.ratio, '6.2f')}  {'yes' if r.ok else 'NO: ' + (r.error or '')}"
-        )
-    return "\n".join(lines)
+    """The results table (the same as a bundle's run prints)."""
+    return bundle_runner.format_table([asdict(r) for r in rows])
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.strip().splitlines()[0])
-    p.add_argument("models", nargs="*", help="model names (default: the default models)")
-    p.add_argument("--device", default="local-task", choices=sorted(api.DEVICE_FLAGS),
-                   help="runtime device; selects the compile target too")
+    p.add_argument("models", nargs="*", help="model names (default: the default models; "
+                   "with --from: the bundle's models)")
+    p.add_argument("--device", choices=sorted(api.DEVICE_FLAGS),
+                   help="runtime device; selects the compile target too (default: local-task; "
+                        "with --from: the device the bundle was compiled for)")
     p.add_argument("--target", help="compile target chip/CPU for the device (default: host CPU, "
-                   "sm_80 for cuda, gfx942 for hip, rdna3 for vulkan)")
+                   "sm_80 for cuda (runs on A100/H100), gfx942 for hip, rdna3 for vulkan). "
+                   "Vulkan code runs only on its vendor's GPUs: rdna3 on AMD; on NVIDIA use "
+                   "--target ampere (alias: nvidia)")
     p.add_argument("--flag", action="append", default=[],
                    help="extra iree-compile flag for both compiles (repeatable), e.g. "
                         "--flag=--iree-cuda-target=sm_80")
@@ -182,14 +208,78 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rtol", type=float, default=1e-4, help="stock vs plugin rel tolerance")
     p.add_argument("--compile-only", action="store_true",
                    help="compile and count only (no device needed)")
+    p.add_argument("--export", metavar="DIR",
+                   help="compile here and write a bundle to DIR (both .vmfb per model, inputs, "
+                        "reference outputs, manifest.json, run_bundle.py); nothing runs here")
+    p.add_argument("--from", dest="from_dir", metavar="DIR",
+                   help="run the bundle in DIR (needs only numpy and iree-base-runtime)")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="draw dispatches and latency, stock vs plugin, per model (matplotlib: "
+                        "pip install 'iree-fusions[plot]')")
     p.add_argument("--jobs", type=int, default=2, help="parallel compiles")
     p.add_argument("--json", help="write the rows as JSON to this file (- for stdout)")
     p.add_argument("--list", action="store_true", help="list the models and exit")
     return p
 
 
+def _finish(rows: list[dict], args, title: str) -> int:
+    """Table, errors, JSON and plot of a run; the exit status."""
+    status = bundle_runner.report(rows, args.json)
+    if args.plot:
+        from .plot import PlotError, plot_rows
+
+        try:
+            plot_rows(rows, args.plot, title=title)
+        except PlotError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 2
+        print(f"{PROG}: plot written to {args.plot}", file=sys.stderr)
+    return status
+
+
+def _run_bundle(args) -> int:
+    """--from DIR: numpy and iree.runtime only."""
+    progress = Progress(total=1)
+    try:
+        manifest = bundle_runner.load_manifest(args.from_dir)
+        device = args.device or manifest.get("device", "local-task")
+        progress.total = len(args.models or manifest["models"])
+        rows = bundle_runner.run_bundle(
+            args.from_dir, device=device, models=args.models, rounds=args.rounds,
+            repetitions=args.repetitions, atol=args.atol, rtol=args.rtol,
+            runtime_flags=args.runtime_flag, progress=_step_or_note(progress))
+    except bundle_runner.BundleError as e:
+        progress.close()
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    progress.close()
+    return _finish(rows, args, f"stock IREE vs iree-fusions: bundle "
+                               f"{os.path.basename(os.path.abspath(args.from_dir))} on {device}")
+
+
+def _step_or_note(progress: Progress):
+    """The runner's progress lines, shown on the bar: "(i/n) model" starts an item."""
+    def show(msg: str) -> None:
+        if msg.startswith("warning:"):
+            progress.message(f"{PROG}: {msg}")
+        elif msg.startswith("(") and ") " in msg:
+            progress.step(msg.split(") ", 1)[1])
+        else:
+            progress.note(msg)
+    return show
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.from_dir:
+        if args.export or args.tune or args.list:
+            print(f"{PROG}: error: --from runs a bundle; it cannot be combined with --export, "
+                  "--tune or --list", file=sys.stderr)
+            return 2
+        return _run_bundle(args)
+    from .models.catalog import all_models, torch_available
+
+    args.device = args.device or "local-task"
     models = all_models()
     if args.list:
         for m in models.values():
@@ -202,33 +292,58 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"{PROG}: error: unknown model(s) {', '.join(unknown)}; see --list", file=sys.stderr)
         return 2
+    bundle = None
+    if args.export:
+        from .bundle import BundleWriter
+
+        bundle = BundleWriter(args.export, device=args.device, target=args.target,
+                              fusions=args.fusions)
+    progress = Progress(total=len(names))
     rows = []
-    for i, name in enumerate(names, 1):
-        model = models[name]
-        _progress(f"({i}/{len(names)}) {name}")
-        if model.needs_torch and not torch_available():
-            rows.append(Row(name, ok=False, error="needs torch (pip install iree-fusions[torch])"))
-            continue
-        row = Row(name)
-        rows.append(row)
-        try:
-            bench_model(model, args, row)
-        except Exception as e:  # one model's failure is reported in its row
-            row.ok, row.error = False, f"{type(e).__name__}: {str(e).splitlines()[0]}"
-            if "create device" in str(e):
-                row.error += f" (no '{args.device}' device here? --compile-only checks the target)"
-    print(format_table(rows))
-    for r in rows:
-        if r.error and r.error != "outputs differ":
-            print(f"{r.model}: {r.error}", file=sys.stderr)
-    if args.json:
-        payload = json.dumps([asdict(r) for r in rows], indent=2)
-        if args.json == "-":
-            print(payload)
-        else:
-            with open(args.json, "w") as f:
-                f.write(payload)
-    return 0 if all(r.ok for r in rows) else 1
+    with warnings.catch_warnings():
+        warnings.showwarning = _warnings_above(progress)
+        for name in names:
+            model = models[name]
+            progress.step(name)
+            if model.needs_torch and not torch_available():
+                rows.append(Row(name, ok=False,
+                                error="needs torch (pip install iree-fusions[torch])"))
+                continue
+            row = Row(name)
+            rows.append(row)
+            try:
+                bench_model(model, args, row, progress, bundle)
+            except Exception as e:  # one model's failure is reported in its row
+                row.ok, row.error = False, f"{type(e).__name__}: {str(e).splitlines()[0]}"
+                if "create device" in str(e):
+                    row.error += (f" (no '{args.device}' device here? --compile-only checks "
+                                  "the target; --export compiles a bundle to run elsewhere)")
+    progress.close()
+    if bundle is not None:
+        _bundle_note(bundle, args)
+    return _finish([asdict(r) for r in rows], args,
+                   f"stock IREE vs iree-fusions (--fusions={args.fusions}) on {args.device}"
+                   + (f", target {args.target}" if args.target else ""))
+
+
+def _warnings_above(progress: Progress):
+    """A `warnings.showwarning` that prints Python warnings above the progress bar."""
+    def show(message, category, filename, lineno, file=None, line=None) -> None:
+        text = warnings.formatwarning(message, category, filename, lineno, line)
+        progress.message(text.rstrip())
+    return show
+
+
+def _bundle_note(bundle: BundleWriter, args) -> None:
+    size = bundle.size_bytes() / 2**20
+    print(f"{PROG}: bundle written to {bundle.folder} ({size:.1f} MiB); run it with\n"
+          f"  iree-fusions-bench --from {bundle.folder} --device {args.device}\n"
+          f"or, where only numpy and iree-base-runtime are installed,\n"
+          f"  python {os.path.join(bundle.folder, 'run_bundle.py')} --device {args.device}",
+          file=sys.stderr)
+    if args.device == "vulkan" and not args.target:
+        print(f"{PROG}: note: compiled for Vulkan target rdna3, which runs only on AMD GPUs; "
+              "for NVIDIA export with --target ampere", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,13 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
                                              this target (none: not even the shipped ones)
   --fusions-list                             list the passes with their options and exit
   --fusions-load=MODULE                      import a Python module that registers extra passes
+  --print-shim-dir                           print (creating it if needed) a folder holding an
+                                             `iree-compile` that runs the plugin, for
+                                             `IREE_TOOL_PATH=$(iree-fusions-compile
+                                             --print-shim-dir) python app.py`: code that
+                                             calls iree.compiler.compile_file / compile_str
+                                             compiles with the plugin unchanged
+                                             (IREE_FUSIONS=all|none|PASS,... picks passes)
 """
 
 from __future__ import annotations
@@ -63,6 +70,7 @@ class CliArgs:
     list_passes: bool = False
     load: list[str] = field(default_factory=list)
     help: bool = False
+    print_shim_dir: bool = False
 
 
 def _split_flag(arg: str) -> tuple[str, str | None]:
@@ -88,6 +96,8 @@ def parse_args(argv: list[str]) -> CliArgs:
         name, value = _split_flag(arg)
         if name in ("h", "help", "help-hidden"):
             args.help = True
+        elif name == "print-shim-dir":
+            args.print_shim_dir = True
         elif name == "fusions":
             if value is None:
                 raise UsageError("--fusions needs a value: --fusions=all|none|PASS,...")
@@ -233,6 +243,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     try:
         args = parse_args(argv)
+        if args.print_shim_dir:
+            from .shim import shim_dir
+
+            print(shim_dir())
+            return 0
         registry.load_plugin_modules(args.load)
         if args.help:
             print(_help())

@@ -1,0 +1,359 @@
+"""Runs an iree-fusions bundle: stock vs plugin on a device, with only the IREE runtime.
+
+A bundle is a folder written by `iree-fusions-bench MODEL... --export DIR`:
+
+    DIR/manifest.json         compile flags, dispatch counts, bytes between dispatches, versions
+    DIR/run_bundle.py         a copy of this file
+    DIR/<model>/stock.vmfb    plain iree-compile
+    DIR/<model>/plugin.vmfb   iree-fusions-compile
+    DIR/<model>/input<i>.npy  the inputs; reference<i>.npy: reference outputs (PyTorch), if any
+
+For each model this runs both modules on the device with the same inputs, checks that the
+outputs agree (stock vs plugin, and plugin vs the reference), times both alternately with
+`iree-benchmark-module` (median of rounds, ratio stock/plugin) and prints the table of
+`iree-fusions-bench`. It imports nothing but the standard library, numpy and iree.runtime, so
+it runs where only `iree-base-runtime` and numpy are installed, with or without iree-fusions:
+
+    python DIR/run_bundle.py [DIR] [--device cuda] [--json rows.json]
+    iree-fusions-bench --from DIR [--device cuda]          # the same code
+
+Keep this file self-contained: no imports from iree_fusions, iree.compiler or torch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+MANIFEST = "manifest.json"
+FORMAT = "iree-fusions-bundle/1"
+
+# The columns of a result row (iree-fusions-bench's rows have the same keys).
+ROW_KEYS = ("model", "stock_dispatches", "plugin_dispatches", "stock_bytes", "plugin_bytes",
+            "max_abs", "max_rel", "reference_max_abs", "stock_ms", "plugin_ms", "ratio", "ok",
+            "error", "changes")
+
+_MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+class BundleError(RuntimeError):
+    """The folder is not a readable bundle."""
+
+
+def load_manifest(folder: str) -> dict:
+    """The bundle's manifest (checked for its format)."""
+    path = os.path.join(folder, MANIFEST)
+    try:
+        with open(path) as f:
+            manifest = json.load(f)
+    except OSError as e:
+        raise BundleError(f"not a bundle: cannot read {path}: {e.strerror}") from None
+    except ValueError as e:
+        raise BundleError(f"not a bundle: {path} is not valid JSON: {e}") from None
+    if manifest.get("format") != FORMAT:
+        raise BundleError(f"{path}: unknown format {manifest.get('format')!r} (expected {FORMAT})")
+    return manifest
+
+
+def empty_row(model: str) -> dict:
+    row = dict.fromkeys(ROW_KEYS)
+    row.update(model=model, ok=True, changes=[])
+    return row
+
+
+# ------------------------------------------------------------------ numerics
+
+
+def compare_outputs(expected: Sequence, actual: Sequence) -> tuple[float, float, bool]:
+    """(max abs error, max rel error, shapes and dtypes match) over all outputs; NaN on both
+    sides counts as equal, NaN on one side as an infinite error."""
+    import numpy as np
+
+    if len(expected) != len(actual):
+        return float("inf"), float("inf"), False
+    max_abs = max_rel = 0.0
+    for e, a in zip(expected, actual):
+        e, a = np.asarray(e), np.asarray(a)
+        if e.shape != a.shape or e.dtype != a.dtype:
+            return float("inf"), float("inf"), False
+        if e.size == 0:
+            continue
+        ef, af = e.astype(np.float64), a.astype(np.float64)
+        both_nan = np.isnan(ef) & np.isnan(af)
+        diff = np.where(both_nan, 0.0, np.abs(ef - af))
+        if np.isnan(diff).any():
+            return float("inf"), float("inf"), True
+        max_abs = max(max_abs, float(diff.max()))
+        rel = np.where(both_nan, 0.0, diff / np.maximum(np.abs(np.nan_to_num(ef)), 1e-30))
+        max_rel = max(max_rel, float(rel.max()))
+    return max_abs, max_rel, True
+
+
+def run_module(vmfb_path: str, inputs: Sequence, function: str = "main",
+               device: str = "local-task") -> list:
+    """Loads a .vmfb on a runtime device, calls `function` once; results as numpy arrays."""
+    import numpy as np
+    import iree.runtime as rt
+
+    config = rt.Config(device)
+    with open(vmfb_path, "rb") as f:
+        vm_module = rt.VmModule.copy_buffer(config.vm_instance, f.read())
+    context = rt.SystemContext(config=config)
+    context.add_vm_module(vm_module)
+    result = context.modules[vm_module.name][function](*inputs)
+    if result is None:
+        return []
+    results = result if isinstance(result, (tuple, list)) else [result]
+    return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+
+
+# ------------------------------------------------------------------ timing
+
+
+def benchmark_tool() -> str:
+    """iree-benchmark-module as shipped inside the iree-base-runtime package (so that it is
+    found after `pip install --target DIR` too), else from PATH."""
+    try:
+        from iree._runtime import libs
+
+        exe = os.path.join(libs.library_path, "iree-benchmark-module")
+        if os.access(exe, os.X_OK):
+            return exe
+    except ImportError:
+        pass
+    return shutil.which("iree-benchmark-module") or "iree-benchmark-module"
+
+
+def repetition_times_ms(vmfb_path: str, input_paths: Sequence[str], *, function: str,
+                        device: str, repetitions: int, extra_flags: Sequence[str] = ()
+                        ) -> list[float]:
+    """Real time (ms) of each repetition of one iree-benchmark-module run."""
+    cmd = [benchmark_tool(), f"--module={vmfb_path}", f"--device={device}",
+           f"--function={function}", *[f"--input=@{p}" for p in input_paths],
+           f"--benchmark_repetitions={repetitions}", "--benchmark_min_time=0.05s",
+           "--benchmark_format=json", *extra_flags]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"benchmark failed: {' '.join(cmd)}\n{proc.stderr.strip()}")
+    data = json.loads(proc.stdout)
+    times = [b["real_time"] * _MS_PER_UNIT[b.get("time_unit", "ns")]
+             for b in data["benchmarks"] if b.get("run_type") == "iteration"]
+    if not times:
+        raise RuntimeError(f"no repetitions in the output of {' '.join(cmd)}")
+    return times
+
+
+def time_pair(stock_vmfb: str, plugin_vmfb: str, input_paths: Sequence[str], *,
+              function: str = "main", device: str = "local-task", rounds: int = 5,
+              repetitions: int = 10, extra_flags: Sequence[str] = ()) -> tuple[float, float]:
+    """Stock and plugin alternately (B first on odd rounds); medians over rounds of each
+    round's median repetition, in ms (as iree_fusions.timing.compare_latency)."""
+    times: dict[str, list[float]] = {"stock": [], "plugin": []}
+    paths = {"stock": stock_vmfb, "plugin": plugin_vmfb}
+    for r in range(rounds):
+        for name in (("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")):
+            reps = repetition_times_ms(paths[name], input_paths, function=function,
+                                       device=device, repetitions=repetitions,
+                                       extra_flags=extra_flags)
+            times[name].append(statistics.median(reps))
+    return statistics.median(times["stock"]), statistics.median(times["plugin"])
+
+
+# ------------------------------------------------------------------ running a bundle
+
+
+def _hint(error: str, device: str, manifest: dict) -> str:
+    """What to do about a failure on the device, in parentheses ("" if nothing to say)."""
+    hints = []
+    if "create device" in error or "No device found" in error:
+        hints.append(f"no '{device}' device here?")
+    target = manifest.get("target") or ""
+    if device.startswith("vulkan") and target.startswith("rdna"):
+        hints.append(f"the modules were compiled for Vulkan target '{target}', which runs only "
+                     "on AMD GPUs; export with --target ampere for NVIDIA")
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
+def run_model(folder: str, entry: dict, manifest: dict, *, device: str, rounds: int = 5,
+              repetitions: int = 10, atol: float = 1e-5, rtol: float = 1e-4,
+              runtime_flags: Sequence[str] = (),
+              progress: Callable[[str], None] = lambda msg: None) -> dict:
+    """One model of the bundle: run both modules, compare, time. Returns a result row; a
+    failure is reported in the row (ok False, error), keeping the counts."""
+    import numpy as np
+
+    row = empty_row(entry["name"])
+    stock, plugin = entry["stock"], entry["plugin"]
+    row.update(stock_dispatches=stock.get("dispatches"), plugin_dispatches=plugin.get("dispatches"),
+               stock_bytes=stock.get("bytes_between"), plugin_bytes=plugin.get("bytes_between"),
+               changes=list(plugin.get("changes", [])))
+    here = os.path.join(folder, entry["dir"])
+    function = entry.get("function", "main")
+    try:
+        input_paths = [os.path.join(here, p) for p in entry["inputs"]]
+        inputs = [np.load(p) for p in input_paths]
+        progress(f"{entry['name']}: running on {device}")
+        stock_out = run_module(os.path.join(here, stock["vmfb"]), inputs, function, device)
+        plugin_out = run_module(os.path.join(here, plugin["vmfb"]), inputs, function, device)
+        row["max_abs"], row["max_rel"], shapes = compare_outputs(stock_out, plugin_out)
+        row["ok"] = shapes and (row["max_abs"] <= atol or row["max_rel"] <= rtol)
+        if entry.get("reference"):
+            reference = [np.load(os.path.join(here, p)) for p in entry["reference"]]
+            ref_abs, _, ref_shapes = compare_outputs(reference, plugin_out)
+            row["reference_max_abs"] = ref_abs
+            row["ok"] = row["ok"] and ref_shapes and ref_abs <= entry.get("reference_atol", 1e-5)
+        if not row["ok"]:
+            row["error"] = "outputs differ"
+        if rounds > 0:
+            progress(f"{entry['name']}: timing ({rounds} rounds x {repetitions} reps)")
+            row["stock_ms"], row["plugin_ms"] = time_pair(
+                os.path.join(here, stock["vmfb"]), os.path.join(here, plugin["vmfb"]),
+                input_paths, function=function, device=device, rounds=rounds,
+                repetitions=repetitions, extra_flags=runtime_flags)
+            row["ratio"] = (row["stock_ms"] / row["plugin_ms"] if row["plugin_ms"] > 0
+                            else float("inf"))
+    except Exception as e:  # one model's failure is reported in its row
+        message = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        row["ok"], row["error"] = False, f"{type(e).__name__}: {message}"
+        row["error"] += _hint(str(e), device, manifest)
+    return row
+
+
+def version_warning(manifest: dict) -> str | None:
+    """A warning when the runtime is not the release line the modules were compiled by."""
+    from importlib import metadata
+
+    compiled = manifest.get("tool_versions", {}).get("iree-base-compiler", "")
+    try:
+        runtime = metadata.version("iree-base-runtime")
+    except metadata.PackageNotFoundError:
+        return None
+    if compiled and compiled.split(".")[:2] != runtime.split(".")[:2]:
+        return (f"the modules were compiled by iree-base-compiler {compiled}; this runtime is "
+                f"iree-base-runtime {runtime}: use the same release line if loading fails")
+    return None
+
+
+def run_bundle(folder: str, *, device: str | None = None, models: Sequence[str] = (),
+               rounds: int = 5, repetitions: int = 10, atol: float = 1e-5, rtol: float = 1e-4,
+               runtime_flags: Sequence[str] = (),
+               progress: Callable[[str], None] | None = None) -> list[dict]:
+    """Runs every model of a bundle (or those named) on `device` (default: the device it was
+    compiled for). Returns the rows, in the bundle's order."""
+    manifest = load_manifest(folder)
+    device = device or manifest.get("device", "local-task")
+    progress = progress or _print_progress
+    entries = manifest["models"]
+    if models:
+        known = {e["name"] for e in entries}
+        unknown = [m for m in models if m not in known]
+        if unknown:
+            raise BundleError(f"not in the bundle: {', '.join(unknown)} "
+                              f"(it holds: {', '.join(sorted(known))})")
+        entries = [e for e in entries if e["name"] in models]
+    warning = version_warning(manifest)
+    if warning:
+        progress(f"warning: {warning}")
+    rows = []
+    for i, entry in enumerate(entries, 1):
+        progress(f"({i}/{len(entries)}) {entry['name']}")
+        rows.append(run_model(folder, entry, manifest, device=device, rounds=rounds,
+                              repetitions=repetitions, atol=atol, rtol=rtol,
+                              runtime_flags=runtime_flags, progress=progress))
+    return rows
+
+
+def _print_progress(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------ the table
+
+
+def _fmt(value, spec: str) -> str:
+    if value is None:
+        width = spec.split(".")[0].rstrip("defg")
+        return "-".rjust(int(width) if width else 1)
+    return format(value, spec)
+
+
+def format_table(rows: Sequence[dict]) -> str:
+    """The results table of iree-fusions-bench (rows as dicts with ROW_KEYS)."""
+    header = (f"{'model':32s} {'disp stock':>10s} {'disp plug':>10s} {'MB stock':>9s} "
+              f"{'MB plug':>9s} {'max abs err':>11s} {'ms stock':>9s} {'ms plug':>9s} "
+              f"{'ratio':>6s}  ok")
+    lines = [header, "-" * len(header)]
+    for r in rows:
+        def mb(key):
+            return None if r.get(key) is None else r[key] / 2**20
+
+        lines.append(
+            f"{r['model']:32s} {_fmt(r.get('stock_dispatches'), '10d')} "
+            f"{_fmt(r.get('plugin_dispatches'), '10d')} "
+            f"{_fmt(mb('stock_bytes'), '9.3f')} {_fmt(mb('plugin_bytes'), '9.3f')} "
+            f"{_fmt(r.get('max_abs'), '11.2e')} {_fmt(r.get('stock_ms'), '9.4f')} "
+            f"{_fmt(r.get('plugin_ms'), '9.4f')} {_fmt(r.get('ratio'), '6.2f')}  "
+            f"{'yes' if r.get('ok') else 'NO: ' + (r.get('error') or '')}"
+        )
+    return "\n".join(lines)
+
+
+def report(rows: Sequence[dict], json_path: str | None = None) -> int:
+    """Prints the table (stdout) and each row's error (stderr); writes the rows as JSON to
+    `json_path` ("-": stdout). Returns the exit status: 0 when every row is ok."""
+    print(format_table(rows))
+    for r in rows:
+        if r.get("error") and r["error"] != "outputs differ":
+            print(f"{r['model']}: {r['error']}", file=sys.stderr)
+    if json_path:
+        payload = json.dumps(list(rows), indent=2)
+        if json_path == "-":
+            print(payload)
+        else:
+            with open(json_path, "w") as f:
+                f.write(payload + "\n")
+    return 0 if all(r.get("ok") for r in rows) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    here = os.path.dirname(os.path.abspath(__file__))
+    p = argparse.ArgumentParser(
+        prog="run_bundle.py", description="Run an iree-fusions bundle: stock vs plugin, "
+        "numerics checked, latency ratio (needs only numpy and iree-base-runtime).")
+    p.add_argument("folder", nargs="?",
+                   default=here if os.path.exists(os.path.join(here, MANIFEST)) else None,
+                   help="the bundle (default: the folder of this script)")
+    p.add_argument("--device", help="runtime device (default: the one the bundle was "
+                   "compiled for), e.g. local-task, local-sync, cuda, hip, vulkan")
+    p.add_argument("--model", action="append", default=[], help="run only this model "
+                   "(repeatable)")
+    p.add_argument("--rounds", type=int, default=5, help="alternating timing rounds (0: none)")
+    p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
+    p.add_argument("--atol", type=float, default=1e-5, help="stock vs plugin abs tolerance")
+    p.add_argument("--rtol", type=float, default=1e-4, help="stock vs plugin rel tolerance")
+    p.add_argument("--runtime-flag", action="append", default=[],
+                   help="extra iree-benchmark-module flag for both timings (repeatable)")
+    p.add_argument("--json", help="write the rows as JSON to this file (- for stdout); "
+                   "`python -m iree_fusions.plot FILE -o plot.png` draws them")
+    args = p.parse_args(argv)
+    if args.folder is None:
+        p.error("no bundle folder given")
+    try:
+        rows = run_bundle(args.folder, device=args.device, models=args.model,
+                          rounds=args.rounds, repetitions=args.repetitions, atol=args.atol,
+                          rtol=args.rtol, runtime_flags=args.runtime_flag)
+    except BundleError as e:
+        print(f"run_bundle.py: error: {e}", file=sys.stderr)
+        return 2
+    return report(rows, args.json)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

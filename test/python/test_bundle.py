@@ -1,0 +1,212 @@
+"""Bundles: `iree-fusions-bench --export DIR` here, `--from DIR` (or run_bundle.py) anywhere
+the IREE runtime and numpy are installed, without iree.compiler or torch."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from conftest import ROOT, tool
+from iree_fusions import bundle_runner
+from iree_fusions.models.catalog import torch_available
+
+FUSIONS = "interchange-permuted-consumers,batch-gathers"
+# The bundled model needs nothing; the DLRM part brings PyTorch reference outputs.
+MODELS = ["attention_projection_transpose"] + (["dlrm-sparse-b8"] if torch_available() else [])
+
+
+def _run(cmd, **kw):
+    res = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    assert "Traceback" not in res.stderr, res.stderr
+    return res
+
+
+@pytest.fixture(scope="module")
+def export_run(tmp_path_factory):
+    """`iree-fusions-bench MODELS --export DIR`: (DIR, the finished process)."""
+    folder = tmp_path_factory.mktemp("bundle") / "b"
+    res = _run([tool("iree-fusions-bench"), *MODELS, f"--fusions={FUSIONS}",
+                "--export", str(folder)])
+    assert res.returncode == 0, res.stderr
+    assert "bundle written to" in res.stderr and "run_bundle.py" in res.stderr
+    return str(folder), res
+
+
+@pytest.fixture(scope="module")
+def bundle(export_run):
+    return export_run[0]
+
+
+@pytest.mark.skipif(not torch_available(), reason="needs torch")
+def test_bench_output_of_a_torch_model_is_clean(export_run):
+    """Only the tool's progress on stderr: torch.export's internal FutureWarning is gone."""
+    _, res = export_run
+    assert "LeafSpec" not in res.stderr and "Warning" not in res.stderr
+    assert "dlrm-sparse-b8: compiling" in res.stderr and "dlrm-sparse-b8" in res.stdout
+
+
+def test_export_writes_a_self_contained_bundle(bundle):
+    manifest = json.loads(open(os.path.join(bundle, "manifest.json")).read())
+    assert manifest["format"] == bundle_runner.FORMAT
+    assert manifest["device"] == "local-task" and manifest["fusions"] == FUSIONS
+    assert manifest["tool_versions"]["iree-base-compiler"].startswith("3.13")
+    assert [m["name"] for m in manifest["models"]] == MODELS
+    attn = manifest["models"][0]
+    assert attn["stock"]["dispatches"] == 2 and attn["plugin"]["dispatches"] == 1
+    assert attn["stock"]["bytes_between"] > attn["plugin"]["bytes_between"]
+    assert "--iree-hal-target-device=local" in attn["stock"]["flags"]
+    assert f"--fusions={FUSIONS}" in attn["plugin"]["flags"]
+    assert attn["plugin"]["changes"]
+    here = os.path.join(bundle, attn["dir"])
+    for name in ["stock.vmfb", "plugin.vmfb", *attn["inputs"]]:
+        assert os.path.getsize(os.path.join(here, name)) > 0
+    # the runner shipped in the bundle is this package's, byte for byte
+    with open(os.path.join(bundle, "run_bundle.py")) as a, open(bundle_runner.__file__) as b:
+        assert a.read() == b.read()
+    if len(MODELS) > 1:  # PyTorch model: reference outputs are in the bundle
+        dlrm = manifest["models"][1]
+        assert dlrm["reference"] and dlrm["stock"]["dispatches"] > dlrm["plugin"]["dispatches"]
+
+
+def test_from_runs_the_bundle_importing_neither_compiler_nor_torch(bundle, tmp_path):
+    rows_path = tmp_path / "rows.json"
+    script = textwrap.dedent(f"""
+        import sys
+        from iree_fusions import bench
+        code = bench.main(["--from", {bundle!r}, "--rounds=1", "--repetitions=2",
+                           "--json", {str(rows_path)!r}])
+        heavy = sorted(m for m in sys.modules if m.startswith(("iree.compiler", "torch"))
+                       or m == "torch" or m.startswith("iree_fusions.models"))
+        print("HEAVY", heavy)
+        sys.exit(code)
+    """)
+    res = _run([sys.executable, "-c", script])
+    assert res.returncode == 0, res.stderr
+    assert "HEAVY []" in res.stdout
+    rows = json.loads(rows_path.read_text())
+    assert [r["model"] for r in rows] == MODELS
+    for r in rows:
+        assert r["ok"] and r["max_abs"] <= 1e-5 and r["stock_ms"] > 0 and r["ratio"] > 0
+        assert r["stock_dispatches"] >= r["plugin_dispatches"]
+    if len(MODELS) > 1:
+        assert rows[1]["reference_max_abs"] is not None
+    assert "disp stock" in res.stdout and "attention_projection_transpose" in res.stdout
+
+
+def test_from_with_plot(bundle, tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "bundle.png"
+    res = _run([tool("iree-fusions-bench"), "--from", bundle, "--rounds=1", "--repetitions=2",
+                "--plot", str(out)])
+    assert res.returncode == 0, res.stderr
+    assert out.read_bytes()[:4] == b"\x89PNG" and "plot written to" in res.stderr
+
+
+def test_run_bundle_script_needs_nothing_of_the_project(bundle, tmp_path):
+    """run_bundle.py alone (run from elsewhere): no iree_fusions module gets imported."""
+    script = textwrap.dedent(f"""
+        import runpy, sys
+        sys.argv = ["run_bundle.py", "--rounds=0", "--model=attention_projection_transpose"]
+        try:
+            runpy.run_path({os.path.join(bundle, "run_bundle.py")!r}, run_name="__main__")
+        except SystemExit as e:
+            code = e.code
+        mods = sorted(m for m in sys.modules if m.startswith(("iree_fusions", "iree.compiler",
+                                                               "torch")))
+        print("IMPORTED", mods)
+        sys.exit(code)
+    """)
+    res = _run([sys.executable, "-c", script], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert "IMPORTED []" in res.stdout
+    assert "attention_projection_transpose" in res.stdout and "yes" in res.stdout
+
+
+def test_from_flags_wrong_outputs(bundle, tmp_path):
+    """A reference the outputs do not match makes the row fail (exit 1)."""
+    copy = tmp_path / "b"
+    shutil.copytree(bundle, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    attn = manifest["models"][0]
+    np.save(copy / attn["dir"] / "reference0.npy", np.zeros((12, 128, 32), np.float32))
+    attn["reference"] = ["reference0.npy"]
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    res = _run([tool("iree-fusions-bench"), "--from", str(copy), "--rounds=0",
+                "attention_projection_transpose"])
+    assert res.returncode == 1
+    assert "NO: outputs differ" in res.stdout
+
+
+def test_from_errors_are_clear(tmp_path, bundle):
+    res = _run([tool("iree-fusions-bench"), "--from", str(tmp_path)])
+    assert res.returncode == 2 and "not a bundle" in res.stderr
+    res = _run([tool("iree-fusions-bench"), "--from", bundle, "no-such-model"])
+    assert res.returncode == 2 and "not in the bundle: no-such-model" in res.stderr
+    res = _run([tool("iree-fusions-bench"), "--from", bundle, "--export", str(tmp_path)])
+    assert res.returncode == 2 and "cannot be combined" in res.stderr
+
+
+def test_missing_device_is_reported_with_a_hint(bundle):
+    res = _run([tool("iree-fusions-bench"), "--from", bundle, "--device=vulkan", "--rounds=0",
+                "attention_projection_transpose"])
+    if res.returncode == 0:
+        pytest.skip("this machine has a Vulkan device")
+    assert "no 'vulkan' device here?" in res.stderr
+
+
+def test_vulkan_export_for_nvidia(tmp_path):
+    """--target nvidia picks ampere (rdna3, the default, runs only on AMD GPUs)."""
+    folder = tmp_path / "vk"
+    res = _run([tool("iree-fusions-bench"), "attention_projection_transpose", "--device=vulkan",
+                "--target=nvidia", "--fusions=interchange-permuted-consumers",
+                "--export", str(folder)])
+    assert res.returncode == 0, res.stderr
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["target"] == "ampere"
+    assert "--iree-vulkan-target=ampere" in manifest["models"][0]["plugin"]["flags"]
+    hint = bundle_runner._hint("No device found", "vulkan", {"target": "rdna3"})
+    assert "runs only on AMD" in hint and "--target ampere" in hint
+
+
+def _copy_project(dest):
+    """The files a wheel is built from (so that the build does not write into the tree)."""
+    os.makedirs(dest)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(os.path.join(ROOT, name), dest)
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("python", "mlir_passes"):
+        shutil.copytree(os.path.join(ROOT, name), os.path.join(dest, name), ignore=ignore)
+
+
+def test_bundle_runs_in_a_compiler_free_venv(bundle, tmp_path):
+    """A venv with only iree-base-runtime, numpy and the project (--no-deps): runs the bundle
+    through iree-fusions-bench --from and through run_bundle.py (~25 s with pip's cache)."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    py = str(venv / "bin" / "python")
+    pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+    got = subprocess.run([*pip, "iree-base-runtime==3.13.0", "numpy"], capture_output=True,
+                         text=True)
+    if got.returncode != 0:
+        pytest.skip(f"cannot install iree-base-runtime here (no package index?): "
+                    f"{got.stderr.strip()[-300:]}")
+    _copy_project(tmp_path / "src")
+    subprocess.run([*pip, "--no-deps", str(tmp_path / "src")], check=True)
+    for module in ("iree.compiler", "torch"):
+        probe = subprocess.run([py, "-c", f"import {module}"], capture_output=True)
+        assert probe.returncode != 0, f"{module} is importable in the compiler-free venv"
+    rows_path = tmp_path / "rows.json"
+    res = _run([str(venv / "bin" / "iree-fusions-bench"), "--from", bundle, "--rounds=1",
+                "--repetitions=2", "--json", str(rows_path)])
+    assert res.returncode == 0, res.stderr
+    rows = json.loads(rows_path.read_text())
+    assert all(r["ok"] and r["ratio"] > 0 for r in rows) and len(rows) == len(MODELS)
+    res = _run([py, os.path.join(bundle, "run_bundle.py"), "--rounds=1", "--repetitions=2"],
+               cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert all(m in res.stdout for m in MODELS)
