@@ -48,6 +48,10 @@ class Row:
     max_abs: float | None = None
     max_rel: float | None = None
     reference_max_abs: float | None = None
+    stock_init_dispatches: int | None = None  # load-time (initializer) dispatches
+    plugin_init_dispatches: int | None = None
+    stock_load_ms: float | None = None  # loading the module, initializers included
+    plugin_load_ms: float | None = None
     stock_ms: float | None = None
     plugin_ms: float | None = None
     ratio: float | None = None
@@ -103,6 +107,8 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
                                                    plugin_counts.total_dispatches)
     row.stock_bytes, row.plugin_bytes = (stock_counts.total_bytes_between,
                                          plugin_counts.total_bytes_between)
+    row.stock_init_dispatches, row.plugin_init_dispatches = (
+        stock_counts.initializer_dispatches, plugin_counts.initializer_dispatches)
     row.changes = [f"[{c['key']}] {c['what']}" for r in outs["plugin"].reports
                    for c in r.get("changes", [])]
     if bundle is not None:
@@ -125,6 +131,14 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
         row.error = "outputs differ"
     if args.rounds > 0:
         progress.note(f"{model.name}: timing ({args.rounds} rounds x {args.repetitions} reps)")
+        with tempfile.TemporaryDirectory(prefix="iree-fusions-load-") as tmp:
+            paths = {}
+            for side in ("stock", "plugin"):
+                paths[side] = os.path.join(tmp, f"{side}.vmfb")
+                with open(paths[side], "wb") as f:
+                    f.write(outs[side].output)
+            loads = bundle_runner.load_times_ms(paths, args.device)
+        row.stock_load_ms, row.plugin_load_ms = loads["stock"], loads["plugin"]
         pair = compare_latency(outs["stock"].output, outs["plugin"].output, artifact.inputs,
                                function=artifact.function, device=args.device,
                                rounds=args.rounds, repetitions=args.repetitions,

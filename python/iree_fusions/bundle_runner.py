@@ -37,6 +37,7 @@ FORMAT = "iree-fusions-bundle/1"
 
 # The columns of a result row (iree-fusions-bench's rows have the same keys).
 ROW_KEYS = ("model", "stock_dispatches", "plugin_dispatches", "stock_bytes", "plugin_bytes",
+            "stock_init_dispatches", "plugin_init_dispatches", "stock_load_ms", "plugin_load_ms",
             "max_abs", "max_rel", "reference_max_abs", "stock_ms", "plugin_ms", "ratio", "ok",
             "error", "changes")
 
@@ -96,10 +97,8 @@ def compare_outputs(expected: Sequence, actual: Sequence) -> tuple[float, float,
     return max_abs, max_rel, True
 
 
-def run_module(vmfb_path: str, inputs: Sequence, function: str = "main",
-               device: str = "local-task") -> list:
-    """Loads a .vmfb on a runtime device, calls `function` once; results as numpy arrays."""
-    import numpy as np
+def _load(vmfb_path: str, device: str):
+    """(context, module name): the .vmfb loaded on the device, its initializers run."""
     import iree.runtime as rt
 
     config = rt.Config(device)
@@ -107,7 +106,16 @@ def run_module(vmfb_path: str, inputs: Sequence, function: str = "main",
         vm_module = rt.VmModule.copy_buffer(config.vm_instance, f.read())
     context = rt.SystemContext(config=config)
     context.add_vm_module(vm_module)
-    result = context.modules[vm_module.name][function](*inputs)
+    return context, vm_module.name
+
+
+def run_module(vmfb_path: str, inputs: Sequence, function: str = "main",
+               device: str = "local-task") -> list:
+    """Loads a .vmfb on a runtime device, calls `function` once; results as numpy arrays."""
+    import numpy as np
+
+    context, name = _load(vmfb_path, device)
+    result = context.modules[name][function](*inputs)
     if result is None:
         return []
     results = result if isinstance(result, (tuple, list)) else [result]
@@ -115,6 +123,21 @@ def run_module(vmfb_path: str, inputs: Sequence, function: str = "main",
 
 
 # ------------------------------------------------------------------ timing
+
+
+def load_times_ms(paths: dict[str, str], device: str, rounds: int = 5) -> dict[str, float]:
+    """Median time to load each module (its load-time initializers included: weights
+    stacked at load, for instance), alternating; the device is created outside the timing."""
+    import iree.runtime as rt
+
+    rt.Config(device)  # the first device creation is not the module's cost
+    times: dict[str, list[float]] = {name: [] for name in paths}
+    for r in range(rounds):
+        for name in (list(paths) if r % 2 == 0 else list(paths)[::-1]):
+            t0 = time.perf_counter()
+            _load(paths[name], device)
+            times[name].append((time.perf_counter() - t0) * 1e3)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def benchmark_tool() -> str:
@@ -193,6 +216,8 @@ def run_model(folder: str, entry: dict, manifest: dict, *, device: str, rounds: 
     stock, plugin = entry["stock"], entry["plugin"]
     row.update(stock_dispatches=stock.get("dispatches"), plugin_dispatches=plugin.get("dispatches"),
                stock_bytes=stock.get("bytes_between"), plugin_bytes=plugin.get("bytes_between"),
+               stock_init_dispatches=stock.get("initializer_dispatches"),
+               plugin_init_dispatches=plugin.get("initializer_dispatches"),
                changes=list(plugin.get("changes", [])))
     here = os.path.join(folder, entry["dir"])
     function = entry.get("function", "main")
@@ -213,6 +238,9 @@ def run_model(folder: str, entry: dict, manifest: dict, *, device: str, rounds: 
             row["error"] = "outputs differ"
         if rounds > 0:
             progress(f"{entry['name']}: timing ({rounds} rounds x {repetitions} reps)")
+            loads = load_times_ms({"stock": os.path.join(here, stock["vmfb"]),
+                                   "plugin": os.path.join(here, plugin["vmfb"])}, device)
+            row["stock_load_ms"], row["plugin_load_ms"] = loads["stock"], loads["plugin"]
             row["stock_ms"], row["plugin_ms"] = time_pair(
                 os.path.join(here, stock["vmfb"]), os.path.join(here, plugin["vmfb"]),
                 input_paths, function=function, device=device, rounds=rounds,
@@ -284,11 +312,19 @@ def _fmt(value, spec: str) -> str:
     return format(value, spec)
 
 
+def _pair(row: dict, key: str, spec: str) -> str:
+    """`stock -> plugin` of a load-time figure (the per-call ones have their own columns)."""
+    a, b = row.get(f"stock_{key}"), row.get(f"plugin_{key}")
+    if a is None and b is None:
+        return "-"
+    return f"{_fmt(a, spec)}->{_fmt(b, spec)}"
+
+
 def format_table(rows: Sequence[dict]) -> str:
     """The results table of iree-fusions-bench (rows as dicts with ROW_KEYS)."""
     header = (f"{'model':32s} {'disp stock':>10s} {'disp plug':>10s} {'MB stock':>9s} "
               f"{'MB plug':>9s} {'max abs err':>11s} {'ms stock':>9s} {'ms plug':>9s} "
-              f"{'ratio':>6s}  ok")
+              f"{'ratio':>6s}  {'load: disp':>10s} {'ms':>13s}  ok")
     lines = [header, "-" * len(header)]
     for r in rows:
         def mb(key):
@@ -300,6 +336,7 @@ def format_table(rows: Sequence[dict]) -> str:
             f"{_fmt(mb('stock_bytes'), '9.3f')} {_fmt(mb('plugin_bytes'), '9.3f')} "
             f"{_fmt(r.get('max_abs'), '11.2e')} {_fmt(r.get('stock_ms'), '9.4f')} "
             f"{_fmt(r.get('plugin_ms'), '9.4f')} {_fmt(r.get('ratio'), '6.2f')}  "
+            f"{_pair(r, 'init_dispatches', 'd'):>10s} {_pair(r, 'load_ms', '.1f'):>13s}  "
             f"{'yes' if r.get('ok') else 'NO: ' + (r.get('error') or '')}"
         )
     return "\n".join(lines)

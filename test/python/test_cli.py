@@ -106,6 +106,10 @@ def test_bench_runs_a_bundled_model_and_writes_json(tmp_path):
     (row,) = json.loads(out.read_text())
     assert row["ok"] and row["stock_dispatches"] >= row["plugin_dispatches"] >= 1
     assert row["max_abs"] <= 1e-5 and row["stock_ms"] > 0 and row["plugin_ms"] > 0
+    # Load-time work is shown apart from the per-call figures.
+    assert row["stock_init_dispatches"] == row["plugin_init_dispatches"] == 0
+    assert row["stock_load_ms"] > 0 and row["plugin_load_ms"] > 0
+    assert "load: disp" in res.stdout and "0->0" in res.stdout
 
 
 def test_bench_passes_runtime_flags_to_the_timing_tool(monkeypatch):
