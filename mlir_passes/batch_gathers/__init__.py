@@ -57,14 +57,14 @@ from iree.compiler import ir
 from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, option
 
-from .build import TablePool, emit_group, rewrite_embedding_bag
-from .embedding_bag import EmbeddingBag, is_bag_like
+from .build import TablePool, emit_group, emit_offsets_bags, rewrite_embedding_bag
+from .embedding_bag import EmbeddingBag, OffsetsBag, is_bag_like
 from .match import hoist_view_chain, match_concats
-from .plan import (GroupPlan, Plan, WriterPlan, bag_candidate, collect_lookups,
-                   group_candidates, writer_candidates)
+from .plan import (GroupPlan, OffsetsBagGroup, Plan, WriterPlan, bag_candidate,
+                   collect_lookups, group_candidates, offsets_bag_candidates, writer_candidates)
 from .writer import emit_concat_writer
 
-__all__ = ["BatchGathers", "EmbeddingBag", "GroupPlan", "WriterPlan"]
+__all__ = ["BatchGathers", "EmbeddingBag", "GroupPlan", "OffsetsBagGroup", "WriterPlan"]
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,9 @@ class BatchGathers(CandidatePass[Plan]):
     same_table: bool = option(True, "merge lookups of one table (no offsets)")
     concat_writer: bool = option(True, "write concats of lookups in place")
     embedding_bag: bool = option(True, "rewrite fixed-length F.embedding_bag into lookup + sum")
+    offsets_bags: bool = option(
+        True, "F.embedding_bags with run-time offsets (variable-length bags) -> one generic "
+        "summing each bag's ids")
     gather_mode: Literal["extract", "ins"] = option(
         "extract", "read indices with tensor.extract, or as block arguments (ins: measured "
         "slower)")
@@ -104,16 +107,19 @@ class BatchGathers(CandidatePass[Plan]):
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[Plan]]:
         if self.embedding_bag:
+            offsets_bags = []
             for op in list(block.operations):
                 op = op.operation
-                if is_bag_like(op) and (cand := bag_candidate(op)) is not None:
-                    yield cand
+                if not is_bag_like(op) or (found := bag_candidate(op)) is None:
+                    continue
+                if isinstance(found, OffsetsBag):
+                    offsets_bags.append(found)
+                else:
+                    yield found
+            yield from offsets_bag_candidates(offsets_bags, h.block_positions(block), self)
         # The driver applies the first selected candidate and finds again without resuming
         # this generator: what follows runs once no embedding_bag rewrite is left to apply.
         lookups, not_lookups = collect_lookups(block, self.gather_mode != "ins")
-        if not lookups:
-            yield from not_lookups
-            return
         # Normalization (not a candidate, changes no value): index views made just before
         # each lookup are moved up to right after their operands, so that independent
         # lookups do not look interleaved. Idempotent: later rounds move nothing.
@@ -132,6 +138,8 @@ class BatchGathers(CandidatePass[Plan]):
         plan = candidate.plan
         if isinstance(plan, EmbeddingBag):
             return rewrite_embedding_bag(plan)
+        if isinstance(plan, OffsetsBagGroup):
+            return emit_offsets_bags(plan)
         if isinstance(plan, GroupPlan):
             tables = _table_pool(ctx, plan.members[0].op.block)
             return emit_group(plan, tables, self.gather_mode == "ins", self.dedup)

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from iree.compiler import ir
 
 from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import NoMatch
+
+if TYPE_CHECKING:
+    from .embedding_bag import OffsetsBag
 
 CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui")
 LOOKUP_BODY_OPS = CASTS + ("arith.cmpi", "arith.constant", "arith.andi", "arith.ori",
@@ -56,6 +60,11 @@ class Lookup:
     @property
     def ops(self) -> list[ir.Operation]:
         return [o for o in (self.op, self.pool, self.mean) if o is not None]
+
+    @property
+    def inputs(self) -> tuple[ir.Value, ...]:
+        """The values the lookup reads."""
+        return (self.index, self.table)
 
     @property
     def pooling(self) -> str | None:
@@ -405,10 +414,10 @@ def stacked_source(value: ir.Value, batch: int, dim: int) -> tuple[ir.Value, int
 # ---------------------------------------------------------------- positions
 
 
-def def_pos(lk: Lookup, order: dict) -> int:
-    """Position of the last op (in the block) that defines the lookup's index or table."""
+def def_pos(lk: Lookup | OffsetsBag, order: dict) -> int:
+    """Position of the last op (in the block) that defines a value the lookup reads."""
     pos = -1
-    for v in (lk.index, lk.table):
+    for v in lk.inputs:
         d = h.defining_op(v)
         if d is not None:
             a = h.block_ancestor(d, order)
@@ -417,7 +426,7 @@ def def_pos(lk: Lookup, order: dict) -> int:
     return pos
 
 
-def first_use_pos(lk: Lookup, order: dict) -> int:
+def first_use_pos(lk: Lookup | OffsetsBag, order: dict) -> int:
     """Position of the first op (in the block) that uses the lookup's result."""
     pos = 1 << 60
     for u in h.users(lk.result):
