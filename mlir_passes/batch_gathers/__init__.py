@@ -116,6 +116,9 @@ class BatchGathers(CandidatePass[Plan]):
                     offsets_bags.append(found)
                 else:
                     yield found
+            for bag in offsets_bags:  # the normalization below, for the bags' ids and offsets
+                hoist_view_chain(bag.ids, block)
+                hoist_view_chain(bag.offsets, block)
             yield from offsets_bag_candidates(offsets_bags, h.block_positions(block), self)
         # The driver applies the first selected candidate and finds again without resuming
         # this generator: what follows runs once no embedding_bag rewrite is left to apply.

@@ -155,8 +155,10 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     if len(ins) != 1 or len(outs) != 1:
         raise NoMatch("expects one index input and one output")
     res_t, idx_t = h.static_type(op.results[0]), h.static_type(ins[0])
-    if res_t is None or idx_t is None or res_t.rank < 1 or idx_t.rank != res_t.rank - 1:
-        raise NoMatch("dynamic or unexpected shapes")
+    if res_t is None or idx_t is None:
+        raise NoMatch("dynamic shapes")
+    if idx_t.rank != res_t.rank - 1:
+        raise NoMatch(_not_a_row_gather(op, idx_t.rank, res_t.rank))
     if not isinstance(idx_t.element_type, ir.IntegerType):
         raise NoMatch("index tensor is not integer")
     rank = res_t.rank
@@ -168,8 +170,10 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     if list(out_arg.uses):
         raise NoMatch("body reads the output")
     body = [o.operation for o in block.operations]
-    if any(o.name not in LOOKUP_BODY_OPS for o in body):
-        raise NoMatch("body does more than a bounds-checked row extract")
+    extra = sorted({o.name for o in body if o.name not in LOOKUP_BODY_OPS})
+    if extra:
+        raise NoMatch(_wrap_reason(body, in_arg) or
+                      f"body does more than a bounds-checked row extract ({', '.join(extra)})")
     extracts = [o for o in body if o.name == "tensor.extract"]
     if len(extracts) != 1:
         raise NoMatch("body has no single tensor.extract")
@@ -203,6 +207,49 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
                   (checks.get("upper"), checks.get("lower")))
 
 
+def _slice_text(table_t: ir.RankedTensorType) -> str:
+    """`whole [16x32] slices` (or `0-d elements`) of a table of rank != 2."""
+    if table_t.rank < 2:
+        return "single elements"
+    return f"whole [{'x'.join(map(str, table_t.shape[1:]))}] slices"
+
+
+def _not_a_row_gather(op: ir.Operation, index_rank: int, result_rank: int) -> str:
+    """Why a static generic whose result rank is not index rank + 1 is no row lookup: what
+    its body extracts from, in words."""
+    block = h.body_block(op)
+    extracts = [o.operation for o in block.operations if o.operation.name == "tensor.extract"]
+    if len(extracts) == 1 and not h.defined_inside(extracts[0].operands[0], op):
+        ex = extracts[0]
+        table_t = h.static_type(ex.operands[0])
+        trailing = [h.defining_op(v) for v in ex.operands[2:]]
+        slice_loops = [ir.IntegerAttr(d.attributes["dim"]).value if d is not None and
+                       d.name == "linalg.index" else None for d in trailing]
+        if table_t is not None and table_t.rank >= 3 and \
+                slice_loops == list(range(index_rank, result_rank)):
+            return (f"gathers {_slice_text(table_t)} of a {table_t.rank}-d table ({table_t}) "
+                    "by index (`W[ids]`, index_select: e.g. MoE expert weights): batching supports "
+                    "row gathers of 2-d tables")
+    return (f"result rank {result_rank} is not index rank {index_rank} + 1: not a row gather "
+            "of a 2-d table")
+
+
+def _wrap_reason(body: list[ir.Operation], index_arg: ir.Value) -> str | None:
+    """The reason for a body that wraps negative indices (`i < 0 ? i + rows : i`: how
+    `W[ids]` indexing lowers), or None for any other extra ops."""
+    for op in body:
+        if op.name != "arith.select":
+            continue
+        cond, wrapped, plain = (h.defining_op(v) for v in op.operands)
+        if cond is not None and cond.name == "arith.cmpi" and plain is None and \
+                op.operands[2] == index_arg and wrapped is not None and \
+                wrapped.name == "arith.addi" and index_arg in list(wrapped.operands) and \
+                CMPI[ir.IntegerAttr(cond.attributes["predicate"]).value] == "slt":
+            return ("body wraps negative indices (i < 0 ? i + rows : i, as `W[ids]` indexing "
+                    "lowers): batching supports F.embedding's bounds-checked row extract")
+    return None
+
+
 def match_ext_gather(op: ir.Operation) -> Lookup:
     """iree_linalg_ext.gather of full rows of a 2-d source along dim 0 (no bounds checks)."""
     if list(op.attributes["dimension_map"]) != [0] or op.regions and \
@@ -213,8 +260,11 @@ def match_ext_gather(op: ir.Operation) -> Lookup:
     source, indices = op.operands[0], op.operands[1]
     src_t, idx_t = h.static_type(source), h.static_type(indices)
     res_t = h.static_type(op.results[0])
-    if src_t is None or idx_t is None or res_t is None or src_t.rank != 2:
-        raise NoMatch("dynamic shapes or source not 2-d")
+    if src_t is None or idx_t is None or res_t is None:
+        raise NoMatch("dynamic shapes")
+    if src_t.rank != 2:
+        raise NoMatch(f"gathers {_slice_text(src_t)} of a {src_t.rank}-d source ({src_t}): "
+                      "batching supports row gathers of 2-d tables")
     idx_shape = tuple(idx_t.shape)
     if len(idx_shape) == res_t.rank and idx_shape[-1] == 1:
         idx_shape = idx_shape[:-1]  # explicit index depth 1
