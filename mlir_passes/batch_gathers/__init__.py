@@ -91,6 +91,10 @@ class BatchGathers(CandidatePass[Plan]):
     offsets_bags: bool = option(
         True, "F.embedding_bags with run-time offsets (variable-length bags) -> one generic "
         "summing each bag's ids")
+    min_offsets_batch: int = option(
+        2, "bags per embedding_bag with run-time offsets (the batch) for the rewrite, at least "
+        "(measured at B = 1 on local-task: 0.53-0.90x for 2-6 bags alone; stock's scan of "
+        "one bag is already linear)")
     gather_mode: Literal["extract", "ins"] = option(
         "extract", "read indices with tensor.extract, or as block arguments (ins: measured "
         "slower)")

@@ -105,9 +105,12 @@ def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: BatchGathe
 
     for bucket in _buckets(bags, shape):
         for g in open_groups(bucket, order):
-            yield Candidate.of(offsets_key(g), g[0].op,
-                               f"{len(g)} embedding_bag(s) with run-time offsets",
-                               lambda g=g: _offsets_plan(g, opts))
+            cand = Candidate.of(offsets_key(g), g[0].op,
+                                f"{len(g)} embedding_bag(s) with run-time offsets",
+                                lambda g=g: _offsets_plan(g, opts))
+            if not cand.blocked:
+                cand.declined = offsets_declined(g, opts)
+            yield cand
 
 
 def offsets_key(members: list[OffsetsBag]) -> str:
@@ -124,6 +127,15 @@ def offsets_key(members: list[OffsetsBag]) -> str:
                m.row_first) for m in members),
         sharing([m.table for m in members]), sharing([m.ids for m in members]),
         sharing([m.offsets for m in members]))
+
+
+def offsets_declined(g: list[OffsetsBag], opts: BatchGathers) -> str | None:
+    """The cost rule (bench/results/batch-gathers.md, section 11): one bag per table is
+    left to stock, whose scan of it is already linear and vectorized."""
+    if g[0].bags < opts.min_offsets_batch:
+        return (f"{g[0].bags} bag(s) per table, below min-offsets-batch="
+                f"{opts.min_offsets_batch} (stock's scan is linear there)")
+    return None
 
 
 def _offsets_plan(g: list[OffsetsBag], opts: BatchGathers) -> OffsetsBagGroup:
