@@ -632,6 +632,9 @@ def _dlrm(name: str):
     ("dlrm-bag-b1", 10), ("dlrm-bag-b8", 8), ("dlrm-bag-b64", 8), ("dlrm-mean-b8", 8),
     ("dlrm-sparse-b8", 2), ("dlrm-lookups16-b8", 1),
     ("dlrm-criteo26-b32", 8), ("dlrm-mixed-dims-b8", 8), ("dlrm-packed-b16", 2),
+    # nn.EmbeddingBag with offsets (variable-length bags); B = 1: the bags are declined
+    # (min-offsets-batch), the writer still gathers the one-id lookups.
+    ("dlrm-offsets-b1", 10), ("dlrm-offsets-b8", 5), ("dlrm-offsets-b64", 5),
 ])
 def test_dlrm_models(name, max_dispatches):
     art = _dlrm(name)
@@ -642,6 +645,78 @@ def test_dlrm_models(name, max_dispatches):
     assert check.plugin_dispatches <= max_dispatches
     assert check.plugin_dispatches < check.stock_dispatches
     assert check.plugin_counts.initializer_dispatches == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch", [8, 64])
+def test_torch_embedding_bag_modules_with_offsets(batch):
+    """nn.EmbeddingBag(mode="sum") modules called with (flat ids, offsets), ragged bags (an
+    empty one too), three tables of different sizes: one batched generic, outputs
+    bit-identical to stock and equal to PyTorch."""
+    import torch
+    from torch import nn
+
+    from iree_fusions.models.dlrm import bag_lengths
+    from iree_fusions.models.torch_export import (TORCH_INPUT_FLAGS, export_to_mlir,
+                                                  torch_outputs)
+
+    class Bags(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.bags = nn.ModuleList([nn.EmbeddingBag(r, 16, mode="sum")
+                                       for r in (300, 50, 1000)])
+
+        def forward(self, *args):
+            return torch.cat([bag(args[2 * i], args[2 * i + 1])
+                              for i, bag in enumerate(self.bags)], 1)
+
+    gen = torch.Generator().manual_seed(1)
+    args = []
+    for i, bag in enumerate(Bags().bags):
+        lengths = bag_lengths(batch, 5 + 5 * i, gen)
+        lengths[1], lengths[2] = 0, lengths[1] + lengths[2]  # an empty bag
+        args.append(torch.randint(0, bag.num_embeddings, (sum(lengths),), generator=gen))
+        args.append(torch.tensor([0] + lengths[:-1]).cumsum(0))
+    model = Bags()
+    source = export_to_mlir(model, args)
+    inputs = [a.numpy() for a in args]
+    check = compare_compilations(source, inputs, fusions=PASS, flags=TORCH_INPUT_FLAGS)
+    assert any("run-time offsets" in c for c in check.changes()), check.reports
+    assert check.agreement.max_abs == 0.0, check.agreement
+    assert api.compare_outputs(torch_outputs(model, args), check.plugin).within(1e-5)
+    assert check.plugin_dispatches < check.stock_dispatches
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("weight", ["parameter", "argument"])
+def test_torch_expert_weight_gather_reason(weight):
+    """MoE-style `W[ids]` on a static [E, K, N] weight (top-2 ids [B, 2]): left alone, and
+    the report says why (whole [K, N] slices of a 3-d table), at the shape check."""
+    import torch
+    from torch import nn
+
+    from iree_fusions.models.torch_export import TORCH_INPUT_FLAGS, export_to_mlir
+
+    class Experts(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.w = nn.Parameter(torch.randn(8, 16, 32))
+
+        def forward(self, ids, *w):
+            return (w[0] if w else self.w)[ids]
+
+    ids = torch.randint(0, 8, (4, 2), generator=torch.Generator().manual_seed(1))
+    args = [ids] + ([torch.randn(8, 16, 32)] if weight == "argument" else [])
+    out = api.compile_str(export_to_mlir(Experts(), args), fusions=PASS,
+                          flags=TORCH_INPUT_FLAGS, compile_to="flow")
+    report, = [r for r in out.reports if r["pass"] == PASS]
+    assert not report["changes"]
+    reasons = [s["reason"] for s in report["skipped"]]
+    assert reasons == ["gathers whole [16x32] slices of a 3-d table (tensor<8x16x32xf32>) by "
+                       "index (`W[ids]`, index_select: e.g. MoE expert weights): batching "
+                       "supports row gathers of 2-d tables"], reasons
 
 
 @pytest.mark.slow
