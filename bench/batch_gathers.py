@@ -16,6 +16,9 @@ Sweeps:
   index-count  4 one-id lookups (returned separately) as the batch grows
   consumed     K lookups whose results feed other dispatches (a Linear each)
   bags         4 pooled bags of 20 ids (returned separately) as the batch grows
+  offsets      F.embedding_bag with run-time offsets (variable-length bags, as nn.EmbeddingBag
+               called with (flat ids, offsets)): K bags returned separately or into a concat,
+               as the batch and the bag length vary; the DLRM models with offsets
   options      the issue's model at B = 8 with parts of the pass switched off or changed
                (each against stock)
   all          every sweep
@@ -51,6 +54,10 @@ def bags(k: int, batch: int, length: int = 20) -> D:
              features=tuple((t, length) for t in range(k)), mlp=(), concat=False)
 
 
+def offsets_bags(k: int, batch: int, length: int = 20, concat: bool = False) -> D:
+    return replace(bags(k, batch, length), bag_op="offsets", concat=concat)
+
+
 SWEEPS: dict[str, list[tuple[str, D, str]]] = {
     "issue": [
         *[(f"dlrm-b{b}", replace(dlrm.ISSUE, batch=b), "") for b in (1, 8, 64)],
@@ -83,6 +90,16 @@ SWEEPS: dict[str, list[tuple[str, D, str]]] = {
         *[(f"4 bags x 20, B={b}", bags(4, b), "") for b in (1, 8, 64, 512)],
         ("2 bags x 20, B=8", bags(2, 8), ""),
     ],
+    "offsets": [
+        *[(f"{k} offsets bags x ~{n}, B={b}", offsets_bags(k, b, n), "")
+          for k, b, n in ((1, 1, 20), (1, 2, 20), (1, 8, 20), (1, 64, 20), (2, 1, 20),
+                          (2, 8, 20), (6, 1, 20), (6, 2, 20), (6, 8, 20), (6, 64, 20),
+                          (6, 8, 2), (6, 1, 2))],
+        *[(f"{k} offsets bags x ~20 into a concat, B={b}", offsets_bags(k, b, concat=True), "")
+          for k, b in ((2, 1), (6, 1), (6, 8))],
+        *[(f"dlrm-offsets-b{b}", replace(dlrm.ISSUE, batch=b, bag_op="offsets"), "")
+          for b in (1, 8, 64)],
+    ],
     "options": [
         ("dlrm-b8", dlrm.ISSUE, ""),
         ("dlrm-b8 same-table only", dlrm.ISSUE, "cross-table=0"),
@@ -96,13 +113,17 @@ SWEEPS: dict[str, list[tuple[str, D, str]]] = {
 }
 
 
+RUNTIME_FLAGS: list[str] = []  # --runtime-flag: extra iree-benchmark-module flags
+
+
 def latency_min(stock: bytes, plugin: bytes, inputs, device: str, rounds: int,
                 repetitions: int) -> tuple[float, float, float, float]:
     """(min stock, min plugin, median stock, median plugin) in ms over alternating rounds
     of `repetitions` runs each: on a shared, loaded machine the minimum is the steadier
     estimate of the uncontended time (medians are given too)."""
     lat = compare_latency(stock, plugin, inputs, device=device, rounds=rounds,
-                          repetitions=repetitions, min_time="0.02s", every_repetition=True)
+                          repetitions=repetitions, min_time="0.02s", every_repetition=True,
+                          extra_flags=RUNTIME_FLAGS)
     return min(lat.stock_rounds), min(lat.plugin_rounds), lat.stock_ms, lat.plugin_ms
 
 
@@ -152,11 +173,12 @@ def measure(name: str, cfg, options: str, args) -> dict:
     row = dict(name=name, options=options or "-", stock_d=sc.total_dispatches,
                plugin_d=pc.total_dispatches, init_d=pc.initializer_dispatches,
                err_stock=api.compare_outputs(art.reference, stock).max_abs,
-               err_plugin=api.compare_outputs(art.reference, plugin).max_abs)
+               err_plugin=api.compare_outputs(art.reference, plugin).max_abs,
+               err_sp=api.compare_outputs(stock, plugin).max_abs)
     if args.rounds and args.estimator == "median":
         pair = compare_latency(outs["stock"].output, outs["plugin"].output, art.inputs,
                                device=args.device, rounds=args.rounds,
-                               repetitions=args.repetitions)
+                               repetitions=args.repetitions, extra_flags=RUNTIME_FLAGS)
         row.update(stock_ms=pair.stock_ms, plugin_ms=pair.plugin_ms, ratio=pair.ratio)
     elif args.rounds:
         s_min, p_min, s_med, p_med = latency_min(outs["stock"].output, outs["plugin"].output,
@@ -203,7 +225,8 @@ def ab(args) -> None:
 
 def fmt(row: dict) -> str:
     t = (f"| {row['name']} | {row['options']} | {row['stock_d']} | {row['plugin_d']} "
-         f"(+{row['init_d']} init) | {row['err_stock']:.1e} / {row['err_plugin']:.1e} |")
+         f"(+{row['init_d']} init) | {row['err_stock']:.1e} / {row['err_plugin']:.1e} | "
+         f"{row['err_sp']:.1e} |")
     if "ratio" in row:
         t += f" {row['stock_ms']:.4f} | {row['plugin_ms']:.4f} | {row['ratio']:.2f} |"
     if "median_ratio" in row:
@@ -221,19 +244,25 @@ def main(argv=None) -> int:
     p.add_argument("--estimator", choices=["min", "median"], default="min",
                    help="min: fastest repetition of alternating rounds (steadier on a loaded "
                         "machine), median ratio shown too; median: iree_fusions.timing")
+    p.add_argument("--runtime-flag", action="append", default=[],
+                   help="extra iree-benchmark-module flag (repeatable), e.g. "
+                        "--runtime-flag=--task_topology_max_group_count=1")
+    p.add_argument("--only", default=None, help="rows whose name contains this text")
     args = p.parse_args(argv)
+    RUNTIME_FLAGS[:] = args.runtime_flag
     if args.sweeps == ["ab"]:
         ab(args)
         return 0
     est = "min" if args.estimator == "min" else "median"
     print(f"| model | options | dispatches stock | dispatches plugin | max err vs torch "
-          f"(stock / plugin) | ms stock ({est}) | ms plugin ({est}) | ratio ({est}) |"
-          + (" ratio (median) |" if args.estimator == "min" else ""))
-    print("|---|---|---|---|---|---|---|---|" + ("---|" if args.estimator == "min" else ""))
+          f"(stock / plugin) | max err stock vs plugin | ms stock ({est}) | ms plugin ({est}) "
+          f"| ratio ({est}) |" + (" ratio (median) |" if args.estimator == "min" else ""))
+    print("|---|---|---|---|---|---|---|---|---|" + ("---|" if args.estimator == "min" else ""))
     sweeps = list(SWEEPS) if "all" in args.sweeps else (args.sweeps or ["issue"])
     for sweep in sweeps:
         for name, cfg, options in SWEEPS[sweep]:
-            print(fmt(measure(name, cfg, options, args)), flush=True)
+            if args.only is None or args.only in name:
+                print(fmt(measure(name, cfg, options, args)), flush=True)
     return 0
 
 

@@ -1,11 +1,14 @@
-"""Recognition of torch-mlir's `F.embedding_bag(mode="sum")` generic with fixed-length bags.
+"""Recognition of torch-mlir's `F.embedding_bag(mode="sum")` generic: with fixed-length bags
+(offsets b * L, known at compile time) or with offsets known only at run time.
 
 The generic scans every index for every bag (quadratic in the batch); its bag condition is
-checked by evaluating the body's integer code at every bag's boundaries.
+checked by evaluating the body's integer code at every bag's boundaries (for the run-time
+form, on several trial offsets vectors).
 """
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass
 
 from iree.compiler import ir
@@ -117,20 +120,31 @@ def _known_int_vector(value: ir.Value) -> list[int] | None:
     return out
 
 
-def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
-    """torch-mlir's F.embedding_bag(mode="sum") lowering with fixed-length bags.
+@dataclass(frozen=True)
+class _BagForm:
+    """The loops, operands and summand of torch-mlir's embedding_bag generic."""
 
-    A generic over (bag b, position j, column d): out[b, d] += table[idx[j], d] when
-    offsets[b] <= j < next(b). Recognized when the offsets are b * L (2-d ids) and the
-    condition, evaluated at every bag's boundaries, selects exactly positions [b*L, b*L+L).
-    """
+    ids: ir.Value  # [N]
+    offsets: ir.Value  # [B] (0-d at B = 1)
+    n: int
+    bags: int
+    dims: tuple[int | None, int, int]  # loops (bag, position, column); bag None at B = 1
+    table: ir.Value
+    extract: ir.Operation  # table[ids[j], d]
+    select: ir.Operation  # cond ? out + row : out
+    row_first: bool  # the sum is row + out (else out + row)
+
+
+def _bag_loops(op: ir.Operation) -> tuple[tuple[int | None, int, int], int, int]:
+    """(loops (bag, position, column), N ids, B bags) of a (bag, position, column) generic
+    over static (ids, offsets)."""
     its = h.iterator_types(op) if op.name == "linalg.generic" else []
     # B > 1: loops (bag b, position j, column d). B = 1 (unit dims folded): loops (j, d) and
     # the offsets are a 0-d tensor.
     if its == ["parallel", "reduction", "parallel"]:
-        b_dim, j_dim, d_dim, expect = 0, 1, 2, [[1], [0], [0, 2]]
+        dims, expect = (0, 1, 2), [[1], [0], [0, 2]]
     elif its == ["reduction", "parallel"]:
-        b_dim, j_dim, d_dim, expect = None, 0, 1, [[0], [], [1]]
+        dims, expect = (None, 0, 1), [[0], [], [1]]
     else:
         raise NoMatch("not a (bag, position, column) generic")
     ins, outs = h.dps_inputs(op), h.dps_inits(op)
@@ -142,15 +156,16 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
     res_t = h.static_type(op.results[0])
     if idx_t is None or off_t is None or res_t is None:
         raise NoMatch("dynamic shapes")
-    n, bags = idx_t.shape[0], (off_t.shape[0] if off_t.rank else 1)
-    if bags == 0 or n % bags:
-        raise NoMatch("bags are not of one fixed length")
-    length = n // bags
-    offsets = _known_int_vector(ins[1])
-    if offsets != [b * length for b in range(bags)]:
-        raise NoMatch("offsets are not b * L (variable-length bags)")
+    return dims, idx_t.shape[0], (off_t.shape[0] if off_t.rank else 1)
+
+
+def _bag_summand(op: ir.Operation, dims: tuple[int | None, int, int]
+                 ) -> tuple[ir.Operation, ir.Operation, bool]:
+    """(select, table extract, row first) of a body that yields `cond ? row + out : out`
+    with row = table[ids[j], d] of a captured 2-d table."""
+    res_t = h.static_type(op.results[0])
     block = h.body_block(op)
-    idx_arg, off_arg, out_arg = block.arguments
+    idx_arg, _, out_arg = block.arguments
     body = [o.operation for o in block.operations]
     yielded = body[-1].operands[0]
     sel = h.defining_op(yielded)
@@ -159,7 +174,8 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
     add = h.defining_op(sel.operands[1])
     if add is None or add.name != "arith.addf" or out_arg not in list(add.operands):
         raise NoMatch("body does not accumulate a sum")
-    row = add.operands[0] if add.operands[1] == out_arg else add.operands[1]
+    row_first = add.operands[1] == out_arg
+    row = add.operands[0] if row_first else add.operands[1]
     ex = h.defining_op(row)
     if ex is None or ex.name != "tensor.extract" or len(ex.operands) != 3:
         raise NoMatch("summand is not a table element")
@@ -170,42 +186,152 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
         raise NoMatch("summand is not a row of a captured table")
     col = h.defining_op(ex.operands[2])
     if col is None or col.name != "linalg.index" or \
-            ir.IntegerAttr(col.attributes["dim"]).value != d_dim or \
+            ir.IntegerAttr(col.attributes["dim"]).value != dims[2] or \
             not traces_to(ex.operands[1], idx_arg):
         raise NoMatch("table element is not [idx[j], d]")
-    for o in body:  # nothing else may be read or have effects
+    return sel, ex, row_first
+
+
+def _check_body_ops(op: ir.Operation, ex: ir.Operation, known_offsets: list[int] | None
+                    ) -> None:
+    """Nothing else is read or has effects: the body reads the table element and the offsets
+    (or, with known offsets, a tensor of the same contents)."""
+    offsets = h.dps_inputs(op)[1]
+    for o in h.body_block(op).operations:
+        o = o.operation
         if o.name not in BAG_BODY_OPS:
             raise NoMatch(f"unexpected {o.name} in the bag body")
-        if o.name == "tensor.extract" and o != ex and o.operands[0] != ins[1] and \
-                _known_int_vector(o.operands[0]) != offsets:
+        if o.name == "tensor.extract" and o != ex and o.operands[0] != offsets and (
+                known_offsets is None or _known_int_vector(o.operands[0]) != known_offsets):
             raise NoMatch("body reads an unknown tensor")
-    tensors = {ins[1]: offsets}
-    for o in body:
-        if o.name == "tensor.extract" and o != ex:
-            tensors[o.operands[0]] = offsets
-    _check_bag_condition(sel.operands[0], bags, length, n, (b_dim, j_dim, d_dim), off_arg,
-                         offsets, tensors)
-    if not is_zero_fill(outs[0]):
+
+
+def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
+    """torch-mlir's F.embedding_bag(mode="sum") lowering with fixed-length bags.
+
+    A generic over (bag b, position j, column d): out[b, d] += table[idx[j], d] when
+    offsets[b] <= j < next(b). Recognized when the offsets are b * L (2-d ids) and the
+    condition, evaluated at every bag's boundaries, selects exactly positions [b*L, b*L+L).
+    Variable-length bags raise VariableBags (see match_offsets_bag).
+    """
+    dims, n, bags = _bag_loops(op)
+    if bags == 0 or n % bags:
+        raise VariableBags("bags are not of one fixed length")
+    length = n // bags
+    ins = h.dps_inputs(op)
+    offsets = _known_int_vector(ins[1])
+    if offsets != [b * length for b in range(bags)]:
+        raise VariableBags("offsets are not b * L (variable-length bags)")
+    sel, ex, _ = _bag_summand(op, dims)
+    _check_body_ops(op, ex, offsets)
+    _check_bag_condition(op, sel.operands[0], dims, [offsets], n,
+                         "bag condition does not select [b*L, b*L+L)")
+    if not is_zero_fill(h.dps_inits(op)[0]):
         raise NoMatch("bag sum does not start from zero")
-    return EmbeddingBag(op, table, ins[0], bags, length)
+    return EmbeddingBag(op, ex.operands[0], ins[0], bags, length)
 
 
-def _check_bag_condition(cond: ir.Value, bags: int, length: int, n: int, dims: tuple,
-                         off_arg: ir.Value, offsets: list[int], tensors: dict) -> None:
-    """The condition selects exactly positions [b*L, b*L+L) of bag b (checked at every
-    bag's boundaries, the first and the last position)."""
+class VariableBags(NoMatch):
+    """The bags are not of one fixed length: the offsets form may still apply."""
+
+
+@dataclass(eq=False)
+class OffsetsBag:
+    """F.embedding_bag(mode="sum") with run-time offsets (variable-length bags):
+    out[b, d] = sum of table[ids[j], d] over j in [max(offsets[b], 0), min(next(b), N)),
+    next(b) = offsets[b + 1] (N for the last bag), summed from the fill value in increasing
+    j, as the generic it replaces does."""
+
+    op: ir.Operation
+    table: ir.Value
+    ids: ir.Value  # [N]
+    offsets: ir.Value  # [B] (0-d at B = 1)
+    bags: int
+    n: int
+    row_first: bool  # the body adds row + sum (else sum + row)
+    placement: frozenset[str] = frozenset()  # devices its inputs come from (see Lookup)
+
+    @property
+    def result(self) -> ir.Value:
+        return self.op.results[0]
+
+    @property
+    def ops(self) -> list[ir.Operation]:
+        return [self.op]
+
+    @property
+    def inputs(self) -> tuple[ir.Value, ...]:
+        return (self.ids, self.offsets, self.table)
+
+    @property
+    def dim(self) -> int:
+        return h.static_type(self.table).shape[1]
+
+    @property
+    def elem(self) -> ir.Type:
+        return h.static_type(self.table).element_type
+
+    @property
+    def init(self) -> ir.Value:
+        return h.dps_inits(self.op)[0]
+
+
+def match_offsets_bag(op: ir.Operation) -> OffsetsBag:
+    """torch-mlir's F.embedding_bag(mode="sum") lowering with offsets known only at run time.
+
+    The generic scans every id for every bag and adds table[ids[j]] where
+    offsets[b] <= j < next(b). The condition is checked by evaluating the body's integer
+    code at the boundaries of every bag for several offsets vectors (variable lengths, empty
+    bags, all ids in one bag, offsets out of order or out of range).
+    """
+    dims, n, bags = _bag_loops(op)
+    sel, ex, row_first = _bag_summand(op, dims)
+    _check_body_ops(op, ex, None)
+    _check_bag_condition(op, sel.operands[0], dims, _trial_offsets(bags, n), n,
+                         "bag condition does not select [offsets[b], offsets[b+1])")
+    if not is_zero_fill(h.dps_inits(op)[0]):
+        raise NoMatch("bag sum does not start from zero")
+    ids, offsets = h.dps_inputs(op)
+    return OffsetsBag(op, ex.operands[0], ids, offsets, bags, n, row_first)
+
+
+def _trial_offsets(bags: int, n: int) -> list[list[int]]:
+    """Offsets vectors the bag condition is checked on: even and uneven splits, empty bags,
+    every id in the first or the last bag, offsets decreasing and out of [0, N]."""
+    rng = random.Random(0)
+    uneven = sorted(rng.randrange(n + 1) for _ in range(bags))
+    uneven[0] = 0
+    out = [[b * n // bags for b in range(bags)], uneven, [0] * bags, [0] + [n] * (bags - 1),
+           [rng.randrange(-2, n + 3) for _ in range(bags)]]
+    if bags == 1:
+        out += [[min(1, n)], [n // 2]]
+    return out
+
+
+def _check_bag_condition(op: ir.Operation, cond: ir.Value, dims: tuple,
+                         vectors: list[list[int]], n: int, mismatch: str) -> None:
+    """For each offsets vector o, the condition selects exactly positions
+    o[b] <= j < next(b) of bag b, next(b) = o[b + 1] (N for the last bag): checked at every
+    bag's boundaries, the first and the last position."""
     b_dim, j_dim, d_dim = dims
-    for b in range(bags):
-        for j in {b * length - 1, b * length, b * length + length - 1, b * length + length, 0,
-                  n - 1}:
-            if not 0 <= j < n:
-                continue
-            env = {("dim", j_dim): j, ("dim", d_dim): 0, off_arg: offsets[b]}
-            if b_dim is not None:
-                env[("dim", b_dim)] = b
-            try:
-                got = _eval_int(cond, env, tensors, {})
-            except (_Unknown, KeyError):
-                raise NoMatch("bag condition not understood") from None
-            if bool(got) != (b * length <= j < b * length + length):
-                raise NoMatch("bag condition does not select [b*L, b*L+L)")
+    off_arg = h.body_block(op).arguments[1]
+    reads = [o.operation.operands[0] for o in h.body_block(op).operations
+             if o.operation.name == "tensor.extract" and len(o.operation.operands) == 2]
+    for offsets in vectors:
+        tensors = {v: offsets for v in reads}
+        bags = len(offsets)
+        for b in range(bags):
+            start = offsets[b]
+            end = offsets[b + 1] if b + 1 < bags else n
+            for j in {start - 1, start, end - 1, end, 0, n - 1}:
+                if not 0 <= j < n:
+                    continue
+                env = {("dim", j_dim): j, ("dim", d_dim): 0, off_arg: start}
+                if b_dim is not None:
+                    env[("dim", b_dim)] = b
+                try:
+                    got = _eval_int(cond, env, tensors, {})
+                except (_Unknown, KeyError):
+                    raise NoMatch("bag condition not understood") from None
+                if bool(got) != (start <= j < end):
+                    raise NoMatch(mismatch)

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from iree.compiler import ir
 
 from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import NoMatch
+
+if TYPE_CHECKING:
+    from .embedding_bag import OffsetsBag
 
 CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui")
 LOOKUP_BODY_OPS = CASTS + ("arith.cmpi", "arith.constant", "arith.andi", "arith.ori",
@@ -59,6 +63,11 @@ class Lookup:
     @property
     def ops(self) -> list[ir.Operation]:
         return [o for o in (self.op, self.pool, self.mean) if o is not None]
+
+    @property
+    def inputs(self) -> tuple[ir.Value, ...]:
+        """The values the lookup reads."""
+        return (self.index, self.table)
 
     @property
     def pooling(self) -> str | None:
@@ -149,8 +158,10 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     if len(ins) != 1 or len(outs) != 1:
         raise NoMatch("expects one index input and one output")
     res_t, idx_t = h.static_type(op.results[0]), h.static_type(ins[0])
-    if res_t is None or idx_t is None or res_t.rank < 1 or idx_t.rank != res_t.rank - 1:
-        raise NoMatch("dynamic or unexpected shapes")
+    if res_t is None or idx_t is None:
+        raise NoMatch("dynamic shapes")
+    if idx_t.rank != res_t.rank - 1:
+        raise NoMatch(_not_a_row_gather(op, idx_t.rank, res_t.rank))
     if not isinstance(idx_t.element_type, ir.IntegerType):
         raise NoMatch("index tensor is not integer")
     rank = res_t.rank
@@ -162,8 +173,10 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     if list(out_arg.uses):
         raise NoMatch("body reads the output")
     body = [o.operation for o in block.operations]
-    if any(o.name not in LOOKUP_BODY_OPS for o in body):
-        raise NoMatch("body does more than a bounds-checked row extract")
+    extra = sorted({o.name for o in body if o.name not in LOOKUP_BODY_OPS})
+    if extra:
+        raise NoMatch(_wrap_reason(body, in_arg) or
+                      f"body does more than a bounds-checked row extract ({', '.join(extra)})")
     extracts = [o for o in body if o.name == "tensor.extract"]
     if len(extracts) != 1:
         raise NoMatch("body has no single tensor.extract")
@@ -197,6 +210,49 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
                   (checks.get("upper"), checks.get("lower")))
 
 
+def _slice_text(table_t: ir.RankedTensorType) -> str:
+    """`whole [16x32] slices` (or `0-d elements`) of a table of rank != 2."""
+    if table_t.rank < 2:
+        return "single elements"
+    return f"whole [{'x'.join(map(str, table_t.shape[1:]))}] slices"
+
+
+def _not_a_row_gather(op: ir.Operation, index_rank: int, result_rank: int) -> str:
+    """Why a static generic whose result rank is not index rank + 1 is no row lookup: what
+    its body extracts from, in words."""
+    block = h.body_block(op)
+    extracts = [o.operation for o in block.operations if o.operation.name == "tensor.extract"]
+    if len(extracts) == 1 and not h.defined_inside(extracts[0].operands[0], op):
+        ex = extracts[0]
+        table_t = h.static_type(ex.operands[0])
+        trailing = [h.defining_op(v) for v in ex.operands[2:]]
+        slice_loops = [ir.IntegerAttr(d.attributes["dim"]).value if d is not None and
+                       d.name == "linalg.index" else None for d in trailing]
+        if table_t is not None and table_t.rank >= 3 and \
+                slice_loops == list(range(index_rank, result_rank)):
+            return (f"gathers {_slice_text(table_t)} of a {table_t.rank}-d table ({table_t}) "
+                    "by index (`W[ids]`, index_select: e.g. MoE expert weights): batching supports "
+                    "row gathers of 2-d tables")
+    return (f"result rank {result_rank} is not index rank {index_rank} + 1: not a row gather "
+            "of a 2-d table")
+
+
+def _wrap_reason(body: list[ir.Operation], index_arg: ir.Value) -> str | None:
+    """The reason for a body that wraps negative indices (`i < 0 ? i + rows : i`: how
+    `W[ids]` indexing lowers), or None for any other extra ops."""
+    for op in body:
+        if op.name != "arith.select":
+            continue
+        cond, wrapped, plain = (h.defining_op(v) for v in op.operands)
+        if cond is not None and cond.name == "arith.cmpi" and plain is None and \
+                op.operands[2] == index_arg and wrapped is not None and \
+                wrapped.name == "arith.addi" and index_arg in list(wrapped.operands) and \
+                CMPI[ir.IntegerAttr(cond.attributes["predicate"]).value] == "slt":
+            return ("body wraps negative indices (i < 0 ? i + rows : i, as `W[ids]` indexing "
+                    "lowers): batching supports F.embedding's bounds-checked row extract")
+    return None
+
+
 def match_ext_gather(op: ir.Operation) -> Lookup:
     """iree_linalg_ext.gather of full rows of a 2-d source along dim 0 (no bounds checks)."""
     if list(op.attributes["dimension_map"]) != [0] or op.regions and \
@@ -207,8 +263,11 @@ def match_ext_gather(op: ir.Operation) -> Lookup:
     source, indices = op.operands[0], op.operands[1]
     src_t, idx_t = h.static_type(source), h.static_type(indices)
     res_t = h.static_type(op.results[0])
-    if src_t is None or idx_t is None or res_t is None or src_t.rank != 2:
-        raise NoMatch("dynamic shapes or source not 2-d")
+    if src_t is None or idx_t is None or res_t is None:
+        raise NoMatch("dynamic shapes")
+    if src_t.rank != 2:
+        raise NoMatch(f"gathers {_slice_text(src_t)} of a {src_t.rank}-d source ({src_t}): "
+                      "batching supports row gathers of 2-d tables")
     idx_shape = tuple(idx_t.shape)
     if len(idx_shape) == res_t.rank and idx_shape[-1] == 1:
         idx_shape = idx_shape[:-1]  # explicit index depth 1
@@ -408,10 +467,10 @@ def stacked_source(value: ir.Value, batch: int, dim: int) -> tuple[ir.Value, int
 # ---------------------------------------------------------------- positions
 
 
-def def_pos(lk: Lookup, order: dict) -> int:
-    """Position of the last op (in the block) that defines the lookup's index or table."""
+def def_pos(lk: Lookup | OffsetsBag, order: dict) -> int:
+    """Position of the last op (in the block) that defines a value the lookup reads."""
     pos = -1
-    for v in (lk.index, lk.table):
+    for v in lk.inputs:
         d = h.defining_op(v)
         if d is not None:
             a = h.block_ancestor(d, order)
@@ -420,7 +479,7 @@ def def_pos(lk: Lookup, order: dict) -> int:
     return pos
 
 
-def first_use_pos(lk: Lookup, order: dict) -> int:
+def first_use_pos(lk: Lookup | OffsetsBag, order: dict) -> int:
     """Position of the first op (in the block) that uses the lookup's result."""
     pos = 1 << 60
     for u in h.users(lk.result):

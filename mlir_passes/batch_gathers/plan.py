@@ -18,7 +18,8 @@ from iree.compiler import ir
 from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import Candidate, NoMatch, op_location, structural_key
 
-from .embedding_bag import EmbeddingBag, match_embedding_bag
+from .embedding_bag import (EmbeddingBag, OffsetsBag, VariableBags, match_embedding_bag,
+                            match_offsets_bag)
 from .match import (Concat, Lookup, def_pos, distinct_tables, first_use_pos, index_count,
                     is_lookup_like, match_lookup, stacked_source)
 
@@ -54,25 +55,36 @@ class WriterPlan:
     slot_lookups: dict[int, Lookup]  # slot -> one-id lookup of a constant table
 
 
-Plan = EmbeddingBag | GroupPlan | WriterPlan
+@dataclass
+class OffsetsBagGroup:
+    """embedding_bags with run-time offsets summed by one generic writing [K, B, D]: member
+    k's bags are summed in switch case k, from its own table, ids and offsets."""
+
+    members: list[OffsetsBag]
+
+
+Plan = EmbeddingBag | OffsetsBagGroup | GroupPlan | WriterPlan
 
 
 # ---------------------------------------------------------------- embedding_bag
 
 
-def bag_candidate(op: ir.Operation) -> Candidate[EmbeddingBag] | None:
-    """The rewrite of an embedding_bag-like generic (None: not one and reads no table)."""
-    cand = Candidate.of(_bag_key(op), op, "embedding_bag generic", lambda: _bag_plan(op))
-    if cand.blocked and not h.reads_table_in_body(op):
-        return None
-    return cand
-
-
-def _bag_plan(op: ir.Operation) -> EmbeddingBag:
+def bag_candidate(op: ir.Operation) -> Candidate[EmbeddingBag] | OffsetsBag | None:
+    """The rewrite of a fixed-length embedding_bag-like generic; an embedding_bag with
+    run-time offsets (for `offsets_bag_candidates`); None: not one and reads no table."""
     try:
-        return match_embedding_bag(op)
+        return Candidate(_bag_key(op), op_location(op), "embedding_bag generic",
+                         match_embedding_bag(op))
+    except VariableBags:
+        try:
+            return match_offsets_bag(op)
+        except NoMatch as e:
+            reason = f"embedding_bag-like generic with run-time offsets: {e}"
     except NoMatch as e:
-        raise NoMatch(f"embedding_bag-like generic: {e}") from None
+        reason = f"embedding_bag-like generic: {e}"
+    if not h.reads_table_in_body(op):
+        return None
+    return Candidate(_bag_key(op), op_location(op), "embedding_bag generic", None, reason)
 
 
 def _bag_key(op: ir.Operation) -> str:
@@ -84,6 +96,55 @@ def _bag_key(op: ir.Operation) -> str:
     bags = offsets.shape[0] if offsets.rank else 1
     return structural_key("gathers-bag", bags, ids.shape[0] // max(bags, 1), res.shape[-1],
                           str(res.element_type), str(ids.element_type))
+
+
+def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: BatchGathers
+                           ) -> Iterator[Candidate[OffsetsBagGroup]]:
+    """Groups of independent embedding_bags with run-time offsets of one bag count, dim and
+    element type (tables need not be constants: each is read in its own switch case)."""
+    def shape(m: OffsetsBag) -> tuple:
+        return (m.bags, m.dim, str(m.elem), h.static_type(m.result).rank)
+
+    for bucket in _buckets(bags, shape):
+        for g in open_groups(bucket, order):
+            cand = Candidate.of(offsets_key(g), g[0].op,
+                                f"{len(g)} embedding_bag(s) with run-time offsets",
+                                lambda g=g: _offsets_plan(g, opts))
+            if not cand.blocked:
+                cand.declined = offsets_declined(g, opts)
+            yield cand
+
+
+def offsets_key(members: list[OffsetsBag]) -> str:
+    """Member count, bags, dim, element type; per member its id count, operand types, table
+    origin and sum order; which members share a table, ids or offsets."""
+    def sharing(values: list[ir.Value]) -> tuple[int, ...]:
+        distinct = list(dict.fromkeys(values))
+        return tuple(distinct.index(v) for v in values)
+
+    first = members[0]
+    return structural_key(
+        "gathers-offsets", len(members), first.bags, first.dim, str(first.elem),
+        tuple((m.n, str(m.table.type), _origin(m.table), str(m.ids.type), str(m.offsets.type),
+               m.row_first) for m in members),
+        sharing([m.table for m in members]), sharing([m.ids for m in members]),
+        sharing([m.offsets for m in members]))
+
+
+def offsets_declined(g: list[OffsetsBag], opts: BatchGathers) -> str | None:
+    """The cost rule (bench/results/batch-gathers.md, section 11): one bag per table is
+    left to stock, whose scan of it is already linear and vectorized."""
+    if g[0].bags < opts.min_offsets_batch:
+        return (f"{g[0].bags} bag(s) per table, below min-offsets-batch="
+                f"{opts.min_offsets_batch} (stock's scan is linear there)")
+    return None
+
+
+def _offsets_plan(g: list[OffsetsBag], opts: BatchGathers) -> OffsetsBagGroup:
+    if not opts.offsets_bags:
+        raise NoMatch("embedding_bags with run-time offsets are not rewritten "
+                      "(offsets-bags=false)")
+    return OffsetsBagGroup(g)
 
 
 # ---------------------------------------------------------------- lookups
@@ -131,7 +192,7 @@ def _origin(value: ir.Value) -> str:
     return "argument" if op is None else op.name
 
 
-def open_groups(members: list[Lookup], order: dict) -> list[list[Lookup]]:
+def open_groups(members: list, order: dict) -> list[list]:
     """Greedy groups in program order whose members are independent (one place comes after
     every input they read and before every use of their results) and placed on the same
     devices."""
@@ -147,7 +208,7 @@ def open_groups(members: list[Lookup], order: dict) -> list[list[Lookup]]:
     return [g for g, _, _ in groups]
 
 
-def _buckets(lookups: list[Lookup], key: Callable[[Lookup], tuple]) -> list[list[Lookup]]:
+def _buckets(lookups: list, key: Callable[..., tuple]) -> list[list]:
     by_key: dict[tuple, list[Lookup]] = defaultdict(list)
     for lk in lookups:
         by_key[key(lk)].append(lk)

@@ -3,7 +3,9 @@
 // basic / 2-d indices / shared index, mixed lengths, below threshold, different dims, dependent
 // gathers, non-constant table, wrong axis, interleaved consumers, idempotence), plus pooled
 // bags, F.embedding_bag, iree_linalg_ext.gather and concats written in place (also from batched
-// bags). Reports: `changed [KEY] OP at LOCATION: what` / `skipped [KEY] OP at LOCATION: why`.
+// bags), F.embedding_bag with run-time offsets (variable-length bags), and the reasons given
+// for gathers that are not row lookups (`W[ids]`). Reports: `changed [KEY] OP at LOCATION:
+// what` / `skipped [KEY] OP at LOCATION: why`.
 // The small groups here are below the default thresholds (1024 ids for lookups whose results
 // are sliced back, 256 for bags), so most RUN lines lower them; DEFAULT shows the defaults.
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s
@@ -11,6 +13,7 @@
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-group-size=3 min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s --check-prefix=MIN3
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | iree-fusions-opt - --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
 // RUN: iree-fusions-opt %s --split-input-file -p batch-gathers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=DEFAULT
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-offsets-batch=1}' | filecheck %s --check-prefix=UNIT
 // IDEM-NOT: changed [
 // IDEM-NOT: FAILED
 
@@ -1210,4 +1213,343 @@ util.func public @bags_into_concat(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %
   %c3 = tensor.insert_slice %l3 into %c2[0, 12] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x20xf32>
   %c4 = tensor.insert_slice %p1 into %c3[0, 16] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x20xf32>
   util.return %c4 : tensor<8x20xf32>
+}
+
+// -----
+
+// nn.EmbeddingBag(mode="sum") called with (flat ids, offsets): the offsets are run-time data
+// (variable-length bags), so torch-mlir's generic scans every id for every bag. Two such bags
+// -> one generic over (bag, member, column) writing [2, 4, 4]: case k of a switch sums member
+// k's ids offsets_k[b] .. offsets_k[b+1] (N_k for the last bag, clamped to [0, N_k)) from its
+// own table, in increasing order from the fill value (the additions of the scan, same order).
+// No table is stacked (each case reads its own), so an id is never read from another table.
+// CHECK: #[[MAP:.+]] = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+// CHECK-LABEL: util.func public @offsets_bags
+// CHECK-SAME: (%[[IDS0:.+]]: tensor<10xi64>, %[[OFFS0:.+]]: tensor<4xi64>, %[[IDS1:.+]]: tensor<7xi64>, %[[OFFS1:.+]]: tensor<4xi64>)
+// CHECK-DAG: %[[T0:.+]] = arith.constant dense<1.000000e+00> : tensor<10x4xf32>
+// CHECK-DAG: %[[T1:.+]] = arith.constant dense<2.000000e+00> : tensor<20x4xf32>
+// CHECK: %[[G:.+]] = linalg.generic {indexing_maps = [#[[MAP]]], iterator_types = ["parallel", "parallel", "parallel"]} outs(%{{.+}} : tensor<2x4x4xf32>)
+// CHECK:   %[[B:.+]] = linalg.index 0 : index
+// CHECK:   %[[K:.+]] = linalg.index 1 : index
+// CHECK:   %[[D:.+]] = linalg.index 2 : index
+// CHECK:   scf.index_switch %[[K]] -> f32
+// CHECK:   case 1 {
+// CHECK:     %[[N1:.+]] = arith.constant 7 : i64
+// CHECK:     %[[S1:.+]] = tensor.extract %[[OFFS1]][%[[B]]] : tensor<4xi64>
+// CHECK:     %[[E1:.+]] = tensor.extract %[[OFFS1]][%{{.+}}] : tensor<4xi64>
+// CHECK:     %[[E2:.+]] = arith.select %{{.+}}, %[[N1]], %[[E1]] : i64
+// CHECK:     arith.maxsi %[[S1]], %{{.+}} : i64
+// CHECK:     arith.minsi %[[E2]], %[[N1]] : i64
+// CHECK:     scf.for %[[J:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}) -> (f32)
+// CHECK:       %[[ID:.+]] = tensor.extract %[[IDS1]][%[[J]]] : tensor<7xi64>
+// CHECK:       %[[ROW:.+]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK:       %[[X:.+]] = tensor.extract %[[T1]][%[[ROW]], %[[D]]] : tensor<20x4xf32>
+// CHECK:       arith.addf %[[X]], %[[ACC]] : f32
+// CHECK:   default {
+// CHECK:     tensor.extract %[[OFFS0]][%[[B]]] : tensor<4xi64>
+// CHECK:     scf.for
+// CHECK:       tensor.extract %[[IDS0]]
+// CHECK:       tensor.extract %[[T0]]
+// CHECK: %[[R0:.+]] = tensor.extract_slice %[[G]][0, 0, 0] [1, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> to tensor<4x4xf32>
+// CHECK: %[[R1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> to tensor<4x4xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: util.return %[[R0]], %[[R1]]
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-offsets-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 embedding_bag(s) with run-time offsets (4 bags, dim 4, 17 ids) -> 1 generic summing each bag's ids (was: every id scanned for every bag)
+// DEFAULT: [batch-gathers] 1 change(s), 0 skipped
+// DEFAULT-NEXT: changed [gathers-offsets-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 embedding_bag(s) with run-time offsets
+util.func public @offsets_bags(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %ids1: tensor<7xi64>, %offs1: tensor<4xi64>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %b0_z = arith.constant 0.0 : f32
+  %b0_e = tensor.empty() : tensor<4x4xf32>
+  %b0_f = linalg.fill ins(%b0_z : f32) outs(%b0_e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%ids0, %offs0 : tensor<10xi64>, tensor<4xi64>) outs(%b0_f : tensor<4x4xf32>) {
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %c0 = arith.constant 0 : index
+    %c1_i64 = arith.constant 1 : i64
+    %cb = arith.constant 4 : i64
+    %n = arith.constant 10 : i64
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.addi %1, %c1_i64 : i64
+    %3 = arith.index_cast %2 : i64 to index
+    %4 = arith.cmpi eq, %2, %cb : i64
+    %5 = arith.select %4, %c0, %3 : index
+    %next = tensor.extract %offs0[%5] : tensor<4xi64>
+    %6 = arith.select %4, %n, %next : i64
+    %7 = linalg.index 1 : index
+    %8 = arith.index_cast %7 : index to i64
+    %9 = arith.cmpi slt, %in_0, %8 : i64
+    %10 = arith.cmpi eq, %in_0, %8 : i64
+    %11 = arith.ori %9, %10 : i1
+    %12 = arith.cmpi slt, %8, %6 : i64
+    %13 = arith.andi %11, %12 : i1
+    %14 = arith.index_cast %in : i64 to index
+    %15 = linalg.index 2 : index
+    %x = tensor.extract %t0[%14, %15] : tensor<10x4xf32>
+    %16 = arith.addf %x, %out : f32
+    %17 = arith.select %13, %16, %out : f32
+    linalg.yield %17 : f32
+  } -> tensor<4x4xf32>
+  %b1_z = arith.constant 0.0 : f32
+  %b1_e = tensor.empty() : tensor<4x4xf32>
+  %b1_f = linalg.fill ins(%b1_z : f32) outs(%b1_e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%ids1, %offs1 : tensor<7xi64>, tensor<4xi64>) outs(%b1_f : tensor<4x4xf32>) {
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %c0 = arith.constant 0 : index
+    %c1_i64 = arith.constant 1 : i64
+    %cb = arith.constant 4 : i64
+    %n = arith.constant 7 : i64
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.addi %1, %c1_i64 : i64
+    %3 = arith.index_cast %2 : i64 to index
+    %4 = arith.cmpi eq, %2, %cb : i64
+    %5 = arith.select %4, %c0, %3 : index
+    %next = tensor.extract %offs1[%5] : tensor<4xi64>
+    %6 = arith.select %4, %n, %next : i64
+    %7 = linalg.index 1 : index
+    %8 = arith.index_cast %7 : index to i64
+    %9 = arith.cmpi slt, %in_0, %8 : i64
+    %10 = arith.cmpi eq, %in_0, %8 : i64
+    %11 = arith.ori %9, %10 : i1
+    %12 = arith.cmpi slt, %8, %6 : i64
+    %13 = arith.andi %11, %12 : i1
+    %14 = arith.index_cast %in : i64 to index
+    %15 = linalg.index 2 : index
+    %x = tensor.extract %t1[%14, %15] : tensor<20x4xf32>
+    %16 = arith.addf %x, %out : f32
+    %17 = arith.select %13, %16, %out : f32
+    linalg.yield %17 : f32
+  } -> tensor<4x4xf32>
+  util.return %b0, %b1 : tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
+// One bag per table (B = 1, unit dims folded: loops (position, column), 0-d offsets):
+// stock's scan is already linear there, so the cost rule declines it (min-offsets-batch=2,
+// measured in bench/results/batch-gathers.md section 11); with min-offsets-batch=1 (or a
+// decisions file) it is rewritten: [1, 4] from one loop over ids offsets[] .. 5.
+// CHECK-LABEL: util.func public @offsets_bag_unit_batch
+// CHECK: linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]
+// REPORT: [batch-gathers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [gathers-offsets-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 1 bag(s) per table, below min-offsets-batch=2 (stock's scan is linear there)
+// UNIT-LABEL: util.func public @offsets_bag_unit_batch
+// UNIT-SAME: (%[[IDS:.+]]: tensor<5xi64>, %[[OFFS:.+]]: tensor<i64>)
+// UNIT: %[[G:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<1x4xf32>)
+// UNIT-NOT: scf.index_switch
+// UNIT: %[[S:.+]] = tensor.extract %[[OFFS]][] : tensor<i64>
+// UNIT: scf.for
+// UNIT:   tensor.extract %[[IDS]]
+// UNIT: %[[R:.+]] = tensor.extract_slice %[[G]][0, 0] [1, 4] [1, 1] : tensor<1x4xf32> to tensor<4xf32>
+// UNIT: util.return %[[R]]
+util.func public @offsets_bag_unit_batch(%ids0: tensor<5xi64>, %offs0: tensor<i64>) -> (tensor<4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %b0_z = arith.constant 0.0 : f32
+  %b0_e = tensor.empty() : tensor<4xf32>
+  %b0_f = linalg.fill ins(%b0_z : f32) outs(%b0_e : tensor<4xf32>) -> tensor<4xf32>
+  %b0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%ids0, %offs0 : tensor<5xi64>, tensor<i64>) outs(%b0_f : tensor<4xf32>) {
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %n = arith.constant 5 : i64
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.cmpi slt, %in_0, %1 : i64
+    %3 = arith.cmpi eq, %in_0, %1 : i64
+    %4 = arith.ori %2, %3 : i1
+    %5 = arith.cmpi slt, %1, %n : i64
+    %6 = arith.andi %4, %5 : i1
+    %7 = arith.index_cast %in : i64 to index
+    %8 = linalg.index 1 : index
+    %x = tensor.extract %t0[%7, %8] : tensor<10x4xf32>
+    %9 = arith.addf %x, %out : f32
+    %10 = arith.select %6, %9, %out : f32
+    linalg.yield %10 : f32
+  } -> tensor<4xf32>
+  util.return %b0 : tensor<4xf32>
+}
+
+// -----
+
+// The same two bags concatenated (DLRM's sparse features): the batched bags, then a concat
+// writer that reads both slots from the batched generic (no lookup is left in the function).
+// CHECK-LABEL: util.func public @offsets_bags_into_concat
+// CHECK: %[[G:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<2x4x4xf32>)
+// CHECK: scf.index_switch
+// CHECK: %[[W:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<4x2x4xf32>)
+// CHECK:   tensor.extract %[[G]][%{{.+}}, %{{.+}}, %{{.+}}] : tensor<2x4x4xf32>
+// CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<4x2x4xf32> into tensor<4x8xf32>
+// CHECK-NOT: tensor.insert_slice
+// CHECK: util.return %[[C]]
+// REPORT: [batch-gathers] 2 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-offsets-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 embedding_bag(s) with run-time offsets (4 bags, dim 4, 17 ids)
+// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 2 slots (widths 4) written in place by one generic in 4-column chunks (0 lookups gathered in it from 0 table group(s), 2 from batched gathers, 0 copied values); 2 insert_slices removed
+util.func public @offsets_bags_into_concat(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %ids1: tensor<7xi64>, %offs1: tensor<4xi64>) -> (tensor<4x8xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %b0_z = arith.constant 0.0 : f32
+  %b0_e = tensor.empty() : tensor<4x4xf32>
+  %b0_f = linalg.fill ins(%b0_z : f32) outs(%b0_e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%ids0, %offs0 : tensor<10xi64>, tensor<4xi64>) outs(%b0_f : tensor<4x4xf32>) {
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %c0 = arith.constant 0 : index
+    %c1_i64 = arith.constant 1 : i64
+    %cb = arith.constant 4 : i64
+    %n = arith.constant 10 : i64
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.addi %1, %c1_i64 : i64
+    %3 = arith.index_cast %2 : i64 to index
+    %4 = arith.cmpi eq, %2, %cb : i64
+    %5 = arith.select %4, %c0, %3 : index
+    %next = tensor.extract %offs0[%5] : tensor<4xi64>
+    %6 = arith.select %4, %n, %next : i64
+    %7 = linalg.index 1 : index
+    %8 = arith.index_cast %7 : index to i64
+    %9 = arith.cmpi slt, %in_0, %8 : i64
+    %10 = arith.cmpi eq, %in_0, %8 : i64
+    %11 = arith.ori %9, %10 : i1
+    %12 = arith.cmpi slt, %8, %6 : i64
+    %13 = arith.andi %11, %12 : i1
+    %14 = arith.index_cast %in : i64 to index
+    %15 = linalg.index 2 : index
+    %x = tensor.extract %t0[%14, %15] : tensor<10x4xf32>
+    %16 = arith.addf %x, %out : f32
+    %17 = arith.select %13, %16, %out : f32
+    linalg.yield %17 : f32
+  } -> tensor<4x4xf32>
+  %b1_z = arith.constant 0.0 : f32
+  %b1_e = tensor.empty() : tensor<4x4xf32>
+  %b1_f = linalg.fill ins(%b1_z : f32) outs(%b1_e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%ids1, %offs1 : tensor<7xi64>, tensor<4xi64>) outs(%b1_f : tensor<4x4xf32>) {
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %c0 = arith.constant 0 : index
+    %c1_i64 = arith.constant 1 : i64
+    %cb = arith.constant 4 : i64
+    %n = arith.constant 7 : i64
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.addi %1, %c1_i64 : i64
+    %3 = arith.index_cast %2 : i64 to index
+    %4 = arith.cmpi eq, %2, %cb : i64
+    %5 = arith.select %4, %c0, %3 : index
+    %next = tensor.extract %offs1[%5] : tensor<4xi64>
+    %6 = arith.select %4, %n, %next : i64
+    %7 = linalg.index 1 : index
+    %8 = arith.index_cast %7 : index to i64
+    %9 = arith.cmpi slt, %in_0, %8 : i64
+    %10 = arith.cmpi eq, %in_0, %8 : i64
+    %11 = arith.ori %9, %10 : i1
+    %12 = arith.cmpi slt, %8, %6 : i64
+    %13 = arith.andi %11, %12 : i1
+    %14 = arith.index_cast %in : i64 to index
+    %15 = linalg.index 2 : index
+    %x = tensor.extract %t1[%14, %15] : tensor<20x4xf32>
+    %16 = arith.addf %x, %out : f32
+    %17 = arith.select %13, %16, %out : f32
+    linalg.yield %17 : f32
+  } -> tensor<4x4xf32>
+  %c_e = tensor.empty() : tensor<4x8xf32>
+  %c0 = tensor.insert_slice %b0 into %c_e[0, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x8xf32>
+  %c1 = tensor.insert_slice %b1 into %c0[0, 4] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x8xf32>
+  util.return %c1 : tensor<4x8xf32>
+}
+
+// -----
+
+// Negative: a bag condition that is not torch's (j <= offsets[b+1]: one id too many) is
+// found by evaluating it on trial offsets vectors; the generic is left alone.
+// CHECK-LABEL: util.func public @offsets_bag_off_by_one
+// CHECK: arith.cmpi sle
+// CHECK-NOT: scf.for
+// REPORT: [batch-gathers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [gathers-bag-{{[0-9a-f]+}}] linalg.generic at {{.+}}: embedding_bag-like generic with run-time offsets: bag condition does not select [offsets[b], offsets[b+1])
+util.func public @offsets_bag_off_by_one(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>) -> (tensor<4x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %b0_z = arith.constant 0.0 : f32
+  %b0_e = tensor.empty() : tensor<4x4xf32>
+  %b0_f = linalg.fill ins(%b0_z : f32) outs(%b0_e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %b0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%ids0, %offs0 : tensor<10xi64>, tensor<4xi64>) outs(%b0_f : tensor<4x4xf32>) {
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %c0 = arith.constant 0 : index
+    %c1_i64 = arith.constant 1 : i64
+    %cb = arith.constant 4 : i64
+    %n = arith.constant 10 : i64
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.addi %1, %c1_i64 : i64
+    %3 = arith.index_cast %2 : i64 to index
+    %4 = arith.cmpi eq, %2, %cb : i64
+    %5 = arith.select %4, %c0, %3 : index
+    %next = tensor.extract %offs0[%5] : tensor<4xi64>
+    %6 = arith.select %4, %n, %next : i64
+    %7 = linalg.index 1 : index
+    %8 = arith.index_cast %7 : index to i64
+    %9 = arith.cmpi slt, %in_0, %8 : i64
+    %10 = arith.cmpi eq, %in_0, %8 : i64
+    %11 = arith.ori %9, %10 : i1
+    %12 = arith.cmpi sle, %8, %6 : i64
+    %13 = arith.andi %11, %12 : i1
+    %14 = arith.index_cast %in : i64 to index
+    %15 = linalg.index 2 : index
+    %x = tensor.extract %t0[%14, %15] : tensor<10x4xf32>
+    %16 = arith.addf %x, %out : f32
+    %17 = arith.select %13, %16, %out : f32
+    linalg.yield %17 : f32
+  } -> tensor<4x4xf32>
+  util.return %b0 : tensor<4x4xf32>
+}
+
+// -----
+
+// Negative: `W[ids]` of a static 3-d weight (MoE expert weights: whole [K, N] matrices by
+// expert id) is no row lookup; the report says so at the shape check.
+// CHECK-LABEL: util.func public @expert_weight_gather
+// CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : tensor<10x4x4xf32>
+// REPORT: [batch-gathers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: gathers whole [4x4] slices of a 3-d table (tensor<10x4x4xf32>) by index (`W[ids]`, index_select: e.g. MoE expert weights): batching supports row gathers of 2-d tables
+util.func public @expert_weight_gather(%ids: tensor<2xi64>) -> (tensor<2x4x4xf32>) {
+  %w = arith.constant dense<1.0> : tensor<10x4x4xf32>
+  %c0_i64 = arith.constant 0 : i64
+  %c10_i64 = arith.constant 10 : i64
+  %e = tensor.empty() : tensor<2x4x4xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids : tensor<2xi64>) outs(%e : tensor<2x4x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %neg = arith.cmpi slt, %in, %c0_i64 : i64
+    %up = arith.addi %in, %c10_i64 : i64
+    %i = arith.select %neg, %up, %in : i64
+    %r = arith.index_cast %i : i64 to index
+    %k = linalg.index 1 : index
+    %n = linalg.index 2 : index
+    %x = tensor.extract %w[%r, %k, %n] : tensor<10x4x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<2x4x4xf32>
+  util.return %g : tensor<2x4x4xf32>
+}
+
+// -----
+
+// Negative: `W[ids]` of a 2-d table lowers with negative indices wrapped (no bounds checks);
+// the report names that instead of "does more than a row extract".
+// CHECK-LABEL: util.func public @indexed_rows
+// CHECK: arith.select
+// REPORT: [batch-gathers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: body wraps negative indices (i < 0 ? i + rows : i, as `W[ids]` indexing lowers): batching supports F.embedding's bounds-checked row extract
+util.func public @indexed_rows(%ids: tensor<8xi64>) -> (tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %c0_i64 = arith.constant 0 : i64
+  %c10_i64 = arith.constant 10 : i64
+  %e = tensor.empty() : tensor<8x4xf32>
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<8xi64>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %neg = arith.cmpi slt, %in, %c0_i64 : i64
+    %up = arith.addi %in, %c10_i64 : i64
+    %i = arith.select %neg, %up, %in : i64
+    %r = arith.index_cast %i : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t0[%r, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  util.return %g : tensor<8x4xf32>
 }

@@ -91,6 +91,12 @@ LIT_EXPECTATIONS = {
     "concat_writer": (True, 2),
     "concat_mixed_widths": (True, 2),
     "bags_into_concat": (True, 2),
+    "offsets_bags": (True, 1),
+    "offsets_bag_unit_batch": (False, 0),
+    "offsets_bags_into_concat": (True, 0),
+    "offsets_bag_off_by_one": (False, 0),
+    "expert_weight_gather": (False, 0),
+    "indexed_rows": (False, 0),
 }
 
 
@@ -100,6 +106,8 @@ def test_lit_cases_are_all_covered():
 
 @pytest.mark.parametrize("name", sorted(LIT_EXPECTATIONS))
 def test_lit_case_numerics_and_counts(name):
+    """Integer inputs are random in [0, 10): for the offsets bags these are offsets in any
+    order and past the ids' end, where the rewrite must still add exactly what stock adds."""
     text = lit_cases()[name]
     changed, saved = LIT_EXPECTATIONS[name]
     check = compare_compilations(text, inputs_for(text, name), fusions=LOW, function=name)
@@ -340,6 +348,211 @@ def test_no_change_without_lookups():
         assert out == str(ir.Module.parse(text))
 
 
+# ------------------------------------------------- embedding_bag with run-time offsets
+
+
+def offsets_bag_text(name: str, ids: str, offsets: str, table: str, bags: int, n: int,
+                     rows: int, dim: int) -> str:
+    """torch-mlir's F.embedding_bag(mode="sum") generic with offsets given at run time, as
+    IREE 3.13 has it at global-optimization (B = 1: unit dims folded, 0-d offsets)."""
+    if bags == 1:
+        return f"""  %{name}_z = arith.constant 0.0 : f32
+  %{name}_e = tensor.empty() : tensor<{dim}xf32>
+  %{name}_f = linalg.fill ins(%{name}_z : f32) outs(%{name}_e : tensor<{dim}xf32>) -> tensor<{dim}xf32>
+  %{name} = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]}} ins(%{ids}, %{offsets} : tensor<{n}xi64>, tensor<i64>) outs(%{name}_f : tensor<{dim}xf32>) {{
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %n = arith.constant {n} : i64
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.cmpi slt, %in_0, %1 : i64
+    %3 = arith.cmpi eq, %in_0, %1 : i64
+    %4 = arith.ori %2, %3 : i1
+    %5 = arith.cmpi slt, %1, %n : i64
+    %6 = arith.andi %4, %5 : i1
+    %7 = arith.index_cast %in : i64 to index
+    %8 = linalg.index 1 : index
+    %x = tensor.extract %{table}[%7, %8] : tensor<{rows}x{dim}xf32>
+    %9 = arith.addf %x, %out : f32
+    %10 = arith.select %6, %9, %out : f32
+    linalg.yield %10 : f32
+  }} -> tensor<{dim}xf32>"""
+    return f"""  %{name}_z = arith.constant 0.0 : f32
+  %{name}_e = tensor.empty() : tensor<{bags}x{dim}xf32>
+  %{name}_f = linalg.fill ins(%{name}_z : f32) outs(%{name}_e : tensor<{bags}x{dim}xf32>) -> tensor<{bags}x{dim}xf32>
+  %{name} = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]}} ins(%{ids}, %{offsets} : tensor<{n}xi64>, tensor<{bags}xi64>) outs(%{name}_f : tensor<{bags}x{dim}xf32>) {{
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %c0 = arith.constant 0 : index
+    %c1_i64 = arith.constant 1 : i64
+    %cb = arith.constant {bags} : i64
+    %n = arith.constant {n} : i64
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.addi %1, %c1_i64 : i64
+    %3 = arith.index_cast %2 : i64 to index
+    %4 = arith.cmpi eq, %2, %cb : i64
+    %5 = arith.select %4, %c0, %3 : index
+    %next = tensor.extract %{offsets}[%5] : tensor<{bags}xi64>
+    %6 = arith.select %4, %n, %next : i64
+    %7 = linalg.index 1 : index
+    %8 = arith.index_cast %7 : index to i64
+    %9 = arith.cmpi slt, %in_0, %8 : i64
+    %10 = arith.cmpi eq, %in_0, %8 : i64
+    %11 = arith.ori %9, %10 : i1
+    %12 = arith.cmpi slt, %8, %6 : i64
+    %13 = arith.andi %11, %12 : i1
+    %14 = arith.index_cast %in : i64 to index
+    %15 = linalg.index 2 : index
+    %x = tensor.extract %{table}[%14, %15] : tensor<{rows}x{dim}xf32>
+    %16 = arith.addf %x, %out : f32
+    %17 = arith.select %13, %16, %out : f32
+    linalg.yield %17 : f32
+  }} -> tensor<{bags}x{dim}xf32>"""
+
+
+def offsets_model(tables: list[tuple[int, int]], bags: list[tuple[int, int]], batch: int
+                  ) -> tuple[str, list[np.ndarray]]:
+    """IR of a function of (ids, offsets) per bag feature (bags: [(table, ids count)]) and
+    its tables' values."""
+    vals = [table_values(r, d, k) for k, (r, d) in enumerate(tables)]
+    lines = [f"  %t{k} = arith.constant {dense(v)} : tensor<{v.shape[0]}x{v.shape[1]}xf32>"
+             for k, v in enumerate(vals)]
+    args, results, types = [], [], []
+    off_t = "tensor<i64>" if batch == 1 else f"tensor<{batch}xi64>"
+    for f, (t, n) in enumerate(bags):
+        rows, dim = tables[t]
+        args += [f"%ids{f}: tensor<{n}xi64>", f"%offs{f}: {off_t}"]
+        lines.append(offsets_bag_text(f"b{f}", f"ids{f}", f"offs{f}", f"t{t}", batch, n, rows,
+                                      dim))
+        results.append(f"%b{f}")
+        types.append(f"tensor<{dim}xf32>" if batch == 1 else f"tensor<{batch}x{dim}xf32>")
+    text = (f"util.func public @main({', '.join(args)}) -> ({', '.join(types)}) {{\n"
+            + "\n".join(lines)
+            + f"\n  util.return {', '.join(results)} : {', '.join(types)}\n}}\n")
+    return text, vals
+
+
+def bag_sums(table: np.ndarray, ids: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """torch's sum bags, in float32 and in order: bag b sums ids[offsets[b]:offsets[b+1]]
+    (the last bag runs to the end), clamped to the ids as the generic does."""
+    one_bag = np.ndim(offsets) == 0  # B = 1: a 0-d offsets tensor and a [D] result
+    offsets = np.atleast_1d(offsets)
+    n, out = len(ids), []
+    for b, start in enumerate(offsets):
+        end = offsets[b + 1] if b + 1 < len(offsets) else n
+        acc = np.zeros(table.shape[1], np.float32)
+        for j in range(max(start, 0), min(end, n)):
+            acc = table[ids[j]] + acc
+        out.append(acc)
+    return out[0] if one_bag else np.stack(out)
+
+
+def ragged_offsets(rng: np.random.Generator, batch: int, n: int) -> np.ndarray:
+    """Variable-length bags over n ids (empty bags included), as a data loader makes them
+    (torch requires offsets[0] = 0)."""
+    offsets = np.sort(rng.integers(0, n + 1, batch)).astype(np.int64)
+    offsets[0] = 0
+    return offsets
+
+
+def test_offsets_bags_ragged_bit_identical_to_stock():
+    """Ragged bags (empty ones too) of the lit case: bit-identical to stock and to the
+    in-order float32 sums of NumPy."""
+    name = "offsets_bags"
+    text = lit_cases()[name]
+    rng = np.random.default_rng(3)
+    ids0, ids1 = rng.integers(0, 10, 10), rng.integers(0, 10, 7)
+    offs0, offs1 = np.array([0, 0, 4, 9]), np.array([0, 3, 3, 7])  # empty bags, last empty
+    inputs = [x.astype(np.int64) for x in (ids0, offs0, ids1, offs1)]
+    check = compare_compilations(text, inputs, fusions=LOW, function=name)
+    assert check.agreement.max_abs == 0.0, check.agreement
+    t0, t1 = table_values(10, 4, 1), table_values(20, 4, 2)
+    np.testing.assert_array_equal(check.plugin[0], bag_sums(t0, ids0, offs0))
+    np.testing.assert_array_equal(check.plugin[1], bag_sums(t1, ids1, offs1))
+    assert check.plugin_dispatches < check.stock_dispatches
+
+
+def test_offsets_bag_unit_batch_rewritten_when_asked():
+    """B = 1 is declined by the cost rule (a feasible candidate); applied anyway (as a
+    decisions file would), it is bit-identical to stock."""
+    name = "offsets_bag_unit_batch"
+    text = lit_cases()[name]
+    _, reports = run_pass(text, LOW)
+    skip, = reports[0].skipped
+    assert skip.feasible and "min-offsets-batch" in skip.reason
+    inputs = [np.array([3, 0, 9, 9, 2], np.int64), np.array(1, np.int64)]
+    check = compare_compilations(text, inputs, fusions="batch-gathers{min-offsets-batch=1}",
+                                 function=name)
+    assert check.changes() and check.agreement.max_abs == 0.0, check.agreement
+    np.testing.assert_array_equal(check.plugin[0],
+                                  bag_sums(table_values(10, 4, 1), inputs[0], inputs[1]))
+
+
+@st.composite
+def offsets_models(draw):
+    n_tables = draw(st.integers(1, 3))
+    tables = [(draw(st.integers(3, 20)), draw(st.sampled_from([4, 8]))) for _ in range(n_tables)]
+    dim = tables[0][1]
+    tables = [(r, dim) for r, _ in tables]  # one dim: the bags can merge
+    batch = draw(st.sampled_from([1, 2, 5]))
+    # At least 2 ids: with one, IREE folds the position loop away before the pass runs.
+    bags = [(draw(st.integers(0, n_tables - 1)), draw(st.integers(2, 12)))
+            for _ in range(draw(st.integers(1, 4)))]
+    return tables, bags, batch, draw(st.booleans())
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(offsets_models(), st.integers(0, 2**16))
+def test_random_offsets_bags_bit_identical_to_stock(model, seed):
+    """Random tables (shared by chance), bag counts and id counts; offsets ragged (sorted,
+    empty bags) or arbitrary (out of order, negative, past the end): the rewrite adds exactly
+    what the stock scan adds, in the same order."""
+    tables, bags, batch, ragged = model
+    text, vals = offsets_model(tables, bags, batch)
+    rng = np.random.default_rng(seed)
+    inputs, expected = [], []
+    for t, n in bags:
+        ids = rng.integers(0, tables[t][0], n).astype(np.int64)
+        offs = ragged_offsets(rng, batch, n) if ragged else \
+            rng.integers(-2, n + 3, batch).astype(np.int64)
+        offs = offs.reshape(()) if batch == 1 else offs
+        inputs += [ids, offs]
+        expected.append(bag_sums(vals[t], ids, offs))
+    check = compare_compilations(text, inputs, fusions="batch-gathers{min-offsets-batch=1}",
+                                 count=False)
+    assert check.changes(), check.reports
+    assert check.agreement.max_abs == 0.0, check.agreement
+    for got, want in zip(check.plugin, expected):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_offsets_bags_out_of_range_id_like_stock():
+    """Stock's bag generic has no bounds checks (torch-mlir emits none for embedding_bag),
+    and the rewrite reads each member from its own table (no stacked table, no offsets
+    added): an id past table 0 affects only its own bag, as in stock (the value read is
+    undefined in both); every other element is identical."""
+    name = "offsets_bags"
+    text = lit_cases()[name]
+    inputs = [np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 0]), np.array([0, 2, 5, 8]),
+              np.array([1, 2, 3, 4, 5, 6, 7]), np.array([0, 2, 4, 6])]
+    inputs = [x.astype(np.int64) for x in inputs]
+    inputs[0][3] = 10  # t0 has 10 rows: in bag 1 (ids 2..4) of member 0
+    stock = api.run(api.compile_str(text, stock=True).output, inputs, name)
+    plugin = api.run(api.compile_str(text, fusions=LOW).output, inputs, name)
+    np.testing.assert_array_equal(stock[1], plugin[1])
+    mask = np.ones(stock[0].shape, bool)
+    mask[1] = False
+    np.testing.assert_array_equal(stock[0][mask], plugin[0][mask])
+
+
+def test_expert_weight_gather_reason():
+    """`W[ids]` of a static 3-d weight: the skip names what is unsupported (slices of a 3-d
+    table), not "dynamic or unexpected shapes"."""
+    _, reports = run_pass(lit_cases()["expert_weight_gather"])
+    skip, = reports[0].skipped
+    assert "whole [4x4] slices of a 3-d table" in skip.reason
+    assert "dynamic" not in skip.reason
+
+
 # ---------------------------------------------------------------- candidate keys
 
 
@@ -387,7 +600,9 @@ def renamed(text: str) -> str:
 
 
 @pytest.mark.parametrize("name", ["bags_into_concat", "shared_table_dedup", "wrong_axis",
-                                  "embedding_bag", "mixed_lengths", "absorbed_by_consumer"])
+                                  "embedding_bag", "mixed_lengths", "absorbed_by_consumer",
+                                  "offsets_bags", "offsets_bags_into_concat",
+                                  "offsets_bag_unit_batch", "expert_weight_gather"])
 @pytest.mark.parametrize("pipeline", [LOW, PASS])
 def test_keys_describe_structure_only(name, pipeline):
     """The same structure in another file (other names, other lines) gets the same keys."""
@@ -417,6 +632,9 @@ def _dlrm(name: str):
     ("dlrm-bag-b1", 10), ("dlrm-bag-b8", 8), ("dlrm-bag-b64", 8), ("dlrm-mean-b8", 8),
     ("dlrm-sparse-b8", 2), ("dlrm-lookups16-b8", 1),
     ("dlrm-criteo26-b32", 8), ("dlrm-mixed-dims-b8", 8), ("dlrm-packed-b16", 2),
+    # nn.EmbeddingBag with offsets (variable-length bags); B = 1: the bags are declined
+    # (min-offsets-batch), the writer still gathers the one-id lookups.
+    ("dlrm-offsets-b1", 10), ("dlrm-offsets-b8", 5), ("dlrm-offsets-b64", 5),
 ])
 def test_dlrm_models(name, max_dispatches):
     art = _dlrm(name)
@@ -427,6 +645,78 @@ def test_dlrm_models(name, max_dispatches):
     assert check.plugin_dispatches <= max_dispatches
     assert check.plugin_dispatches < check.stock_dispatches
     assert check.plugin_counts.initializer_dispatches == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch", [8, 64])
+def test_torch_embedding_bag_modules_with_offsets(batch):
+    """nn.EmbeddingBag(mode="sum") modules called with (flat ids, offsets), ragged bags (an
+    empty one too), three tables of different sizes: one batched generic, outputs
+    bit-identical to stock and equal to PyTorch."""
+    import torch
+    from torch import nn
+
+    from iree_fusions.models.dlrm import bag_lengths
+    from iree_fusions.models.torch_export import (TORCH_INPUT_FLAGS, export_to_mlir,
+                                                  torch_outputs)
+
+    class Bags(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.bags = nn.ModuleList([nn.EmbeddingBag(r, 16, mode="sum")
+                                       for r in (300, 50, 1000)])
+
+        def forward(self, *args):
+            return torch.cat([bag(args[2 * i], args[2 * i + 1])
+                              for i, bag in enumerate(self.bags)], 1)
+
+    gen = torch.Generator().manual_seed(1)
+    args = []
+    for i, bag in enumerate(Bags().bags):
+        lengths = bag_lengths(batch, 5 + 5 * i, gen)
+        lengths[1], lengths[2] = 0, lengths[1] + lengths[2]  # an empty bag
+        args.append(torch.randint(0, bag.num_embeddings, (sum(lengths),), generator=gen))
+        args.append(torch.tensor([0] + lengths[:-1]).cumsum(0))
+    model = Bags()
+    source = export_to_mlir(model, args)
+    inputs = [a.numpy() for a in args]
+    check = compare_compilations(source, inputs, fusions=PASS, flags=TORCH_INPUT_FLAGS)
+    assert any("run-time offsets" in c for c in check.changes()), check.reports
+    assert check.agreement.max_abs == 0.0, check.agreement
+    assert api.compare_outputs(torch_outputs(model, args), check.plugin).within(1e-5)
+    assert check.plugin_dispatches < check.stock_dispatches
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("weight", ["parameter", "argument"])
+def test_torch_expert_weight_gather_reason(weight):
+    """MoE-style `W[ids]` on a static [E, K, N] weight (top-2 ids [B, 2]): left alone, and
+    the report says why (whole [K, N] slices of a 3-d table), at the shape check."""
+    import torch
+    from torch import nn
+
+    from iree_fusions.models.torch_export import TORCH_INPUT_FLAGS, export_to_mlir
+
+    class Experts(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(0)
+            self.w = nn.Parameter(torch.randn(8, 16, 32))
+
+        def forward(self, ids, *w):
+            return (w[0] if w else self.w)[ids]
+
+    ids = torch.randint(0, 8, (4, 2), generator=torch.Generator().manual_seed(1))
+    args = [ids] + ([torch.randn(8, 16, 32)] if weight == "argument" else [])
+    out = api.compile_str(export_to_mlir(Experts(), args), fusions=PASS,
+                          flags=TORCH_INPUT_FLAGS, compile_to="flow")
+    report, = [r for r in out.reports if r["pass"] == PASS]
+    assert not report["changes"]
+    reasons = [s["reason"] for s in report["skipped"]]
+    assert reasons == ["gathers whole [16x32] slices of a 3-d table (tensor<8x16x32xf32>) by "
+                       "index (`W[ids]`, index_select: e.g. MoE expert weights): batching "
+                       "supports row gathers of 2-d tables"], reasons
 
 
 @pytest.mark.slow

@@ -40,7 +40,9 @@ class DlrmConfig:
     table_dims: tuple[int, ...] | int = 64  # one dim for all tables, or one per table
     features: tuple[tuple[int, int], ...] = ISSUE_FEATURES  # (table, bag length)
     bag_op: str = "sum"  # "sum": F.embedding(...).sum(1); "mean": .mean(1);
-    # "embedding_bag": F.embedding_bag(mode="sum")
+    # "embedding_bag": F.embedding_bag(mode="sum") on [B, L] ids; "offsets": what
+    # nn.EmbeddingBag(mode="sum") does with (flat ids, offsets): bags of variable length
+    # (>= 1, L on average), the ids of all bags in one [B * L] tensor
     dense_in: int = 13
     mlp: tuple[int, ...] = (256, 128, 64)  # bottom MLP widths (empty: sparse part alone)
     packed_ids: bool = False  # one [B, F] int64 input (one-id features only)
@@ -75,11 +77,13 @@ def build_dlrm(cfg: DlrmConfig):
                 width = w
             self.mlp = nn.Sequential(*layers) if layers else None
 
-        def lookup(self, f: int, ids):
+        def lookup(self, f: int, ids, offsets=None):
             table, bag = cfg.features[f]
             weight = self.tables[table]
             if bag == 1:
                 return F.embedding(ids, weight)
+            if cfg.bag_op == "offsets":  # nn.EmbeddingBag.forward's call
+                return F.embedding_bag(ids, weight, offsets, mode="sum")
             if cfg.bag_op == "embedding_bag":
                 return F.embedding_bag(ids, weight, mode="sum")
             if cfg.bag_op == "mean":
@@ -93,7 +97,10 @@ def build_dlrm(cfg: DlrmConfig):
                 args = args[1:]
             if cfg.packed_ids:
                 args = [args[0][:, f] for f in range(len(cfg.features))]
-            outs += [self.lookup(f, ids) for f, ids in enumerate(args)]
+            args = list(args)
+            for f, (_, bag) in enumerate(cfg.features):
+                with_offsets = cfg.bag_op == "offsets" and bag > 1
+                outs.append(self.lookup(f, *[args.pop(0) for _ in range(1 + with_offsets)]))
             return torch.cat(outs, 1) if cfg.concat else tuple(outs)
 
     gen = torch.Generator().manual_seed(cfg.seed + 1)
@@ -102,11 +109,26 @@ def build_dlrm(cfg: DlrmConfig):
         args.append(torch.randn(cfg.batch, cfg.dense_in, generator=gen))
     ids = []
     for table, bag in cfg.features:
+        if cfg.bag_op == "offsets" and bag > 1:
+            lengths = bag_lengths(cfg.batch, bag, gen)
+            ids.append(torch.randint(0, cfg.table_rows[table], (sum(lengths),), generator=gen))
+            ids.append(torch.tensor([0] + lengths[:-1]).cumsum(0))  # offsets
+            continue
         shape = (cfg.batch,) if bag == 1 else (cfg.batch, bag)
         ids.append(torch.randint(0, cfg.table_rows[table], shape, generator=gen))
     if cfg.packed_ids:
         ids = [torch.stack(ids, 1)]
     return Dlrm(), args + ids
+
+
+def bag_lengths(batch: int, mean: int, gen) -> list[int]:
+    """Variable bag lengths, each >= 1, summing to batch * mean (a data loader's ragged bags:
+    the total is the static shape the model is exported with)."""
+    import torch
+
+    extra = batch * (mean - 1)
+    cuts = sorted(torch.randint(0, extra + 1, (batch - 1,), generator=gen).tolist())
+    return [1 + hi - lo for lo, hi in zip([0, *cuts], [*cuts, extra])]
 
 
 def build_artifact(cfg: DlrmConfig) -> Artifact:
@@ -164,4 +186,8 @@ MODELS: list[BenchModel] = [
            "unseen: one packed [B,10] id tensor, tables of dim 32, B=16"),
     _model("dlrm-mean-b8", replace(ISSUE, bag_op="mean"),
            "unseen: the issue's model with mean bags (F.embedding(...).mean(1)), B=8"),
+    *[_model(f"dlrm-offsets-b{b}", replace(ISSUE, batch=b, bag_op="offsets"),
+             "DLRM with nn.EmbeddingBag(mode=sum) on (flat ids, offsets): bags of variable "
+             f"length (20 on average); B={b}")
+      for b in (1, 8, 64)],
 ]
