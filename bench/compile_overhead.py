@@ -8,10 +8,13 @@ alternating the order each round, the same llvm-cpu compile to a .vmfb with
     stock   iree-compile
     none    iree-fusions-compile --fusions=none   (the phase-split driver, no pass)
     all     iree-fusions-compile --fusions=all    (the driver and every pass)
+    keep    ... --fusions=all --fusions-keep-no-gain (no stock run weighing the linalg changes)
 
 and prints each one's median wall time over the rounds and the ratios to stock. `none` is the
 cost of the driver itself (Python start-up, imports, splitting the pipeline into three
-invocations, moving the module between them); `all - none` is what the passes cost.
+invocations, moving the module between them); `all - none` is what the passes cost;
+`all - keep` is the extra stock dispatch-creation run that decides whether the linalg
+changes are kept (it runs only when they changed the IR).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ CONFIGS = {
     "stock": lambda tool: [tool("iree-compile")],
     "none": lambda tool: [tool("iree-fusions-compile"), "--fusions=none"],
     "all": lambda tool: [tool("iree-fusions-compile"), "--fusions=all"],
+    # without the stock dispatch-creation run that weighs the linalg changes
+    "keep": lambda tool: [tool("iree-fusions-compile"), "--fusions=all", "--fusions-keep-no-gain"],
 }
 
 

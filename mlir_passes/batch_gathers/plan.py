@@ -74,7 +74,7 @@ def bag_candidate(op: ir.Operation) -> Candidate[EmbeddingBag] | OffsetsBag | No
     run-time offsets (for `offsets_bag_candidates`); None: not one and reads no table."""
     try:
         return Candidate(_bag_key(op), op_location(op), "embedding_bag generic",
-                         match_embedding_bag(op))
+                         match_embedding_bag(op), gain="work")  # a quadratic scan made linear
     except VariableBags:
         try:
             return match_offsets_bag(op)
@@ -109,7 +109,7 @@ def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: BatchGathe
         for g in open_groups(bucket, order):
             cand = Candidate.of(offsets_key(g), g[0].op,
                                 f"{len(g)} embedding_bag(s) with run-time offsets",
-                                lambda g=g: _offsets_plan(g, opts))
+                                lambda g=g: _offsets_plan(g, opts), gain="work")
             if not cand.blocked:
                 cand.declined = offsets_declined(g, opts)
             yield cand

@@ -173,6 +173,9 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardFactoryO
             and all(h.is_elementwise_generic(c) for c in consumers):
         raise NoMatch("computed from indices only and read by elementwise generics: IREE "
                       "fuses it into them itself")
+    if _clones_constant_broadcast(f):
+        raise NoMatch("one elementwise generic of constants (a broadcast bias): IREE clones it "
+                      "into the dispatches that read it itself")
     # The consumer body recomputes the value once per iteration (broadcast dims repeat it).
     iterations = sum(h.numel(h.loop_ranges(c)) for c in consumers)
     extra = f.cost * (iterations - elements)
@@ -184,6 +187,14 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardFactoryO
     if not options.ignore_cost and extra > budget:
         raise NoMatch(f"recomputing costs more than it saves ({detail})")
     return ForwardPlan(root, detail, analysis)
+
+
+def _clones_constant_broadcast(f) -> bool:
+    """A single elementwise generic whose leaves are all `arith.constant`s: IREE's dispatch
+    formation clones such producers into their consumers' dispatches (measured: ConvNeXt's
+    per-channel scale/bias broadcasts, 21 -> 21 dispatches forwarded or not)."""
+    return (len(f.ops) == 1 and h.is_elementwise_generic(f.ops[0]) and bool(f.leaves)
+            and all(h.is_constant(v) for v in f.leaves))
 
 
 def worth_compacting(root: Root) -> bool:

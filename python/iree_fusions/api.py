@@ -105,13 +105,15 @@ def compile_file(
     output_file: str | None = None,
     timeout: float | None = None,
     decisions: str | None = None,
+    keep_no_gain: bool = False,
 ) -> CompileOutput:
     """Compiles a file (.mlir / .mlirbc / torch-dialect with --iree-input-type=torch).
 
     stock=True runs plain iree-compile (the reference); otherwise iree-fusions-compile with
     `--fusions=<fusions>` (and `--fusions-decisions=<decisions>`: a file of measured
     decisions, see iree-fusions-tune). `flags` are passed to the compiler unchanged after
-    the device's.
+    the device's. keep_no_gain=True keeps linalg changes that reduce neither dispatches nor
+    bytes between them (`--fusions-keep-no-gain`: tests of a rewrite's mechanics).
     """
     with tempfile.TemporaryDirectory(prefix="iree-fusions-") as tmp:
         out_path = output_file or os.path.join(tmp, "out")
@@ -123,6 +125,8 @@ def compile_file(
             cmd += [f"--fusions={fusions}", f"--fusions-report-json={report_path}"]
             if decisions:
                 cmd.append(f"--fusions-decisions={decisions}")
+            if keep_no_gain:
+                cmd.append("--fusions-keep-no-gain")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
         if proc.returncode != 0:
             raise CompilerToolError(cmd, proc.returncode, proc.stderr)

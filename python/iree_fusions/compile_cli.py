@@ -5,8 +5,10 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
   --fusions-report                           print what each pass changed / skipped (stderr)
   --fusions-report-json=FILE                 the same as JSON
   --fusions-report-effect                    with -json: add the dispatches and bytes saved vs
-                                             stock (on with --fusions-report; costs one
-                                             extra stock dispatch-creation run)
+                                             stock (on with --fusions-report)
+  --fusions-keep-no-gain                     keep linalg changes that reduce neither dispatches
+                                             nor bytes between them (default: reverted, unless
+                                             a decisions file chose them)
   --fusions-strict                           a failing pass is an error (default: warn, skip it)
   --fusions-decisions=FILE|none              follow decisions measured by iree-fusions-tune for
                                              this target (none: not even the shipped ones)
@@ -64,6 +66,7 @@ class CliArgs:
     report: bool = False
     report_json: str | None = None
     report_effect: bool = False
+    keep_no_gain: bool = False
     strict: bool = False
     decisions: str | None = None
     delegate: bool = False  # hand the whole command to iree-compile
@@ -106,6 +109,8 @@ def parse_args(argv: list[str]) -> CliArgs:
             args.report = True
         elif name == "fusions-report-effect":
             args.report_effect = True
+        elif name == "fusions-keep-no-gain":
+            args.keep_no_gain = True
         elif name == "fusions-report-json":
             if not value:
                 raise UsageError("--fusions-report-json needs a file: --fusions-report-json=FILE")
@@ -220,6 +225,7 @@ def _request(args: CliArgs, source: bytes, steps, whole_file: bool) -> CompileRe
         steps=steps,
         strict=args.strict,
         effect=args.report or args.report_effect,
+        revert_if_no_gain=not args.keep_no_gain,
         decisions=args.decisions,
     )
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 from iree.compiler.api import ctypes_dl as capi
 
-from .counting import FlowCounts, count_flow_module
+from .counting import count_flow_module
 from .decisions import Decider, DecisionsError
-from .pass_base import PassReport
+from .pass_base import PassReport, Skip
 from .target import module_targets
 from .pipeline import PipelineError, Step, run_pipeline
 
@@ -71,10 +71,12 @@ class CompileRequest:
     output_path: str | None = None
     # Measured decisions to follow (--fusions-decisions=FILE); "none": not even the shipped.
     decisions: str | None = None
-    # Compare the plugin's dispatches and bytes between them with stock IREE's (an extra
-    # stock dispatch-creation run from the IR before the linalg passes): the report then says
-    # when the changes reduced neither.
+    # Weigh the linalg passes' changes: when they changed the IR, stock IREE also runs to
+    # dispatch-creation from the IR before them. The report notes the effect (`effect`);
+    # changes that reduce neither dispatches nor bytes between them are reverted
+    # (`revert_if_no_gain`) unless a measured decision chose them.
     effect: bool = False
+    revert_if_no_gain: bool = True
 
 
 @dataclass
@@ -140,7 +142,7 @@ def compile_request(
     reports: list[PassReport] = []
     module: ir.Operation | None = None
     decider: Decider | None = None
-    stock_counts: FlowCounts | None = None
+    linalg_before: ir.Operation | None = None  # the IR before linalg passes that changed it
     current = request.compile_from
     hooks = [(phase, HOOK_PHASE[phase]) for phase in ("linalg", "flow")
              if first <= phase_index(HOOK_PHASE[phase]) <= last]
@@ -153,24 +155,23 @@ def compile_request(
             raise CompileError(f"IREE failed while compiling to phase '{hook}'")
         module = inv.export_module()
         current = hook
+        if plugin_phase == "flow" and linalg_before is not None:
+            stage(f"iree {HOOK_PHASE['linalg']} {hook} (stock, to weigh the linalg changes)")
+            module = _keep_if_it_pays(runner, module, linalg_before, reports, request)
         steps = request.steps.get(plugin_phase, [])
         if steps:
             stage(f"plugin {hook} {','.join(s.text.partition('{')[0] for s in steps)}")
             with session.context:
                 if decider is None:
                     decider = _decider(module, request.decisions)
-                before = module.clone() if request.effect and plugin_phase == "linalg" else None
+                before = module.clone() if plugin_phase == "linalg" and (
+                    request.effect or request.revert_if_no_gain) else None
                 module, phase_reports = _run_hook(module, steps, plugin_phase, request, warn,
                                                   decider)
             reports += phase_reports
             if any(r.changed for r in phase_reports):
                 stage("changed")
-                if before is not None:
-                    stage(f"iree {hook} dispatch-creation (stock, for the report)")
-                    stock_counts = _stock_dispatch_counts(runner, before)
-        if plugin_phase == "flow" and stock_counts is not None:
-            with session.context:
-                _note_effect(reports, stock_counts, count_flow_module(module))
+                linalg_before = before
     inv = runner.invocation(current, request.compile_to)
     stage("parse" if module is None else f"import {current}")
     runner.load(inv, source if module is None else None, module)
@@ -181,26 +182,41 @@ def compile_request(
     return CompileResult(_emit(inv, request), reports)
 
 
-def _stock_dispatch_counts(runner: _Pipeline, module: ir.Operation) -> FlowCounts:
-    """What stock IREE makes of the IR the linalg passes started from, at dispatch-creation."""
+def _keep_if_it_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operation,
+                     reports: list[PassReport], request: CompileRequest) -> ir.Operation:
+    """The module to go on with after dispatch-creation: the plugin's, unless its linalg
+    changes reduced neither the dispatches nor the bytes passed between them (per call) and
+    no measured decision chose them; then stock IREE's, and the changes become skips.
+    The report notes the effect when asked (`effect`) and always when it reverts."""
     inv = runner.invocation(HOOK_PHASE["linalg"], HOOK_PHASE["flow"])
-    inv.import_module(module)
+    inv.import_module(before)
     if not inv.execute():
-        raise CompileError("IREE failed on the stock IR while measuring the plugin's effect")
+        raise CompileError("IREE failed on the IR from before the linalg passes")
     with runner.session.context:
-        return count_flow_module(inv.export_module())
-
-
-def _note_effect(reports: list[PassReport], stock: FlowCounts, plugin: FlowCounts) -> None:
-    """Says in the report of each pass that changed the IR what the changes bought."""
-    d0, d1 = stock.total_dispatches, plugin.total_dispatches
-    b0, b1 = stock.total_bytes_between, plugin.total_bytes_between
+        stock = inv.export_module()
+        s, p = count_flow_module(stock), count_flow_module(plugin)
+    d0, d1 = s.total_dispatches, p.total_dispatches
+    b0, b1 = s.total_bytes_between, p.total_bytes_between
     effect = f"dispatches {d0} -> {d1}, bytes between dispatches {b0} -> {b1} (vs stock IREE)"
-    if d1 >= d0 and b1 >= b0:
-        effect = f"the changes reduced neither dispatches nor bytes: {effect}"
-    for r in reports:
-        if r.changed:
-            r.note(effect)
+    changed = [r for r in reports if r.changed]
+    # Kept regardless of the counts: changes a measured decision chose, and changes that save
+    # work rather than dispatches.
+    exempt = any(c.decided_by != "rule" or c.gain == "work" for r in changed for c in r.changes)
+    if d1 < d0 or b1 < b0 or exempt or not request.revert_if_no_gain:
+        if request.effect:
+            gain = d1 < d0 or b1 < b0
+            for r in changed:
+                r.note(effect if gain else
+                       f"the changes reduced neither dispatches nor bytes: {effect}")
+        return plugin
+    reason = (f"reverted: the linalg passes' changes reduced neither dispatches nor bytes "
+              f"between dispatches ({effect})")
+    for r in changed:
+        r.note(reason)
+        r.skipped = [Skip(c.key, reason, c.location, c.decided_by, feasible=True)
+                     for c in r.changes] + r.skipped
+        r.changes = []
+    return stock
 
 
 def _decider(module: ir.Operation, decisions: str | None) -> Decider:

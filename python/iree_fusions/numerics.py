@@ -119,19 +119,23 @@ def compare_compilations(
     device: str = "local-task",
     flags: Sequence[str] = (),
     count: bool = True,
+    keep_no_gain: bool = False,
 ) -> NumericsCheck:
-    """Compiles `source` (a path or IR text) with stock IREE and with the plugin, runs both."""
+    """Compiles `source` (a path or IR text) with stock IREE and with the plugin, runs both.
+    keep_no_gain=True: the plugin keeps changes that save no dispatch (a rewrite's mechanics
+    checked on a small case that IREE would fuse as well without it)."""
     path, data, is_temporary = _read_source(source)
     try:
         if inputs is None:
             inputs = random_inputs(data, function)
         jobs = {
             "stock": dict(stock=True),
-            "plugin": dict(fusions=fusions),
+            "plugin": dict(fusions=fusions, keep_no_gain=keep_no_gain),
         }
         if count:
             jobs["stock_flow"] = dict(stock=True, compile_to="flow")
-            jobs["plugin_flow"] = dict(fusions=fusions, compile_to="flow")
+            jobs["plugin_flow"] = dict(fusions=fusions, compile_to="flow",
+                                       keep_no_gain=keep_no_gain)
         with ThreadPoolExecutor(max_workers=2) as pool:
             futures = {k: pool.submit(api.compile_file, path, device=device, flags=flags, **kw)
                        for k, kw in jobs.items()}

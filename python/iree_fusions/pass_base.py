@@ -145,6 +145,10 @@ class Candidate(Generic[P]):
     # Why the pass's own cost rule would not apply a feasible plan; a measured decision
     # (a decisions file) may still apply it.
     declined: str | None = None
+    # What the rewrite saves: "dispatches" (fewer dispatches or bytes between them: the
+    # driver reverts linalg changes that reduce neither) or "work" (less computation, e.g. a
+    # quadratic scan made linear: kept even at equal dispatch counts).
+    gain: Literal["dispatches", "work"] = "dispatches"
 
     @property
     def blocked(self) -> bool:
@@ -152,13 +156,14 @@ class Candidate(Generic[P]):
 
     @staticmethod
     def of(key: str, where: ir.Operation | ir.OpView | str, summary: str,
-           make_plan: Callable[[], P]) -> Candidate[P]:
+           make_plan: Callable[[], P], gain: Literal["dispatches", "work"] = "dispatches"
+           ) -> Candidate[P]:
         """A candidate whose plan is `make_plan()`, or blocked with the NoMatch it raised."""
         location = where if isinstance(where, str) else op_location(where)
         try:
-            return Candidate(key, location, summary, make_plan())
+            return Candidate(key, location, summary, make_plan(), gain=gain)
         except NoMatch as e:
-            return Candidate(key, location, summary, None, str(e))
+            return Candidate(key, location, summary, None, str(e), gain=gain)
 
 
 @dataclass(frozen=True)
@@ -167,6 +172,7 @@ class Change:
     what: str
     location: str
     decided_by: str = "rule"  # "rule" (the pass's own) or the decisions file that chose it
+    gain: str = "dispatches"  # what the change saves (Candidate.gain)
 
 
 @dataclass(frozen=True)
@@ -194,8 +200,9 @@ class PassReport:
     error: str | None = None
     target: str | None = None  # `backend:chip` the module was compiled for, when known
 
-    def change(self, key: str, what: str, location: str, decided_by: str = "rule") -> None:
-        self.changes.append(Change(key, what, location, decided_by))
+    def change(self, key: str, what: str, location: str, decided_by: str = "rule",
+               gain: str = "dispatches") -> None:
+        self.changes.append(Change(key, what, location, decided_by, gain))
 
     def skip(self, key: str, reason: str, location: str, decided_by: str = "rule",
              feasible: bool = False) -> None:
@@ -413,14 +420,14 @@ def _run_block(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> None:
                 except NoMatch as e:  # found unworkable before anything changed
                     skipped.append(Skip(cand.key, str(e), cand.location))
                     continue
-                report.change(cand.key, what, cand.location, decided_by)
+                report.change(cand.key, what, cand.location, decided_by, cand.gain)
                 break
             chosen.append((cand, decided_by))
         else:
             if chosen:
                 whats = pass_.apply_all([c for c, _ in chosen], ctx)
                 for (cand, decided_by), what in zip(chosen, whats):
-                    report.change(cand.key, what, cand.location, decided_by)
+                    report.change(cand.key, what, cand.location, decided_by, cand.gain)
                 continue
             report.skipped += skipped
             return

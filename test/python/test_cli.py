@@ -1,6 +1,7 @@
 """Error paths and help of the command-line tools: clear message, non-zero exit, no traceback."""
 
 import json
+import re
 import subprocess
 
 import pytest
@@ -129,9 +130,10 @@ def test_bench_passes_runtime_flags_to_the_timing_tool(monkeypatch):
     assert seen["extra_flags"] == [flag]
 
 
-def test_report_says_what_the_changes_bought(tmp_path):
-    """--fusions-report compares dispatches and bytes with stock IREE's, and says when the
-    changes bought neither (here: a rewrite IREE itself would make the same way)."""
+def test_changes_that_buy_nothing_are_reverted_and_reported(tmp_path):
+    """--fusions-report compares dispatches and bytes with stock IREE's. Linalg changes that
+    reduce neither (here: a rewrite IREE itself makes the same way) are reverted, each becoming
+    a skip that says so, and the output equals stock's; --fusions-keep-no-gain keeps them."""
     from iree_fusions.models import bundled_mlir_models
     from support.passes import lit_cases
 
@@ -142,8 +144,18 @@ def test_report_says_what_the_changes_bought(tmp_path):
         in res.stderr
     seed = tmp_path / "seed.mlir"
     seed.write_text(lit_cases("interchange-permuted-consumers")["seed_matmul_transpose"])
-    res = _run(tool("iree-fusions-compile"), str(seed), *CPU_FLAGS,
-               "--fusions=interchange-permuted-consumers{leave-to-stock=0}", "--fusions-report",
-               "-o", str(tmp_path / "b.vmfb"))
+    flags = [str(seed), *CPU_FLAGS, "--fusions=interchange-permuted-consumers{leave-to-stock=0}",
+             "--fusions-report", "--compile-to=flow"]
+    res = _run(tool("iree-fusions-compile"), *flags, "-o", str(tmp_path / "b.mlir"))
+    assert "0 change(s), 1 skipped" in res.stderr
+    assert "note: reverted: the linalg passes' changes reduced neither dispatches nor bytes " \
+        "between dispatches (dispatches 1 -> 1" in res.stderr
+    assert re.search(r"skipped \[interchange-[0-9a-f]{10}\] .*: reverted: ", res.stderr)
+    _run(tool("iree-compile"), str(seed), *CPU_FLAGS, "--compile-to=flow", "-o",
+         str(tmp_path / "s.mlir"))
+    assert (tmp_path / "b.mlir").read_text() == (tmp_path / "s.mlir").read_text()
+    res = _run(tool("iree-fusions-compile"), *flags, "--fusions-keep-no-gain", "-o",
+               str(tmp_path / "c.mlir"))
+    assert "1 change(s)" in res.stderr
     assert "note: the changes reduced neither dispatches nor bytes: dispatches 1 -> 1" \
         in res.stderr

@@ -113,7 +113,7 @@ def test_hook_points_run_linalg_and_flow_passes(sources, support_on_path, tmp_pa
     out, report = tmp_path / "flow.mlir", tmp_path / "report.json"
     res = _run([tool("iree-fusions-compile"), sources["reduction"], *CPU_FLAGS,
                 "--fusions-load=support.extra_passes", "--fusions=test-mark,test-mark-flow",
-                "--compile-to=flow", f"--fusions-report-json={report}", "--fusions-report",
+                "--fusions-keep-no-gain", "--compile-to=flow", f"--fusions-report-json={report}", "--fusions-report",
                 "-o", str(out)])
     assert res.returncode == 0, res.stderr.decode()
     reports = json.loads(report.read_text())
@@ -141,7 +141,7 @@ def test_compile_from_the_hook_phase_runs_its_passes(sources, support_on_path, t
     out = tmp_path / "out.mlir"
     res = _run([tool("iree-fusions-compile"), str(go), *CPU_FLAGS,
                 "--fusions-load=support.extra_passes", "--fusions=test-mark",
-                "--compile-from=global-optimization", "--compile-to=dispatch-creation",
+                "--fusions-keep-no-gain", "--compile-from=global-optimization", "--compile-to=dispatch-creation",
                 "-o", str(out)])
     assert res.returncode == 0, res.stderr.decode()
     assert "iree_fusions.test_marked" in out.read_text()

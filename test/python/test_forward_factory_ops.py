@@ -63,7 +63,8 @@ def test_lit_cases_are_all_covered():
 def test_lit_case_numerics_and_counts(name):
     text = lit_cases()[name]
     changed, saved, bytes_removed = LIT_EXPECTATIONS[name]
-    check = compare_compilations(text, inputs_for(text, name), fusions=PASS, function=name)
+    check = compare_compilations(text, inputs_for(text, name), fusions=PASS, function=name,
+                                 keep_no_gain=True)  # the mechanics, even where nothing is saved
     assert check.agreement.shapes_match
     assert check.agreement.within(1e-5), check.agreement
     assert bool(check.changes()) == changed, check.reports
@@ -401,7 +402,7 @@ def test_property_no_factory_no_change(unary, s):
 def test_property_numerics_match_stock(text):
     # With positions from an input (index-only chains are const-evaluated by IREE before the
     # pass runs).
-    check = compare_compilations(text, inputs_for(text, "main"), fusions=PASS)
+    check = compare_compilations(text, inputs_for(text, "main"), fusions=PASS, keep_no_gain=True)
     assert check.changes()
     assert check.agreement.within(1e-5), (check.agreement, text)
     assert check.plugin_dispatches <= check.stock_dispatches

@@ -175,7 +175,7 @@ def test_report_json_objects_carry_key_pass_and_location():
     _, report = _run_toy()
     data = json.loads(json.dumps(report.to_json()))
     (change,) = data["changes"]
-    assert set(change) == {"key", "pass", "what", "location", "decided_by"}
+    assert set(change) == {"key", "pass", "what", "location", "decided_by", "gain"}
     assert change["pass"] == "test-neg-to-abs"
     (skip,) = data["skipped"]
     assert set(skip) == {"key", "pass", "reason", "location", "decided_by", "feasible"}
