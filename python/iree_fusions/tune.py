@@ -8,9 +8,11 @@ inputs are made from its signature). The tuner compiles the model with the plugi
 its candidates by key (equal keys are one family, decided together). Then, key by key, it
 builds the model with and without that key (all other keys as decided so far) and times both
 on DEVICE, alternating, `--rounds` rounds of `--repetitions` repetitions, medians. A key the
-passes apply by default stays applied unless it is measured slower by more than `--margin`;
-a key a pass declines by its cost rule is applied only when measured faster by more than
-`--margin`. Keys that appear only once another decision changed the IR are measured too.
+passes apply by default stays applied unless it is measured slower: by more than `--margin`
+in the medians *and* in enough of the alternating rounds that chance is unlikely (a one-sided
+sign test at 5%: 5 of 5 rounds, 7 of 7, 8 of 9, 9 of 11...); a key a pass declines by its cost
+rule is applied only when measured faster by the same test. On a noisy machine a decision
+therefore stays with the pass's rule rather than follow one lucky round. Keys that appear only once another decision changed the IR are measured too.
 Last, the tuned build is timed against stock IREE; if it is slower by more than the margin,
 the keys that did not show a clear gain are turned off (then all keys), so that the decisions
 never make the model slower than stock on this device.
@@ -24,6 +26,7 @@ several models (tune them into one file with `--resume`).
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
 import tempfile
@@ -207,7 +210,9 @@ def tune(args, flags: list[str]) -> DecisionSet:
             with_, without = (current, toggled) if info.applied else (toggled, current)
             ms_without, ms_with, ratios = tuner.time_pair(without.vmfb, with_.vmfb)
             ratio = ms_without / ms_with
-            apply = ratio >= 1 - args.margin if info.applied else ratio > 1 + args.margin
+            apply = info.applied != _clearly_better(
+                [1 / r for r in ratios] if info.applied else ratios,
+                1 / ratio if info.applied else ratio, args.margin)
             config[info.key] = (info.pass_name, apply)
             decided.entries[info.key] = Decision(info.key, info.pass_name, apply, decided.source, {
                     "model": model_name, "default": info.applied, "candidates": info.count,
@@ -230,6 +235,23 @@ def tune(args, flags: list[str]) -> DecisionSet:
               f"{time.time() - started:.0f}s (compiles {tuner.compile_s:.0f}s, timing "
               f"{tuner.timing_s:.0f}s)", file=sys.stderr)
         return decided
+
+
+def rounds_needed(n: int, level: float = 0.05) -> int:
+    """The fewest of n rounds that must agree for a one-sided sign test at `level`."""
+    tail = 0.0
+    for k in range(n, -1, -1):
+        tail += math.comb(n, k) / 2 ** n
+        if tail > level:
+            return k + 1
+    return 0
+
+
+def _clearly_better(round_ratios: list[float], median_ratio: float, margin: float) -> bool:
+    """Whether the alternative (ratios: default/alternative times per round) beats the
+    default: by more than `margin` in the medians, and in enough rounds (sign test)."""
+    wins = sum(r > 1 for r in round_ratios)
+    return median_ratio > 1 + margin and wins >= rounds_needed(len(round_ratios))
 
 
 def _check_against_stock(tuner: Tuner, decided: DecisionSet, config: dict, args,
@@ -287,7 +309,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fusions", default="all", help="plugin passes (default: all)")
     p.add_argument("--function", default="main", help="entry function (files only)")
     p.add_argument("--label", help="the model's name in the decisions file (files only)")
-    p.add_argument("--rounds", type=int, default=7, help="alternating timing rounds per key")
+    p.add_argument("--rounds", type=int, default=7, help="alternating timing rounds per key (a default changes only when "
+                   "5 of 5, 7 of 7, 8 of 9... rounds agree)")
     p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
     p.add_argument("--margin", type=float, default=0.02,
                    help="noise margin: a change of the default needs this relative difference")

@@ -115,3 +115,17 @@ def test_shipped_decisions_follow_the_target():
     assert n == 1
     n, reports = _dispatches(source)  # llvm-cpu: no shipped decision for this key
     assert n == 1 and reports[0]["changes"][0]["decided_by"] == "rule"
+
+
+def test_a_default_changes_only_on_consistent_rounds():
+    # One-sided sign test at 5%: the rounds that must agree before a default is changed.
+    from iree_fusions.tune import _clearly_better, rounds_needed
+
+    assert [rounds_needed(n) for n in (3, 5, 7, 9, 11)] == [4, 5, 7, 8, 9]
+    assert _clearly_better([1.1, 1.2, 1.05, 1.1, 1.3], 1.1, 0.02)
+    # One round the other way (a noisy machine): the default stays.
+    assert not _clearly_better([1.1, 1.2, 0.69, 1.1, 1.3], 1.1, 0.02)
+    # Every round agrees but within the margin: the default stays.
+    assert not _clearly_better([1.01, 1.01, 1.015, 1.01, 1.01], 1.01, 0.02)
+    # Three rounds can never overturn a default.
+    assert not _clearly_better([2.0, 2.0, 2.0], 2.0, 0.02)
