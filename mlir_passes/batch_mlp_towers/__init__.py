@@ -46,8 +46,8 @@ from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, op_loc
 
 from .build import BuildOptions, build_group, change_text
 from .match import (Positions, TowerGroup, find_layers, group_key, group_towers, link_towers,
-                    matmul_key)
-from .plan import GroupPlan, arrange_towers, plan_group
+                    matmul_key, place_towers)
+from .plan import GroupPlan, arrange_towers, declined, plan_group
 
 __all__ = ["BatchMlpTowers", "GroupPlan"]
 
@@ -60,7 +60,17 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
                    "batched contractions over stacked weights")
 
     min_layers: int = option(
-        2, "minimum number of batched layers in a group; 1 also batches single-layer towers")
+        1, "minimum number of batched layers in a group (a hard floor; what a group saves is "
+        "decided by min-net-dispatches)")
+    min_net_dispatches: int = option(
+        0, "apply a group when the dispatches it saves (towers x layers - batched layers, + "
+        "stack copies stock runs as slow_memcpy dispatches) less the result copies it adds "
+        "(slices for non-linalg users) are at least this (llvm-cpu: -1 lost up to 2x, +1 "
+        "level, +7/+15 won)")
+    max_padding_waste: float = option(
+        0.5, "towers of different widths are padded to the widest with zero weights when at "
+        "most this share of the batched contraction work is padding (1.0 pads any widths; "
+        "a negative value never pads)")
     runtime_stack_bytes_per_dispatch: int = option(
         32768, "run-time tensors (weights/biases passed as arguments, separate tower inputs) "
         "are stacked on every call; only when the copied bytes are at most this x the "
@@ -83,7 +93,9 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
         for mm, reason in rejected:
             yield Candidate(matmul_key(mm), op_location(mm), "linalg.matmul (no tower layer)",
                             None, reason)
-        for group in group_towers(link_towers(layers), positions):
+        towers = link_towers(layers)
+        place_towers(towers, h.block_placements(block))
+        for group in group_towers(towers, positions):
             yield self._group_candidate(group, block, positions)
 
     def _group_candidate(self, group: TowerGroup, block: ir.Block, positions: Positions
@@ -91,8 +103,11 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
         arrangement = arrange_towers(group) if len(group.towers) >= 2 else None
         stack = arrangement.stack if arrangement is not None else None
         key = group_key(group, stack.layout if stack is not None else None)
-        return Candidate.of(key, group.first_mm, group.describe(),
+        cand = Candidate.of(key, group.first_mm, group.describe(),
                             lambda: plan_group(group, arrangement, block, positions, self))
+        if cand.plan is not None:
+            cand.declined = declined(cand.plan, self)
+        return cand
 
     def apply(self, candidate: Candidate[GroupPlan], ctx: PassContext) -> str:
         plan = candidate.plan
