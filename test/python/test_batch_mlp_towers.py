@@ -165,6 +165,9 @@ LIT_EXPECTATIONS = {
     "concat_consumer": True,
     "separate_inputs": True,
     "intermediate_also_used": False,  # declined: net -2 (4 result copies); applied below
+    "one_layer_experts_stack": True,
+    "padded_heads": True,
+    "padding_waste": False,
 }
 
 
@@ -198,6 +201,26 @@ def test_lit_case_numerics_with_options(name, options):
     assert check.changes()
     assert check.agreement.within(TOL), check.agreement
     assert check.plugin_dispatches < check.stock_dispatches
+
+
+@pytest.mark.parametrize("batch", [2, 4])
+@pytest.mark.parametrize("act", ["relu", "silu", "gelu"])
+def test_padded_heads_bit_identical(batch, act):
+    """Heads of different widths padded to the widest: the real columns are bit-identical
+    to stock with rows (M > 1). At B = 1 the matvec codegen reduces K across vector lanes and
+    the padded K changes the association: not bit-identical there (checked below)."""
+    text = towers_ir(batch, [[16, 4, 1], [16, 8, 3], [16, 12, 2]], [act] * 3, seed=1)
+    check = compare_compilations(text, fusions=PASS, keep_no_gain=True)
+    assert any("padded to 12x3" in c for c in check.changes()), check.changes()
+    assert check.agreement.max_abs == 0.0, check.agreement
+    assert check.plugin_dispatches < check.stock_dispatches
+
+
+def test_padded_heads_batch1_within_tolerance():
+    text = towers_ir(1, [[16, 4, 1], [16, 8, 1], [16, 12, 1]], ["gelu"] * 3, seed=1)
+    check = compare_compilations(text, fusions=PASS, keep_no_gain=True)
+    assert any("padded" in c for c in check.changes()), check.changes()
+    assert check.agreement.within(TOL), check.agreement
 
 
 @pytest.mark.parametrize("batch", [1, 8])
@@ -400,6 +423,46 @@ def test_torch_unseen_shapes(name):
     check = _torch_check(UNSEEN[name])
     assert check.changes()
     assert check.plugin_dispatches < check.stock_dispatches
+
+
+def _zoo_check(name: str, batch: int):
+    from iree_fusions.models.torch_export import TORCH_INPUT_FLAGS
+    from iree_fusions.models.zoo import ARCHITECTURES, zoo_artifact
+
+    art = zoo_artifact(next(a for a in ARCHITECTURES if a.name == name), batch)
+    check = compare_compilations(art.source, art.inputs, fusions=PASS, flags=TORCH_INPUT_FLAGS)
+    assert check.agreement.within(TOL), check.agreement
+    for ref, out in zip(art.reference, check.plugin):
+        assert np.max(np.abs(ref - out)) <= 1e-4
+    return check
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch", [1, 4])
+def test_torch_moe_one_layer_experts(batch):
+    """Eight one-layer experts stacked by torch.stack(dim=1): one batched contraction writes
+    the stack; no slow_memcpy (stock has 8 at B = 4)."""
+    check = _zoo_check("moe-top2", batch)
+    names = [n for ns in check.plugin_counts.dispatch_names.values() for n in ns]
+    assert not any("slow_memcpy" in n for n in names), names
+    assert any("group of 8 towers (depth 1" in c and "8-way stack" in c
+               for c in check.changes()), check.changes()
+    assert (check.stock_dispatches, check.plugin_dispatches) == ((14, 7) if batch == 1
+                                                                 else (22, 7))
+    if batch > 1:
+        assert check.agreement.max_abs == 0.0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("batch", [1, 4])
+def test_torch_multitask_heads_padded(batch):
+    """Four heads 32/64/96/128 wide on one trunk: padded to 128 (38% padding), 13/9 -> 3."""
+    check = _zoo_check("multitask-heads", batch)
+    assert any("widths 32x1/64x1/96x1/128x1" in c and "padded to 128x1" in c
+               for c in check.changes()), check.changes()
+    assert check.plugin_dispatches == 3
+    if batch > 1:
+        assert check.agreement.max_abs == 0.0
 
 
 @pytest.mark.slow
