@@ -27,6 +27,30 @@ a byte budget per saved dispatch (see the options).
       %y = linalg.generic {mul} ins(%b, %s)       %s, %y = (the same generics on [T,B,N])
                                                   %y_i = tensor.extract_slice %y[i] (where used)
 
+What a group saves is counted at plan time (`plan.Gain`): stock makes one dispatch per tower
+layer, so batching saves towers x layers - batched layers dispatches, plus the copies stock
+makes into a stack of the results (a [M, T, N] stack with M > 1 rows is one strided
+slow_memcpy dispatch per tower; the batched result is the stack); it adds one copy per tower
+value sliced out for a non-linalg user (a function result). A group is applied when saved -
+added >= min-net-dispatches (0): single-layer towers whose results are all returned (net -1)
+are left to IREE, a mixture of one-layer experts feeding torch.stack is batched (net +7 at
+B=1, +15 at B=4). Towers placed on different devices (multi-device programs) never group.
+
+Towers that agree on everything but their widths (task heads 32/64/96/128 wide on one trunk)
+can be padded to the widest (`max-padding-waste`, off by default: measured slower on
+llvm-cpu): weights and biases are zero-padded at load time, a padded column is act(0 + 0)
+(finite for the known activations) and meets zero rows of the next weight, so the real
+columns are unchanged (bit-identical with M > 1 rows; at M = 1 the matvec reduction order
+changes in the last bits); each tower's result is sliced back to its width:
+
+    head i (N_i = 32, 64, ...):                  padded to N = max N_i, once:
+      %a = linalg.matmul ins(%x, %W_i             %W = util.global.load @stack : [T,K,N]
+                 : [B,K],[N_i,K]) -> [B,N_i]          (W_i written into zeros at load time)
+      %r = relu(%a + %b_i)                        %a = linalg.batch_matmul ins(%x, %W) -> [T,B,N]
+      %o = linalg.matmul ins(%r, %V_i             %r = relu(%a + %bs : [T,N])
+                 : [B,N_i],[1,N_i]) -> [B,1]      %o = linalg.batch_matmul ins(%r, %V : [T,N,1])
+                                                  %o_i = tensor.extract_slice %o[i] (width N_i)
+
 Layout: `match.py` (layers, towers, groups, candidate keys), `plan.py` (batching order, the
 trie of shared prefixes, the stack of the results, per-layer operand plans, placement, the
 run-time stacking budget: every NoMatch), `build.py` (stacked operands, batched contractions
