@@ -27,6 +27,30 @@ a byte budget per saved dispatch (see the options).
       %y = linalg.generic {mul} ins(%b, %s)       %s, %y = (the same generics on [T,B,N])
                                                   %y_i = tensor.extract_slice %y[i] (where used)
 
+What a group saves is counted at plan time (`plan.Gain`): stock makes one dispatch per tower
+layer, so batching saves towers x layers - batched layers dispatches, plus the copies stock
+makes into a stack of the results (a [M, T, N] stack with M > 1 rows is one strided
+slow_memcpy dispatch per tower; the batched result is the stack); it adds one copy per tower
+value sliced out for a non-linalg user (a function result). A group is applied when saved -
+added >= min-net-dispatches (0): single-layer towers whose results are all returned (net -1)
+are left to IREE, a mixture of one-layer experts feeding torch.stack is batched (net +7 at
+B=1, +15 at B=4). Towers placed on different devices (multi-device programs) never group.
+
+Towers that agree on everything but their widths (task heads 32/64/96/128 wide on one trunk)
+can be padded to the widest (`max-padding-waste`, off by default: measured slower on
+llvm-cpu): weights and biases are zero-padded at load time, a padded column is act(0 + 0)
+(finite for the known activations) and meets zero rows of the next weight, so the real
+columns are unchanged (bit-identical with M > 1 rows; at M = 1 the matvec reduction order
+changes in the last bits); each tower's result is sliced back to its width:
+
+    head i (N_i = 32, 64, ...):                  padded to N = max N_i, once:
+      %a = linalg.matmul ins(%x, %W_i             %W = util.global.load @stack : [T,K,N]
+                 : [B,K],[N_i,K]) -> [B,N_i]          (W_i written into zeros at load time)
+      %r = relu(%a + %b_i)                        %a = linalg.batch_matmul ins(%x, %W) -> [T,B,N]
+      %o = linalg.matmul ins(%r, %V_i             %r = relu(%a + %bs : [T,N])
+                 : [B,N_i],[1,N_i]) -> [B,1]      %o = linalg.batch_matmul ins(%r, %V : [T,N,1])
+                                                  %o_i = tensor.extract_slice %o[i] (width N_i)
+
 Layout: `match.py` (layers, towers, groups, candidate keys), `plan.py` (batching order, the
 trie of shared prefixes, the stack of the results, per-layer operand plans, placement, the
 run-time stacking budget: every NoMatch), `build.py` (stacked operands, batched contractions
@@ -46,8 +70,8 @@ from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, op_loc
 
 from .build import BuildOptions, build_group, change_text
 from .match import (Positions, TowerGroup, find_layers, group_key, group_towers, link_towers,
-                    matmul_key)
-from .plan import GroupPlan, arrange_towers, plan_group
+                    matmul_key, place_towers)
+from .plan import GroupPlan, arrange_towers, declined, plan_group
 
 __all__ = ["BatchMlpTowers", "GroupPlan"]
 
@@ -60,7 +84,17 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
                    "batched contractions over stacked weights")
 
     min_layers: int = option(
-        2, "minimum number of batched layers in a group; 1 also batches single-layer towers")
+        1, "minimum number of batched layers in a group (a hard floor; what a group saves is "
+        "decided by min-net-dispatches)")
+    min_net_dispatches: int = option(
+        0, "apply a group when the dispatches it saves (towers x layers - batched layers, + "
+        "stack copies stock runs as slow_memcpy dispatches) less the result copies it adds "
+        "(slices for non-linalg users) are at least this (llvm-cpu: -1 lost up to 2x, +1 "
+        "level, +7/+15 won)")
+    max_padding_waste: float = option(
+        0.0, "towers of different widths are padded to the widest with zero weights when at "
+        "most this share of the batched contraction work is padding; 0 (default) never pads: "
+        "llvm-cpu, four heads 32/64/96/128 (38% padding) lost 0.94-0.98x")
     runtime_stack_bytes_per_dispatch: int = option(
         32768, "run-time tensors (weights/biases passed as arguments, separate tower inputs) "
         "are stacked on every call; only when the copied bytes are at most this x the "
@@ -83,7 +117,9 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
         for mm, reason in rejected:
             yield Candidate(matmul_key(mm), op_location(mm), "linalg.matmul (no tower layer)",
                             None, reason)
-        for group in group_towers(link_towers(layers), positions):
+        towers = link_towers(layers)
+        place_towers(towers, h.block_placements(block))
+        for group in group_towers(towers, positions):
             yield self._group_candidate(group, block, positions)
 
     def _group_candidate(self, group: TowerGroup, block: ir.Block, positions: Positions
@@ -91,8 +127,11 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
         arrangement = arrange_towers(group) if len(group.towers) >= 2 else None
         stack = arrangement.stack if arrangement is not None else None
         key = group_key(group, stack.layout if stack is not None else None)
-        return Candidate.of(key, group.first_mm, group.describe(),
+        cand = Candidate.of(key, group.first_mm, group.describe(),
                             lambda: plan_group(group, arrangement, block, positions, self))
+        if cand.plan is not None:
+            cand.declined = declined(cand.plan, self)
+        return cand
 
     def apply(self, candidate: Candidate[GroupPlan], ctx: PassContext) -> str:
         plan = candidate.plan

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import linalg, tensor
+from iree.compiler.dialects import arith, linalg, tensor
 
 from iree_fusions import ir_build as b
 from iree_fusions import ir_helpers as h
@@ -44,23 +44,33 @@ def layout_shape(layout: str, t: int, m: int, n: int) -> list[int]:
     return {TMN: [t, m, n], MTN: [m, t, n], TN: [t, n]}[layout]
 
 
-def stack_values(values: list[ir.Value]) -> ir.Value:
-    """tensor.empty [T, ...] + one insert_slice per value (at the current insertion point)."""
+def stack_values(values: list[ir.Value], pad_shape: list[int] | None = None) -> ir.Value:
+    """tensor.empty [T, ...] + one insert_slice per value (at the current insertion point);
+    with `pad_shape`, a zero-filled [T, *pad_shape] each value is written at the origin of."""
     t = values[0].type
-    shape = list(t.shape)
+    shape = list(t.shape) if pad_shape is None else list(pad_shape)
     result = tensor.EmptyOp([len(values), *shape], t.element_type).result
+    if pad_shape is not None and any(list(v.type.shape) != shape for v in values):
+        elt = t.element_type
+        zero = arith.ConstantOp(elt, 0.0 if isinstance(elt, ir.FloatType) else 0).result
+        result = b.first_result(linalg.fill(zero, outs=[result]))
     for i, v in enumerate(values):
+        sizes = list(v.type.shape)
         result = tensor.InsertSliceOp(v, result, [], [], [], [i] + [0] * len(shape),
-                                      [1, *shape], [1] * (len(shape) + 1)).result
+                                      [1, *sizes], [1] * (len(shape) + 1)).result
     return result
 
 
-def slice_tower(stacked: ir.Value, layout: str, index: int, result_type: ir.Type) -> ir.Value:
-    """Tower `index` of a stacked tensor, as `result_type` (rank-reduced where it is)."""
+def slice_tower(stacked: ir.Value, layout: str, index: int, result_type: ir.Type,
+                width: int | None = None) -> ir.Value:
+    """Tower `index` of a stacked tensor, as `result_type` (rank-reduced where it is); its
+    first `width` columns when the stack is padded wider."""
     shape = list(stacked.type.shape)
     offsets, sizes = [0] * len(shape), list(shape)
     pos = 1 if layout == MTN else 0
     offsets[pos], sizes[pos] = index, 1
+    if width is not None:
+        sizes[-1] = width
     return tensor.ExtractSliceOp(result_type, stacked, [], [], [], offsets, sizes,
                                  [1] * len(shape)).result
 
@@ -86,8 +96,9 @@ def transpose_inner(value: ir.Value) -> ir.Value:
 
 
 def hoist_stack(module: ir.Operation, anchor: ir.Operation, values: list[ir.Value],
-                transpose: bool = False) -> ir.Value:
-    """The towers' constant `values` stacked (and transposed [T,B,A]) once, at load time."""
+                transpose: bool = False, pad_shape: list[int] | None = None) -> ir.Value:
+    """The towers' constant `values` stacked (zero-padded to `pad_shape`, transposed
+    [T,B,A]) once, at load time."""
     traced = [trace_constant(v) for v in values]
     roots: list[ir.Value] = []
     for root, _ in traced:
@@ -103,7 +114,7 @@ def hoist_stack(module: ir.Operation, anchor: ir.Operation, values: list[ir.Valu
                 new.operands[0] = v
                 v = new.results[0]
             outs.append(v)
-        stacked = stack_values(outs)
+        stacked = stack_values(outs, pad_shape)
         return transpose_inner(stacked) if transpose else stacked
 
     return b.hoist_to_initializer(module, anchor, roots, build, STACK_SYMBOL)
@@ -118,14 +129,15 @@ def stacked_operands(module: ir.Operation, anchor: ir.Operation, node: NodePlan,
     layout ("kn" / "nk")."""
     stacked = []
     w_layout = node.layers[0].weight_layout
-    for j, (values, kind) in enumerate(zip(node.slots, node.slot_kinds)):
+    pads = node.pad_shapes or [None] * len(node.slots)
+    for j, (values, kind, pad) in enumerate(zip(node.slots, node.slot_kinds, pads)):
         if kind == "shared":
             stacked.append(values[0])
         elif kind == "const":
             transpose = (j == 0 and weight_layout in ("kn", "nk") and weight_layout != w_layout)
             if transpose:
                 w_layout = weight_layout
-            stacked.append(hoist_stack(module, anchor, values, transpose))
+            stacked.append(hoist_stack(module, anchor, values, transpose, pad))
         else:
             with ir.InsertionPoint(anchor):
                 stacked.append(stack_values(values))
@@ -169,7 +181,7 @@ def batched_contraction(node: NodePlan, lhs: ir.Value, lhs_layout: str | None,
     layouts allow and `named`, else a linalg.generic with the matmul's body."""
     t0 = node.layers[0]
     layout = node.node.layout
-    m, n = t0.result_type.shape
+    m, n = t0.result_type.shape[0], node.width
     elt = t0.result_type.element_type
     shared_weight = node.slot_kinds[0] == "shared"
     types = {str(v.type.element_type) for v in (lhs, weight)} | {str(elt)}
@@ -211,7 +223,7 @@ def batched_epilogue(e: EpilogueOp, t0: Layer, node: NodePlan, chain: list[ir.Va
             dims = [0] + dims
         ins.append(params[index])
         in_maps.append(b.map_attr(e_dims, dims))
-    m, n = t0.result_type.shape
+    m, n = t0.result_type.shape[0], node.width
     out_shape = layout_shape(layout, len(node.layers), m, n)
     empty = tensor.EmptyOp(out_shape, e.op.results[0].type.element_type).result
     g = b.new_generic(ins, [empty], in_maps + [b.map_attr(e_dims, out_dims)],
@@ -299,8 +311,9 @@ def _replace_tower_uses(plan: GroupPlan, chains: list[list[ir.Value]]) -> None:
                         if h.use_owner(u) not in removed]
                 if not uses:
                     continue
+                width = node_plan.widths[p] if node_plan.padded else None
                 with ir.InsertionPoint(plan.anchor):
-                    s = slice_tower(chain[c], node.layout, p, v.type)
+                    s = slice_tower(chain[c], node.layout, p, v.type, width)
                 for owner, k in uses:
                     owner.operands[k] = s
 
@@ -335,4 +348,6 @@ def change_text(plan: GroupPlan) -> str:
                  f"the batched result ({plan.stack.layout})")
     if plan.runtime_bytes:
         text += f"; {plan.runtime_bytes} bytes of run-time tensors stacked per call"
-    return text
+    if plan.group.padded:
+        text += "; padded to " + "x".join(str(p.width) for p in plan.nodes) + " with zeros"
+    return text + "; " + plan.gain.describe()

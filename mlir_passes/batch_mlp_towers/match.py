@@ -3,6 +3,7 @@ together (the reason at the check that failed when a matmul is not a tower layer
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -53,6 +54,7 @@ class Layer:
     captured: list[ir.Value]  # values the epilogue bodies use from above
     kind: str  # the activation (see activation_kind)
     sig: tuple = ()
+    wsig: tuple = ()  # sig with the tensor sizes left out (towers of different widths)
     tail_index: int = -1  # the chain value the next layer reads (default: the last)
 
     @property
@@ -63,6 +65,16 @@ class Layer:
     def key(self) -> tuple:
         """What towers batched together must share at this layer (structure only)."""
         return self.sig, self.tail_index % len(self.chain)
+
+    @property
+    def width_free_key(self) -> tuple:
+        """Layer.key without the tensor sizes: what towers padded to one width share."""
+        return self.wsig, self.tail_index % len(self.chain)
+
+    @property
+    def width(self) -> int:
+        """N: the columns of the matmul result."""
+        return self.result_type.shape[1]
 
     @property
     def ops(self) -> list[ir.Operation]:
@@ -281,7 +293,20 @@ def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
         tuple((str(p.type), "const" if trace_constant(p) else "runtime") for p in epi.params),
         layer.kind,
     )
+    layer.wsig = tuple(_without_sizes(part) for part in layer.sig)
     return layer
+
+
+_SIZES = re.compile(r"(?<=[<x])\d+(?=x)")
+
+
+def _without_sizes(part):
+    """A signature part with every size of the tensor types in it replaced by `?`."""
+    if isinstance(part, str):
+        return _SIZES.sub("?", part)
+    if isinstance(part, tuple):
+        return tuple(_without_sizes(p) for p in part)
+    return part
 
 
 # ---------------------------------------------------------------- towers and groups
@@ -291,6 +316,9 @@ def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
 class Tower:
     layers: list[Layer]
     links: list[ir.Operation | None] = field(default_factory=list)  # expand between layers
+    # Devices its inputs come from (multi-device programs; see h.block_placements): only
+    # towers with equal placements are grouped.
+    placement: frozenset[str] = frozenset()
 
     @property
     def input(self) -> ir.Value:
@@ -303,6 +331,10 @@ class TowerGroup:
 
     towers: list[Tower]
     shared: bool
+    # A lone tower whose structural partners are placed on other devices.
+    elsewhere: bool = False
+    # Towers of equal structure but different widths (N per layer), padded to the widest.
+    padded: bool = False
 
     @property
     def first_mm(self) -> ir.Operation:
@@ -311,8 +343,12 @@ class TowerGroup:
     def describe(self) -> str:
         depths = sorted({len(t.layers) for t in self.towers})
         kinds = "/".join(sorted({lay.kind for t in self.towers for lay in t.layers}))
+        widths = ""
+        if self.padded:
+            widths = ", widths " + "/".join(
+                "x".join(str(lay.width) for lay in t.layers) for t in self.towers)
         return (f"group of {len(self.towers)} towers (depth {','.join(map(str, depths))}, "
-                f"{kinds}, {'shared' if self.shared else 'separate'} input)")
+                f"{kinds}, {'shared' if self.shared else 'separate'} input{widths})")
 
 
 def next_layer(layer: Layer, layers: dict[ir.Operation, Layer]
@@ -378,22 +414,51 @@ def link_towers(layers: dict[ir.Operation, Layer]) -> list[Tower]:
     return towers
 
 
+def place_towers(towers: list[Tower], placements: dict[ir.Operation, frozenset[str]]) -> None:
+    """Each tower's placement: the devices its ops' inputs come from."""
+    for t in towers:
+        t.placement = frozenset().union(
+            *(placements.get(op, frozenset()) for lay in t.layers for op in lay.ops))
+
+
 def group_towers(towers: list[Tower], positions: Positions) -> list[TowerGroup]:
     """Towers reading one input with an equal first layer, then the remaining towers with an
-    equal first layer and separate inputs; in block order of their first matmul."""
+    equal first layer and separate inputs; in block order of their first matmul. Towers
+    placed on different devices are never in one group."""
     shared: dict[tuple, list[Tower]] = {}
     for t in towers:
-        shared.setdefault((t.input, t.layers[0].key), []).append(t)
+        shared.setdefault((t.input, t.layers[0].key, t.placement), []).append(t)
     groups: list[TowerGroup] = []
     separate: dict[tuple, list[Tower]] = {}
     for ts in shared.values():
         if len(ts) >= 2:
             groups.append(TowerGroup(ts, True))
         else:
-            separate.setdefault(ts[0].layers[0].key, []).append(ts[0])
-    groups += [TowerGroup(ts, False) for ts in separate.values()]
+            separate.setdefault((ts[0].layers[0].key, ts[0].placement), []).append(ts[0])
+    structures: dict[tuple, int] = {}
+    for key, _ in separate:
+        structures[key] = structures.get(key, 0) + 1
+    lone: list[Tower] = []
+    for (key, _), ts in separate.items():
+        if len(ts) == 1 and structures[key] == 1:
+            lone.append(ts[0])
+        else:
+            groups.append(TowerGroup(ts, False, len(ts) == 1))
+    groups += pad_groups(lone)
     groups.sort(key=lambda g: min(position(t.layers[0].mm, positions) for t in g.towers))
     return groups
+
+
+def pad_groups(lone: list[Tower]) -> list[TowerGroup]:
+    """Towers without a partner of equal structure, grouped when they read one input, are
+    placed alike and agree on every layer but for the widths (padded groups); the others stay
+    alone."""
+    found: dict[tuple, list[Tower]] = {}
+    for t in lone:
+        key = (t.input, tuple(lay.width_free_key for lay in t.layers), t.placement)
+        found.setdefault(key, []).append(t)
+    return [TowerGroup(ts, True, padded=True) if len(ts) >= 2 else TowerGroup(ts, False)
+            for ts in found.values()]
 
 
 # ---------------------------------------------------------------- candidate keys
@@ -406,8 +471,9 @@ def group_key(group: TowerGroup, stack_layout: str | None) -> str:
     its structure (Layer.key: shapes, element types, maps, bodies, activation, weight kind),
     and the layout of a stack that consumes the results."""
     towers = tuple((len(t.layers), tuple(lay.key for lay in t.layers)) for t in group.towers)
+    padded = ("padded",) if group.padded else ()
     return structural_key(KEY_FAMILY, "group", "shared" if group.shared else "separate",
-                          len(group.towers), towers, ("stack", stack_layout))
+                          len(group.towers), towers, ("stack", stack_layout), *padded)
 
 
 def matmul_key(mm: ir.Operation) -> str:

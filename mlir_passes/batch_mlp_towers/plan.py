@@ -172,28 +172,118 @@ class Arrangement:
     order among equals, or the order of the stack that consumes them)."""
 
     towers: list[Tower]
-    layer_ids: dict[tuple, int]  # Layer.key -> a number (first seen first)
+    layer_ids: dict[tuple, int]  # Layer.key (width_free_key if padded) -> a number
     stack: Stack | None
+    padded: bool = False
 
     def sig_id(self, layer: Layer) -> int:
-        return self.layer_ids[layer.key]
+        return self.layer_ids[_layer_key(layer, self.padded)]
 
 
 def arrange_towers(group: TowerGroup) -> Arrangement:
     ids: dict[tuple, int] = {}
     for t in group.towers:
         for lay in t.layers:
-            ids.setdefault(lay.key, len(ids))
+            ids.setdefault(_layer_key(lay, group.padded), len(ids))
 
     def signature(t: Tower) -> tuple:
-        return tuple(ids[lay.key] for lay in t.layers)
+        return tuple(ids[_layer_key(lay, group.padded)] for lay in t.layers)
 
     towers = sorted(group.towers, key=signature)
-    uniform = len({signature(t) for t in towers}) == 1
+    uniform = len({signature(t) for t in towers}) == 1 and not group.padded
     stack = find_stack(towers) if uniform else None
     if stack is not None:
         towers = [towers[i] for i in stack.order]
-    return Arrangement(towers, ids, stack)
+    return Arrangement(towers, ids, stack, group.padded)
+
+
+def _layer_key(layer: Layer, padded: bool) -> tuple:
+    return layer.width_free_key if padded else layer.key
+
+
+# ---------------------------------------------------------------- what a group saves
+
+
+@dataclass(frozen=True)
+class Gain:
+    """What batching a group saves, counted at plan time (stock IREE makes one dispatch per
+    tower layer: the matmul with its epilogue)."""
+
+    layer_dispatches: int  # towers x batched layers - batched layers
+    stack_copies: int  # insert_slices of the stack stock runs as copy dispatches (slow_memcpy)
+    stack_bytes: int  # bytes those copies move
+    result_copies: int  # tower results sliced out of a batched tensor for a non-linalg user
+    result_bytes: int  # bytes those slices copy
+    padding_waste: float  # share of the batched contractions' work spent on zero padding
+
+    @property
+    def dispatches(self) -> int:
+        return self.layer_dispatches + self.stack_copies
+
+    @property
+    def net(self) -> int:
+        """Dispatches saved less the copies added (a copy counted like a dispatch)."""
+        return self.dispatches - self.result_copies
+
+    @property
+    def bytes(self) -> int:
+        """Bytes between dispatches saved (copies removed less copies added)."""
+        return self.stack_bytes - self.result_bytes
+
+    def describe(self) -> str:
+        text = (f"saves {self.layer_dispatches} layer dispatch(es) + {self.stack_copies} "
+                f"stack copies, adds {self.result_copies} result copies (net "
+                f"{self.net:+d}; {self.bytes:+d} bytes between dispatches)")
+        if self.padding_waste:
+            text += f", {self.padding_waste:.0%} of the batched work is padding"
+        return text
+
+
+def _stack_copies(stack: Stack | None, towers: list[Tower]) -> tuple[int, int]:
+    """Stock writes the towers' results into a stack in place when each is a contiguous
+    block of it (stacked on the outer dim, or one row); a [M, T, N] stack of M > 1 rows is a
+    strided copy per tower (one slow_memcpy dispatch each)."""
+    if stack is None:
+        return 0, 0
+    m, _ = towers[0].layers[-1].result_type.shape
+    if stack.layout != MTN or m == 1:
+        return 0, 0
+    return len(stack.inserts), sum(
+        h.static_tensor_bytes(t.layers[-1].tail.type) or 0 for t in towers)
+
+
+def _result_copies(towers: list[Tower], nodes: list[Node], removed: set[ir.Operation]
+                   ) -> tuple[int, int]:
+    """The tower values read outside the group by an op that is not a linalg op (a return,
+    a flow/hal op, an insert_slice): each is sliced out of a batched tensor by a copy.
+    Slices read by linalg ops are fused into their dispatches."""
+    count = nbytes = 0
+    for node in nodes:
+        for i in range(node.lo, node.hi):
+            for v in towers[i].layers[node.depth].chain:
+                outside = [u for u in h.users(v) if u not in removed]
+                if any(not u.name.startswith("linalg.") for u in outside):
+                    count += 1
+                    nbytes += h.static_tensor_bytes(v.type) or 0
+    return count, nbytes
+
+
+def _padding_waste(plans: list[NodePlan]) -> float:
+    """1 - (the towers' contraction work) / (the batched contractions' work)."""
+    real = padded = 0
+    for p in plans:
+        for lay, n in zip(p.layers, p.widths):
+            m, k = lay.lhs.type.shape
+            real += m * k * n
+        m, _ = p.layers[0].lhs.type.shape
+        padded += len(p.layers) * m * _padded_k(p) * p.width
+    return 1 - real / padded if padded else 0.0
+
+
+def _padded_k(p: NodePlan) -> int:
+    """K of the node's batched contraction (the parent's padded width past the first layer)."""
+    return p.pad_shapes[0][1 if p.layers[0].weight_layout == "nk" else 0] \
+        if p.pad_shapes and p.pad_shapes[0] is not None else p.layers[0].lhs.type.shape[1]
 
 
 # ---------------------------------------------------------------- the plan
@@ -214,6 +304,14 @@ class NodePlan:
     slot_kinds: list[str]
     externals: list[ir.Value]  # values from outside the group the batched ops read
     runtime_bytes: int  # bytes stacked per call
+    width: int  # N of the batched tensors (the widest tower's when padded)
+    widths: list[int]  # N of each tower's layer
+    # Padded groups: per slot, the zero-padded shape of one tower's value (None: as it is).
+    pad_shapes: list[list[int] | None] = field(default_factory=list)
+
+    @property
+    def padded(self) -> bool:
+        return any(w != self.width for w in self.widths)
 
 
 @dataclass
@@ -230,6 +328,7 @@ class GroupPlan:
     sink: list[ir.Operation]  # users of tower results moved after the batched ops
     runtime_bytes: int
     positions: Positions
+    gain: Gain = None  # type: ignore[assignment]
 
     @property
     def removed(self) -> set[ir.Operation]:
@@ -244,6 +343,10 @@ def plan_group(group: TowerGroup, arrangement: Arrangement | None, block: ir.Blo
     """The plan to batch `group`; NoMatch with the reason at the first check that fails."""
     if len(group.towers) < 2:
         t = group.towers[0]
+        if group.elsewhere:
+            raise NoMatch(f"tower of {len(t.layers)} layer(s) ({t.layers[0].kind}): the other "
+                          "towers of equal structure read inputs placed on other devices (a "
+                          "multi-device program): ops on different devices are never merged")
         raise NoMatch(f"tower of {len(t.layers)} layer(s) ({t.layers[0].kind}) has no other "
                       "tower of equal structure")
     try:
@@ -256,6 +359,9 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
                   options: BatchMlpTowers) -> GroupPlan:
     towers, stack = arr.towers, arr.stack
     root = build_trie(towers, arr.sig_id, 0, len(towers), 0)
+    if group.padded and (root.chain_length() != len(towers[0].layers)
+                         or any(n.size != len(towers) for n in root.walk())):
+        raise NoMatch("padded towers must batch on every layer")
     if root.chain_length() < options.min_layers:
         raise NoMatch(f"only {root.chain_length()} layer(s) batch "
                       f"(min-layers={options.min_layers}); left to IREE")
@@ -272,6 +378,8 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
     parents = {id(c): k for k, node in enumerate(nodes) for c in node.children}
     node_plans = [plan_node(node, parents.get(id(node)), towers, group.shared)
                   for node in nodes]
+    if group.padded:
+        _plan_padding(node_plans)
     externals = [v for p in node_plans for v in p.externals]
     anchor, sink = placement(block, positions, externals, group_ops | consumed)
     runtime_bytes = sum(p.runtime_bytes for p in node_plans)
@@ -281,8 +389,64 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
         raise NoMatch(
             f"stacking run-time tensors would copy {runtime_bytes} bytes per call to save "
             f"{saved} dispatches (runtime-stack-bytes-per-dispatch={budget})")
+    stack_copies, stack_bytes = _stack_copies(stack, towers)
+    copies, copy_bytes = _result_copies(towers, nodes, group_ops | consumed)
+    gain = Gain(saved, stack_copies, stack_bytes, copies, copy_bytes,
+                _padding_waste(node_plans) if group.padded else 0.0)
     return GroupPlan(group, towers, stack, node_plans, rowless, batched_depth, group_ops,
-                     consumed, anchor, sink, runtime_bytes, positions)
+                     consumed, anchor, sink, runtime_bytes, positions, gain)
+
+
+def declined(plan: GroupPlan, options: BatchMlpTowers) -> str | None:
+    """The pass's cost rule on a feasible plan (None: apply)."""
+    gain = plan.gain
+    if gain.net < options.min_net_dispatches:
+        return (f"{plan.group.describe()}: {gain.describe()}: below "
+                f"min-net-dispatches={options.min_net_dispatches}; left to IREE")
+    if gain.padding_waste > options.max_padding_waste:
+        return (f"{plan.group.describe()}: {gain.padding_waste:.0%} of the batched work "
+                f"would be zero padding (max-padding-waste={options.max_padding_waste})")
+    return None
+
+
+def _plan_padding(plans: list[NodePlan]) -> None:
+    """Per node of a padded group: the width of the batched tensors and the zero-padded shape
+    of each stacked value. Padded columns of a layer are act(0): finite for the known
+    activations, and they meet zero rows of the next layer's weight."""
+    k_pad = None
+    for p in plans:
+        t0 = p.layers[0]
+        if any(lay.kind == "other" for lay in p.layers):
+            raise NoMatch("padded towers need known activations (padded columns must stay "
+                          "finite)")
+        if any(kind == "runtime" for kind in p.slot_kinds):
+            raise NoMatch("padded towers need constant weights and parameters (padded once, "
+                          "at load time)")
+        if k_pad is None:
+            k_pad = t0.lhs.type.shape[1]
+        weight = [p.width, k_pad] if t0.weight_layout == "nk" else [k_pad, p.width]
+        p.pad_shapes = [weight] + [_param_pad_shape(t0, j, p.width)
+                                   for j in range(len(t0.params))]
+        for kind, shape, values in zip(p.slot_kinds, p.pad_shapes, p.slots):
+            if kind == "shared" and list(values[0].type.shape) != shape:
+                raise NoMatch("a parameter shared by towers of different widths")
+        k_pad = p.width
+
+
+def _param_pad_shape(layer: Layer, slot: int, width: int) -> list[int]:
+    """The shape of parameter `slot` with its column dims at `width`."""
+    for e in layer.epilogue:
+        for (role, index), amap in zip(e.roles, h.indexing_maps(e.op)):
+            if role == "param" and index == slot:
+                shape = list(layer.params[slot].type.shape)
+                dims = h.map_dim_positions(amap)
+                n = layer.width
+                out = []
+                for size, d in zip(shape, dims):
+                    col = layer.view_dims[d] == 1 and size == n
+                    out.append(width if col else size)
+                return out
+    raise NoMatch("parameter read by no epilogue op")
 
 
 def _choose_layouts(nodes: list[Node], towers: list[Tower], stack: Stack | None,
@@ -334,8 +498,9 @@ def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool)
             runtime_bytes += _bytes(values)
     _check_same_values_from_above(layers)
     externals += t0.captured + [t0.fill_scalar]
+    widths = [lay.width for lay in layers]
     return NodePlan(node, parent, layers, shared_lhs, stack_inputs, slots, kinds, externals,
-                    runtime_bytes)
+                    runtime_bytes, max(widths), widths)
 
 
 def _slot_kind(values: list[ir.Value]) -> str:

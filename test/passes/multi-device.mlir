@@ -5,6 +5,9 @@
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: iree-fusions-opt %s --split-input-file -p interchange-permuted-consumers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IPC
 // RUN: sed -e 's/ins(%m, %bb/ins(%m, %b/' %s | iree-fusions-opt - --split-input-file -p interchange-permuted-consumers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=ONE
+// RUN: iree-fusions-opt %s --split-input-file -p batch-mlp-towers | filecheck %s --check-prefix=TOWERS
+// RUN: iree-fusions-opt %s --split-input-file -p batch-mlp-towers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=TOWERS-REPORT
+// RUN: sed -e 's/@dev_b>/@dev_a>/' %s | iree-fusions-opt - --split-input-file -p batch-mlp-towers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=TOWERS-ONE
 
 // Two lookups of one table whose indices are on two devices: not merged.
 // CHECK-LABEL: util.func public @lookups_on_two_devices
@@ -64,4 +67,33 @@ util.func public @readers_on_two_devices(%x: tensor<16x8xf32>, %w: tensor<8x16xf
     linalg.yield %s : f32
   } -> tensor<16x16xf32>
   util.return %r0, %r1 : tensor<16x16xf32>, tensor<16x16xf32>
+}
+
+// -----
+
+// Two MLP towers of equal structure whose inputs are placed on two devices: not batched.
+// TOWERS-LABEL: util.func public @towers_on_two_devices
+// TOWERS-COUNT-4: linalg.matmul
+// TOWERS-NOT: linalg.batch_matmul
+// TOWERS-REPORT: [batch-mlp-towers] 0 change(s), 2 skipped
+// TOWERS-REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (none): the other towers of equal structure read inputs placed on other devices (a multi-device program): ops on different devices are never merged
+// TOWERS-REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (none): the other towers of equal structure read inputs placed on other devices
+// Both inputs on one device: the towers are one group.
+// TOWERS-ONE: [batch-mlp-towers] 1 change(s), 0 skipped
+// TOWERS-ONE-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none, separate input)
+util.func public @towers_on_two_devices(%x0: tensor<4x16xf32>, %x1: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %w0 = arith.constant dense<0.1> : tensor<8x16xf32>
+  %w1 = arith.constant dense<0.2> : tensor<8x16xf32>
+  %v0 = arith.constant dense<0.3> : tensor<8x8xf32>
+  %v1 = arith.constant dense<0.4> : tensor<8x8xf32>
+  %a = flow.tensor.transfer %x0 : tensor<4x16xf32> to #hal.device.affinity<@dev_a>
+  %b = flow.tensor.transfer %x1 : tensor<4x16xf32> to #hal.device.affinity<@dev_b>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a, %w0 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a0, %v0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%b, %w1 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%b0, %v1 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  util.return %a1, %b1 : tensor<4x8xf32>, tensor<4x8xf32>
 }
