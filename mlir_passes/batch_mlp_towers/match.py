@@ -321,17 +321,23 @@ def next_layer(layer: Layer, layers: dict[ir.Operation, Layer]
     expand_shape that restores the matmul result type), and that expand_shape."""
     found = []
     for index, value in enumerate(layer.chain):
+        # The matmul result's shape in this chain value's element type: a half-precision
+        # layer accumulates in f32 and truncates in its epilogue, so the next layer reads a
+        # bf16 / f16 value where the matmul gave f32.
+        link_type = ir.RankedTensorType.get(layer.result_type.shape,
+                                            ir.RankedTensorType(value.type).element_type,
+                                            loc=ir.Location.unknown())
         for user in h.users(value):
             if user in layers and h.dps_inputs(user)[0] == value:
                 found.append((layers[user], None, index))
-            elif user.name == "tensor.expand_shape" and user.results[0].type == layer.result_type:
+            elif user.name == "tensor.expand_shape" and user.results[0].type == link_type:
                 for u2 in h.users(user.results[0]):
                     if u2 in layers and h.dps_inputs(u2)[0] == user.results[0]:
                         found.append((layers[u2], user, index))
     if len(found) != 1:
         return None
     nxt, link, index = found[0]
-    if nxt.mm == layer.mm or nxt.lhs.type != layer.result_type:
+    if nxt.mm == layer.mm or nxt.lhs.type.shape != layer.result_type.shape:
         return None
     layer.tail_index = index
     # The expand_shape is part of the tower only when the next layer is its one user.
