@@ -16,6 +16,8 @@ from iree_fusions.pass_base import NoMatch, structural_key
 # imports them, reshapes and casts.
 PARAM_PASSTHROUGH = RESHAPES + ("tensor.cast", "iree_tensor_ext.compute_barrier.start",
                                 "hal.tensor.import")
+# Float casts between precisions: no activation of their own.
+PRECISION_CASTS = {"arith.truncf", "arith.extf"}
 # Where an op outside the block (nested in a region) sorts among the block's ops.
 _NOT_IN_BLOCK = 1 << 30
 
@@ -111,8 +113,9 @@ def unit_drop_view(op: ir.Operation) -> list[int] | None:
 
 
 def activation_kind(epilogue: Sequence[EpilogueOp]) -> str:
-    """silu, sigmoid, relu, gelu, tanh, none (bias only or nothing), or other."""
-    names = {n for e in epilogue for n in h.body_op_names(e.op)}
+    """silu, sigmoid, relu, gelu, tanh, none (bias only or nothing), or other. Precision
+    casts (a half-precision layer's truncf of its f32 accumulator) do not count."""
+    names = {n for e in epilogue for n in h.body_op_names(e.op)} - PRECISION_CASTS
     if "math.erf" in names:
         return "gelu"
     if "math.tanh" in names:

@@ -165,6 +165,8 @@ LIT_EXPECTATIONS = {
     "concat_consumer": True,
     "separate_inputs": True,
     "intermediate_also_used": True,
+    "bf16_towers_f32_accumulator": True,
+    "towers_of_two_precisions": False,
 }
 
 
