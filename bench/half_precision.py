@@ -44,6 +44,17 @@ def bit_identical(a: list[np.ndarray], b: list[np.ndarray]) -> bool:
         for x, y in zip(a, b))
 
 
+def max_ulps(a: list[np.ndarray], b: list[np.ndarray]) -> float:
+    """The largest difference between `a` and `b` in units in the last place of `a`'s type
+    at `a`'s value."""
+    worst = 0.0
+    for x, y in zip(a, b):
+        ulp = np.spacing(np.abs(x).astype(np.float32).astype(x.dtype)).astype(np.float64)
+        diff = np.abs(x.astype(np.float64) - y.astype(np.float64))
+        worst = max(worst, float((diff / np.maximum(ulp, np.finfo(np.float64).tiny)).max()))
+    return worst
+
+
 def check_model(name: str, keep_no_gain: bool = False, extra_flags: Sequence[str] = ()
                 ) -> dict:
     """Everything the half-precision table and test need about one model."""
@@ -64,6 +75,7 @@ def check_model(name: str, keep_no_gain: bool = False, extra_flags: Sequence[str
                           check.plugin_counts.total_bytes_between],
         "bit_identical": bit_identical(check.stock, check.plugin),
         "max_abs": check.agreement.max_abs,
+        "max_ulps": max_ulps(check.stock, check.plugin),
         "output_peak": max(float(np.abs(o.astype(np.float64)).max()) for o in check.stock),
         "changes": [], "skips": {},
     }
@@ -127,7 +139,8 @@ def table(rows: list[dict]) -> str:
                          f"{r.get('plugin_dispatches', 'fails')} | - | {', '.join(passes)} | "
                          f"{fail} | {ref} |")
             continue
-        numerics = "bit-identical" if r["bit_identical"] else f"max abs {r['max_abs']:.3g}"
+        numerics = ("bit-identical" if r["bit_identical"] else
+                    f"max abs {r['max_abs']:.3g} ({r['max_ulps']:.3g} ulp)")
         ref = (f"{r['stock_vs_torch']:.3g} / {r['plugin_vs_torch']:.3g}, "
                f"{r['reference_atol']:.3g}" if "reference_atol" in r else "-")
         lines.append(f"| {r['model']} | {r['dispatches'][0]} -> {r['dispatches'][1]} | "
