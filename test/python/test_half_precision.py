@@ -163,7 +163,7 @@ HALF_EXPECTATIONS = {
 }
 # Where stock and plugin differ and why (everything else must be bit-identical): in bf16 the
 # plugin's bags sum in f32 and round once (as PyTorch does: its outputs equal PyTorch's),
-# while stock IREE's bf16 reduction rounds differently; at most 1 bf16 ulp.
+# while stock IREE's bf16 reduction rounds differently.
 NOT_BIT_IDENTICAL = {"dlrm-b8-bf16"}
 
 
@@ -185,7 +185,9 @@ def test_half_catalog_model(name):
     assert fired <= {c.split(":")[0] for c in row["changes"]}, row["changes"]
     assert row["plugin_vs_torch"] <= row["reference_atol"], row
     if name in NOT_BIT_IDENTICAL:
-        assert row["max_ulps"] <= 1, row
+        # One bf16 ulp of the partial sums (|x| < 16); outputs near zero differ by more ulps
+        # of their own (bench/results/half-precision.md).
+        assert row["max_abs"] <= 0.0625, row
     else:
         assert row["bit_identical"], row
 
