@@ -17,6 +17,8 @@ from iree_fusions.pass_base import NoMatch, structural_key
 # imports them, reshapes and casts.
 PARAM_PASSTHROUGH = RESHAPES + ("tensor.cast", "iree_tensor_ext.compute_barrier.start",
                                 "hal.tensor.import")
+# Float casts between precisions: no activation of their own.
+PRECISION_CASTS = {"arith.truncf", "arith.extf"}
 # Where an op outside the block (nested in a region) sorts among the block's ops.
 _NOT_IN_BLOCK = 1 << 30
 
@@ -123,8 +125,9 @@ def unit_drop_view(op: ir.Operation) -> list[int] | None:
 
 
 def activation_kind(epilogue: Sequence[EpilogueOp]) -> str:
-    """silu, sigmoid, relu, gelu, tanh, none (bias only or nothing), or other."""
-    names = {n for e in epilogue for n in h.body_op_names(e.op)}
+    """silu, sigmoid, relu, gelu, tanh, none (bias only or nothing), or other. Precision
+    casts (a half-precision layer's truncf of its f32 accumulator) do not count."""
+    names = {n for e in epilogue for n in h.body_op_names(e.op)} - PRECISION_CASTS
     if "math.erf" in names:
         return "gelu"
     if "math.tanh" in names:
@@ -357,17 +360,23 @@ def next_layer(layer: Layer, layers: dict[ir.Operation, Layer]
     expand_shape that restores the matmul result type), and that expand_shape."""
     found = []
     for index, value in enumerate(layer.chain):
+        # The matmul result's shape in this chain value's element type: a half-precision
+        # layer accumulates in f32 and truncates in its epilogue, so the next layer reads a
+        # bf16 / f16 value where the matmul gave f32.
+        link_type = ir.RankedTensorType.get(layer.result_type.shape,
+                                            ir.RankedTensorType(value.type).element_type,
+                                            loc=ir.Location.unknown())
         for user in h.users(value):
             if user in layers and h.dps_inputs(user)[0] == value:
                 found.append((layers[user], None, index))
-            elif user.name == "tensor.expand_shape" and user.results[0].type == layer.result_type:
+            elif user.name == "tensor.expand_shape" and user.results[0].type == link_type:
                 for u2 in h.users(user.results[0]):
                     if u2 in layers and h.dps_inputs(u2)[0] == user.results[0]:
                         found.append((layers[u2], user, index))
     if len(found) != 1:
         return None
     nxt, link, index = found[0]
-    if nxt.mm == layer.mm or nxt.lhs.type != layer.result_type:
+    if nxt.mm == layer.mm or nxt.lhs.type.shape != layer.result_type.shape:
         return None
     layer.tail_index = index
     # The expand_shape is part of the tower only when the next layer is its one user.

@@ -21,8 +21,7 @@ def select_steps(selection: str) -> dict[str, list[Step]]:
         plugin = parse_plugin_element(element)
         if plugin is None:
             name = element.partition("{")[0]
-            raise PipelineError(
-                f"--fusions: unknown pass '{name}' (known: all, none, {', '.join(registry.REGISTRY)})"
-            )
+            known = ", ".join(registry.REGISTRY)
+            raise PipelineError(f"--fusions: unknown pass '{name}' (known: all, none, {known})")
         steps.setdefault(plugin.phase, []).append(Step(element, plugin))
     return steps

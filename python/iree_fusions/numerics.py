@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import ml_dtypes
 import numpy as np
 from iree.compiler import ir
 
@@ -25,7 +26,7 @@ from .counting import FlowCounts, count_flow_ir
 
 _TORCH_TENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(\w+)>")
 _DTYPES = {
-    "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": None,
+    "f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16,
     "i1": np.bool_, "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
     "si8": np.int8, "si32": np.int32, "si64": np.int64, "ui8": np.uint8,
 }

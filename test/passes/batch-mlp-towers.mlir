@@ -1499,3 +1499,152 @@ util.func public @padding_waste(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tenso
   } -> tensor<4x2xf32>
   util.return %g18, %g36, %g54 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>
 }
+
+// -----
+
+// Half precision as IREE imports torch's bf16 Linear: a bf16 x bf16 matmul accumulating in
+// f32, an epilogue that truncates to bf16 and adds a bf16 bias; the next layer reads the
+// bf16 value. The towers chain through the truncf: one contraction per layer keeps the f32
+// accumulator and the matmul's extf body, the epilogues stay in their types.
+// CHECK-LABEL: util.func public @bf16_towers_f32_accumulator
+// CHECK: %[[C1:.+]] = linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%{{.+}}, %{{.+}} : tensor<4x16xbf16>, tensor<2x16x8xbf16>) outs(%{{.+}} : tensor<2x4x8xf32>)
+// CHECK: arith.extf
+// CHECK: %[[T1:.+]] = linalg.generic {{.*}} ins(%[[C1]] : tensor<2x4x8xf32>) outs(%{{.+}} : tensor<2x4x8xbf16>)
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: %[[Y1:.+]] = linalg.generic {{.*}} ins(%{{.+}}, %[[T1]] : tensor<2x8xbf16>, tensor<2x4x8xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[Y1]], %{{.+}} : tensor<2x4x8xbf16>, tensor<2x8x8xbf16>) outs(%{{.+}} : tensor<2x4x8xf32>)
+// CHECK-NOT: linalg.matmul
+// CHECK: util.return %{{.+}}, %{{.+}} : tensor<4x8xbf16>, tensor<4x8xbf16>
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none, shared input): 4 linalg.matmul -> 2 batched contraction(s), 8 epilogue generic(s) -> 4 (none)
+util.func public @bf16_towers_f32_accumulator(%x: tensor<4x16xbf16>) -> (tensor<4x8xbf16>, tensor<4x8xbf16>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %w0a = arith.constant dense<0.10> : tensor<8x16xbf16>
+  %w0b = arith.constant dense<0.11> : tensor<8x8xbf16>
+  %w1a = arith.constant dense<0.12> : tensor<8x16xbf16>
+  %w1b = arith.constant dense<0.13> : tensor<8x8xbf16>
+  %b0a = arith.constant dense<0.20> : tensor<8xbf16>
+  %b0b = arith.constant dense<0.21> : tensor<8xbf16>
+  %b1a = arith.constant dense<0.22> : tensor<8xbf16>
+  %b1b = arith.constant dense<0.23> : tensor<8xbf16>
+  %acc = tensor.empty() : tensor<4x8xf32>
+  %out = tensor.empty() : tensor<4x8xbf16>
+  %f = linalg.fill ins(%zero : f32) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m0a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0a : tensor<4x16xbf16>, tensor<8x16xbf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t0a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m0a : tensor<4x8xf32>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %y0a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b0a, %t0a : tensor<8xbf16>, tensor<4x8xbf16>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%b: bf16, %in: bf16, %o: bf16):
+    %r = arith.addf %b, %in : bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %m0b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%y0a, %w0b : tensor<4x8xbf16>, tensor<8x8xbf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t0b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m0b : tensor<4x8xf32>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %y0b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b0b, %t0b : tensor<8xbf16>, tensor<4x8xbf16>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%b: bf16, %in: bf16, %o: bf16):
+    %r = arith.addf %b, %in : bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %m1a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1a : tensor<4x16xbf16>, tensor<8x16xbf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t1a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m1a : tensor<4x8xf32>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %y1a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b1a, %t1a : tensor<8xbf16>, tensor<4x8xbf16>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%b: bf16, %in: bf16, %o: bf16):
+    %r = arith.addf %b, %in : bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %m1b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%y1a, %w1b : tensor<4x8xbf16>, tensor<8x8xbf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t1b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m1b : tensor<4x8xf32>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %y1b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b1b, %t1b : tensor<8xbf16>, tensor<4x8xbf16>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%b: bf16, %in: bf16, %o: bf16):
+    %r = arith.addf %b, %in : bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  util.return %y0b, %y1b : tensor<4x8xbf16>, tensor<4x8xbf16>
+}
+
+// -----
+
+// Negative: the second tower truncates to f16 (its layers read f16): towers of different
+// element types are not of equal structure and stay as they are.
+// CHECK-LABEL: util.func public @towers_of_two_precisions
+// CHECK-COUNT-4: linalg.matmul
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: util.return
+// REPORT: [batch-mlp-towers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (none) has no other tower of equal structure
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (none) has no other tower of equal structure
+util.func public @towers_of_two_precisions(%x: tensor<4x16xbf16>) -> (tensor<4x8xbf16>, tensor<4x8xf16>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %w0a = arith.constant dense<0.10> : tensor<8x16xbf16>
+  %w0b = arith.constant dense<0.11> : tensor<8x8xbf16>
+  %w1a = arith.constant dense<0.12> : tensor<8x16xbf16>
+  %w1b = arith.constant dense<0.13> : tensor<8x8xf16>
+  %b0a = arith.constant dense<0.20> : tensor<8xbf16>
+  %b0b = arith.constant dense<0.21> : tensor<8xbf16>
+  %b1a = arith.constant dense<0.22> : tensor<8xf16>
+  %b1b = arith.constant dense<0.23> : tensor<8xf16>
+  %acc = tensor.empty() : tensor<4x8xf32>
+  %out = tensor.empty() : tensor<4x8xbf16>
+  %out16 = tensor.empty() : tensor<4x8xf16>
+  %f = linalg.fill ins(%zero : f32) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m0a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0a : tensor<4x16xbf16>, tensor<8x16xbf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t0a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m0a : tensor<4x8xf32>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %y0a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b0a, %t0a : tensor<8xbf16>, tensor<4x8xbf16>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%b: bf16, %in: bf16, %o: bf16):
+    %r = arith.addf %b, %in : bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %m0b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%y0a, %w0b : tensor<4x8xbf16>, tensor<8x8xbf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t0b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m0b : tensor<4x8xf32>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%in: f32, %o: bf16):
+    %r = arith.truncf %in : f32 to bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %y0b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b0b, %t0b : tensor<8xbf16>, tensor<4x8xbf16>) outs(%out : tensor<4x8xbf16>) {
+  ^bb0(%b: bf16, %in: bf16, %o: bf16):
+    %r = arith.addf %b, %in : bf16
+    linalg.yield %r : bf16
+  } -> tensor<4x8xbf16>
+  %m1a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1a : tensor<4x16xbf16>, tensor<8x16xbf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t1a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m1a : tensor<4x8xf32>) outs(%out16 : tensor<4x8xf16>) {
+  ^bb0(%in: f32, %o: f16):
+    %r = arith.truncf %in : f32 to f16
+    linalg.yield %r : f16
+  } -> tensor<4x8xf16>
+  %y1a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b1a, %t1a : tensor<8xf16>, tensor<4x8xf16>) outs(%out16 : tensor<4x8xf16>) {
+  ^bb0(%b: f16, %in: f16, %o: f16):
+    %r = arith.addf %b, %in : f16
+    linalg.yield %r : f16
+  } -> tensor<4x8xf16>
+  %m1b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%y1a, %w1b : tensor<4x8xf16>, tensor<8x8xf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %t1b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m1b : tensor<4x8xf32>) outs(%out16 : tensor<4x8xf16>) {
+  ^bb0(%in: f32, %o: f16):
+    %r = arith.truncf %in : f32 to f16
+    linalg.yield %r : f16
+  } -> tensor<4x8xf16>
+  %y1b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b1b, %t1b : tensor<8xf16>, tensor<4x8xf16>) outs(%out16 : tensor<4x8xf16>) {
+  ^bb0(%b: f16, %in: f16, %o: f16):
+    %r = arith.addf %b, %in : f16
+    linalg.yield %r : f16
+  } -> tensor<4x8xf16>
+  util.return %y0b, %y1b : tensor<4x8xbf16>, tensor<4x8xf16>
+}

@@ -3,6 +3,8 @@ differs, so a wrong row or a wrong table shows), dispatch counts, the out-of-ran
 behaviour, hypothesis properties over random table sets / sharing / index lengths / batch
 (against a NumPy reference; idempotence), and the DLRM-style PyTorch models (`-m slow`)."""
 
+# ruff: noqa: E501  (IR lines in the test programs)
+
 from __future__ import annotations
 
 import os

@@ -169,6 +169,8 @@ LIT_EXPECTATIONS = {
     "one_layer_experts_stack": True,
     "padded_heads": False,  # padding is off by default; applied below
     "padding_waste": False,
+    "bf16_towers_f32_accumulator": True,
+    "towers_of_two_precisions": False,
 }
 
 

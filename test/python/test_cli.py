@@ -137,7 +137,8 @@ def test_changes_that_buy_nothing_are_reverted_and_reported(tmp_path):
     from iree_fusions.models import bundled_mlir_models
     from support.passes import lit_cases
 
-    res = _run(tool("iree-fusions-compile"), bundled_mlir_models()["attention_projection_transpose"],
+    model = bundled_mlir_models()["attention_projection_transpose"]
+    res = _run(tool("iree-fusions-compile"), model,
                *CPU_FLAGS, "--fusions=interchange-permuted-consumers", "--fusions-report", "-o",
                str(tmp_path / "a.vmfb"))
     assert "note: dispatches 2 -> 1, bytes between dispatches 196608 -> 0 (vs stock IREE)" \

@@ -1,5 +1,7 @@
 """iree-fusions-compile: drop-in equivalence with iree-compile, hook points, failure policy."""
 
+# ruff: noqa: E501  (IR lines in the test programs)
+
 import io
 import json
 import os

@@ -37,6 +37,12 @@ class BenchModel:
     fusions: str = "all"  # the pass(es) the model shows (`iree-fusions-bench --fusions=model`)
     needs_torch: bool = False
     default: bool = True  # part of the no-argument bench run
+    dtype: str = "float32"  # the model's float element type ("bfloat16", "float16")
+
+
+def half_models() -> dict[str, BenchModel]:
+    """The catalog's bf16 / f16 models (named `<f32 model>-bf16` / `-f16`)."""
+    return {n: m for n, m in all_models().items() if m.dtype != "float32"}
 
 
 def _bundled_models() -> list[BenchModel]:

@@ -21,7 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .catalog import Artifact, BenchModel
-from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, torch_outputs
+from .torch_export import (
+    DTYPE_SUFFIXES,
+    TORCH_INPUT_FLAGS,
+    export_to_mlir,
+    reference_atol,
+    to_numpy,
+    torch_outputs,
+)
+from .towers import cast
 
 # The issue's model: 12 tables (rows vary, dim 64) and 16 features as (table, bag length);
 # bag length 1 is a one-id feature on `[B]` ids. Features 12-15 reuse tables 0, 3, 2 and 7
@@ -48,6 +56,7 @@ class DlrmConfig:
     packed_ids: bool = False  # one [B, F] int64 input (one-id features only)
     concat: bool = True  # False: each feature (and the MLP output) is its own result
     seed: int = 0
+    dtype: str = "float32"  # or "bfloat16", "float16": tables, MLP and dense input (ids: int64)
 
     def dims(self) -> tuple[int, ...]:
         if isinstance(self.table_dims, int):
@@ -118,7 +127,7 @@ def build_dlrm(cfg: DlrmConfig):
         ids.append(torch.randint(0, cfg.table_rows[table], shape, generator=gen))
     if cfg.packed_ids:
         ids = [torch.stack(ids, 1)]
-    return Dlrm(), args + ids
+    return cast(Dlrm(), args + ids, cfg.dtype)
 
 
 def bag_lengths(batch: int, mean: int, gen) -> list[int]:
@@ -133,12 +142,13 @@ def bag_lengths(batch: int, mean: int, gen) -> list[int]:
 
 def build_artifact(cfg: DlrmConfig) -> Artifact:
     model, args = build_dlrm(cfg)
+    reference = torch_outputs(model, args)
     return Artifact(
         source=export_to_mlir(model, args),
-        inputs=[a.numpy() for a in args],
+        inputs=[to_numpy(a) for a in args],
         flags=list(TORCH_INPUT_FLAGS),
-        reference=torch_outputs(model, args),
-        reference_atol=1e-4,
+        reference=reference,
+        reference_atol=reference_atol(reference, cfg.dtype, 1e-4),
     )
 
 
@@ -164,7 +174,8 @@ PACKED = DlrmConfig(  # one [B, 10] id tensor, sliced per feature
 
 def _model(name: str, cfg: DlrmConfig, text: str, default: bool = False) -> BenchModel:
     return BenchModel(name, text, lambda cfg=cfg: build_artifact(cfg),
-                      fusions="batch-gathers", needs_torch=True, default=default)
+                      fusions="batch-gathers", needs_torch=True, default=default,
+                      dtype=cfg.dtype)
 
 
 MODELS: list[BenchModel] = [
@@ -190,4 +201,8 @@ MODELS: list[BenchModel] = [
              "DLRM with nn.EmbeddingBag(mode=sum) on (flat ids, offsets): bags of variable "
              f"length (20 on average); B={b}")
       for b in (1, 8, 64)],
+    # Half precision: the issue's model with bf16 / f16 tables, MLP and dense input.
+    *[_model(f"dlrm-b8{DTYPE_SUFFIXES[d]}", replace(ISSUE, dtype=d),
+             f"DLRM (issue 5) in {d}: tables, MLP and dense input; B=8")
+      for d in ("bfloat16", "float16")],
 ]

@@ -28,7 +28,15 @@ import math
 from dataclasses import dataclass, replace
 
 from .catalog import Artifact, BenchModel
-from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, torch_outputs
+from .torch_export import (
+    DTYPE_SUFFIXES,
+    TORCH_INPUT_FLAGS,
+    export_to_mlir,
+    reference_atol,
+    to_numpy,
+    torch_dtype,
+    torch_outputs,
+)
 
 VARIANTS = ("const", "start_pos", "sdpa", "alibi", "sliding")
 
@@ -45,6 +53,10 @@ class LlamaConfig:
     rope_theta: float = 10000.0
     eps: float = 1e-5
     seed: int = 0
+    # "bfloat16" / "float16": weights, activations, cos/sin and the mask in that type (cos/sin
+    # are computed in f32 and cast, as Llama's reference code does; the mask uses the type's
+    # most negative value).
+    dtype: str = "float32"
 
 
 def _torch_modules():
@@ -119,7 +131,7 @@ def _torch_modules():
             allowed = keys[None, :] <= queries[:, None]
             if self.variant == "sliding":
                 allowed = allowed & (keys[None, :] > queries[:, None] - cfg.window)
-            neg = torch.finfo(torch.float32).min
+            neg = torch.finfo(torch_dtype(cfg.dtype)).min
             mask = torch.where(allowed, 0.0, neg)
             if self.variant == "alibi":
                 slopes = 2.0 ** (-8.0 * (torch.arange(cfg.n_heads, dtype=torch.float32) + 1)
@@ -128,7 +140,11 @@ def _torch_modules():
                 mask = mask[None] - slopes[:, None, None] * dist[None]
             elif self.variant == "sdpa":
                 mask = mask[None, None].expand(1, cfg.n_heads, s, s)
-            return emb.cos(), emb.sin(), mask
+            cos, sin = emb.cos(), emb.sin()
+            if cfg.dtype != "float32":
+                dt = torch_dtype(cfg.dtype)
+                cos, sin, mask = cos.to(dt), sin.to(dt), mask.to(dt)
+            return cos, sin, mask
 
         def forward(self, x, start_pos=None):
             cos, sin, mask = self.factory_tensors(start_pos)
@@ -157,6 +173,8 @@ def build_llama(variant: str, seq_len: int = 512, start_pos: int = 3, **override
             if not name.endswith("norm.weight"):
                 p.mul_(0.5)
     x = torch.randn(1, cfg.seq_len, cfg.dim, generator=torch.Generator().manual_seed(1))
+    if cfg.dtype != "float32":
+        model, x = model.to(torch_dtype(cfg.dtype)), x.to(torch_dtype(cfg.dtype))
     if variant == "const":
         return model, (x,)
     return model, (x, torch.tensor(start_pos, dtype=torch.int64))
@@ -178,17 +196,19 @@ def export_llama(variant: str, seq_len: int = 512, **overrides) -> bytes:
 
 def build_artifact(variant: str, seq_len: int = 512, **overrides) -> Artifact:
     model, args = build_llama(variant, seq_len, **overrides)
+    reference = torch_outputs(model, args)
     return Artifact(
         source=export_to_mlir(model, args, keep_ops=keep_ops(variant)),
-        inputs=[a.numpy() for a in args],
+        inputs=[to_numpy(a) for a in args],
         flags=list(TORCH_INPUT_FLAGS),
-        reference=torch_outputs(model, args),
-        reference_atol=1e-4,
+        reference=reference,
+        reference_atol=reference_atol(reference, overrides.get("dtype", "float32"), 1e-4),
     )
 
 
 def _model(variant: str, seq_len: int, default: bool, **overrides) -> BenchModel:
-    extra = "".join(f"-{k}{v}" for k, v in overrides.items())
+    extra = "".join(f"-{k}{v}" if k != "dtype" else DTYPE_SUFFIXES[v]
+                    for k, v in overrides.items())
     return BenchModel(
         name=f"llama-{variant}-s{seq_len}{extra}",
         description=f"Llama-style decoder ({variant}), S={seq_len}"
@@ -197,6 +217,7 @@ def _model(variant: str, seq_len: int, default: bool, **overrides) -> BenchModel
         fusions="forward-factory-ops,forward-factory-dispatches",
         needs_torch=True,
         default=default,
+        dtype=overrides.get("dtype", "float32"),
     )
 
 
@@ -205,4 +226,6 @@ MODELS: list[BenchModel] = [
     *[_model(v, 512, default=False) for v in VARIANTS],
     *[_model(v, 64, default=False) for v in VARIANTS if v != "start_pos"],
     _model("start_pos", 128, default=False, n_heads=4, head_dim=64),
+    # Half precision (`llama-start_pos-s64-bf16`).
+    *[_model("start_pos", 64, default=False, dtype=d) for d in ("bfloat16", "float16")],
 ]

@@ -15,6 +15,47 @@ import numpy as np
 
 TORCH_INPUT_FLAGS = ["--iree-input-type=torch"]
 
+# Element types a catalog model can be built in: the dtype name (a torch attribute) and the
+# suffix its catalog entries carry (`towers-silu-b1-bf16`). float32 entries have no suffix.
+DTYPE_SUFFIXES = {"float32": "", "bfloat16": "-bf16", "float16": "-f16"}
+HALF_DTYPES = ("bfloat16", "float16")
+# How far a half model's outputs may be from PyTorch's eager run of the same half model (both
+# round every op to 8 or 11 significant bits, in different orders and with different
+# accumulators); relative to the largest reference magnitude.
+HALF_REFERENCE_RTOL = {"bfloat16": 2 ** -4, "float16": 2 ** -7}
+
+
+def torch_dtype(name: str):
+    """`torch.<name>` for one of DTYPE_SUFFIXES' names."""
+    import torch
+
+    if name not in DTYPE_SUFFIXES:
+        raise ValueError(f"unknown dtype '{name}' (known: {', '.join(DTYPE_SUFFIXES)})")
+    return getattr(torch, name)
+
+
+def to_numpy(t) -> np.ndarray:
+    """A torch tensor as numpy; bfloat16 (which numpy lacks) as ml_dtypes.bfloat16, the type
+    iree.runtime reads and writes for bf16 buffers."""
+    import torch
+
+    t = t.detach().cpu()
+    if t.dtype == torch.bfloat16:
+        import ml_dtypes
+
+        return t.view(torch.int16).numpy().view(ml_dtypes.bfloat16)
+    return t.numpy()
+
+
+def reference_atol(reference: Sequence[np.ndarray], dtype: str, f32_atol: float) -> float:
+    """The tolerance of a model's reference check: `f32_atol` for float32, else
+    HALF_REFERENCE_RTOL[dtype] x the largest output magnitude."""
+    if dtype == "float32":
+        return f32_atol
+    peak = max((float(np.abs(r.astype(np.float64)).max()) for r in reference if r.size),
+               default=1.0)
+    return HALF_REFERENCE_RTOL[dtype] * max(peak, 1.0)
+
 # torch 2.13's own export code trips its own deprecation (raised from copyreg while it copies
 # pytree specs); it says nothing about the user's model. Only this message is silenced.
 _TORCH_INTERNAL_WARNINGS = [r".*isinstance\(treespec, LeafSpec\)` is deprecated"]
@@ -74,4 +115,4 @@ def torch_outputs(model, example_args: Sequence) -> list[np.ndarray]:
     with torch.no_grad():
         out = model.eval()(*example_args)
     flat = out if isinstance(out, (tuple, list)) else [out]
-    return [o.detach().cpu().numpy() for o in flat]
+    return [to_numpy(o) for o in flat]

@@ -25,7 +25,15 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from .catalog import Artifact, BenchModel
-from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, torch_outputs
+from .torch_export import (
+    DTYPE_SUFFIXES,
+    TORCH_INPUT_FLAGS,
+    export_to_mlir,
+    reference_atol,
+    to_numpy,
+    torch_dtype,
+    torch_outputs,
+)
 
 ACTIVATIONS = ("silu", "relu", "gelu", "sigmoid", "tanh", "none")
 
@@ -44,6 +52,7 @@ class TowersConfig:
     concat_outputs: bool = False  # torch.cat of the towers' outputs instead of a tuple
     runtime_weights: bool = False  # weights and biases are inputs of forward()
     seed: int = 0
+    dtype: str = "float32"  # or "bfloat16", "float16": weights and inputs (made in f32, cast)
 
     def activations(self) -> tuple[str, ...]:
         return self.tower_activations or (self.activation,) * self.n_towers
@@ -109,13 +118,21 @@ def build_towers(cfg: TowersConfig):
     n_in = cfg.n_towers if cfg.separate_inputs else 1
     args = [torch.randn(cfg.batch, cfg.widths[0], generator=gen) for _ in range(n_in)]
     if not cfg.runtime_weights:
-        return Towers(), args
+        return cast(Towers(), args, cfg.dtype)
     reference = Towers()
     for tower in reference.towers:
         for layer in tower:
             if isinstance(layer, nn.Linear):
                 args += [layer.weight.detach().clone(), layer.bias.detach().clone()]
-    return RuntimeWeightTowers(), args
+    return cast(RuntimeWeightTowers(), args, cfg.dtype)
+
+
+def cast(model, args: list, dtype: str):
+    """(model, args) in `dtype` (float tensors only; float32 leaves both as they are)."""
+    if dtype == "float32":
+        return model, args
+    dt = torch_dtype(dtype)
+    return model.to(dt), [a.to(dt) if a.is_floating_point() else a for a in args]
 
 
 def _functional_activation(F, kind: str, x):
@@ -134,6 +151,7 @@ class MmoeConfig:
     n_tasks: int = 3  # gates and task towers
     tower_widths: tuple[int, ...] = (32, 1)  # each task tower: 64 -> 32 (ReLU) -> 1 (sigmoid)
     seed: int = 0
+    dtype: str = "float32"
 
 
 def build_mmoe(cfg: MmoeConfig):
@@ -170,21 +188,23 @@ def build_mmoe(cfg: MmoeConfig):
             return tuple(outs)
 
     gen = torch.Generator().manual_seed(cfg.seed + 1)
-    return Mmoe(), [torch.randn(cfg.batch, cfg.in_dim, generator=gen)]
+    return cast(Mmoe(), [torch.randn(cfg.batch, cfg.in_dim, generator=gen)], cfg.dtype)
 
 
-def _artifact(model, args) -> Artifact:
+def _artifact(model, args, dtype: str = "float32") -> Artifact:
+    reference = torch_outputs(model, args)
     return Artifact(
         source=export_to_mlir(model, args),
-        inputs=[a.numpy() for a in args],
+        inputs=[to_numpy(a) for a in args],
         flags=list(TORCH_INPUT_FLAGS),
-        reference=torch_outputs(model, args),
+        reference=reference,
+        reference_atol=reference_atol(reference, dtype, 1e-5),
     )
 
 
 def build_artifact(cfg: TowersConfig | MmoeConfig) -> Artifact:
     model, args = build_mmoe(cfg) if isinstance(cfg, MmoeConfig) else build_towers(cfg)
-    return _artifact(model, args)
+    return _artifact(model, args, cfg.dtype)
 
 
 ISSUE = TowersConfig()  # 6 towers x 4 layers, 256->256->128->64->16, SiLU, shared input
@@ -203,7 +223,8 @@ UNSEEN = {
 
 def _model(name: str, cfg, text: str, default: bool = False) -> BenchModel:
     return BenchModel(name, text, lambda cfg=cfg: build_artifact(cfg),
-                      fusions="batch-mlp-towers", needs_torch=True, default=default)
+                      fusions="batch-mlp-towers", needs_torch=True, default=default,
+                      dtype=cfg.dtype)
 
 
 MODELS: list[BenchModel] = [
@@ -224,4 +245,8 @@ MODELS: list[BenchModel] = [
       for b in (1, 8, 64)],
     *[_model(f"{name}-b{b}", replace(cfg, batch=b), f"unseen: {name}, B={b}")
       for name, cfg in UNSEEN.items() for b in (1, 64)],
+    # Half precision: the issue's head in bf16 / f16 (weights made in f32, then cast).
+    *[_model(f"towers-silu-b{b}{DTYPE_SUFFIXES[d]}", replace(ISSUE, batch=b, dtype=d),
+             f"issue 4 head (6x4 SiLU towers, shared input) in {d}, B={b}")
+      for d in ("bfloat16", "float16") for b in (1, 8)],
 ]

@@ -21,7 +21,15 @@ import os
 from dataclasses import dataclass
 
 from .catalog import Artifact, BenchModel
-from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, torch_outputs
+from .torch_export import (
+    DTYPE_SUFFIXES,
+    TORCH_INPUT_FLAGS,
+    export_to_mlir,
+    reference_atol,
+    to_numpy,
+    torch_dtype,
+    torch_outputs,
+)
 
 PASS_NAME = "interchange-permuted-consumers"
 
@@ -82,6 +90,7 @@ class TinyBertConfig:
     vocab: int = 30522
     max_positions: int = 512
     seed: int = 0
+    dtype: str = "float32"  # or "bfloat16", "float16" (the whole model; ids and mask: int64)
 
 
 def build_tiny_bert(batch: int = 1, seq_len: int = 64, cfg: TinyBertConfig = TinyBertConfig()):
@@ -96,17 +105,20 @@ def build_tiny_bert(batch: int = 1, seq_len: int = 64, cfg: TinyBertConfig = Tin
                         max_position_embeddings=cfg.max_positions,
                         attn_implementation="eager")
     bert = BertModel(config, add_pooling_layer=False).eval()
+    if cfg.dtype != "float32":
+        bert = bert.to(torch_dtype(cfg.dtype))
     model = _pooled_encoder(bert)
     return model, _token_inputs(batch, seq_len, cfg.vocab)
 
 
-def _artifact(model, args, atol: float) -> Artifact:
+def _artifact(model, args, atol: float, dtype: str = "float32") -> Artifact:
+    reference = torch_outputs(model, args)
     return Artifact(
         source=export_to_mlir(model, args),
-        inputs=[a.numpy() for a in args],
+        inputs=[to_numpy(a) for a in args],
         flags=list(TORCH_INPUT_FLAGS),
-        reference=torch_outputs(model, args),
-        reference_atol=atol,
+        reference=reference,
+        reference_atol=reference_atol(reference, dtype, atol),
     )
 
 
@@ -115,9 +127,9 @@ def minilm_artifact(batch: int = 1, seq_len: int = 128) -> Artifact:
     return _artifact(model, args, 1e-5)
 
 
-def tiny_bert_artifact(batch: int = 1, seq_len: int = 64) -> Artifact:
-    model, args = build_tiny_bert(batch, seq_len)
-    return _artifact(model, args, 1e-5)
+def tiny_bert_artifact(batch: int = 1, seq_len: int = 64, dtype: str = "float32") -> Artifact:
+    model, args = build_tiny_bert(batch, seq_len, TinyBertConfig(dtype=dtype))
+    return _artifact(model, args, 1e-5, dtype)
 
 
 MODELS: list[BenchModel] = [
@@ -130,4 +142,10 @@ MODELS: list[BenchModel] = [
     BenchModel("minilm-b8-s128", "all-MiniLM-L6-v2 (real weights) + mean pool + L2, B=8 S=128",
                lambda: minilm_artifact(8, 128), fusions=PASS_NAME, needs_torch=True,
                default=False),
+    # Half precision: the random BERT in bf16 / f16 (`bert-tiny-b1-s64-bf16`).
+    *[BenchModel(f"bert-tiny-b1-s64{DTYPE_SUFFIXES[d]}",
+                 f"random 2-layer BERT (hidden 128, 4 heads), pooled, in {d}, B=1 S=64",
+                 lambda d=d: tiny_bert_artifact(1, 64, d), fusions=PASS_NAME, needs_torch=True,
+                 default=False, dtype=d)
+      for d in ("bfloat16", "float16")],
 ]
