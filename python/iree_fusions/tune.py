@@ -12,7 +12,8 @@ passes apply by default stays applied unless it is measured slower: by more than
 in the medians *and* in enough of the alternating rounds that chance is unlikely (a one-sided
 sign test at 5%: 5 of 5 rounds, 7 of 7, 8 of 9, 9 of 11...); a key a pass declines by its cost
 rule is applied only when measured faster by the same test. On a noisy machine a decision
-therefore stays with the pass's rule rather than follow one lucky round. Keys that appear only once another decision changed the IR are measured too.
+therefore stays with the pass's rule rather than follow one lucky round. Keys that appear
+only once another decision changed the IR are measured too.
 Last, the tuned build is timed against stock IREE; if it is slower by more than the margin,
 the keys that did not show a clear gain are turned off (then all keys), so that the decisions
 never make the model slower than stock on this device.
@@ -309,7 +310,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--fusions", default="all", help="plugin passes (default: all)")
     p.add_argument("--function", default="main", help="entry function (files only)")
     p.add_argument("--label", help="the model's name in the decisions file (files only)")
-    p.add_argument("--rounds", type=int, default=7, help="alternating timing rounds per key (a default changes only when "
+    p.add_argument("--rounds", type=int, default=7,
+                   help="alternating timing rounds per key (a default changes only when "
                    "5 of 5, 7 of 7, 8 of 9... rounds agree)")
     p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
     p.add_argument("--margin", type=float, default=0.02,
