@@ -381,12 +381,20 @@ class CandidatePass(FusionPass, Generic[P]):
             return reason, "option"
         decision = ctx.decider.lookup(cand.key) if ctx.decider is not None else None
         if decision is not None:
-            why = None if decision.apply else "measured slower with it"
-            return why, decision.source
+            return (None if decision.apply else _turned_off(decision)), decision.source
         return cand.declined, "rule"
 
     def run(self, module: ir.Operation, ctx: PassContext) -> None:
         run_candidates(self, module, ctx)
+
+
+def _turned_off(decision) -> str:
+    """Why a measured decision leaves a candidate alone, with the times behind it."""
+    ev = decision.evidence
+    if "ms_with" in ev and "ms_without" in ev:
+        return (f"a measured decision turns it off ({ev['ms_with']} ms with it, "
+                f"{ev['ms_without']} ms without{', ' + ev['note'] if ev.get('note') else ''})")
+    return "a measured decision turns it off"
 
 
 def _matches(key: str, patterns: Iterable[str]) -> bool:

@@ -60,6 +60,11 @@ def test_decisions_file_changes_the_dispatches_as_recorded(tuned, tmp_path, appl
     (key,) = data["decisions"]
     records = reports[0]["changes"] if apply else reports[0]["skipped"]
     assert [(r["key"], r["decided_by"]) for r in records] == [(key, str(forced))]
+    if not apply:  # the reason gives the times the file recorded
+        entry = data["decisions"][key]
+        assert records[0]["reason"].startswith(
+            f"a measured decision turns it off ({entry['ms_with']} ms with it, "
+            f"{entry['ms_without']} ms without")
 
 
 def test_decisions_for_another_target_are_refused(tuned, tmp_path):
