@@ -4,6 +4,7 @@ together (the reason at the check that failed when a matmul is not a tower layer
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -444,9 +445,7 @@ def group_towers(towers: list[Tower], positions: Positions) -> list[TowerGroup]:
             groups.append(TowerGroup(ts, True))
         else:
             separate.setdefault((ts[0].layers[0].key, ts[0].placement), []).append(ts[0])
-    structures: dict[tuple, int] = {}
-    for key, _ in separate:
-        structures[key] = structures.get(key, 0) + 1
+    structures = Counter(key for key, _ in separate)
     lone: list[Tower] = []
     for (key, _), ts in separate.items():
         if len(ts) == 1 and structures[key] == 1:

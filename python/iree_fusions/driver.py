@@ -202,11 +202,11 @@ def _keep_if_it_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operati
     # Kept regardless of the counts: changes a measured decision chose, and changes that save
     # work rather than dispatches.
     exempt = any(c.decided_by != "rule" or c.gain == "work" for r in changed for c in r.changes)
-    if d1 < d0 or b1 < b0 or exempt or not request.revert_if_no_gain:
+    pays = d1 < d0 or b1 < b0
+    if pays or exempt or not request.revert_if_no_gain:
         if request.effect:
-            gain = d1 < d0 or b1 < b0
             for r in changed:
-                r.note(effect if gain else
+                r.note(effect if pays else
                        f"the changes reduced neither dispatches nor bytes: {effect}")
         return plugin
     reason = (f"reverted: the linalg passes' changes reduced neither dispatches nor bytes "
