@@ -1,7 +1,8 @@
 """iree-fusions-tune: measure every rewrite of a model on a device; write the decisions.
 
     iree-fusions-tune MODEL [iree-compile flags...] --device local-task -o decisions.json \\
-        [--budget SECONDS] [--resume] [--rounds N] [--repetitions N] [--margin 0.02]
+        [--budget SECONDS] [--resume] [--rounds N] [--max-rounds N] [--repetitions N]
+        [--margin 0.02]
 
 MODEL is a catalog model (`iree-fusions-bench --list`) or an .mlir/.mlirbc file (random
 inputs are made from its signature). The tuner compiles the model with the plugin and lists
@@ -12,7 +13,10 @@ passes apply by default stays applied unless it is measured slower: by more than
 in the medians *and* in enough of the alternating rounds that chance is unlikely (a one-sided
 sign test at 5%: 5 of 5 rounds, 7 of 7, 8 of 9, 9 of 11...); a key a pass declines by its cost
 rule is applied only when measured faster by the same test. On a noisy machine a decision
-therefore stays with the pass's rule rather than follow one lucky round. Keys that appear
+therefore stays with the pass's rule rather than follow one lucky round. A split verdict (the
+medians apart beyond the margin, the rounds not agreeing enough) gets `--rounds` more rounds,
+up to `--max-rounds`, before it is decided; so does a tuned build that looks slower than stock
+in the last step. Keys that appear
 only once another decision changed the IR are measured too.
 Last, the tuned build is timed against stock IREE; if it is slower by more than the margin,
 the keys that did not show a clear gain are turned off (then all keys), so that the decisions
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -101,16 +106,31 @@ class Tuner:
         self.compile_s += time.time() - t0
         return out.output
 
-    def time_pair(self, without: bytes, with_: bytes) -> tuple[float, float, list[float]]:
-        """(ms without, ms with, per-round ratios without/with), alternating rounds."""
+    def time_pair(self, without: bytes, with_: bytes, undecided=None
+                  ) -> tuple[float, float, list[float]]:
+        """(ms without, ms with, per-round ratios without/with), alternating rounds.
+
+        `undecided(round_ratios, median_ratio)` says whether the evidence so far is a split
+        verdict (medians apart, rounds not agreeing); while it is, `--rounds` more rounds are
+        taken, up to `--max-rounds` in all (noisy devices)."""
         t0 = time.time()
-        pair = compare_latency(without, with_, self.inputs, function=self.function,
-                               device=self.args.device, rounds=self.args.rounds,
-                               repetitions=self.args.repetitions,
-                               extra_flags=self.args.runtime_flag)
+        without_rounds: list[float] = []
+        with_rounds: list[float] = []
+        while True:
+            pair = compare_latency(without, with_, self.inputs, function=self.function,
+                                   device=self.args.device, rounds=self.args.rounds,
+                                   repetitions=self.args.repetitions,
+                                   extra_flags=self.args.runtime_flag)
+            without_rounds += pair.stock_rounds
+            with_rounds += pair.plugin_rounds
+            ms_without = statistics.median(without_rounds)
+            ms_with = statistics.median(with_rounds)
+            ratios = [a / b for a, b in zip(without_rounds, with_rounds) if b > 0]
+            if (undecided is None or len(ratios) + self.args.rounds > self.args.max_rounds
+                    or not undecided(ratios, ms_without / ms_with)):
+                break
         self.timing_s += time.time() - t0
-        ratios = [a / b for a, b in zip(pair.stock_rounds, pair.plugin_rounds) if b > 0]
-        return pair.stock_ms, pair.plugin_ms, ratios
+        return ms_without, ms_with, ratios
 
 
 def _keys(reports: list[dict]) -> dict[str, KeyInfo]:
@@ -209,11 +229,15 @@ def tune(args, flags: list[str]) -> DecisionSet:
             info = current.keys[pending[0]]
             toggled = tuner.build({**config, info.key: (info.pass_name, not info.applied)})
             with_, without = (current, toggled) if info.applied else (toggled, current)
-            ms_without, ms_with, ratios = tuner.time_pair(without.vmfb, with_.vmfb)
+            # Ratios of the default's time over the alternative's: > 1 favours a change.
+            def against_default(ratios, ratio, applied=info.applied):
+                return ([1 / r for r in ratios], 1 / ratio) if applied else (ratios, ratio)
+
+            ms_without, ms_with, ratios = tuner.time_pair(
+                without.vmfb, with_.vmfb,
+                lambda rs, r: _split_verdict(*against_default(rs, r), args.margin))
             ratio = ms_without / ms_with
-            apply = info.applied != _clearly_better(
-                [1 / r for r in ratios] if info.applied else ratios,
-                1 / ratio if info.applied else ratio, args.margin)
+            apply = info.applied != _clearly_better(*against_default(ratios, ratio), args.margin)
             config[info.key] = (info.pass_name, apply)
             decided.entries[info.key] = Decision(info.key, info.pass_name, apply, decided.source, {
                     "model": model_name, "default": info.applied, "candidates": info.count,
@@ -255,6 +279,12 @@ def _clearly_better(round_ratios: list[float], median_ratio: float, margin: floa
     return median_ratio > 1 + margin and wins >= rounds_needed(len(round_ratios))
 
 
+def _split_verdict(round_ratios: list[float], median_ratio: float, margin: float) -> bool:
+    """The medians favour the alternative beyond `margin`, but too few rounds agree to say so:
+    more rounds may settle it."""
+    return median_ratio > 1 + margin and not _clearly_better(round_ratios, median_ratio, margin)
+
+
 def _check_against_stock(tuner: Tuner, decided: DecisionSet, config: dict, args,
                          model_name: str) -> None:
     """The promise: tuned is not slower than stock here. If it is, keys without a clear gain
@@ -268,7 +298,10 @@ def _check_against_stock(tuner: Tuner, decided: DecisionSet, config: dict, args,
     steps.append(("all off", {k: (p, False) for k, (p, _) in config.items()}))
     for label, cfg in steps:
         build = tuner.build(cfg)
-        ms_stock, ms_tuned, _ = tuner.time_pair(stock, build.vmfb)
+        # A tuned build that looks slower than stock gets more rounds before keys go off.
+        ms_stock, ms_tuned, _ = tuner.time_pair(
+            stock, build.vmfb,
+            lambda rs, r: _split_verdict([1 / x for x in rs], 1 / r, args.margin))
         ratio = ms_stock / ms_tuned
         print(f"{PROG}: {label}: stock {ms_stock:.4f} ms, plugin {ms_tuned:.4f} ms, "
               f"stock/plugin {ratio:.3f}", file=sys.stderr)
@@ -313,6 +346,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=7,
                    help="alternating timing rounds per key (a default changes only when "
                    "5 of 5, 7 of 7, 8 of 9... rounds agree)")
+    p.add_argument("--max-rounds", type=int, default=21,
+                   help="when the medians differ beyond the margin but the rounds split, "
+                   "take --rounds more, up to this many in all (default 21; = --rounds: never)")
     p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
     p.add_argument("--margin", type=float, default=0.02,
                    help="noise margin: a change of the default needs this relative difference")

@@ -27,7 +27,8 @@ def _dispatches(path, **kw) -> tuple[int, list[dict]]:
 def tuned(tmp_path_factory):
     out = tmp_path_factory.mktemp("tune") / "decisions.json"
     res = subprocess.run([tool("iree-fusions-tune"), MODEL, f"--fusions={PASS}", "-o", str(out),
-                          "--device", "local-sync", "--rounds", "1", "--repetitions", "2"],
+                          "--device", "local-sync", "--rounds", "1", "--max-rounds", "1",
+                          "--repetitions", "2"],
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     return out, res.stderr
@@ -134,3 +135,43 @@ def test_a_default_changes_only_on_consistent_rounds():
     assert not _clearly_better([1.01, 1.01, 1.015, 1.01, 1.01], 1.01, 0.02)
     # Three rounds can never overturn a default.
     assert not _clearly_better([2.0, 2.0, 2.0], 2.0, 0.02)
+
+
+def test_a_split_verdict_gets_more_rounds(monkeypatch):
+    # Medians 10% apart but one round in five the other way: the tuner takes five more
+    # rounds (up to --max-rounds) instead of deciding on a noisy split; agreeing rounds or
+    # medians within the margin are decided at once.
+    import argparse
+
+    from iree_fusions import tune
+    from iree_fusions.timing import LatencyPair
+
+    def run(plugin_rounds: list[list[float]], max_rounds: int) -> tuple[int, list[float]]:
+        calls = iter(plugin_rounds)
+
+        def fake_compare(*args, rounds, **kwargs):
+            plugin = next(calls)
+            assert len(plugin) == rounds
+            return LatencyPair(1.0, 0.0, [1.0] * rounds, plugin)
+
+        monkeypatch.setattr(tune, "compare_latency", fake_compare)
+        args = argparse.Namespace(device="local-sync", rounds=5, max_rounds=max_rounds,
+                                  repetitions=2, runtime_flag=[])
+        tuner = tune.Tuner("m.mlir", [], "main", [], args, "/nonexistent")
+        n = len(plugin_rounds)
+        ms_without, ms_with, ratios = tuner.time_pair(
+            b"stock", b"plugin", lambda rs, r: tune._split_verdict(rs, r, 0.02))
+        assert ms_without == 1.0 and len(ratios) <= 5 * n
+        return len(ratios), ratios
+
+    split = [0.9, 0.9, 1.1, 0.9, 0.9]  # 4 of 5 rounds faster: not enough for the sign test
+    agree = [0.9] * 5
+    assert run([split, agree], max_rounds=21)[0] == 10  # settled by the next five
+    assert run([agree], max_rounds=21)[0] == 5  # clear at once
+    assert run([[1.0, 0.99, 1.01, 1.0, 1.0]], max_rounds=21)[0] == 5  # within the margin
+    even = [0.9, 1.1, 0.9, 1.1, 0.9]  # 3 of 5: stays split
+    assert run([even, even, even, even], max_rounds=21)[0] == 20  # 21 is the ceiling
+    assert run([split], max_rounds=5)[0] == 5  # --max-rounds = --rounds: never extended
+    # With the extra rounds the verdict is the sign test's over all of them.
+    n, ratios = run([split, agree], max_rounds=21)
+    assert tune._clearly_better(ratios, 1 / 0.9, 0.02)

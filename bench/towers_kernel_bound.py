@@ -1,0 +1,164 @@
+"""How much batch-mlp-towers can win on a CPU at a given batch: layer by layer, the issue's 6
+SiLU towers (256 -> 256 -> 128 -> 64 -> 16) as stock runs them (6 matmul dispatches) against the
+batched form the pass emits (1 batch_matmul dispatch), bias and SiLU fused in both, weights as
+function arguments. Layer 1 (shared input) also against one wide matmul [B,256]x[256,6*256],
+the "concatenate the weights" alternative.
+
+    python bench/towers_kernel_bound.py --device local-sync --batch 64 --rounds 9
+    taskset -c 0 python bench/towers_kernel_bound.py ...     # one core, as the campaign ran
+
+Prints, per layer and form, the median ms (alternating rounds, iree-benchmark-module) and
+separate / form. Stock compiles only (no plugin): this measures IREE's kernels, not the pass.
+"""
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from iree_fusions.timing import _save_inputs, repetition_times_ms
+
+WIDTHS = (256, 256, 128, 64, 16)
+TOWERS = 6
+
+SILU = """
+  %{r} = linalg.generic {{indexing_maps = [{mo}, {mb}, {mo}], iterator_types = [{it}]}}
+      ins(%{mm}, %{b} : {ot}, {bt}) outs(%{e} : {ot}) {{
+  ^bb0(%acc: f32, %bias: f32, %unused: f32):
+    %pre = arith.addf %acc, %bias : f32
+    %neg = arith.negf %pre : f32
+    %ex = math.exp %neg : f32
+    %c1f = arith.constant 1.0 : f32
+    %den = arith.addf %c1f, %ex : f32
+    %act = arith.divf %pre, %den : f32
+    linalg.yield %act : f32
+  }} -> {ot}"""
+
+
+def _layer(name: str, out_t: str, bias_t: str, contraction: str, rank: int) -> tuple[str, str]:
+    """One `%out = contraction + bias + SiLU` block and its output type."""
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    mo = f"affine_map<({dims}) -> ({dims})>"
+    mb = f"affine_map<({dims}) -> ({'d0, ' if rank == 3 else ''}d{rank - 1})>"
+    it = ", ".join(['"parallel"'] * rank)
+    body = f"""
+  %e{name} = tensor.empty() : {out_t}
+  %f{name} = linalg.fill ins(%zero : f32) outs(%e{name} : {out_t}) -> {out_t}
+  %mm{name} = {contraction} outs(%f{name} : {out_t}) -> {out_t}"""
+    body += SILU.format(r=f"r{name}", mo=mo, mb=mb, it=it, mm=f"mm{name}", b=f"b{name}",
+                        ot=out_t, bt=bias_t, e=f"e{name}")
+    return body, out_t
+
+
+def separate(batch: int, k: int, n: int) -> str:
+    """6 independent [B,K]x[K,N] + bias + SiLU: stock's 6 dispatches."""
+    args, body, outs = [], "", []
+    for t in range(TOWERS):
+        args += [f"%x{t}: tensor<{batch}x{k}xf32>", f"%w{t}: tensor<{k}x{n}xf32>",
+                 f"%b{t}: tensor<{n}xf32>"]
+        block, out_t = _layer(str(t), f"tensor<{batch}x{n}xf32>", f"tensor<{n}xf32>",
+                              f"linalg.matmul ins(%x{t}, %w{t} : tensor<{batch}x{k}xf32>, "
+                              f"tensor<{k}x{n}xf32>)", 2)
+        body += block
+        outs.append((f"%r{t}", out_t))
+    return _func(args, body, outs)
+
+
+def batched(batch: int, k: int, n: int) -> str:
+    """One [6,B,K]x[6,K,N] batch_matmul + bias + SiLU: the pass's single dispatch."""
+    lhs, out_t = f"tensor<{TOWERS}x{batch}x{k}xf32>", f"tensor<{TOWERS}x{batch}x{n}xf32>"
+    args = [f"%x: {lhs}", f"%w: tensor<{TOWERS}x{k}x{n}xf32>", f"%b0: tensor<{TOWERS}x{n}xf32>"]
+    block, _ = _layer("0", out_t, f"tensor<{TOWERS}x{n}xf32>",
+                      f"linalg.batch_matmul ins(%x, %w : {lhs}, tensor<{TOWERS}x{k}x{n}xf32>)", 3)
+    return _func(args, block, [("%r0", out_t)])
+
+
+def concatenated(batch: int, k: int, n: int) -> str:
+    """One [B,K]x[K,6N] matmul + bias + SiLU: shared input, weights side by side."""
+    wide = TOWERS * n
+    out_t = f"tensor<{batch}x{wide}xf32>"
+    args = [f"%x: tensor<{batch}x{k}xf32>", f"%w: tensor<{k}x{wide}xf32>",
+            f"%b0: tensor<{wide}xf32>"]
+    block, _ = _layer("0", out_t, f"tensor<{wide}xf32>",
+                      f"linalg.matmul ins(%x, %w : tensor<{batch}x{k}xf32>, "
+                      f"tensor<{k}x{wide}xf32>)", 2)
+    return _func(args, block, [("%r0", out_t)])
+
+
+def _func(args: list[str], body: str, outs: list[tuple[str, str]]) -> str:
+    results = ", ".join(t for _, t in outs)
+    return (f"func.func @main({', '.join(args)}) -> ({results}) {{\n"
+            f"  %zero = arith.constant 0.0 : f32{body}\n"
+            f"  return {', '.join(v for v, _ in outs)} : {results}\n}}\n")
+
+
+def _inputs(text: str) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    head = text.split(") ->")[0]
+    shapes = [[int(d) for d in m.split("x")] for m in re.findall(r"tensor<([0-9x]+)xf32>", head)]
+    return [rng.standard_normal(s).astype(np.float32) * 0.1 for s in shapes]
+
+
+def _compile(text: str, folder: str, name: str) -> bytes:
+    src, out = os.path.join(folder, f"{name}.mlir"), os.path.join(folder, f"{name}.vmfb")
+    with open(src, "w") as f:
+        f.write(text)
+    tool = os.path.join(os.path.dirname(sys.executable), "iree-compile")
+    subprocess.run([tool, src, "--iree-hal-target-device=local",
+                    "--iree-hal-local-target-device-backends=llvm-cpu",
+                    "--iree-llvmcpu-target-cpu=host", "-o", out], check=True)
+    with open(out, "rb") as f:
+        return f.read()
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", default="local-sync")
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--rounds", type=int, default=9)
+    p.add_argument("--repetitions", type=int, default=20)
+    args = p.parse_args()
+    print("| layer | form | dispatches | ms separate | ms form | separate / form |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    with tempfile.TemporaryDirectory(prefix="towers-bound-") as d:
+        for i, (k, n) in enumerate(zip(WIDTHS, WIDTHS[1:])):
+            sep_text = separate(args.batch, k, n)
+            sep = _compile(sep_text, d, f"sep{i}")
+            forms = [("batch_matmul", batched(args.batch, k, n), 1)]
+            if i == 0:
+                forms.append(("wide matmul", concatenated(args.batch, k, n), 1))
+            for form, text, count in forms:
+                other = _compile(text, d, f"{form[0]}{i}")
+                pair = _compare({"sep": (sep, sep_text), "form": (other, text)}, d, args)
+                print(f"| {k}->{n} | {form} | {TOWERS} -> {count} | {pair[0]:.4f} | "
+                      f"{pair[1]:.4f} | {pair[0] / pair[1]:.2f} |", flush=True)
+
+
+def _compare(modules: dict[str, tuple[bytes, str]], folder: str, args) -> tuple[float, float]:
+    """Median ms of each module (each with its own random inputs), rounds alternating the order."""
+    times: dict[str, list[float]] = {name: [] for name in modules}
+    flags = {}
+    for name, (blob, text) in modules.items():
+        path = os.path.join(folder, f"cmp-{name}.vmfb")
+        with open(path, "wb") as f:
+            f.write(blob)
+        sub = os.path.join(folder, f"in-{name}")
+        os.makedirs(sub, exist_ok=True)
+        flags[name] = (path, _save_inputs(_inputs(text), sub))
+    names = list(modules)
+    for r in range(args.rounds):
+        for name in (names if r % 2 == 0 else names[::-1]):
+            path, input_flags = flags[name]
+            reps = repetition_times_ms(path, input_flags, device=args.device,
+                                       repetitions=args.repetitions)
+            times[name].append(statistics.median(reps))
+    return statistics.median(times["sep"]), statistics.median(times["form"])
+
+
+if __name__ == "__main__":
+    main()
