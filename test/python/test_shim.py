@@ -4,6 +4,7 @@ with the plugin, unchanged. Every shim here lives under tmp_path (IREE_FUSIONS_S
 import json
 import os
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -42,7 +43,15 @@ def test_print_shim_dir_writes_an_executable_iree_compile(shim_dir):
     exe = os.path.join(shim_dir, "iree-compile")
     assert os.access(exe, os.X_OK)
     text = open(exe).read()
-    assert text == shim.script_text() and "-m iree_fusions.shim" in text
+    assert "-m iree_fusions.shim" in text
+    # The script runs the interpreter of the process that wrote it: the console script's
+    # (python3) where pytest runs as `python -m pytest` (python): the same binary.
+    written, expected = text.splitlines(), shim.script_text().splitlines()
+    assert written[:-1] == expected[:-1]
+    interpreter = written[-1].split(" exec ")[1].split(" -m ")[0]
+    assert os.path.realpath(interpreter) == os.path.realpath(sys.executable)
+    assert written[-1].replace(interpreter, "PY") == expected[-1].replace(
+        expected[-1].split(" exec ")[1].split(" -m ")[0], "PY")
     # a stale shim (another version, edited, not executable) is rewritten
     with open(exe, "w") as f:
         f.write("#!/bin/sh\nexit 1\n")
