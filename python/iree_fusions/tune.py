@@ -16,7 +16,8 @@ rule is applied only when measured faster by the same test. On a noisy machine a
 therefore stays with the pass's rule rather than follow one lucky round. A split verdict (the
 medians apart beyond the margin, the rounds not agreeing enough) gets `--rounds` more rounds,
 up to `--max-rounds`, before it is decided; so does a tuned build that looks slower than stock
-in the last step. Keys that appear
+in the last step. Where two builds are byte-identical (a key whose change the driver reverts,
+a tuned build that is stock's program) nothing is timed: the rule stands. Keys that appear
 only once another decision changed the IR are measured too.
 Last, the tuned build is timed against stock IREE; if it is slower by more than the margin,
 the keys that did not show a clear gain are turned off (then all keys), so that the decisions
@@ -228,6 +229,20 @@ def tune(args, flags: list[str]) -> DecisionSet:
                 break
             info = current.keys[pending[0]]
             toggled = tuner.build({**config, info.key: (info.pass_name, not info.applied)})
+            if toggled.vmfb == current.vmfb:
+                # Both compile to the same program (e.g. the driver reverted a change that
+                # bought nothing): there is nothing to measure, and noise must not decide.
+                config[info.key] = (info.pass_name, info.applied)
+                decided.entries[info.key] = Decision(
+                    info.key, info.pass_name, info.applied, decided.source, {
+                        "model": model_name, "default": info.applied,
+                        "candidates": info.count, "identical": True, "what": info.what,
+                        "note": "the builds with and without it are byte-identical"})
+                done.add(info.key)
+                decided.save(args.output)
+                _progress(len(done), total, started,
+                          f"{info.key} ({info.pass_name}): same program either way -> rule")
+                continue
             with_, without = (current, toggled) if info.applied else (toggled, current)
             # Ratios of the default's time over the alternative's: > 1 favours a change.
             def against_default(ratios, ratio, applied=info.applied):
@@ -298,6 +313,13 @@ def _check_against_stock(tuner: Tuner, decided: DecisionSet, config: dict, args,
     steps.append(("all off", {k: (p, False) for k, (p, _) in config.items()}))
     for label, cfg in steps:
         build = tuner.build(cfg)
+        if build.vmfb == stock:
+            # Stock's program, byte for byte: not slower by construction, nothing to time.
+            print(f"{PROG}: {label}: the same program as stock", file=sys.stderr)
+            decided.meta.setdefault("checks", {}).setdefault(model_name, []).append(
+                {"config": label, "identical_to_stock": True})
+            _turn_off(decided, cfg, label)
+            return
         # A tuned build that looks slower than stock gets more rounds before keys go off.
         ms_stock, ms_tuned, _ = tuner.time_pair(
             stock, build.vmfb,
@@ -309,12 +331,17 @@ def _check_against_stock(tuner: Tuner, decided: DecisionSet, config: dict, args,
         check.append({"config": label, "ms_stock": round(ms_stock, 5),
                       "ms_plugin": round(ms_tuned, 5), "ratio": round(ratio, 4)})
         if ratio >= 1 - args.margin or label == "all off":
-            for k, (p, a) in cfg.items():
-                if decided.entries[k].apply != a:
-                    old = decided.entries[k]
-                    decided.entries[k] = Decision(k, p, a, old.source, {
-                        **old.evidence, "note": f"turned off: {label} against stock"})
+            _turn_off(decided, cfg, label)
             return
+
+
+def _turn_off(decided: DecisionSet, cfg: dict, label: str) -> None:
+    """Record the keys the stock check's accepted step `cfg` turned off."""
+    for k, (p, a) in cfg.items():
+        if decided.entries[k].apply != a:
+            old = decided.entries[k]
+            decided.entries[k] = Decision(k, p, a, old.source, {
+                **old.evidence, "note": f"turned off: {label} against stock"})
 
 
 def _versions() -> dict[str, str]:

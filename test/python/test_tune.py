@@ -175,3 +175,65 @@ def test_a_split_verdict_gets_more_rounds(monkeypatch):
     # With the extra rounds the verdict is the sign test's over all of them.
     n, ratios = run([split, agree], max_rounds=21)
     assert tune._clearly_better(ratios, 1 / 0.9, 0.02)
+
+
+def _fake_tuning(monkeypatch, tmp_path, program, times):
+    """tune() over a fake model: `program(config)` is the bytes a build compiles to (config:
+    key -> applied), `times(without, with_)` the (ms without, ms with) a timing reads. Keys k1
+    (applied by its rule) and k2 (declined). Returns the decisions and the timed pairs."""
+    import argparse
+
+    from iree_fusions import tune
+    from iree_fusions.target import Target
+
+    rules = {"k1": True, "k2": False}
+    timed = []
+
+    def build(self, config):
+        applied = {k: config.get(k, ("p", rule))[1] for k, rule in rules.items()}
+        keys = {k: tune.KeyInfo(k, "p", a) for k, a in applied.items()}
+        return tune.Build(program(applied), keys, Target("local", "llvm-cpu", "fake"))
+
+    def time_pair(self, without, with_, undecided=None):
+        timed.append((without, with_))
+        a, b = times(without, with_)
+        return a, b, [a / b] * self.args.rounds
+
+    monkeypatch.setattr(tune, "_load_model", lambda args: ("m.mlir", [], "main", [], "fake"))
+    monkeypatch.setattr(tune.Tuner, "build", build)
+    monkeypatch.setattr(tune.Tuner, "stock", lambda self: program({"k1": False, "k2": False}))
+    monkeypatch.setattr(tune.Tuner, "time_pair", time_pair)
+    args = argparse.Namespace(model="fake", device="local-sync", target=None, resume=False,
+                              budget=0.0, fusions="all", rounds=7, max_rounds=7, margin=0.02,
+                              repetitions=2, runtime_flag=[], output=str(tmp_path / "d.json"))
+    return tune.tune(args, []), timed
+
+
+def test_identical_builds_are_not_timed(monkeypatch, tmp_path):
+    # k2 changes nothing (the driver reverts it): its builds are byte-identical, so it keeps
+    # its rule without a timing; k1 is measured, and the tuned build is checked against stock.
+    def program(applied):
+        return b"with k1" if applied["k1"] else b"stock"
+
+    decided, timed = _fake_tuning(monkeypatch, tmp_path, program, lambda a, b: (1.0, 0.8))
+    k1, k2 = decided.entries["k1"], decided.entries["k2"]
+    assert k1.apply and k1.evidence["ratio"] == 1.25 and "identical" not in k1.evidence
+    assert not k2.apply and k2.evidence["identical"] and "ms_with" not in k2.evidence
+    assert timed == [(b"stock", b"with k1"), (b"stock", b"with k1")]  # k1, then the stock check
+    assert decided.meta["checks"]["fake"] == [
+        {"config": "tuned", "ms_stock": 1.0, "ms_plugin": 0.8, "ratio": 1.25}]
+
+
+def test_a_stock_check_that_reaches_stock_bytes_is_not_timed(monkeypatch, tmp_path):
+    # The tuned build reads slower than stock (and k1 showed no clear gain): the check turns k1
+    # off; that build is stock's program, byte for byte, so it is accepted without a timing.
+    def program(applied):
+        return b"with k1" if applied["k1"] else b"stock"
+
+    readings = iter([(1.0, 1.0), (1.0, 1.1)])  # k1 alone: no difference; tuned vs stock: 0.91
+    decided, timed = _fake_tuning(monkeypatch, tmp_path, program, lambda a, b: next(readings))
+    k1 = decided.entries["k1"]
+    assert not k1.apply and k1.evidence["note"] == "turned off: without unclear gains against stock"
+    assert len(timed) == 2  # k1's own timing and the tuned build's; not the last step
+    assert decided.meta["checks"]["fake"][-1] == {"config": "without unclear gains",
+                                                 "identical_to_stock": True}
