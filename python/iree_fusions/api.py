@@ -207,11 +207,13 @@ def compare_outputs(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]
         if e.size == 0:
             continue
         ef, af = e.astype(np.float64), a.astype(np.float64)
-        both_nan = np.isnan(ef) & np.isnan(af)
-        diff = np.where(both_nan, 0.0, np.abs(ef - af))
+        # Equal values agree, equal infinities and NaN against NaN included (inf - inf is NaN).
+        same = (ef == af) | (np.isnan(ef) & np.isnan(af))
+        with np.errstate(invalid="ignore"):
+            diff = np.where(same, 0.0, np.abs(ef - af))
         if np.isnan(diff).any():  # NaN on one side only
             return Agreement(float("inf"), float("inf"), True)
         max_abs = max(max_abs, float(diff.max()))
-        rel = np.where(both_nan, 0.0, diff / np.maximum(np.abs(np.nan_to_num(ef)), 1e-30))
+        rel = np.where(same, 0.0, diff / np.maximum(np.abs(np.nan_to_num(ef)), 1e-30))
         max_rel = max(max_rel, float(rel.max()))
     return Agreement(max_abs, max_rel, True)

@@ -18,6 +18,11 @@ def test_compare_outputs_semantics():
     assert not agreement.within(0.1) and agreement.within(0.5)
     one_nan = [np.array([1.0, np.nan, 3.0], np.float32)]
     assert not api.compare_outputs(a, one_nan).within(1e9)
+    # Equal infinities agree (half-precision overflow on both sides); opposite ones do not.
+    inf = [np.array([np.inf, -np.inf, 1.0], np.float16)]
+    assert api.compare_outputs(inf, [inf[0].copy()]).within(0.0)
+    assert not api.compare_outputs(inf, [-inf[0]]).within(1e9)
+    assert not api.compare_outputs(inf, [np.array([np.inf, 0.0, 1.0], np.float16)]).within(1e9)
     assert not api.compare_outputs(a, [np.zeros(4, np.float32)]).shapes_match
     assert not api.compare_outputs(a, [a[0].astype(np.float64)]).shapes_match
     assert not api.compare_outputs(a, a + a).shapes_match
