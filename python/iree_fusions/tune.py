@@ -229,43 +229,17 @@ def tune(args, flags: list[str]) -> DecisionSet:
                 break
             info = current.keys[pending[0]]
             toggled = tuner.build({**config, info.key: (info.pass_name, not info.applied)})
-            if toggled.vmfb == current.vmfb:
-                # Both compile to the same program (e.g. the driver reverted a change that
-                # bought nothing): there is nothing to measure, and noise must not decide.
-                config[info.key] = (info.pass_name, info.applied)
-                decided.entries[info.key] = Decision(
-                    info.key, info.pass_name, info.applied, decided.source, {
-                        "model": model_name, "default": info.applied,
-                        "candidates": info.count, "identical": True, "what": info.what,
-                        "note": "the builds with and without it are byte-identical"})
-                done.add(info.key)
-                decided.save(args.output)
-                _progress(len(done), total, started,
-                          f"{info.key} ({info.pass_name}): same program either way -> rule")
-                continue
-            with_, without = (current, toggled) if info.applied else (toggled, current)
-            # Ratios of the default's time over the alternative's: > 1 favours a change.
-            def against_default(ratios, ratio, applied=info.applied):
-                return ([1 / r for r in ratios], 1 / ratio) if applied else (ratios, ratio)
-
-            ms_without, ms_with, ratios = tuner.time_pair(
-                without.vmfb, with_.vmfb,
-                lambda rs, r: _split_verdict(*against_default(rs, r), args.margin))
-            ratio = ms_without / ms_with
-            apply = info.applied != _clearly_better(*against_default(ratios, ratio), args.margin)
+            apply, evidence, summary = _decide_key(tuner, info, current, toggled, args.margin)
             config[info.key] = (info.pass_name, apply)
             decided.entries[info.key] = Decision(info.key, info.pass_name, apply, decided.source, {
-                    "model": model_name, "default": info.applied, "candidates": info.count,
-                    "ms_with": round(ms_with, 5), "ms_without": round(ms_without, 5),
-                    "ratio": round(ratio, 4),
-                    "round_ratios": [round(r, 3) for r in ratios], "what": info.what})
+                "model": model_name, "default": info.applied, "candidates": info.count,
+                **evidence, "what": info.what})
             done.add(info.key)
             if apply != info.applied:
                 current = toggled
             decided.save(args.output)
             _progress(len(done), total, started,
-                      f"{info.key} ({info.pass_name}, x{info.count}): with {ms_with:.4f} ms, "
-                      f"without {ms_without:.4f} ms -> {'apply' if apply else 'skip'}")
+                      f"{info.key} ({info.pass_name}, x{info.count}): {summary}")
         _check_against_stock(tuner, decided, config, args, model_name)
         decided.meta["seconds"] = decided.meta.get("seconds", 0) + round(
             time.time() - started, 1)
@@ -275,6 +249,34 @@ def tune(args, flags: list[str]) -> DecisionSet:
               f"{time.time() - started:.0f}s (compiles {tuner.compile_s:.0f}s, timing "
               f"{tuner.timing_s:.0f}s)", file=sys.stderr)
         return decided
+
+
+def _decide_key(tuner: Tuner, info: KeyInfo, current: Build, toggled: Build, margin: float
+                ) -> tuple[bool, dict, str]:
+    """Whether key `info` is applied, the evidence for the file, and a line for the progress
+    bar; `current` is the build with the key as its rule has it, `toggled` the other one."""
+    if toggled.vmfb == current.vmfb:
+        # Both compile to the same program: nothing to measure, and noise must not decide.
+        return info.applied, {"identical": True, "note": "the builds with and without it are "
+                              "byte-identical"}, "same program either way -> rule"
+    with_, without = (current, toggled) if info.applied else (toggled, current)
+
+    def against_default(ratios: list[float], ratio: float) -> tuple[list[float], float]:
+        """The timings as default / alternative: > 1 favours a change."""
+        return _inverted(ratios, ratio) if info.applied else (ratios, ratio)
+
+    ms_without, ms_with, ratios = tuner.time_pair(
+        without.vmfb, with_.vmfb, lambda rs, r: _split_verdict(*against_default(rs, r), margin))
+    ratio = ms_without / ms_with
+    apply = info.applied != _clearly_better(*against_default(ratios, ratio), margin)
+    return apply, {"ms_with": round(ms_with, 5), "ms_without": round(ms_without, 5),
+                   "ratio": round(ratio, 4), "round_ratios": [round(r, 3) for r in ratios]}, (
+        f"with {ms_with:.4f} ms, without {ms_without:.4f} ms -> {'apply' if apply else 'skip'}")
+
+
+def _inverted(round_ratios: list[float], median_ratio: float) -> tuple[list[float], float]:
+    """The same timings read the other way round (second build over first)."""
+    return [1 / r for r in round_ratios], 1 / median_ratio
 
 
 def rounds_needed(n: int, level: float = 0.05) -> int:
@@ -311,25 +313,23 @@ def _check_against_stock(tuner: Tuner, decided: DecisionSet, config: dict, args,
     if unclear:
         steps.append(("without unclear gains", {**config, **unclear}))
     steps.append(("all off", {k: (p, False) for k, (p, _) in config.items()}))
+    checks = decided.meta.setdefault("checks", {}).setdefault(model_name, [])
     for label, cfg in steps:
         build = tuner.build(cfg)
         if build.vmfb == stock:
             # Stock's program, byte for byte: not slower by construction, nothing to time.
             print(f"{PROG}: {label}: the same program as stock", file=sys.stderr)
-            decided.meta.setdefault("checks", {}).setdefault(model_name, []).append(
-                {"config": label, "identical_to_stock": True})
+            checks.append({"config": label, "identical_to_stock": True})
             _turn_off(decided, cfg, label)
             return
         # A tuned build that looks slower than stock gets more rounds before keys go off.
         ms_stock, ms_tuned, _ = tuner.time_pair(
-            stock, build.vmfb,
-            lambda rs, r: _split_verdict([1 / x for x in rs], 1 / r, args.margin))
+            stock, build.vmfb, lambda rs, r: _split_verdict(*_inverted(rs, r), args.margin))
         ratio = ms_stock / ms_tuned
         print(f"{PROG}: {label}: stock {ms_stock:.4f} ms, plugin {ms_tuned:.4f} ms, "
               f"stock/plugin {ratio:.3f}", file=sys.stderr)
-        check = decided.meta.setdefault("checks", {}).setdefault(model_name, [])
-        check.append({"config": label, "ms_stock": round(ms_stock, 5),
-                      "ms_plugin": round(ms_tuned, 5), "ratio": round(ratio, 4)})
+        checks.append({"config": label, "ms_stock": round(ms_stock, 5),
+                       "ms_plugin": round(ms_tuned, 5), "ratio": round(ratio, 4)})
         if ratio >= 1 - args.margin or label == "all off":
             _turn_off(decided, cfg, label)
             return
