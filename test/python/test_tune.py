@@ -210,7 +210,7 @@ def _fake_tuning(monkeypatch, tmp_path, program, times):
 
 
 def test_identical_builds_are_not_timed(monkeypatch, tmp_path):
-    # k2 changes nothing (the driver reverts it): its builds are byte-identical, so it keeps
+    # k2 leaves the compiled program as it was: its builds are byte-identical, so it keeps
     # its rule without a timing; k1 is measured, and the tuned build is checked against stock.
     def program(applied):
         return b"with k1" if applied["k1"] else b"stock"
