@@ -17,8 +17,8 @@ therefore stays with the pass's rule rather than follow one lucky round. A split
 medians apart beyond the margin, the rounds not agreeing enough) gets `--rounds` more rounds,
 up to `--max-rounds`, before it is decided; so does a tuned build that looks slower than stock
 in the last step. Where two builds are byte-identical (a key whose change leaves the compiled
-program as it was, a tuned build that is stock's program) nothing is timed: the rule stands. Keys that appear
-only once another decision changed the IR are measured too.
+program as it was, a tuned build that is stock's program) nothing is timed: the rule stands.
+Keys that appear only once another decision changed the IR are measured too.
 Last, the tuned build is timed against stock IREE; if it is slower by more than the margin,
 the keys that did not show a clear gain are turned off (then all keys), so that the decisions
 never make the model slower than stock on this device.
