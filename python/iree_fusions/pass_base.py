@@ -381,16 +381,21 @@ class CandidatePass(FusionPass, Generic[P]):
             return reason, "option"
         decision = ctx.decider.lookup(cand.key) if ctx.decider is not None else None
         if decision is not None:
-            return (None if decision.apply else _turned_off(decision)), decision.source
+            return (None if decision.apply else _turned_off(decision, cand.declined)
+                    ), decision.source
         return cand.declined, "rule"
 
     def run(self, module: ir.Operation, ctx: PassContext) -> None:
         run_candidates(self, module, ctx)
 
 
-def _turned_off(decision) -> str:
-    """Why a measured decision leaves a candidate alone, with the times behind it."""
+def _turned_off(decision, declined: str | None) -> str:
+    """Why a decision from a file leaves a candidate alone: the times measured, or, where
+    the tuner found nothing to measure, the rule's reason (`declined`) it kept."""
     ev = decision.evidence
+    if ev.get("identical"):
+        return ((f"{declined}; " if declined else "") + "the decisions file keeps it off "
+                "(untimed: with and without it the tuned model compiled to the same program)")
     if "ms_with" in ev and "ms_without" in ev:
         return (f"a measured decision turns it off ({ev['ms_with']} ms with it, "
                 f"{ev['ms_without']} ms without{', ' + ev['note'] if ev.get('note') else ''})")

@@ -68,6 +68,26 @@ def test_decisions_file_changes_the_dispatches_as_recorded(tuned, tmp_path, appl
             f"{entry['ms_without']} ms without")
 
 
+def test_an_untimed_decision_says_so(tuned, tmp_path):
+    # A key the tuner did not time (its two builds were the same program) is not reported as
+    # measured slower.
+    path, _ = tuned
+    data = json.loads(path.read_text())
+    (key,) = data["decisions"]
+    entry = data["decisions"][key]
+    entry.update(apply=False, identical=True)
+    for field in ("ms_with", "ms_without", "ratio", "round_ratios"):
+        entry.pop(field, None)
+    untimed = tmp_path / "untimed.json"
+    untimed.write_text(json.dumps(data))
+    n, reports = _dispatches(bundled_mlir_models()[MODEL], decisions=str(untimed))
+    (skip,) = reports[0]["skipped"]
+    assert n == 2 and skip["decided_by"] == str(untimed)
+    assert "measured" not in skip["reason"]
+    assert skip["reason"].endswith("the decisions file keeps it off (untimed: with and without "
+                                   "it the tuned model compiled to the same program)")
+
+
 def test_decisions_for_another_target_are_refused(tuned, tmp_path):
     path, _ = tuned
     data = json.loads(path.read_text())
