@@ -15,14 +15,13 @@ stock form / form. Stock compiles only (no plugin): this measures IREE's kernels
 import argparse
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-from iree_fusions.timing import _save_inputs, repetition_times_ms
+from iree_fusions.timing import compare_latency
 
 WIDTHS = (256, 256, 128, 64, 16)
 TOWERS = 6
@@ -41,8 +40,8 @@ SILU = """
   }} -> {ot}"""
 
 
-def _layer(name: str, out_t: str, bias_t: str, contraction: str, rank: int) -> tuple[str, str]:
-    """One `%out = contraction + bias + SiLU` block and its output type."""
+def _layer(name: str, out_t: str, bias_t: str, contraction: str, rank: int) -> str:
+    """One `%r<name> = contraction + bias + SiLU` block, of type `out_t`."""
     dims = ", ".join(f"d{i}" for i in range(rank))
     mo = f"affine_map<({dims}) -> ({dims})>"
     mb = f"affine_map<({dims}) -> ({'d0, ' if rank == 3 else ''}d{rank - 1})>"
@@ -53,7 +52,7 @@ def _layer(name: str, out_t: str, bias_t: str, contraction: str, rank: int) -> t
   %mm{name} = {contraction} outs(%f{name} : {out_t}) -> {out_t}"""
     body += SILU.format(r=f"r{name}", mo=mo, mb=mb, it=it, mm=f"mm{name}", b=f"b{name}",
                         ot=out_t, bt=bias_t, e=f"e{name}")
-    return body, out_t
+    return body
 
 
 TRANSPOSE_B = ("indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, "
@@ -68,10 +67,10 @@ def separate(batch: int, k: int, n: int, weights_kn: bool = False) -> str:
     maps = "" if weights_kn else f" {TRANSPOSE_B}"
     for t in range(TOWERS):
         args += [f"%x{t}: tensor<{batch}x{k}xf32>", f"%w{t}: {w_t}", f"%b{t}: tensor<{n}xf32>"]
-        block, out_t = _layer(str(t), f"tensor<{batch}x{n}xf32>", f"tensor<{n}xf32>",
-                              f"linalg.matmul{maps} ins(%x{t}, %w{t} : "
-                              f"tensor<{batch}x{k}xf32>, {w_t})", 2)
-        body += block
+        out_t = f"tensor<{batch}x{n}xf32>"
+        body += _layer(str(t), out_t, f"tensor<{n}xf32>",
+                       f"linalg.matmul{maps} ins(%x{t}, %w{t} : tensor<{batch}x{k}xf32>, {w_t})",
+                       2)
         outs.append((f"%r{t}", out_t))
     return _func(args, body, outs)
 
@@ -80,8 +79,8 @@ def batched(batch: int, k: int, n: int) -> str:
     """One [6,B,K]x[6,K,N] batch_matmul + bias + SiLU: the pass's single dispatch."""
     lhs, out_t = f"tensor<{TOWERS}x{batch}x{k}xf32>", f"tensor<{TOWERS}x{batch}x{n}xf32>"
     args = [f"%x: {lhs}", f"%w: tensor<{TOWERS}x{k}x{n}xf32>", f"%b0: tensor<{TOWERS}x{n}xf32>"]
-    block, _ = _layer("0", out_t, f"tensor<{TOWERS}x{n}xf32>",
-                      f"linalg.batch_matmul ins(%x, %w : {lhs}, tensor<{TOWERS}x{k}x{n}xf32>)", 3)
+    block = _layer("0", out_t, f"tensor<{TOWERS}x{n}xf32>",
+                   f"linalg.batch_matmul ins(%x, %w : {lhs}, tensor<{TOWERS}x{k}x{n}xf32>)", 3)
     return _func(args, block, [("%r0", out_t)])
 
 
@@ -91,9 +90,9 @@ def concatenated(batch: int, k: int, n: int) -> str:
     out_t = f"tensor<{batch}x{wide}xf32>"
     args = [f"%x: tensor<{batch}x{k}xf32>", f"%w: tensor<{k}x{wide}xf32>",
             f"%b0: tensor<{wide}xf32>"]
-    block, _ = _layer("0", out_t, f"tensor<{wide}xf32>",
-                      f"linalg.matmul ins(%x, %w : tensor<{batch}x{k}xf32>, "
-                      f"tensor<{k}x{wide}xf32>)", 2)
+    block = _layer("0", out_t, f"tensor<{wide}xf32>",
+                   f"linalg.matmul ins(%x, %w : tensor<{batch}x{k}xf32>, tensor<{k}x{wide}xf32>)",
+                   2)
     return _func(args, block, [("%r0", out_t)])
 
 
@@ -142,30 +141,11 @@ def main() -> None:
                 forms.append(("one wide matmul", concatenated(args.batch, k, n), 1))
             for j, (form, text, count) in enumerate(forms):
                 other = _compile(text, d, f"form{i}-{j}")
-                pair = _compare({"sep": (stock, stock_text), "form": (other, text)}, d, args)
-                print(f"| {k}->{n} | {form} | {TOWERS} -> {count} | {pair[0]:.4f} | "
-                      f"{pair[1]:.4f} | {pair[0] / pair[1]:.2f} |", flush=True)
-
-
-def _compare(modules: dict[str, tuple[bytes, str]], folder: str, args) -> tuple[float, float]:
-    """Median ms of each module (each with its own random inputs), rounds alternating the order."""
-    times: dict[str, list[float]] = {name: [] for name in modules}
-    flags = {}
-    for name, (blob, text) in modules.items():
-        path = os.path.join(folder, f"cmp-{name}.vmfb")
-        with open(path, "wb") as f:
-            f.write(blob)
-        sub = os.path.join(folder, f"in-{name}")
-        os.makedirs(sub, exist_ok=True)
-        flags[name] = (path, _save_inputs(_inputs(text), sub))
-    names = list(modules)
-    for r in range(args.rounds):
-        for name in (names if r % 2 == 0 else names[::-1]):
-            path, input_flags = flags[name]
-            reps = repetition_times_ms(path, input_flags, device=args.device,
-                                       repetitions=args.repetitions)
-            times[name].append(statistics.median(reps))
-    return statistics.median(times["sep"]), statistics.median(times["form"])
+                pair = compare_latency(stock, other, _inputs(stock_text), device=args.device,
+                                       rounds=args.rounds, repetitions=args.repetitions,
+                                       plugin_inputs=_inputs(text))
+                print(f"| {k}->{n} | {form} | {TOWERS} -> {count} | {pair.stock_ms:.4f} | "
+                      f"{pair.plugin_ms:.4f} | {pair.ratio:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

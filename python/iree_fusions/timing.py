@@ -78,25 +78,31 @@ def median_latency_ms(vmfb_path: str, input_flags: list[str], **kwargs) -> float
 def compare_latency(stock_vmfb: bytes, plugin_vmfb: bytes, inputs: Sequence[np.ndarray], *,
                     function: str = "main", device: str = "local-task", rounds: int = 5,
                     repetitions: int = 10, min_time: str = "0.05s",
-                    extra_flags: Sequence[str] = (), every_repetition: bool = False
-                    ) -> LatencyPair:
+                    extra_flags: Sequence[str] = (), every_repetition: bool = False,
+                    plugin_inputs: Sequence[np.ndarray] | None = None) -> LatencyPair:
     """Alternates stock and plugin runs `rounds` times; returns medians and the ratio.
 
     The per-side lists hold each round's median repetition, or with `every_repetition`
     every repetition of every round (for a minimum: on a loaded machine the steadier estimate
-    of the uncontended time)."""
+    of the uncontended time). `plugin_inputs`: the second module's own inputs, where the two
+    compare different signatures (default: `inputs` for both)."""
     with tempfile.TemporaryDirectory(prefix="iree-fusions-bench-") as tmp:
         paths = {}
         for name, blob in (("stock", stock_vmfb), ("plugin", plugin_vmfb)):
             paths[name] = os.path.join(tmp, f"{name}.vmfb")
             with open(paths[name], "wb") as f:
                 f.write(blob)
-        input_flags = _save_inputs(inputs, tmp)
+        input_flags = {"stock": _save_inputs(inputs, tmp)}
+        if plugin_inputs is None:
+            input_flags["plugin"] = input_flags["stock"]
+        else:
+            os.makedirs(os.path.join(tmp, "plugin-inputs"))
+            input_flags["plugin"] = _save_inputs(plugin_inputs, os.path.join(tmp, "plugin-inputs"))
         times: dict[str, list[float]] = {"stock": [], "plugin": []}
         for r in range(rounds):
             order = ("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")
             for name in order:
-                reps = repetition_times_ms(paths[name], input_flags, function=function,
+                reps = repetition_times_ms(paths[name], input_flags[name], function=function,
                                            device=device, repetitions=repetitions,
                                            min_time=min_time, extra_flags=extra_flags)
                 times[name].extend(reps if every_repetition else [statistics.median(reps)])

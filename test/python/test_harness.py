@@ -59,3 +59,27 @@ def test_compare_compilations_reports_both_sides():
     assert check.agreement.within(0.0)
     assert check.stock_dispatches == check.plugin_dispatches == 2
     assert [a.shape for a in check.plugin] == [(12, 128, 32)]
+
+
+def test_compare_latency_gives_each_module_its_own_inputs():
+    # Two programs of different signatures timed side by side (bench/towers_kernel_bound.py).
+    import iree.compiler as ireec
+
+    from iree_fusions.timing import compare_latency
+
+    def module(n_args: int) -> bytes:
+        args = ", ".join(f"%a{i}: tensor<4xf32>" for i in range(n_args))
+        body = "%a0" if n_args == 1 else "%s"
+        add = "" if n_args == 1 else "  %s = arith.addf %a0, %a1 : tensor<4xf32>\n"
+        src = (f"func.func @main({args}) -> tensor<4xf32> {{\n{add}"
+               f"  return {body} : tensor<4xf32>\n}}")
+        return ireec.compile_str(src, target_backends=["llvm-cpu"],
+                                 extra_args=["--iree-llvmcpu-target-cpu=host"])
+
+    one, two = module(1), module(2)
+    x = np.ones(4, np.float32)
+    pair = compare_latency(one, two, [x], plugin_inputs=[x, x], device="local-sync", rounds=2,
+                           repetitions=2)
+    assert len(pair.stock_rounds) == len(pair.plugin_rounds) == 2 and pair.plugin_ms > 0
+    with pytest.raises(RuntimeError, match="benchmark failed"):  # one input for two args
+        compare_latency(one, two, [x], device="local-sync", rounds=1, repetitions=1)
