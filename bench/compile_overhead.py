@@ -53,10 +53,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.models:
         art = models[name].build()
         with tempfile.TemporaryDirectory(prefix="compile-overhead-") as tmp:
-            src = os.path.join(tmp, "model" + (".mlirbc" if art.source[:4] == b"ML\xefR"
-                                                else ".mlir"))
-            with open(src, "wb") as f:
-                f.write(art.source)
+            src = art.write(tmp)
             flags = [*api.target_flags("local-task", None), *art.flags]
             times: dict[str, list[float]] = {k: [] for k in CONFIGS}
             for r in range(args.rounds):

@@ -54,10 +54,7 @@ def fingerprint(name: str, fusions: str, device: str, cache: str | None = None) 
     tmp = os.path.join(tempfile.gettempdir(), "iree-fusions-fingerprint", name)
     os.makedirs(tmp, exist_ok=True)
     try:
-        suffix = ".mlirbc" if artifact.source[:4] == b"ML\xefR" else ".mlir"
-        path = os.path.join(tmp, "model" + suffix)
-        with open(path, "wb") as f:
-            f.write(artifact.source)
+        path = artifact.write(tmp)
         jobs = {"vmfb": dict(fusions=fusions), "flow": dict(fusions=fusions, compile_to="flow"),
                 "stock_flow": dict(stock=True, compile_to="flow")}
         with ThreadPoolExecutor(max_workers=2) as pool:

@@ -109,10 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.models:
         art = load_artifact(name, args.cache)
         with tempfile.TemporaryDirectory() as tmp:
-            suffix = ".mlirbc" if art.source[:4] == b"ML\xefR" else ".mlir"
-            src = os.path.join(tmp, "model" + suffix)
-            with open(src, "wb") as f:
-                f.write(art.source)
+            src = art.write(tmp)
             flow = {}
             for label, kw in (("stock", dict(stock=True)), ("plugin", dict(fusions=args.fusions))):
                 out = api.compile_file(src, flags=art.flags, compile_to="flow", **kw)

@@ -30,10 +30,7 @@ def measure(name: str, args) -> dict:
     artifact = all_models()[name].build()
     row: dict = {"model": name, "device": args.device}
     with tempfile.TemporaryDirectory(prefix="iree-fusions-ns-") as tmp:
-        path = os.path.join(tmp, "model.mlirbc" if artifact.source[:4] == b"ML\xefR"
-                            else "model.mlir")
-        with open(path, "wb") as f:
-            f.write(artifact.source)
+        path = artifact.write(tmp)
         decisions = os.path.join(args.decisions_dir, f"{name}-{args.device}.json")
         t0 = time.time()
         rc = tune.main([path, *artifact.flags, f"--label={name}", f"--device={args.device}",

@@ -31,9 +31,7 @@ def main() -> None:
     for name in names:
         a = all_models()[name].build()
         with tempfile.TemporaryDirectory() as d:
-            p = os.path.join(d, "m.mlirbc" if a.source[:4] == b"ML\xefR" else "m.mlir")
-            with open(p, "wb") as f:
-                f.write(a.source)
+            p = a.write(d, "m")
             stock = api.compile_file(p, device=device, flags=a.flags, stock=True).output
             tuned = api.compile_file(p, device=device, flags=a.flags,
                                      decisions=os.path.join(folder, f"{name}-{device}.json")).output

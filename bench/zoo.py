@@ -41,10 +41,7 @@ def check_model(name: str, gpu: bool = True) -> dict:
     artifact = all_models()[name].build()
     row: dict = {"model": name}
     with tempfile.TemporaryDirectory(prefix="iree-fusions-zoo-") as tmp:
-        path = os.path.join(tmp, "model.mlirbc" if artifact.source[:4] == b"ML\xefR"
-                            else "model.mlir")
-        with open(path, "wb") as f:
-            f.write(artifact.source)
+        path = artifact.write(tmp)
         jobs = {"stock": dict(stock=True), "plugin": dict(),
                 "stock_flow": dict(stock=True, compile_to="flow"),
                 "plugin_flow": dict(compile_to="flow")}

@@ -141,11 +141,15 @@ def compile_file(
         return CompileOutput(data, cmd, reports, proc.stderr)
 
 
+def source_suffix(data: bytes) -> str:
+    """The file suffix iree-compile reads `data` by: .mlirbc for MLIR bytecode, else .mlir."""
+    return ".mlirbc" if data[:4] == b"ML\xefR" else ".mlir"
+
+
 def compile_str(text: str | bytes, **kwargs) -> CompileOutput:
     """compile_file for IR held in memory."""
     data = text.encode() if isinstance(text, str) else text
-    suffix = ".mlirbc" if data[:4] == b"ML\xefR" else ".mlir"
-    with tempfile.NamedTemporaryFile(suffix=suffix, delete=False) as f:
+    with tempfile.NamedTemporaryFile(suffix=source_suffix(data), delete=False) as f:
         f.write(data)
         path = f.name
     try:

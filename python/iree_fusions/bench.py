@@ -87,10 +87,7 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
     artifact = model.build()
     fusions = model.fusions if args.fusions == "model" else args.fusions
     with tempfile.TemporaryDirectory(prefix="iree-fusions-bench-") as tmp:
-        suffix = ".mlirbc" if artifact.source[:4] == b"ML\xefR" else ".mlir"
-        path = os.path.join(tmp, "model" + suffix)
-        with open(path, "wb") as f:
-            f.write(artifact.source)
+        path = artifact.write(tmp)
         decisions = args.decisions
         if args.tune:
             decisions = _tune(model.name, fusions, args, progress)

@@ -172,11 +172,8 @@ def _load_model(args) -> tuple[str, list, str, list[str], str]:
     models = all_models()
     if args.model in models:
         artifact = models[args.model].build()
-        suffix = ".mlirbc" if artifact.source[:4] == b"ML\xefR" else ".mlir"
-        path = os.path.join(args.workdir, "model" + suffix)
-        with open(path, "wb") as f:
-            f.write(artifact.source)
-        return path, artifact.inputs, artifact.function, artifact.flags, args.model
+        return (artifact.write(args.workdir), artifact.inputs, artifact.function,
+                artifact.flags, args.model)
     if not os.path.exists(args.model):
         raise SystemExit(f"{PROG}: error: '{args.model}' is neither a file nor a catalog model "
                          "(iree-fusions-bench --list)")

@@ -8,6 +8,7 @@ reference outputs (PyTorch's) that both compiled versions must match.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -27,6 +28,16 @@ class Artifact:
     reference: list[np.ndarray] | None = None
     function: str = "main"
     reference_atol: float = 1e-5
+
+    def write(self, folder: str, stem: str = "model") -> str:
+        """Writes the IR into `folder` as `<stem>.mlirbc` (bytecode) or `<stem>.mlir` (text)
+        and returns the path."""
+        from ..api import source_suffix
+
+        path = os.path.join(folder, stem + source_suffix(self.source))
+        with open(path, "wb") as f:
+            f.write(self.source)
+        return path
 
 
 @dataclass
