@@ -25,6 +25,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import bundle_runner
+from .bundle_runner import host_arrays
+
 _CPU_FLAGS = ["--iree-hal-target-device=local",
               "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
 DEVICE_FLAGS = {
@@ -165,11 +168,7 @@ class LoadedModule:
     device: str
 
     def __call__(self, function: str, *inputs: np.ndarray) -> list[np.ndarray]:
-        result = self.module[function](*inputs)
-        if result is None:
-            return []
-        results = result if isinstance(result, (tuple, list)) else [result]
-        return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+        return host_arrays(self.module[function](*inputs))
 
 
 def load(vmfb: bytes, device: str = "local-task") -> LoadedModule:
@@ -200,24 +199,7 @@ class Agreement:
 
 
 def compare_outputs(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]) -> Agreement:
-    """Max abs / rel error over all outputs (shapes and dtypes must match)."""
-    if len(expected) != len(actual):
-        return Agreement(float("inf"), float("inf"), False)
-    max_abs = max_rel = 0.0
-    for e, a in zip(expected, actual):
-        e, a = np.asarray(e), np.asarray(a)
-        if e.shape != a.shape or e.dtype != a.dtype:
-            return Agreement(float("inf"), float("inf"), False)
-        if e.size == 0:
-            continue
-        ef, af = e.astype(np.float64), a.astype(np.float64)
-        # Equal values agree, equal infinities and NaN against NaN included (inf - inf is NaN).
-        same = (ef == af) | (np.isnan(ef) & np.isnan(af))
-        with np.errstate(invalid="ignore"):
-            diff = np.where(same, 0.0, np.abs(ef - af))
-        if np.isnan(diff).any():  # NaN on one side only
-            return Agreement(float("inf"), float("inf"), True)
-        max_abs = max(max_abs, float(diff.max()))
-        rel = np.where(same, 0.0, diff / np.maximum(np.abs(np.nan_to_num(ef)), 1e-30))
-        max_rel = max(max_rel, float(rel.max()))
-    return Agreement(max_abs, max_rel, True)
+    """Max abs / rel error over all outputs (shapes and dtypes must match): equal values
+    agree (equal infinities, NaN against NaN), NaN on one side is an infinite error, integers
+    are compared exactly. The bundle runner's comparison (one implementation)."""
+    return Agreement(*bundle_runner.compare_outputs(expected, actual))

@@ -73,8 +73,11 @@ def empty_row(model: str) -> dict:
 
 
 def compare_outputs(expected: Sequence, actual: Sequence) -> tuple[float, float, bool]:
-    """(max abs error, max rel error, shapes and dtypes match) over all outputs; NaN on both
-    sides counts as equal, NaN on one side as an infinite error."""
+    """(max abs error, max rel error, shapes and dtypes match) over all outputs.
+
+    Equal values agree: equal infinities and NaN against NaN included; NaN on one side is an
+    infinite error. Integers are compared exactly (never through float64, which cannot tell
+    apart int64 values above 2**53)."""
     import numpy as np
 
     if len(expected) != len(actual):
@@ -86,15 +89,48 @@ def compare_outputs(expected: Sequence, actual: Sequence) -> tuple[float, float,
             return float("inf"), float("inf"), False
         if e.size == 0:
             continue
-        ef, af = e.astype(np.float64), a.astype(np.float64)
-        both_nan = np.isnan(ef) & np.isnan(af)
-        diff = np.where(both_nan, 0.0, np.abs(ef - af))
-        if np.isnan(diff).any():
-            return float("inf"), float("inf"), True
-        max_abs = max(max_abs, float(diff.max()))
-        rel = np.where(both_nan, 0.0, diff / np.maximum(np.abs(np.nan_to_num(ef)), 1e-30))
-        max_rel = max(max_rel, float(rel.max()))
+        if e.dtype.kind in "biu":
+            err_abs, err_rel = _integer_errors(e, a)
+        else:
+            ef, af = e.astype(np.float64), a.astype(np.float64)
+            same = (ef == af) | (np.isnan(ef) & np.isnan(af))
+            if (~same & (np.isnan(ef) | np.isnan(af))).any():  # NaN on one side only
+                return float("inf"), float("inf"), True
+            with np.errstate(invalid="ignore", over="ignore"):
+                diff = np.where(same, 0.0, np.abs(ef - af))
+                rel = np.where(same, 0.0, diff / np.maximum(np.abs(ef), 1e-30))
+            err_abs, err_rel = float(diff.max()), float(np.nan_to_num(rel, nan=np.inf).max())
+        max_abs, max_rel = max(max_abs, err_abs), max(max_rel, err_rel)
     return max_abs, max_rel, True
+
+
+def _integer_errors(e, a) -> tuple[float, float]:
+    """Max abs / rel difference of two integer (or bool) arrays, computed exactly."""
+    import numpy as np
+
+    differ = np.flatnonzero(e.ravel() != a.ravel())
+    if differ.size == 0:
+        return 0.0, 0.0
+    ev = e.ravel()[differ].astype(object)
+    av = a.ravel()[differ].astype(object)
+    diffs = [abs(int(x) - int(y)) for x, y in zip(ev, av)]
+    rels = [d / max(abs(int(x)), 1) for d, x in zip(diffs, ev)]
+    return float(max(diffs)), float(max(rels))
+
+
+def host_arrays(result) -> list:
+    """A function's result (None, one value or a tuple) as numpy arrays that own their memory.
+
+    `to_host()` maps the result's device buffer: the array views memory the runtime releases
+    with the call's context and hands out again to later allocations, so a result kept after
+    the context is gone can change under the caller (two identical builds compared equal or
+    not by chance). Each result is copied out while its buffer is alive."""
+    import numpy as np
+
+    if result is None:
+        return []
+    results = result if isinstance(result, (tuple, list)) else [result]
+    return [np.array(r.to_host() if hasattr(r, "to_host") else r, copy=True) for r in results]
 
 
 def _load(vmfb_path: str, device: str):
@@ -112,14 +148,8 @@ def _load(vmfb_path: str, device: str):
 def run_module(vmfb_path: str, inputs: Sequence, function: str = "main",
                device: str = "local-task") -> list:
     """Loads a .vmfb on a runtime device, calls `function` once; results as numpy arrays."""
-    import numpy as np
-
     context, name = _load(vmfb_path, device)
-    result = context.modules[name][function](*inputs)
-    if result is None:
-        return []
-    results = result if isinstance(result, (tuple, list)) else [result]
-    return [np.asarray(r.to_host() if hasattr(r, "to_host") else r) for r in results]
+    return host_arrays(context.modules[name][function](*inputs))
 
 
 # ------------------------------------------------------------------ timing
