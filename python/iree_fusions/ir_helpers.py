@@ -120,13 +120,23 @@ def is_constant(value: ir.Value) -> bool:
 
 
 def is_constant_like(value: ir.Value) -> bool:
-    """An `arith.constant` tensor or a load of an immutable global: known at load time."""
+    """Known at load time, the same on every call: an `arith.constant` tensor, a
+    `flow.tensor.constant` (an external parameter, `#flow.parameter.named<"scope"::"name">`,
+    as IREE inlines immutable parameter globals by global-optimization) or a load of an
+    immutable `util.global`. A mutable global is not: it can change between calls."""
     op = defining_op(value)
     if op is None:
         return False
-    if op.name == "arith.constant":
+    if op.name in ("arith.constant", "flow.tensor.constant"):
         return True
     return op.name == "util.global.load" and "is_immutable" in op.attributes
+
+
+def is_parameter(value: ir.Value) -> bool:
+    """A tensor read from an external parameter (an .irpa / .gguf / .safetensors entry)."""
+    op = defining_op(value)
+    return (op is not None and op.name == "flow.tensor.constant"
+            and "parameter" in str(op.attributes["value"]))
 
 
 def same_constant(a: ir.Value, b: ir.Value) -> bool:
