@@ -10,14 +10,20 @@ features (`F.embedding(ids[B,20]).sum(1)`, or `F.embedding_bag(ids, mode="sum")`
 Variants (`DlrmConfig`): the batch, the table set (counts, rows, per-table dims), which
 features share a table, bag lengths, the bag lowering, whether the MLP is there (the sparse
 part alone), and whether the ids come as one packed `[B, F]` tensor instead of one input per
-feature. `MODELS` registers the benchmark models (`iree-fusions-bench dlrm-b8`).
+feature, and the Criteo layout (raw dense features concatenated beside the embeddings, then a
+top MLP). `MODELS` registers the benchmark models (`iree-fusions-bench dlrm-b8`).
 
     model, args = build_dlrm(DlrmConfig(batch=8))
     mlir = export_to_mlir(model, args)           # torch dialect, --iree-input-type=torch
+
+`build_form(cfg, form, folder)` gives the same model in each form users compile (`FORMS`:
+static, dynamic batch with and without shape facts, iree-turbine parameters, ONNX, ONNX with
+externalized parameters); `run_with_parameters` runs a module with its .irpa files.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 
 from .catalog import Artifact, BenchModel
@@ -55,6 +61,10 @@ class DlrmConfig:
     mlp: tuple[int, ...] = (256, 128, 64)  # bottom MLP widths (empty: sparse part alone)
     packed_ids: bool = False  # one [B, F] int64 input (one-id features only)
     concat: bool = True  # False: each feature (and the MLP output) is its own result
+    # The Criteo layout (Wide&Deep / DeepFM / DCN): the raw dense features (after the bottom
+    # MLP if there is one) concatenated beside the embeddings, then a top MLP on the concat.
+    raw_dense: bool = False  # the dense input goes into the concat as it is (needs mlp=())
+    top_mlp: tuple[int, ...] = ()  # top MLP widths on the concat (ReLU between layers)
     seed: int = 0
     dtype: str = "float32"  # or "bfloat16", "float16": tables, MLP and dense input (ids: int64)
 
@@ -72,6 +82,10 @@ def build_dlrm(cfg: DlrmConfig):
 
     if cfg.packed_ids and any(n != 1 for _, n in cfg.features):
         raise ValueError("packed ids are for one-id features only")
+    if cfg.raw_dense and cfg.mlp:
+        raise ValueError("raw_dense concatenates the dense input itself: give mlp=()")
+    if cfg.top_mlp and not cfg.concat:
+        raise ValueError("a top MLP reads the concat: give concat=True")
 
     class Dlrm(nn.Module):
         def __init__(self):
@@ -85,6 +99,13 @@ def build_dlrm(cfg: DlrmConfig):
                 layers += [nn.Linear(width, w), nn.ReLU()]
                 width = w
             self.mlp = nn.Sequential(*layers) if layers else None
+            top: list = []
+            width = (width if cfg.mlp or cfg.raw_dense else 0) + sum(
+                cfg.dims()[t] for t, _ in cfg.features)
+            for i, w in enumerate(cfg.top_mlp):
+                top += [nn.Linear(width, w)] + ([nn.ReLU()] if i + 1 < len(cfg.top_mlp) else [])
+                width = w
+            self.top = nn.Sequential(*top) if top else None
 
         def lookup(self, f: int, ids, offsets=None):
             table, bag = cfg.features[f]
@@ -101,8 +122,8 @@ def build_dlrm(cfg: DlrmConfig):
 
         def forward(self, *args):
             outs = []
-            if self.mlp is not None:
-                outs.append(self.mlp(args[0]))
+            if self.mlp is not None or cfg.raw_dense:
+                outs.append(args[0] if cfg.raw_dense else self.mlp(args[0]))
                 args = args[1:]
             if cfg.packed_ids:
                 args = [args[0][:, f] for f in range(len(cfg.features))]
@@ -110,11 +131,14 @@ def build_dlrm(cfg: DlrmConfig):
             for f, (_, bag) in enumerate(cfg.features):
                 with_offsets = cfg.bag_op == "offsets" and bag > 1
                 outs.append(self.lookup(f, *[args.pop(0) for _ in range(1 + with_offsets)]))
-            return torch.cat(outs, 1) if cfg.concat else tuple(outs)
+            if not cfg.concat:
+                return tuple(outs)
+            cat = torch.cat(outs, 1)
+            return self.top(cat) if self.top is not None else cat
 
     gen = torch.Generator().manual_seed(cfg.seed + 1)
     args = []
-    if cfg.mlp:
+    if cfg.mlp or cfg.raw_dense:
         args.append(torch.randn(cfg.batch, cfg.dense_in, generator=gen))
     ids = []
     for table, bag in cfg.features:
@@ -152,6 +176,160 @@ def build_artifact(cfg: DlrmConfig) -> Artifact:
     )
 
 
+# ---------------------------------------------------------------- the forms users compile
+
+# The forms a model is compiled in (NOTES.md, "The forms production IREE users compile"):
+#   static         torch.export, weights inlined (the catalog's form)
+#   dynamic        torch.export with the batch a `Dim` (min 2, max 64), fx_importer as is:
+#                  every argument's batch is its own dynamic dim, no facts tie them
+#   dynamic-facts  the same with the symbolic shapes imported (`torch.bind_symbolic_shape`):
+#                  IREE ties every batch to one `util.assume.int` value
+#   params         iree-turbine: externalize_module_parameters + aot.export, the weights in an
+#                  .irpa file (`#flow.parameter.named<"model"::...>`)
+#   onnx           torch.onnx.export(dynamo=True) + iree-import-onnx, --iree-input-type=onnx
+#   onnx-params    the same imported with --externalize-params (an .irpa file)
+FORMS = ("static", "dynamic", "dynamic-facts", "params", "onnx", "onnx-params")
+DYNAMIC_FORMS = ("dynamic", "dynamic-facts")
+PARAMETER_SCOPE = "model"
+ONNX_INPUT_FLAGS = ["--iree-input-type=onnx"]
+
+
+@dataclass
+class FormArtifact:
+    """A model in one form: the artifact to compile (its inputs and PyTorch reference at the
+    export's batch), the parameter files it needs at run time (scope -> .irpa path) and,
+    for a dynamic form, inputs and reference at a batch the export never saw."""
+
+    form: str
+    artifact: Artifact
+    parameters: dict[str, str]
+    other_inputs: list | None = None
+    other_reference: list | None = None
+
+
+def _dynamic_export(model, args, symbolic: bool) -> bytes:
+    """torch.export with dim 0 of every argument the one `Dim` "batch" (min 2, max 64), then
+    IREE's fx_importer (`symbolic`: with the symbolic shape expressions)."""
+    import torch
+    from iree.compiler import ir
+    from iree.compiler.extras.fx_importer import FxImporter
+
+    from .torch_export import quiet_torch_export
+
+    batch = torch.export.Dim("batch", min=2, max=64)
+    with torch.no_grad(), quiet_torch_export():
+        ep = torch.export.export(model.eval(), tuple(args), strict=False,
+                                 dynamic_shapes=(tuple({0: batch} for _ in args),))
+        ep = ep.run_decompositions(torch.export.default_decompositions())
+    with ir.Context() as ctx:
+        importer = FxImporter(context=ctx)
+        importer.import_frozen_program(ep, import_symbolic_shape_expressions=symbolic)
+        return str(importer.module).encode()
+
+
+def _turbine_export(model, args, folder: str) -> tuple[bytes, str]:
+    """iree-turbine's parameter export: (torch-dialect MLIR, .irpa path)."""
+    import torch
+    from iree.turbine import aot
+
+    from .torch_export import quiet_torch_export
+
+    model = model.eval()
+    aot.externalize_module_parameters(model)
+    with torch.no_grad(), quiet_torch_export():
+        exported = aot.export(model, args=tuple(args))
+    irpa = os.path.join(folder, "params.irpa")
+    aot.save_module_parameters(irpa, model)
+    return str(exported.mlir_module).encode(), irpa
+
+
+def _onnx_export(model, args, folder: str, externalize: bool) -> tuple[bytes, str | None]:
+    """torch.onnx.export(dynamo=True) + iree-import-onnx (`externalize`: weights in an .irpa,
+    --externalize-params): (torch-dialect MLIR of @main_graph, .irpa path or None)."""
+    import contextlib
+    import io
+    import logging
+    import subprocess
+    import sys
+
+    import torch
+
+    onnx_path = os.path.join(folder, "model.onnx")
+    mlir_path = os.path.join(folder, "model.onnx.mlir")
+    quiet = logging.getLogger("torch.onnx")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)  # "torchvision is not installed" warnings
+    try:
+        with torch.no_grad(), contextlib.redirect_stdout(io.StringIO()):
+            torch.onnx.export(model.eval(), tuple(args), onnx_path, dynamo=True)
+    finally:
+        quiet.setLevel(level)
+    tool = os.path.join(os.path.dirname(sys.executable), "iree-import-onnx")
+    cmd = [tool if os.path.exists(tool) else "iree-import-onnx", onnx_path, "-o", mlir_path]
+    irpa = None
+    if externalize:
+        irpa = os.path.join(folder, "params.irpa")
+        cmd += ["--externalize-params", "--num-elements-threshold=32",
+                f"--params-scope={PARAMETER_SCOPE}", f"--save-params-to={irpa}"]
+    subprocess.run(cmd, check=True, capture_output=True)
+    with open(mlir_path, "rb") as f:
+        return f.read(), irpa
+
+
+def build_form(cfg: DlrmConfig, form: str, folder: str, other_batch: int = 5) -> FormArtifact:
+    """The model of `cfg` in `form` (see FORMS); files (.onnx, .irpa) go to `folder`, which
+    must outlive the compile and the run. A dynamic form also gets inputs and the PyTorch
+    reference at `other_batch` (same weights, other ids)."""
+    if form not in FORMS:
+        raise ValueError(f"unknown form '{form}' (known: {', '.join(FORMS)})")
+    model, args = build_dlrm(cfg)
+    reference = torch_outputs(model, args)
+    flags, function, params = list(TORCH_INPUT_FLAGS), "main", {}
+    if form == "static":
+        source = export_to_mlir(model, args)
+    elif form in DYNAMIC_FORMS:
+        source = _dynamic_export(model, args, symbolic=form == "dynamic-facts")
+    elif form == "params":
+        source, irpa = _turbine_export(model, args, folder)
+        params[PARAMETER_SCOPE] = irpa
+    else:
+        source, irpa = _onnx_export(model, args, folder, externalize=form == "onnx-params")
+        flags, function = list(ONNX_INPUT_FLAGS), "main_graph"
+        if irpa is not None:
+            params[PARAMETER_SCOPE] = irpa
+    art = Artifact(source=source, inputs=[to_numpy(a) for a in args], flags=flags,
+                   reference=reference, function=function,
+                   reference_atol=reference_atol(reference, cfg.dtype, 1e-4))
+    out = FormArtifact(form, art, params)
+    if form in DYNAMIC_FORMS:
+        other_model, other_args = build_dlrm(replace(cfg, batch=other_batch))
+        out.other_inputs = [to_numpy(a) for a in other_args]
+        out.other_reference = torch_outputs(other_model, other_args)
+    return out
+
+
+def run_with_parameters(vmfb: bytes, inputs, function: str, parameters: dict[str, str],
+                        device: str = "local-task") -> list:
+    """Calls `function` of a compiled module with its parameter files loaded (scope -> .irpa,
+    like `iree-run-module --parameters=scope=FILE`); results as numpy arrays."""
+    import iree.runtime as rt
+
+    from ..bundle_runner import host_arrays
+
+    config = rt.Config(device)
+    modules = []
+    if parameters:
+        providers = []
+        for scope, path in parameters.items():
+            index = rt.ParameterIndex()
+            index.load(path)
+            providers.append(index.create_provider(scope=scope))
+        modules.append(rt.create_io_parameters_module(config.vm_instance, *providers))
+    modules.append(rt.VmModule.copy_buffer(config.vm_instance, vmfb))
+    context = rt.SystemContext(vm_modules=modules, config=config)
+    return host_arrays(context.modules[modules[-1].name][function](*inputs))
+
+
 ISSUE = DlrmConfig()
 # The sparse part alone: the issue's 16 features and the concat, no MLP.
 SPARSE = replace(ISSUE, mlp=())
@@ -167,6 +345,11 @@ MIXED_DIMS = DlrmConfig(  # dims 16/32/64 interleaved: lookups of different dims
     table_dims=(16, 32, 64, 16, 32, 64),
     features=((0, 1), (1, 1), (2, 1), (3, 10), (4, 1), (5, 1), (0, 1), (2, 10)),
     mlp=(64, 16))
+# The Criteo layout (Wide&Deep / DeepFM / DCN): 13 raw dense features concatenated with
+# eight 16-wide one-id embeddings ([B, 13 + 8 * 16]), then a top MLP: slots of two widths.
+CRITEO = DlrmConfig(table_rows=(1000, 2000, 500, 1500, 800, 1200, 600, 900), table_dims=16,
+                    features=tuple((t, 1) for t in range(8)), mlp=(), raw_dense=True,
+                    top_mlp=(64, 32, 1))
 PACKED = DlrmConfig(  # one [B, 10] id tensor, sliced per feature
     table_rows=(800, 600, 400, 1000, 1200, 700, 900, 500), table_dims=32,
     features=tuple((t % 8, 1) for t in range(10)), mlp=(), packed_ids=True)
@@ -193,6 +376,8 @@ MODELS: list[BenchModel] = [
            "unseen: 26 features on 24 tables of dim 32, bags of 8, small MLP, B=32"),
     _model("dlrm-mixed-dims-b8", MIXED_DIMS,
            "unseen: tables of dims 16/32/64 interleaved in the concat, B=8"),
+    _model("criteo-b8", CRITEO, "Criteo layout (Wide&Deep / DeepFM / DCN): 13 raw dense "
+           "features concatenated with 8 one-id 16-wide embeddings, top MLP 141-64-32-1, B=8"),
     _model("dlrm-packed-b16", replace(PACKED, batch=16),
            "unseen: one packed [B,10] id tensor, tables of dim 32, B=16"),
     _model("dlrm-mean-b8", replace(ISSUE, bag_op="mean"),
