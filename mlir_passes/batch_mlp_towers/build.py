@@ -40,24 +40,24 @@ def layout_dims(layout: str) -> list[int]:
     return {TMN: [0, 1, 2], MTN: [1, 0, 2], TN: [0, 1]}[layout]
 
 
-def layout_shape(layout: str, t: int, m: int, n: int) -> list[int]:
+def layout_shape(layout: str, t: int, m: b.Size, n: int) -> list[b.Size]:
     return {TMN: [t, m, n], MTN: [m, t, n], TN: [t, n]}[layout]
 
 
 def stack_values(values: list[ir.Value], pad_shape: list[int] | None = None) -> ir.Value:
     """tensor.empty [T, ...] + one insert_slice per value (at the current insertion point);
-    with `pad_shape`, a zero-filled [T, *pad_shape] each value is written at the origin of."""
+    with `pad_shape`, a zero-filled [T, *pad_shape] each value is written at the origin of.
+    Dynamic dims (rows) take their sizes from the first value (the plan proved them equal)."""
     t = values[0].type
-    shape = list(t.shape) if pad_shape is None else list(pad_shape)
+    shape = b.mixed_shape(values[0]) if pad_shape is None else list(pad_shape)
     result = tensor.EmptyOp([len(values), *shape], t.element_type).result
     if pad_shape is not None and any(list(v.type.shape) != shape for v in values):
         elt = t.element_type
         zero = arith.ConstantOp(elt, 0.0 if isinstance(elt, ir.FloatType) else 0).result
         result = b.first_result(linalg.fill(zero, outs=[result]))
     for i, v in enumerate(values):
-        sizes = list(v.type.shape)
-        result = tensor.InsertSliceOp(v, result, [], [], [], [i] + [0] * len(shape),
-                                      [1, *sizes], [1] * (len(shape) + 1)).result
+        sizes = list(v.type.shape) if v.type.has_static_shape else shape
+        result = b.insert_slice(v, result, [i] + [0] * len(shape), [1, *sizes])
     return result
 
 
@@ -65,27 +65,33 @@ def slice_tower(stacked: ir.Value, layout: str, index: int, result_type: ir.Type
                 width: int | None = None) -> ir.Value:
     """Tower `index` of a stacked tensor, as `result_type` (rank-reduced where it is); its
     first `width` columns when the stack is padded wider."""
-    shape = list(stacked.type.shape)
-    offsets, sizes = [0] * len(shape), list(shape)
+    sizes = b.mixed_shape(stacked)
+    offsets: list[b.Size] = [0] * len(sizes)
     pos = 1 if layout == MTN else 0
     offsets[pos], sizes[pos] = index, 1
     if width is not None:
         sizes[-1] = width
-    return tensor.ExtractSliceOp(result_type, stacked, [], [], [], offsets, sizes,
-                                 [1] * len(shape)).result
+    return b.extract_slice(stacked, offsets, sizes, result_type)
+
+
+def split_rows_like(row_view: ir.Operation, value: ir.Value) -> ir.Value:
+    """`value` ([M, N]) expanded as `row_view` expands its source (the rows split into
+    tokens), in `value`'s element type."""
+    static = list(ir.DenseI64ArrayAttr(row_view.attributes["static_output_shape"]))
+    dynamic = iter(list(row_view.operands)[1:])
+    sizes = [next(dynamic) if ir.ShapedType.is_dynamic_size(d) else d for d in static]
+    return b.expand_mixed(value, h.reassociation(row_view), sizes)
 
 
 def slice_towers(stacked: ir.Value, layout: str, lo: int, count: int) -> ir.Value:
     """Towers [lo, lo + count) of a stacked tensor, still stacked."""
-    shape = list(stacked.type.shape)
     pos = 1 if layout == MTN else 0
-    if lo == 0 and count == shape[pos]:
+    if lo == 0 and count == stacked.type.shape[pos]:
         return stacked
-    offsets, sizes = [0] * len(shape), list(shape)
+    sizes = b.mixed_shape(stacked)
+    offsets: list[b.Size] = [0] * len(sizes)
     offsets[pos], sizes[pos] = lo, count
-    rtype = ir.RankedTensorType.get(sizes, stacked.type.element_type)
-    return tensor.ExtractSliceOp(rtype, stacked, [], [], [], offsets, sizes,
-                                 [1] * len(shape)).result
+    return b.extract_slice(stacked, offsets, sizes)
 
 
 def transpose_inner(value: ir.Value) -> ir.Value:
@@ -176,12 +182,13 @@ def _contraction_dims(layout: str, lhs_layout: str | None, w_layout: str,
 
 
 def batched_contraction(node: NodePlan, lhs: ir.Value, lhs_layout: str | None,
-                        weight: ir.Value, w_layout: str, named: bool) -> ir.Value:
+                        weight: ir.Value, w_layout: str, named: bool, rows: b.Size
+                        ) -> ir.Value:
     """One contraction for the node's matmuls: batch_vecmat / batch_matmul where the
     layouts allow and `named`, else a linalg.generic with the matmul's body."""
     t0 = node.layers[0]
     layout = node.node.layout
-    m, n = t0.result_type.shape[0], node.width
+    m, n = rows, node.width
     elt = t0.result_type.element_type
     shared_weight = node.slot_kinds[0] == "shared"
     types = {str(v.type.element_type) for v in (lhs, weight)} | {str(elt)}
@@ -204,7 +211,7 @@ def batched_contraction(node: NodePlan, lhs: ir.Value, lhs_layout: str | None,
 
 
 def batched_epilogue(e: EpilogueOp, t0: Layer, node: NodePlan, chain: list[ir.Value],
-                     params: list[ir.Value]) -> ir.Value:
+                     params: list[ir.Value], rows: b.Size) -> ir.Value:
     """One generic for the node's copies of epilogue op `e`, on the stacked chain."""
     layout = node.node.layout
     out_dims = layout_dims(layout)
@@ -216,15 +223,14 @@ def batched_epilogue(e: EpilogueOp, t0: Layer, node: NodePlan, chain: list[ir.Va
             in_maps.append(b.map_attr(e_dims, out_dims))
             continue
         if layout == TN:  # the row dim (of size 1) is read at 0
-            dims = [1 if t0.view_dims[d] == 1 else None for d in h.map_dim_positions(amap)]
+            dims = [1 if e.dims[d] == 1 else None for d in h.map_dim_positions(amap)]
         else:
-            dims = [1 + t0.view_dims[d] for d in h.map_dim_positions(amap)]
+            dims = [1 + e.dims[d] for d in h.map_dim_positions(amap)]
         if node.slot_kinds[1 + index] != "shared":
             dims = [0] + dims
         ins.append(params[index])
         in_maps.append(b.map_attr(e_dims, dims))
-    m, n = t0.result_type.shape[0], node.width
-    out_shape = layout_shape(layout, len(node.layers), m, n)
+    out_shape = layout_shape(layout, len(node.layers), rows, node.width)
     empty = tensor.EmptyOp(out_shape, e.op.results[0].type.element_type).result
     g = b.new_generic(ins, [empty], in_maps + [b.map_attr(e_dims, out_dims)],
                       ["parallel"] * e_dims)
@@ -239,21 +245,23 @@ def _clone_body_into(src: ir.Operation, dst: ir.Operation) -> None:
 
 
 def build_node(module: ir.Operation, anchor: ir.Operation, node: NodePlan,
-               lhs: ir.Value | None, lhs_layout: str | None, options: BuildOptions
-               ) -> list[ir.Value]:
+               lhs: ir.Value | None, lhs_layout: str | None, options: BuildOptions,
+               rows: b.Size) -> list[ir.Value]:
     """The batched layer of a node, before `anchor`; returns its chain (the stacked
     counterpart of each tower's Layer.chain)."""
     t0 = node.layers[0]
     stacked, w_layout = stacked_operands(module, anchor, node, options.weight_layout)
     weight, params = stacked[0], stacked[1:]
+    epilogue = {e.op: e for e in t0.epilogue}
     with ir.InsertionPoint(anchor):
         lhs = batched_lhs(node, lhs, lhs_layout)
         chain = [batched_contraction(node, lhs, lhs_layout, weight, w_layout,
-                                     options.named_batch_matmul)]
-        if t0.view_op is not None:
-            chain.append(chain[0])
-        for e in t0.epilogue:
-            chain.append(batched_epilogue(e, t0, node, chain, params))
+                                     options.named_batch_matmul, rows)]
+        for op in t0.chain_ops[1:]:
+            if op in epilogue:
+                chain.append(batched_epilogue(epilogue[op], t0, node, chain, params, rows))
+            else:  # a view (unit dims dropped, rows split): the batched value is the same
+                chain.append(chain[t0.chain.index(op.operands[0])])
     return chain
 
 
@@ -276,6 +284,8 @@ def _build_nodes(plan: GroupPlan, module: ir.Operation, options: BuildOptions
                  ) -> list[list[ir.Value]]:
     """Each node's chain, parents first; a child reads its towers' slice of the parent's."""
     chains: list[list[ir.Value]] = []
+    with ir.InsertionPoint(plan.anchor):
+        rows = b.size_of(plan.towers[0].input, 0)  # M: batch or tokens, maybe dynamic
     for node_plan in plan.nodes:
         node = node_plan.node
         if node_plan.parent is None:
@@ -288,7 +298,8 @@ def _build_nodes(plan: GroupPlan, module: ir.Operation, options: BuildOptions
                 lhs = slice_towers(chains[node_plan.parent][tail], parent.layout,
                                    node.lo - parent.lo, node.size)
             lhs_layout = parent.layout
-        chains.append(build_node(module, plan.anchor, node_plan, lhs, lhs_layout, options))
+        chains.append(build_node(module, plan.anchor, node_plan, lhs, lhs_layout, options,
+                                 rows))
     return chains
 
 
@@ -296,7 +307,16 @@ def _replace_stack(plan: GroupPlan, result: ir.Value) -> None:
     """The stack of the towers' results becomes the batched result (reshaped)."""
     stacked = plan.stack.inserts[-1].results[0]
     with ir.InsertionPoint(plan.anchor):
-        value = b.reshape_to(result, list(stacked.type.shape))
+        if stacked.type.has_static_shape:
+            value = b.reshape_to(result, list(stacked.type.shape))
+        else:  # flattened, then expanded to the stack's sizes (its tensor.empty's)
+            dynamic = iter(plan.stack.empty.operands)
+            sizes = [next(dynamic) if ir.ShapedType.is_dynamic_size(d) else d
+                     for d in stacked.type.shape]
+            rank = result.type.rank
+            flat = b.collapse(result, [list(range(rank))], ir.RankedTensorType.get(
+                [ir.ShapedType.get_dynamic_size()], result.type.element_type))
+            value = b.expand_mixed(flat, [list(range(len(sizes)))], sizes)
     stacked.replace_all_uses_with(value)
 
 
@@ -312,8 +332,15 @@ def _replace_tower_uses(plan: GroupPlan, chains: list[list[ir.Value]]) -> None:
                 if not uses:
                     continue
                 width = node_plan.widths[p] if node_plan.padded else None
+                layer = plan.layer(i, node.depth)
                 with ir.InsertionPoint(plan.anchor):
-                    s = slice_tower(chain[c], node.layout, p, v.type, width)
+                    if layer.after_row_view(c):  # [M, N] sliced out, rows split again
+                        rows_cols = ir.RankedTensorType.get(layer.result_type.shape,
+                                                            v.type.element_type)
+                        s = split_rows_like(layer.row_view, slice_tower(
+                            chain[c], node.layout, p, rows_cols, width))
+                    else:
+                        s = slice_tower(chain[c], node.layout, p, v.type, width)
                 for owner, k in uses:
                     owner.operands[k] = s
 

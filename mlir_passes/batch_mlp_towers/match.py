@@ -38,11 +38,15 @@ def position(op: ir.Operation, positions: Positions) -> int:
 class EpilogueOp:
     op: ir.Operation
     roles: list[tuple[str, int]]  # per input: ("chain", index into Layer.chain) | ("param", slot)
+    # Per loop of the op: 0 (a row dim of the matmul result) or 1 (its column dim).
+    dims: list[int] = field(default_factory=lambda: [0, 1])
 
 
 @dataclass
 class Layer:
-    """`linalg.matmul -> [unit-dim collapse_shape] -> elementwise epilogue generics`."""
+    """`linalg.matmul -> [unit-dim collapse_shape] -> elementwise epilogue generics`, where
+    one `expand_shape` may split the rows (an nn.Linear on tokens [B, T, d]: the matmul runs
+    on [B*T, d] and the epilogue on [B, T, N])."""
 
     mm: ir.Operation
     lhs: ir.Value
@@ -59,6 +63,10 @@ class Layer:
     sig: tuple = ()
     wsig: tuple = ()  # sig with the tensor sizes left out (towers of different widths)
     tail_index: int = -1  # the chain value the next layer reads (default: the last)
+    # An expand_shape in the chain splitting the rows M into several dims (tokens), and the
+    # op making each chain value (the matmul, the views, the epilogue generics).
+    row_view: ir.Operation | None = None
+    chain_ops: list[ir.Operation] = field(default_factory=list)
 
     @property
     def tail(self) -> ir.Value:
@@ -81,7 +89,11 @@ class Layer:
 
     @property
     def ops(self) -> list[ir.Operation]:
-        return [self.mm] + ([self.view_op] if self.view_op else []) + [e.op for e in self.epilogue]
+        return list(self.chain_ops)
+
+    def after_row_view(self, index: int) -> bool:
+        """Chain value `index` is shaped like the tokens (rows split by the row view)."""
+        return self.row_view is not None and index >= self.chain_ops.index(self.row_view)
 
     @property
     def result_type(self) -> ir.RankedTensorType:
@@ -182,8 +194,9 @@ def _check_matmul(mm: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation, s
     lhs, weight = ins
     for v in (lhs, weight, mm.results[0]):
         t = v.type
-        if not isinstance(t, ir.RankedTensorType) or not t.has_static_shape or t.rank != 2:
-            raise NoMatch("operands are not static 2-D tensors")
+        if not isinstance(t, ir.RankedTensorType) or t.rank != 2:
+            raise NoMatch("operands are not 2-D tensors")
+    _check_static_except_rows(lhs, weight, mm.results[0])
     a_map, b_map, c_map = (h.map_dim_positions(m) for m in h.indexing_maps(mm))
     if a_map != [0, 2] or c_map != [0, 1] or b_map not in ([1, 2], [2, 1]):
         raise NoMatch("unsupported matmul indexing maps (expects x[m,k] * W[n,k] or W[k,n])")
@@ -201,17 +214,39 @@ def _check_matmul(mm: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation, s
     return lhs, weight, fill, "nk" if b_map == [1, 2] else "kn", mm_body
 
 
-def _epilogue_roles(op: ir.Operation, chain: list[ir.Value], params: list[ir.Value],
-                    rank: int, captured: list[ir.Value]) -> tuple[list, tuple]:
-    """How an elementwise generic reads the layer (chain values, parameters) and its
-    signature; appends its parameters and captured values. NoMatch if it is no epilogue."""
+def _check_static_except_rows(lhs: ir.Value, weight: ir.Value, result: ir.Value) -> None:
+    """Only the rows M (batch, tokens) may be dynamic: the weights are stacked and the
+    batched tensors are [T, M, N] with T, K, N known."""
+    for value, what, names in ((weight, "weight", ("N or K", "K or N")),
+                               (lhs, "input", ("M", "K")), (result, "result", ("M", "N"))):
+        shape = value.type.shape
+        for dim, size in enumerate(shape):
+            if ir.ShapedType.is_dynamic_size(size) and names[dim] != "M":
+                raise NoMatch(f"dynamic dim {dim} ({names[dim]}) of the matmul {what}: only "
+                              "the rows (M: batch, tokens) may be dynamic")
+
+
+def _epilogue_roles(op: ir.Operation, chain: list[ir.Value], chain_dims: list[list[int]],
+                    params: list[ir.Value], captured: list[ir.Value]
+                    ) -> tuple[list, tuple, list[int]]:
+    """How an elementwise generic reads the layer (chain values, parameters), its signature
+    and its loop dims (row / column); appends its parameters and captured values. NoMatch if
+    it is no epilogue."""
     if not h.is_elementwise_generic(op) or len(op.results) != 1 or len(h.dps_inits(op)) != 1:
         raise NoMatch("not a single-result elementwise generic")
     maps = h.indexing_maps(op)
-    if maps[0].n_dims != rank or not h.is_identity_map(maps[-1]):
+    read = [chain.index(v) for v in h.dps_inputs(op) if v in chain]
+    if not read:
+        raise NoMatch("does not read the chain")
+    dims = chain_dims[read[0]]
+    if maps[0].n_dims != len(dims) or not h.is_identity_map(maps[-1]) or \
+            any(chain_dims[i] != dims for i in read):
         raise NoMatch("epilogue iteration space differs from the matmul result")
     if len(list(h.body_block(op).arguments[-1].uses)):
         raise NoMatch("epilogue reads its init")
+    if "linalg.index" in h.body_op_names(op):
+        raise NoMatch("epilogue body reads its loop indices")
+    split_rows = dims.count(0) > 1  # after a row view: the rows are several dims
     roles, new_params = [], []
     for v, m in zip(h.dps_inputs(op), maps):
         if v in chain:
@@ -219,23 +254,40 @@ def _epilogue_roles(op: ir.Operation, chain: list[ir.Value], params: list[ir.Val
                 raise NoMatch("chain value read through a non-identity map")
             roles.append(("chain", chain.index(v)))
             continue
-        dims = h.map_dim_positions(m)
-        if dims is None or len(set(dims)) != len(dims) or not is_param_like(v):
+        pdims = h.map_dim_positions(m)
+        if pdims is None or len(set(pdims)) != len(pdims) or not is_param_like(v):
             raise NoMatch("operand is neither the chain nor a parameter")
         if not isinstance(v.type, ir.RankedTensorType) or not v.type.has_static_shape:
             raise NoMatch("parameter is not a static tensor")
+        if split_rows and any(dims[d] == 0 for d in pdims):
+            raise NoMatch("parameter indexed by a token dim (rows split by a reshape)")
         roles.append(("param", len(params) + len(new_params)))
         new_params.append(v)
-    if not any(r[0] == "chain" for r in roles):
-        raise NoMatch("does not read the chain")
     local_captured: list[ir.Value] = []
     sig = (body_signature(op, local_captured),
            tuple(str(m) for m in maps), tuple(str(r.type) for r in op.results))
     params.extend(new_params)
     captured.extend(local_captured)
-    return roles, sig
+    return roles, sig, dims
 
 
+def row_view_dims(op: ir.Operation, source_dims: list[int]) -> list[int] | None:
+    """For an expand_shape of a [M, N] chain value that splits only the rows (the column
+    dim stays one dim, possibly with unit dims around it), each result dim's kind (0 row,
+    1 column); None otherwise."""
+    if op.name != "tensor.expand_shape" or source_dims != [0, 1]:
+        return None
+    groups = h.reassociation(op)
+    shape = op.results[0].type.shape
+    col = groups[1]
+    big = [d for d in col if ir.ShapedType.is_dynamic_size(shape[d]) or shape[d] != 1]
+    if len(big) > 1:
+        return None
+    n_col = big[0] if big else col[-1]
+    out = [0] * len(shape)
+    out[n_col] = 1
+    # Unit dims next to the column group count as rows (read at 0 either way).
+    return out
 @dataclass
 class _Epilogue:
     """The epilogue of a layer as it is collected: its ops, chain, parameters."""
@@ -246,35 +298,52 @@ class _Epilogue:
     captured: list[ir.Value] = field(default_factory=list)
 
 
-def _collect_epilogue(chain: list[ir.Value], rank: int, positions: Positions) -> _Epilogue:
-    """Grows `chain` by the elementwise generics reading it, first in block order first;
-    generics that are no epilogue are left out."""
+def _collect_epilogue(chain: list[ir.Value], chain_dims: list[list[int]],
+                      chain_ops: list[ir.Operation], positions: Positions
+                      ) -> tuple[_Epilogue, ir.Operation | None]:
+    """Grows `chain` by the elementwise generics reading it (and one expand_shape splitting
+    its rows), first in block order first; generics that are no epilogue are left out.
+    Returns the epilogue and the row view."""
     found = _Epilogue()
+    row_view = None
     rejected: set = set()
     while True:
         candidates = sorted(
             {u for v in chain for u in h.users(v)
-             if u.name == "linalg.generic" and u not in rejected
-             and all(u != e.op for e in found.ops)},
+             if u.name in ("linalg.generic", "tensor.expand_shape") and u not in rejected
+             and u not in chain_ops},
             key=lambda op: position(op, positions))
         for cand in candidates:
-            try:
-                roles, sig = _epilogue_roles(cand, chain, found.params, rank, found.captured)
-            except NoMatch:
-                rejected.add(cand)
-                continue
-            found.ops.append(EpilogueOp(cand, roles))
-            found.sigs.append(sig)
+            if cand.name == "tensor.expand_shape":
+                dims = None if row_view is not None else row_view_dims(
+                    cand, chain_dims[chain.index(cand.operands[0])])
+                if dims is None:
+                    rejected.add(cand)
+                    continue
+                row_view = cand
+            else:
+                try:
+                    roles, sig, dims = _epilogue_roles(cand, chain, chain_dims, found.params,
+                                                       found.captured)
+                except NoMatch:
+                    rejected.add(cand)
+                    continue
+                found.ops.append(EpilogueOp(cand, roles, dims))
+                found.sigs.append(sig)
             chain.append(cand.results[0])
+            chain_dims.append(dims)
+            chain_ops.append(cand)
             break
         else:
-            return found
+            return found, row_view
 
 
 def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
     """The layer rooted at a linalg.matmul; raises NoMatch with the reason."""
     lhs, weight, fill, layout, mm_body = _check_matmul(mm)
     chain: list[ir.Value] = [mm.results[0]]
+    chain_ops: list[ir.Operation] = [mm]
+    chain_dims: list[list[int]] = [[0, 1]]
     view_op, view_dims = None, [0, 1]
     mm_users = h.users(mm.results[0])
     if len(mm_users) == 1 and mm_users[0].name == "tensor.collapse_shape":
@@ -282,9 +351,12 @@ def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
         if dims is not None:
             view_op, view_dims = mm_users[0], dims
             chain.append(view_op.results[0])
-    epi = _collect_epilogue(chain, len(view_dims), positions)
+            chain_ops.append(view_op)
+            chain_dims.append(dims)
+    epi, row_view = _collect_epilogue(chain, chain_dims, chain_ops, positions)
     layer = Layer(mm, lhs, weight, layout, fill.operands[0], view_op, view_dims, epi.ops,
-                  chain, epi.params, epi.captured, activation_kind(epi.ops))
+                  chain, epi.params, epi.captured, activation_kind(epi.ops),
+                  row_view=row_view, chain_ops=chain_ops)
     scalar = h.defining_op(layer.fill_scalar)
     scalar_sig = (str(scalar.attributes["value"]) if scalar is not None
                   and scalar.name == "arith.constant" else "captured")
@@ -297,6 +369,9 @@ def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
         tuple((str(p.type), "const" if trace_constant(p) else "runtime") for p in epi.params),
         layer.kind,
     )
+    if row_view is not None:  # (absent from the keys of layers without one)
+        layer.sig += (("row-view", chain_ops.index(row_view), str(row_view.results[0].type),
+                       str(row_view.attributes["reassociation"])),)
     layer.wsig = tuple(_without_sizes(part) for part in layer.sig)
     return layer
 
@@ -370,7 +445,9 @@ def next_layer(layer: Layer, layers: dict[ir.Operation, Layer]
         for user in h.users(value):
             if user in layers and h.dps_inputs(user)[0] == value:
                 found.append((layers[user], None, index))
-            elif user.name == "tensor.expand_shape" and user.results[0].type == link_type:
+            elif user.name in RESHAPES and user.results[0].type == link_type:
+                # A row-major reshape of a row-major view of [M, N] back to [M, N] is the
+                # [M, N] value itself (tokens: collapse_shape [B, T, N] -> [B*T, N]).
                 for u2 in h.users(user.results[0]):
                     if u2 in layers and h.dps_inputs(u2)[0] == user.results[0]:
                         found.append((layers[u2], user, index))

@@ -98,7 +98,7 @@ def _insert_chain(towers: list[Tower]) -> tuple[list[ir.Operation], ir.Operation
         tail = tower.layers[-1].tail
         users = h.users(tail)
         if len(users) != 1 or users[0].name != "tensor.insert_slice" or \
-                users[0].operands[0] != tail or len(users[0].operands) != 2:
+                users[0].operands[0] != tail or h.has_dynamic_offsets(users[0]):
             return None
         inserts.append(users[0])
     first = [op for op in inserts if h.defining_op(op.operands[1]) not in inserts]
@@ -150,6 +150,31 @@ def _stack_layout(chain: list[ir.Operation], count: int, m: int, n: int) -> str 
     return None
 
 
+def _concat_layout(chain: list[ir.Operation], n: int) -> str | None:
+    """The layout of a stack with dynamic dims: the inserts write whole tower results
+    (row-major views of [M, N]) one after the other along one axis `a` of the stack. That
+    is TMN when every dim before `a` is 1 (each result one contiguous block) and MTN when
+    the dims from `a` on span exactly the N columns (rows outside, towers inside)."""
+    stacked = chain[-1].results[0].type.shape
+    sizes = [h.i64_array(op, "static_sizes") for op in chain]
+    offsets = [h.i64_array(op, "static_offsets") for op in chain]
+    varying = [d for d in range(len(stacked)) if len({o[d] for o in offsets}) > 1]
+    if len(varying) > 1 or any(sz != sizes[0] for sz in sizes):
+        return None
+    a = varying[0] if varying else 0
+    step = sizes[0][a]
+    if ir.ShapedType.is_dynamic_size(step) or \
+            any(o[a] != p * step or any(o[d] for d in range(len(o)) if d != a)
+                for p, o in enumerate(offsets)) or stacked[a] != len(chain) * step:
+        return None
+    inner = sizes[0][a:]
+    if all(d == 1 for d in sizes[0][:a]):
+        return TMN
+    if not any(ir.ShapedType.is_dynamic_size(d) for d in inner) and int(np.prod(inner)) == n:
+        return MTN
+    return None
+
+
 def find_stack(towers: list[Tower]) -> Stack | None:
     """The stack / concatenation of the towers' results that a batched result can be."""
     found = _insert_chain(towers)
@@ -159,7 +184,10 @@ def find_stack(towers: list[Tower]) -> Stack | None:
     tails = [t.layers[-1].tail for t in towers]
     order = [tails.index(op.operands[0]) for op in chain]
     m, n = towers[0].layers[-1].result_type.shape
-    layout = _stack_layout(chain, len(towers), m, n)
+    if chain[-1].results[0].type.has_static_shape and not ir.ShapedType.is_dynamic_size(m):
+        layout = _stack_layout(chain, len(towers), m, n)
+    else:
+        layout = _concat_layout(chain, n)
     return None if layout is None else Stack(chain, empty, layout, order)
 
 
@@ -374,13 +402,14 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
             batched_depth[i] = max(batched_depth[i], node.depth)
     group_ops = _group_ops(towers, batched_depth)
     consumed = set(stack.inserts) if stack else set()
+    stack_sizes = list(stack.empty.operands) if stack else []  # its dynamic dims
 
     parents = {id(c): k for k, node in enumerate(nodes) for c in node.children}
     node_plans = [plan_node(node, parents.get(id(node)), towers, group.shared)
                   for node in nodes]
     if group.padded:
         _plan_padding(node_plans)
-    externals = [v for p in node_plans for v in p.externals]
+    externals = [v for p in node_plans for v in p.externals] + stack_sizes
     anchor, sink = placement(block, positions, externals, group_ops | consumed)
     runtime_bytes = sum(p.runtime_bytes for p in node_plans)
     saved = sum(n.size - 1 for n in nodes)
@@ -443,7 +472,7 @@ def _param_pad_shape(layer: Layer, slot: int, width: int) -> list[int]:
                 n = layer.width
                 out = []
                 for size, d in zip(shape, dims):
-                    col = layer.view_dims[d] == 1 and size == n
+                    col = e.dims[d] == 1 and size == n
                     out.append(width if col else size)
                 return out
     raise NoMatch("parameter read by no epilogue op")
@@ -498,6 +527,9 @@ def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool)
             runtime_bytes += _bytes(values)
     _check_same_values_from_above(layers)
     externals += t0.captured + [t0.fill_scalar]
+    for lay in layers:  # the dynamic sizes a row view splits the rows into
+        if lay.row_view is not None:
+            externals += list(lay.row_view.operands)[1:]
     widths = [lay.width for lay in layers]
     return NodePlan(node, parent, layers, shared_lhs, stack_inputs, slots, kinds, externals,
                     runtime_bytes, max(widths), widths)

@@ -350,3 +350,64 @@ def hoist_to_initializer(
     with loc, ir.InsertionPoint(before):
         load = util.GlobalLoadOp(result.type, symbol, is_immutable=True)
     return load.result
+
+
+# ---------------------------------------------------------------- dynamic sizes
+
+# A size of a new tensor: static (int) or an `index` value (a dynamic dim).
+Size = int | ir.Value
+
+
+def size_of(value: ir.Value, dim: int) -> Size:
+    """Dim `dim` of a ranked tensor: its static size, or a `tensor.dim` (at the current
+    insertion point and location) of a dynamic one."""
+    size = ir.RankedTensorType(value.type).shape[dim]
+    if not ir.ShapedType.is_dynamic_size(size):
+        return size
+    index = arith.ConstantOp(ir.IndexType.get(), dim).result
+    return tensor.DimOp(value, index).result
+
+
+def mixed_shape(value: ir.Value) -> list[Size]:
+    """Every dim of a ranked tensor (size_of each)."""
+    return [size_of(value, d) for d in range(ir.RankedTensorType(value.type).rank)]
+
+
+def split_sizes(sizes: Sequence[Size]) -> tuple[list[int], list[ir.Value]]:
+    """(static sizes with the dynamic sentinel for values, the values): the operand form of
+    slices, expand_shape and friends."""
+    static = [s if isinstance(s, int) else ir.ShapedType.get_dynamic_size() for s in sizes]
+    return static, [s for s in sizes if not isinstance(s, int)]
+
+
+def tensor_type_of(sizes: Sequence[Size], element_type: ir.Type) -> ir.RankedTensorType:
+    return ir.RankedTensorType.get(split_sizes(sizes)[0], element_type)
+
+
+def extract_slice(source: ir.Value, offsets: Sequence[Size], sizes: Sequence[Size],
+                  result_type: ir.Type | None = None) -> ir.Value:
+    """A unit-stride tensor.extract_slice with static or dynamic offsets and sizes;
+    `result_type` may drop unit dims (a rank-reducing slice)."""
+    static_offsets, dyn_offsets = split_sizes(offsets)
+    static_sizes, dyn_sizes = split_sizes(sizes)
+    if result_type is None:
+        result_type = tensor_type_of(sizes, ir.RankedTensorType(source.type).element_type)
+    return tensor.ExtractSliceOp(result_type, source, dyn_offsets, dyn_sizes, [],
+                                 static_offsets, static_sizes, [1] * len(sizes)).result
+
+
+def insert_slice(source: ir.Value, dest: ir.Value, offsets: Sequence[Size],
+                 sizes: Sequence[Size]) -> ir.Value:
+    """A unit-stride tensor.insert_slice with static or dynamic offsets and sizes."""
+    static_offsets, dyn_offsets = split_sizes(offsets)
+    static_sizes, dyn_sizes = split_sizes(sizes)
+    return tensor.InsertSliceOp(source, dest, dyn_offsets, dyn_sizes, [], static_offsets,
+                                static_sizes, [1] * len(sizes)).result
+
+
+def expand_mixed(value: ir.Value, groups: list[list[int]], sizes: Sequence[Size]) -> ir.Value:
+    """tensor.expand_shape to `sizes` (static or dynamic: `output_shape` operands)."""
+    static, dynamic = split_sizes(sizes)
+    elt = ir.RankedTensorType(value.type).element_type
+    return tensor.ExpandShapeOp(ir.RankedTensorType.get(static, elt), value,
+                                reassociation_attr(groups), dynamic, static).result

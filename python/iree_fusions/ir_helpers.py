@@ -92,6 +92,12 @@ def i64_array(op: ir.Operation, name: str) -> list[int]:
     return list(ir.DenseI64ArrayAttr(op.attributes[name]))
 
 
+def has_dynamic_offsets(op: ir.Operation) -> bool:
+    """A slice op (extract_slice / insert_slice) with an offset or stride given at run time."""
+    return any(ir.ShapedType.is_dynamic_size(v) for name in ("static_offsets", "static_strides")
+               for v in i64_array(op, name))
+
+
 def segment_sizes(op: ir.Operation) -> list[int]:
     return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
 
@@ -469,3 +475,87 @@ def _read_values(op: ir.Operation) -> list[ir.Value]:
     for nested in walk_ops(op):
         values += [v for v in nested.operands if not defined_inside(v, op)]
     return values
+
+
+# ---------------------------------------------------------------- dynamic dims (read only)
+
+# Ops whose one tensor result carries its dynamic dims as (trailing) `index` operands.
+SHAPE_CARRIERS = ("tensor.empty", "flow.tensor.tie_shape", "iree_tensor_ext.compute_barrier.start",
+                  "hal.tensor.import", "flow.tensor.constant", "flow.tensor.reshape")
+# A size IREE holds somewhere: static, the index value of a dynamic dim, or (tensor, dim) when
+# no op in reach carries it (a `tensor.dim` would give it).
+DimKey = int | ir.Value | tuple[ir.Value, int]
+
+
+def dim_value(value: ir.Value, dim: int) -> int | ir.Value | None:
+    """Dim `dim` of a ranked tensor without building anything: its static size, or the index
+    value IREE already holds for a dynamic one (an operand of the op that made the tensor:
+    `tensor.empty`, `flow.tensor.tie_shape`, compute barriers, `hal.tensor.import`; a
+    destination-passing op's init; a `tensor.dim` of such a tensor resolved the same way);
+    None when no op in reach carries it."""
+    t = tensor_type(value)
+    if t is None:
+        return None
+    size = t.shape[dim]
+    if not ir.ShapedType.is_dynamic_size(size):
+        return size
+    op = defining_op(value)
+    if op is None:
+        return None
+    if op.name in SHAPE_CARRIERS and len(op.results) == 1:
+        dyn = [i for i, s in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(s)]
+        # The result's dims come last (flow.tensor.reshape lists the source's first).
+        sizes = [v for v in op.operands if isinstance(v.type, ir.IndexType)]
+        if len(sizes) >= len(dyn):
+            return resolved_index(sizes[len(sizes) - len(dyn) + dyn.index(dim)])
+        return None
+    if op.name == "tensor.cast" and tensor_type(op.operands[0]).rank == t.rank:
+        return dim_value(op.operands[0], dim)
+    if "operandSegmentSizes" in op.attributes and \
+            op.name.startswith(("linalg.", LINALG_EXT_PREFIX)):
+        inits = dps_inits(op)
+        i = result_index(value)
+        if i < len(inits):
+            return dim_value(inits[i], dim)
+    return None
+
+
+def resolved_index(value: ir.Value) -> ir.Value:
+    """An index value, or, for a `tensor.dim` of a tensor whose dim is held elsewhere, that
+    value (so that two reads of one size compare equal)."""
+    op = defining_op(value)
+    if op is not None and op.name == "tensor.dim":
+        at = const_int(op.operands[1])
+        if at is not None:
+            found = dim_value(op.operands[0], at)
+            if found is not None:
+                return found if isinstance(found, ir.Value) else value
+    return value
+
+
+def dim_key(value: ir.Value, dim: int) -> DimKey:
+    """A hashable name of a tensor's dim: equal keys are equal sizes (static, the same index
+    value, or the same dim of the same tensor)."""
+    found = dim_value(value, dim)
+    return (value, dim) if found is None else found
+
+
+def shape_keys(value: ir.Value) -> tuple[DimKey, ...]:
+    return tuple(dim_key(value, d) for d in range(tensor_type(value).rank))
+
+
+def assumed_max(size: DimKey) -> int | None:
+    """The upper bound IREE carries for a size (`util.assume.int` umax, the largest over
+    its assumption rows), or the size itself when static; None when unknown."""
+    if isinstance(size, int):
+        return size
+    if not isinstance(size, ir.Value):
+        return None
+    op = defining_op(size)
+    if op is None or op.name != "util.assume.int":
+        return None
+    import re
+
+    bounds = [int(m) for m in re.findall(r"umax\s*=\s*(\d+)", str(op.attributes["assumptions"]))]
+    rows = str(op.attributes["assumptions"]).count("#util.int.assumption")
+    return max(bounds) if bounds and len(bounds) == rows else None
