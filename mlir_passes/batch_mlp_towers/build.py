@@ -19,6 +19,7 @@ from .plan import MTN, TMN, TN, GroupPlan, NodePlan
 
 # Dead ops left behind by a rewrite that are erased with it.
 CLEANUP_OPS = ("tensor.empty", "linalg.fill", "arith.constant", "util.global.load",
+               "flow.tensor.constant",
                "tensor.insert_slice") + RESHAPES
 # Bodies of a linalg.matmul without casts: what linalg.batch_matmul computes.
 PLAIN_MATMUL_BODIES = (["arith.mulf", "arith.addf", "linalg.yield"],

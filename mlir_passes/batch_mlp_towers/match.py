@@ -196,14 +196,18 @@ def _check_matmul(mm: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation, s
         t = v.type
         if not isinstance(t, ir.RankedTensorType) or t.rank != 2:
             raise NoMatch("operands are not 2-D tensors")
-    _check_static_except_rows(lhs, weight, mm.results[0])
     a_map, b_map, c_map = (h.map_dim_positions(m) for m in h.indexing_maps(mm))
     if a_map != [0, 2] or c_map != [0, 1] or b_map not in ([1, 2], [2, 1]):
         raise NoMatch("unsupported matmul indexing maps (expects x[m,k] * W[n,k] or W[k,n])")
+    _check_static_except_rows(lhs, weight, mm.results[0], "nk" if b_map == [1, 2] else "kn")
     fill = h.defining_op(inits[0])
     if fill is None or fill.name != "linalg.fill":
         raise NoMatch("matmul accumulator is not a linalg.fill")
     if not is_param_like(weight):
+        mutable = h.mutable_global_read(weight)
+        if mutable is not None:
+            raise NoMatch(f"weight is read from the mutable global @{mutable} (it can change "
+                          "between calls: never stacked)")
         raise NoMatch("weight is computed at run time (not a tower layer)")
     if len(h.body_block(mm).arguments) != 3:
         raise NoMatch("matmul body without 3 arguments")
@@ -214,13 +218,14 @@ def _check_matmul(mm: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation, s
     return lhs, weight, fill, "nk" if b_map == [1, 2] else "kn", mm_body
 
 
-def _check_static_except_rows(lhs: ir.Value, weight: ir.Value, result: ir.Value) -> None:
+def _check_static_except_rows(lhs: ir.Value, weight: ir.Value, result: ir.Value,
+                              layout: str) -> None:
     """Only the rows M (batch, tokens) may be dynamic: the weights are stacked and the
     batched tensors are [T, M, N] with T, K, N known."""
-    for value, what, names in ((weight, "weight", ("N or K", "K or N")),
-                               (lhs, "input", ("M", "K")), (result, "result", ("M", "N"))):
-        shape = value.type.shape
-        for dim, size in enumerate(shape):
+    weight_dims = ("N", "K") if layout == "nk" else ("K", "N")
+    for value, what, names in ((lhs, "input", ("M", "K")), (result, "result", ("M", "N")),
+                               (weight, "weight", weight_dims)):
+        for dim, size in enumerate(value.type.shape):
             if ir.ShapedType.is_dynamic_size(size) and names[dim] != "M":
                 raise NoMatch(f"dynamic dim {dim} ({names[dim]}) of the matmul {what}: only "
                               "the rows (M: batch, tokens) may be dynamic")

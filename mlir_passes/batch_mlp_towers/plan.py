@@ -514,6 +514,10 @@ def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool)
             externals.append(t0.lhs)
         else:
             stack_inputs = [lay.lhs for lay in layers]
+            if not t0.lhs.type.has_static_shape:
+                raise NoMatch("separate inputs with a dynamic dim 0 (rows M): stacking them "
+                              "on every call copies T x M x K elements, M unknown at compile "
+                              "time (and their row counts are not provably equal)")
             externals += stack_inputs
             runtime_bytes += _bytes(stack_inputs)
     slots = [[lay.weight for lay in layers]] + [

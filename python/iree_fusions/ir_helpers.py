@@ -138,6 +138,17 @@ def is_constant_like(value: ir.Value) -> bool:
     return op.name == "util.global.load" and "is_immutable" in op.attributes
 
 
+def mutable_global_read(value: ir.Value) -> str | None:
+    """The symbol of the mutable `util.global` the value is loaded from, through reshapes
+    and casts (None: not such a load)."""
+    op = defining_op(value)
+    while op is not None and op.name in RESHAPES + ("tensor.cast",):
+        op = defining_op(op.operands[0])
+    if op is None or op.name != "util.global.load" or "is_immutable" in op.attributes:
+        return None
+    return ir.FlatSymbolRefAttr(op.attributes["global"]).value
+
+
 def is_parameter(value: ir.Value) -> bool:
     """A tensor read from an external parameter (an .irpa / .gguf / .safetensors entry)."""
     op = defining_op(value)

@@ -1648,3 +1648,120 @@ util.func public @towers_of_two_precisions(%x: tensor<4x16xbf16>) -> (tensor<4x8
   } -> tensor<4x8xf16>
   util.return %y0b, %y1b : tensor<4x8xbf16>, tensor<4x8xf16>
 }
+
+// -----
+
+// Dynamic rows (a dynamic batch): K and N are known, so the weights stack as before; the
+// batched tensors are [2, ?, 8] with the rows from tensor.dim of the shared input.
+// CHECK-LABEL: util.func public @dynamic_rows
+// PAD-LABEL: util.func public @dynamic_rows
+// GENERIC-LABEL: util.func public @dynamic_rows
+// OPT-LABEL: util.func public @dynamic_rows
+// CHECK-SAME: (%[[X:.+]]: tensor<?x16xf32>)
+// CHECK: tensor.empty(%{{.+}}) : tensor<2x?x8xf32>
+// CHECK: %[[L:.+]] = linalg.batch_matmul {{.+}} ins(%[[X]], %{{.+}} : tensor<?x16xf32>, tensor<2x16x8xf32>) outs(%{{.+}} : tensor<2x?x8xf32>)
+// CHECK: %[[R:.+]] = linalg.generic {{.+}} ins(%[[L]] : tensor<2x?x8xf32>)
+// CHECK: %[[L2:.+]] = linalg.generic {{.+}} ins(%[[R]], %{{.+}} : tensor<2x?x8xf32>, tensor<8x8xf32>)
+// CHECK-NOT: linalg.matmul
+// CHECK: tensor.extract_slice %[[L2]][0, 0, 0] [1, %{{.+}}, 8] [1, 1, 1] : tensor<2x?x8xf32> to tensor<?x8xf32>
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none/relu, shared input)
+util.func public @dynamic_rows(%x: tensor<?x16xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x16xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %w0 = arith.constant dense<0.1> : tensor<8x16xf32>
+  %w1 = arith.constant dense<0.2> : tensor<8x16xf32>
+  %e = tensor.empty(%m) : tensor<?x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<?x16xf32>, tensor<8x16xf32>) outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x8xf32>
+  %b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<?x16xf32>, tensor<8x16xf32>) outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x8xf32>
+  %v = arith.constant dense<0.3> : tensor<8x8xf32>
+  %a2 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%ra, %v : tensor<?x8xf32>, tensor<8x8xf32>) outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %b2 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%rb, %v : tensor<?x8xf32>, tensor<8x8xf32>) outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+  util.return %a2, %b2 : tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// A dynamic K (the contraction size) is cut across by stacking: the reason names the dim.
+// REPORT: [batch-mlp-towers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: dynamic dim 1 (K) of the matmul input: only the rows (M: batch, tokens) may be dynamic
+util.func public @dynamic_k(%x: tensor<4x?xf32>, %w0: tensor<8x?xf32>, %w1: tensor<8x?xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<4x?xf32>, tensor<8x?xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x?xf32>, tensor<8x?xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  util.return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Weights as external parameters (iree-turbine's .irpa: by global-optimization IREE has
+// inlined the immutable parameter globals as flow.tensor.constant): stacked once, in an
+// initializer that reads the parameters at load time; never per call.
+// CHECK: util.global private @[[P:.+]] : tensor<2x16x8xf32>
+// CHECK: util.initializer
+// CHECK-DAG: flow.tensor.constant #flow.parameter.named<"model"::"w0"> : tensor<8x16xf32>
+// CHECK-DAG: flow.tensor.constant #flow.parameter.named<"model"::"w1"> : tensor<8x16xf32>
+// CHECK: util.global.store %{{.+}}, @[[P]]
+// CHECK-LABEL: util.func public @parameter_weights
+// CHECK-NOT: flow.tensor.constant
+// CHECK: util.global.load immutable @[[P]] : tensor<2x16x8xf32>
+// CHECK: linalg.batch_matmul
+// CHECK-NOT: linalg.matmul
+util.func public @parameter_weights(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %w0 = flow.tensor.constant #flow.parameter.named<"model"::"w0"> : tensor<8x16xf32>
+  %w1 = flow.tensor.constant #flow.parameter.named<"model"::"w1"> : tensor<8x16xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %v = arith.constant dense<0.3> : tensor<8x8xf32>
+  %a2 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%ra, %v : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b2 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%rb, %v : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  util.return %a2, %b2 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Weights in mutable globals can change between calls: never stacked (the reason names
+// the global); an immutable one is stacked like a constant.
+// CHECK-LABEL: util.func public @mutable_global_weights
+// CHECK-COUNT-2: linalg.matmul
+// REPORT: [batch-mlp-towers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: weight is read from the mutable global @w0 (it can change between calls: never stacked)
+util.global private mutable @w0 = dense<0.1> : tensor<8x16xf32>
+util.global private mutable @w1 = dense<0.2> : tensor<8x16xf32>
+util.func public @mutable_global_weights(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = arith.constant 0.000000e+00 : f32
+  %w0 = util.global.load @w0 : tensor<8x16xf32>
+  %w1 = util.global.load @w1 : tensor<8x16xf32>
+  %e = tensor.empty() : tensor<4x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
+  util.return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
+}
