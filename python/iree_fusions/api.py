@@ -20,7 +20,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -171,21 +171,30 @@ class LoadedModule:
         return host_arrays(self.module[function](*inputs))
 
 
-def load(vmfb: bytes, device: str = "local-task") -> LoadedModule:
-    """Loads a compiled module on a runtime device."""
+Parameters = Mapping[str, "str | os.PathLike | Mapping[str, np.ndarray]"]
+
+
+def load(vmfb: bytes, device: str = "local-task",
+         parameters: Parameters | None = None) -> LoadedModule:
+    """Loads a compiled module on a runtime device. `parameters`: the external weights of a
+    parameterized module (iree-turbine's `externalize_module_parameters`, `iree-import-onnx
+    --externalize-params`): scope -> .irpa/.gguf/.safetensors file or {name: array}, as
+    `iree-run-module --parameters=scope=FILE`."""
     import iree.runtime as rt
 
     config = rt.Config(device)
     vm_module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
-    context = rt.SystemContext(config=config)
-    context.add_vm_module(vm_module)
+    modules = [bundle_runner.parameters_module(config.vm_instance, parameters)] \
+        if parameters else []
+    context = rt.SystemContext(vm_modules=[*modules, vm_module], config=config)
     return LoadedModule(context, context.modules[vm_module.name], device)
 
 
 def run(vmfb: bytes, inputs: Sequence[np.ndarray], function: str = "main",
-        device: str = "local-task") -> list[np.ndarray]:
+        device: str = "local-task", parameters: Parameters | None = None
+        ) -> list[np.ndarray]:
     """Loads and calls one function; returns its results as numpy arrays."""
-    return load(vmfb, device)(function, *inputs)
+    return load(vmfb, device, parameters)(function, *inputs)
 
 
 @dataclass

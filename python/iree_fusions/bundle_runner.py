@@ -133,6 +133,43 @@ def host_arrays(result) -> list:
     return [np.array(r.to_host() if hasattr(r, "to_host") else r, copy=True) for r in results]
 
 
+def parse_parameters(specs: Sequence[str]) -> dict[str, str]:
+    """`--parameters` values as iree-run-module takes them (`scope=FILE` or `FILE`, the
+    empty scope) -> {scope: file}."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        scope, sep, path = spec.partition("=")
+        scope, path = (scope, path) if sep else ("", spec)
+        if not path:
+            raise ValueError(f"--parameters={spec}: expected [SCOPE=]FILE")
+        out.setdefault(scope, path)
+        if out[scope] != path:
+            raise ValueError(f"--parameters: scope '{scope}' given twice")
+    return out
+
+
+def parameters_module(instance, parameters):
+    """The `io_parameters` module that serves a compiled module's external parameters:
+    `parameters` maps a scope (the `"model"` of `#flow.parameter.named<"model"::"w">`) to a
+    parameter file (.irpa, .gguf, .safetensors) or to {name: numpy array}."""
+    import numpy as np
+    import iree.runtime as rt
+
+    providers = []
+    for scope, source in parameters.items():
+        index = rt.ParameterIndex()
+        if isinstance(source, dict):
+            for name, array in source.items():
+                index.add_buffer(name, np.ascontiguousarray(array).tobytes())
+        else:
+            path = os.fspath(source)
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"parameter file for scope '{scope}' not found: {path}")
+            index.load(path)
+        providers.append(index.create_provider(scope=scope))
+    return rt.create_io_parameters_module(instance, *providers)
+
+
 def _load(vmfb_path: str, device: str):
     """(context, module name): the .vmfb loaded on the device, its initializers run."""
     import iree.runtime as rt

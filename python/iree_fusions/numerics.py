@@ -32,10 +32,20 @@ _DTYPES = {
 }
 
 
+DYNAMIC = -1  # an ArgSpec dim whose size is chosen at run time
+
+
 @dataclass
 class ArgSpec:
-    shape: tuple[int, ...]
+    shape: tuple[int, ...]  # DYNAMIC for a dynamic dim
     dtype: type
+
+    def concrete(self, dynamic_size: int | None) -> tuple[int, ...]:
+        """The shape with every dynamic dim set to `dynamic_size`."""
+        if DYNAMIC in self.shape and dynamic_size is None:
+            raise ValueError(f"argument of shape {self.shape} has dynamic dims (-1): give a "
+                             "size for them (dynamic_size=) or the inputs")
+        return tuple(dynamic_size if d == DYNAMIC else d for d in self.shape)
 
 
 @dataclass
@@ -73,26 +83,30 @@ def function_arg_specs(source: str | bytes, function: str = "main") -> list[ArgS
 
 def _arg_spec(t: ir.Type) -> ArgSpec:
     if isinstance(t, ir.RankedTensorType):
-        return ArgSpec(tuple(t.shape), _DTYPES[str(t.element_type)])
+        return ArgSpec(tuple(DYNAMIC if ir.ShapedType.is_dynamic_size(d) else d
+                             for d in t.shape), _DTYPES[str(t.element_type)])
     m = _TORCH_TENSOR.fullmatch(str(t))
     if m:
-        dims = tuple(int(d) for d in m.group(1).split(",") if d.strip())
+        dims = tuple(DYNAMIC if d.strip() == "?" else int(d)
+                     for d in m.group(1).split(",") if d.strip())
         return ArgSpec(dims, _DTYPES[m.group(2)])
     raise ValueError(f"cannot make an input for argument type {t}")
 
 
 def random_inputs(source: str | bytes, function: str = "main", seed: int = 0,
-                  int_high: int = 8) -> list[np.ndarray]:
-    """Random inputs matching a function's signature: floats ~ N(0,1), ints in [0, int_high)."""
+                  int_high: int = 8, dynamic_size: int | None = None) -> list[np.ndarray]:
+    """Random inputs matching a function's signature: floats ~ N(0,1), ints in [0, int_high);
+    dynamic dims of size `dynamic_size`."""
     rng = np.random.default_rng(seed)
     out = []
     for spec in function_arg_specs(source, function):
+        shape = spec.concrete(dynamic_size)
         if spec.dtype is np.bool_:
-            out.append(rng.integers(0, 2, spec.shape).astype(np.bool_))
+            out.append(rng.integers(0, 2, shape).astype(np.bool_))
         elif np.issubdtype(spec.dtype, np.integer):
-            out.append(rng.integers(0, int_high, spec.shape).astype(spec.dtype))
+            out.append(rng.integers(0, int_high, shape).astype(spec.dtype))
         else:
-            out.append(rng.standard_normal(spec.shape).astype(spec.dtype))
+            out.append(rng.standard_normal(shape).astype(spec.dtype))
     return out
 
 
@@ -121,14 +135,18 @@ def compare_compilations(
     flags: Sequence[str] = (),
     count: bool = True,
     keep_no_gain: bool = False,
+    parameters: api.Parameters | None = None,
+    dynamic_size: int | None = None,
 ) -> NumericsCheck:
     """Compiles `source` (a path or IR text) with stock IREE and with the plugin, runs both.
     keep_no_gain=True: the plugin keeps changes that save no dispatch (a rewrite's mechanics
-    checked on a small case that IREE would fuse as well without it)."""
+    checked on a small case that IREE would fuse as well without it). `parameters`: the
+    external weights both modules read (scope -> file or {name: array}); `dynamic_size`:
+    the size of dynamic dims in generated inputs."""
     path, data, is_temporary = _read_source(source)
     try:
         if inputs is None:
-            inputs = random_inputs(data, function)
+            inputs = random_inputs(data, function, dynamic_size=dynamic_size)
         jobs = {
             "stock": dict(stock=True),
             "plugin": dict(fusions=fusions, keep_no_gain=keep_no_gain),
@@ -144,8 +162,8 @@ def compare_compilations(
     finally:
         if is_temporary:
             os.unlink(path)
-    stock = api.run(outs["stock"].output, inputs, function, device)
-    plugin = api.run(outs["plugin"].output, inputs, function, device)
+    stock = api.run(outs["stock"].output, inputs, function, device, parameters)
+    plugin = api.run(outs["plugin"].output, inputs, function, device, parameters)
     check = NumericsCheck(stock, plugin, api.compare_outputs(stock, plugin),
                           reports=outs["plugin"].reports)
     if count:

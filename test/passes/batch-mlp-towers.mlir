@@ -1765,3 +1765,59 @@ util.func public @mutable_global_weights(%x: tensor<4x16xf32>) -> (tensor<4x8xf3
   %b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   util.return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Token-shaped experts (nn.Linear on [B, T, d]): each Linear is collapse_shape ->
+// matmul -> expand_shape, the activation runs on [B, T, N]. The chains link through the
+// reshapes (expand splitting the rows, collapse merging them back), so two-layer experts
+// batch as two-layer towers; the concat of their [B, T, 4] results is the batched [M, T, N]
+// result (mtn), reshaped.
+// CHECK-LABEL: util.func public @token_experts
+// CHECK: %[[L1:.+]] = linalg.batch_matmul {{.+}} outs(%{{.+}} : tensor<2x6x8xf32>)
+// CHECK: %[[A:.+]] = linalg.generic {{.+}} ins(%[[L1]] : tensor<2x6x8xf32>)
+// CHECK: %[[L2:.+]] = linalg.generic {{.+}} ins(%[[A]], %{{.+}} : tensor<2x6x8xf32>, tensor<2x8x4xf32>) outs(%{{.+}} : tensor<6x2x4xf32>)
+// CHECK-NOT: linalg.matmul
+// CHECK-NOT: tensor.insert_slice
+// CHECK: %[[F:.+]] = tensor.collapse_shape %[[L2]] {{.+}} : tensor<6x2x4xf32> into tensor<48xf32>
+// CHECK: %[[R:.+]] = tensor.expand_shape %[[F]] {{.+}} : tensor<48xf32> into tensor<2x3x8xf32>
+// CHECK: util.return %[[R]]
+// REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none/relu, shared input): 4 linalg.matmul -> 2 batched contraction(s), 2 epilogue generic(s) -> 1 (none/relu); the 2-way stack (2 insert_slice) is the batched result (mtn)
+util.func public @token_experts(%x: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %flat = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x3x4xf32> into tensor<6x4xf32>
+  %w0 = arith.constant dense<0.1> : tensor<8x4xf32>
+  %w1 = arith.constant dense<0.2> : tensor<8x4xf32>
+  %v0 = arith.constant dense<0.3> : tensor<4x8xf32>
+  %v1 = arith.constant dense<0.4> : tensor<4x8xf32>
+  %e8 = tensor.empty() : tensor<6x8xf32>
+  %f8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<6x8xf32>) -> tensor<6x8xf32>
+  %e4 = tensor.empty() : tensor<6x4xf32>
+  %f4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<6x4xf32>) -> tensor<6x4xf32>
+  %t8 = tensor.empty() : tensor<2x3x8xf32>
+  %a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%flat, %w0 : tensor<6x4xf32>, tensor<8x4xf32>) outs(%f8 : tensor<6x8xf32>) -> tensor<6x8xf32>
+  %a3 = tensor.expand_shape %a [[0, 1], [2]] output_shape [2, 3, 8] : tensor<6x8xf32> into tensor<2x3x8xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%a3 : tensor<2x3x8xf32>) outs(%t8 : tensor<2x3x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x8xf32>
+  %ra2 = tensor.collapse_shape %ra [[0, 1], [2]] : tensor<2x3x8xf32> into tensor<6x8xf32>
+  %oa = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%ra2, %v0 : tensor<6x8xf32>, tensor<4x8xf32>) outs(%f4 : tensor<6x4xf32>) -> tensor<6x4xf32>
+  %oa3 = tensor.expand_shape %oa [[0, 1], [2]] output_shape [2, 3, 4] : tensor<6x4xf32> into tensor<2x3x4xf32>
+  %b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%flat, %w1 : tensor<6x4xf32>, tensor<8x4xf32>) outs(%f8 : tensor<6x8xf32>) -> tensor<6x8xf32>
+  %b3 = tensor.expand_shape %b [[0, 1], [2]] output_shape [2, 3, 8] : tensor<6x8xf32> into tensor<2x3x8xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%b3 : tensor<2x3x8xf32>) outs(%t8 : tensor<2x3x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<2x3x8xf32>
+  %rb2 = tensor.collapse_shape %rb [[0, 1], [2]] : tensor<2x3x8xf32> into tensor<6x8xf32>
+  %ob = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%rb2, %v1 : tensor<6x8xf32>, tensor<4x8xf32>) outs(%f4 : tensor<6x4xf32>) -> tensor<6x4xf32>
+  %ob3 = tensor.expand_shape %ob [[0, 1], [2]] output_shape [2, 3, 4] : tensor<6x4xf32> into tensor<2x3x4xf32>
+  %cat = tensor.empty() : tensor<2x3x8xf32>
+  %c0 = tensor.insert_slice %oa3 into %cat[0, 0, 0] [2, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> into tensor<2x3x8xf32>
+  %c1 = tensor.insert_slice %ob3 into %c0[0, 0, 4] [2, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> into tensor<2x3x8xf32>
+  util.return %c1 : tensor<2x3x8xf32>
+}

@@ -10,6 +10,9 @@ in their activation, e.g. half SiLU and half ReLU), towers of different depths (
 prefix), whether every tower has its own input, whether the outputs are returned as a tuple
 or concatenated, and whether the weights are function arguments instead of parameters.
 
+`MoeTokensConfig`: a transformer-style MoE block on tokens [B, T, d] (or [B*T, d]): E
+two-layer experts on every token, top-k gates.
+
 `MmoeConfig`: multi-gate mixture-of-experts (Ma et al., KDD 2018): E expert MLPs on one input,
 their outputs `torch.stack`ed to `[B, E, H]`, one softmax gate per task mixing them, and one
 small tower per task.
@@ -191,6 +194,53 @@ def build_mmoe(cfg: MmoeConfig):
     return cast(Mmoe(), [torch.randn(cfg.batch, cfg.in_dim, generator=gen)], cfg.dtype)
 
 
+@dataclass(frozen=True)
+class MoeTokensConfig:
+    """A mixture of experts on token-shaped activations, as in a transformer's MoE block:
+    E experts (Linear -> SiLU -> Linear) applied to every token of [B, T, d], top-k softmax
+    gates mixing them (dense: every expert runs on every token). `flat_tokens` runs the
+    experts on [B*T, d] (reshaped first) instead of [B, T, d]."""
+
+    batch: int = 4
+    seq: int = 16
+    dim: int = 64
+    hidden: int = 128
+    n_experts: int = 8
+    top_k: int = 2
+    flat_tokens: bool = False
+    seed: int = 0
+    dtype: str = "float32"
+
+
+def build_moe_tokens(cfg: MoeTokensConfig):
+    """(model, example_args): x [B, T, d] -> [B, T, d]."""
+    import torch
+    import torch.nn.functional as F
+    from torch import nn
+
+    class MoeTokens(nn.Module):
+        def __init__(self):
+            super().__init__()
+            torch.manual_seed(cfg.seed)
+            self.gate = nn.Linear(cfg.dim, cfg.n_experts)
+            self.experts = nn.ModuleList(
+                nn.Sequential(nn.Linear(cfg.dim, cfg.hidden), nn.SiLU(),
+                              nn.Linear(cfg.hidden, cfg.dim)) for _ in range(cfg.n_experts))
+
+        def forward(self, x):
+            tokens = x.reshape(-1, x.shape[-1]) if cfg.flat_tokens else x
+            weights, index = torch.topk(torch.softmax(self.gate(tokens), -1), cfg.top_k, -1)
+            gates = (F.one_hot(index, cfg.n_experts).to(x.dtype)
+                     * weights.unsqueeze(-1)).sum(-2)
+            outs = torch.stack([e(tokens) for e in self.experts], -2)
+            mixed = (gates.unsqueeze(-1) * outs).sum(-2)
+            return mixed.reshape(x.shape) if cfg.flat_tokens else mixed
+
+    gen = torch.Generator().manual_seed(cfg.seed + 1)
+    x = torch.randn(cfg.batch, cfg.seq, cfg.dim, generator=gen)
+    return cast(MoeTokens(), [x], cfg.dtype)
+
+
 def _artifact(model, args, dtype: str = "float32") -> Artifact:
     reference = torch_outputs(model, args)
     return Artifact(
@@ -202,8 +252,17 @@ def _artifact(model, args, dtype: str = "float32") -> Artifact:
     )
 
 
-def build_artifact(cfg: TowersConfig | MmoeConfig) -> Artifact:
-    model, args = build_mmoe(cfg) if isinstance(cfg, MmoeConfig) else build_towers(cfg)
+def build_model(cfg: TowersConfig | MmoeConfig | MoeTokensConfig):
+    """(model, example_args) for any config of this module."""
+    if isinstance(cfg, MmoeConfig):
+        return build_mmoe(cfg)
+    if isinstance(cfg, MoeTokensConfig):
+        return build_moe_tokens(cfg)
+    return build_towers(cfg)
+
+
+def build_artifact(cfg: TowersConfig | MmoeConfig | MoeTokensConfig) -> Artifact:
+    model, args = build_model(cfg)
     return _artifact(model, args, cfg.dtype)
 
 
@@ -243,6 +302,11 @@ MODELS: list[BenchModel] = [
     *[_model(f"mmoe-b{b}", replace(MMOE, batch=b),
              f"MMoE: 8 experts 256->128->64 ReLU, torch.stack, 3 softmax gates, 3 towers; B={b}")
       for b in (1, 8, 64)],
+    *[_model(f"moe-tokens{'-flat' if flat else ''}-b{b}",
+             MoeTokensConfig(batch=b, flat_tokens=flat),
+             f"MoE on tokens {'[B*T,d]' if flat else '[B,T,d]'}: 8 experts 64->128->64 SiLU, "
+             f"top-2 gates, T=16, B={b}")
+      for flat in (False, True) for b in (1, 4)],
     *[_model(f"{name}-b{b}", replace(cfg, batch=b), f"unseen: {name}, B={b}")
       for name, cfg in UNSEEN.items() for b in (1, 64)],
     # Half precision: the issue's head in bf16 / f16 (weights made in f32, then cast).
