@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 from iree.compiler.api import ctypes_dl as capi
 
+from . import consteval
 from .counting import count_flow_module
 from .decisions import Decider, DecisionsError
 from .pass_base import PassReport, Skip
@@ -168,6 +169,9 @@ def compile_request(
                     request.effect or request.revert_if_no_gain) else None
                 module, phase_reports = _run_hook(module, steps, plugin_phase, request, warn,
                                                   decider)
+                if plugin_phase == "linalg" and any(r.changed for r in phase_reports):
+                    stage("iree const-eval of the plugin's load-time stacks")
+                    _fold_load_time_stacks(runner, module, phase_reports)
             reports += phase_reports
             if any(r.changed for r in phase_reports):
                 stage("changed")
@@ -229,6 +233,27 @@ def _decider(module: ir.Operation, decisions: str | None) -> Decider:
         return Decider.for_module(targets, decisions)
     except DecisionsError as e:
         raise CompileError(str(e)) from None
+
+
+def _fold_load_time_stacks(runner: _Pipeline, module: ir.Operation,
+                           reports: list[PassReport]) -> None:
+    """Evaluates the load-time initializers the linalg passes created (stacked weights and
+    tables) at compile time, with IREE's const-eval, unless `--iree-opt-const-eval=false`;
+    each pass's report notes what became a constant and what stays at load time."""
+    if any(f.replace(" ", "") in ("--iree-opt-const-eval=false", "--iree-opt-const-eval=0")
+           for f in _global_flags or ()):
+        return
+
+    def evaluate(small: ir.Operation) -> ir.Operation | None:
+        inv = runner.invocation("preprocessing", HOOK_PHASE["linalg"])
+        inv.import_module(small)
+        return inv.export_module() if inv.execute() else None
+
+    folded = consteval.fold_initializers(module, evaluate)
+    for report in reports:
+        note = folded.note_for(report.pass_name)
+        if note:
+            report.note(note)
 
 
 def _run_hook(module: ir.Operation, steps: list[Step], plugin_phase: str,

@@ -333,6 +333,8 @@ def hoist_to_initializer(
     loc = before.location
     with loc, ir.InsertionPoint(first_func):
         initializer = util.InitializerOp(ir.TypeAttr.get(ir.FunctionType.get([], [])))
+        # Marks it for the driver's compile-time evaluation (consteval.fold_initializers).
+        initializer.operation.attributes["iree_fusions.load_time"] = ir.UnitAttr.get()
         block = initializer.regions[0].blocks.append()
         with ir.InsertionPoint(block):
             cloned = []
