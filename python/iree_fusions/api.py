@@ -90,9 +90,12 @@ class CompileOutput:
 
 
 def _tool_command(stock: bool) -> list[str]:
+    """Stock: the iree-compile binary by path (never through IREE_TOOL_PATH, which may
+    name the shim); else iree-fusions-compile with this interpreter."""
     if stock:
-        exe = os.path.join(os.path.dirname(sys.executable), "iree-compile")
-        return [exe if os.path.exists(exe) else "iree-compile"]
+        from .shim import real_iree_compile
+
+        return [real_iree_compile()]
     return [sys.executable, "-m", "iree_fusions.compile_cli"]
 
 
@@ -115,24 +118,32 @@ def compile_file(
     stock=True runs plain iree-compile (the reference); otherwise iree-fusions-compile with
     `--fusions=<fusions>` (and `--fusions-decisions=<decisions>`: a file of measured
     decisions, see iree-fusions-tune). `flags` are passed to the compiler unchanged after
-    the device's. keep_no_gain=True keeps linalg changes that reduce neither dispatches nor
-    bytes between them (`--fusions-keep-no-gain`: tests of a rewrite's mechanics).
+    the device's and after the plugin flags these arguments make, so a flag given there
+    (`--fusions=none`) wins. keep_no_gain=True keeps linalg changes that reduce neither
+    dispatches nor bytes between them (`--fusions-keep-no-gain`: tests of a rewrite's
+    mechanics). `timeout` (seconds): the compile is stopped, its processes with it, and
+    `CompileTimeout` raised. The compile never outlives the calling process, and its
+    temporary files go with it.
     """
     with tempfile.TemporaryDirectory(prefix="iree-fusions-") as tmp:
         out_path = output_file or os.path.join(tmp, "out")
         report_path = os.path.join(tmp, "report.json")
-        cmd = _tool_command(stock) + [path, *target_flags(device, target), *flags, "-o", out_path]
-        if compile_to:
-            cmd.append(f"--compile-to={compile_to}")
+        cmd = _tool_command(stock) + [path, *target_flags(device, target)]
         if not stock:
-            cmd += [f"--fusions={fusions}", f"--fusions-report-json={report_path}"]
+            # A failing pass's reproducer is not saved: nobody may read this compile's
+            # warnings (the CLI saves it where it prints the command).
+            cmd += [f"--fusions={fusions}", f"--fusions-report-json={report_path}",
+                    "--fusions-reproducer-dir=none"]
             if decisions:
                 cmd.append(f"--fusions-decisions={decisions}")
             if keep_no_gain:
                 cmd.append("--fusions-keep-no-gain")
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        if proc.returncode != 0:
-            raise CompilerToolError(cmd, proc.returncode, proc.stderr)
+        cmd += [*flags, "-o", out_path]
+        if compile_to:
+            cmd.append(f"--compile-to={compile_to}")
+        returncode, stderr = _run_tool(cmd, timeout)
+        if returncode != 0:
+            raise CompilerToolError(cmd, returncode, stderr)
         with open(out_path, "rb") as f:
             data = f.read()
         reports = []
@@ -141,7 +152,37 @@ def compile_file(
                 reports = json.load(f)
         if output_file is None:
             cmd = cmd[: cmd.index("-o")] + cmd[cmd.index("-o") + 2 :]
-        return CompileOutput(data, cmd, reports, proc.stderr)
+        return CompileOutput(data, cmd, reports, stderr)
+
+
+class CompileTimeout(CompilerToolError):
+    """The compile ran past `timeout` and was stopped."""
+
+
+def _run_tool(cmd: list[str], timeout: float | None) -> tuple[int, str]:
+    """Runs a compiler process that dies with this one (PR_SET_PDEATHSIG, asked for through
+    $IREE_FUSIONS_PARENT_PID): (exit code, stderr). Past `timeout` it is stopped with
+    SIGTERM (it removes its temporary files and kills its compile child), then SIGKILL."""
+    from .crash import PARENT_ENV
+
+    env = {**os.environ, PARENT_ENV: str(os.getpid())}
+    with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          env=env) as proc:
+        try:
+            _, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.terminate()
+            try:
+                _, stderr = proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                _, stderr = proc.communicate()
+            raise CompileTimeout(cmd, proc.returncode, f"timed out after {timeout:g} s; "
+                                 f"stopped.\n{stderr or ''}") from None
+        except BaseException:  # interrupted: the compile goes too
+            proc.kill()
+            raise
+    return proc.returncode, stderr
 
 
 def source_suffix(data: bytes) -> str:

@@ -19,6 +19,7 @@ and iree.runtime (that path imports neither iree.compiler nor torch).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -28,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from . import api, bundle_runner
+from .files import OutputError, check_output, write_file
 from .progress import Progress
 from .timing import compare_latency
 
@@ -235,7 +237,14 @@ def _parser() -> argparse.ArgumentParser:
 
 def _finish(rows: list[dict], args, title: str) -> int:
     """Table, errors, JSON and plot of a run; the exit status."""
-    status = bundle_runner.report(rows, args.json)
+    to_file = args.json not in (None, "-")
+    status = bundle_runner.report(rows, None if to_file else args.json)
+    if to_file:  # atomically: an interrupted or failed write leaves the old file
+        try:
+            write_file(args.json, json.dumps(list(rows), indent=2) + "\n")
+        except OutputError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 2
     if args.plot:
         from .plot import PlotError, plot_rows
 
@@ -263,6 +272,10 @@ def _run_bundle(args) -> int:
         progress.close()
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"{PROG}: interrupted", file=sys.stderr)
+        return 130
     progress.close()
     return _finish(rows, args, f"stock IREE vs iree-fusions: bundle "
                                f"{os.path.basename(os.path.abspath(args.from_dir))} on {device}")
@@ -282,13 +295,20 @@ def _step_or_note(progress: Progress):
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    try:  # outputs that cannot be written fail now, not after the work
+        for path in (args.json, args.plot):
+            if path:
+                check_output(path)
+    except OutputError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
     if args.from_dir:
         if args.export or args.tune or args.list:
             print(f"{PROG}: error: --from runs a bundle; it cannot be combined with --export, "
                   "--tune or --list", file=sys.stderr)
             return 2
         return _run_bundle(args)
-    from .models.catalog import all_models, torch_available
+    from .models.catalog import all_models
 
     args.device = args.device or "local-task"
     models = all_models()
@@ -307,10 +327,35 @@ def main(argv: list[str] | None = None) -> int:
     if args.export:
         from .bundle import BundleWriter
 
-        bundle = BundleWriter(args.export, device=args.device, target=args.target,
-                              fusions=args.fusions)
+        try:
+            bundle = BundleWriter(args.export, device=args.device, target=args.target,
+                                  fusions=args.fusions)
+        except bundle_runner.BundleError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 2
     progress = Progress(total=len(names))
-    rows = []
+    rows: list[Row] = []
+    try:
+        _bench_models(names, models, args, rows, progress, bundle)
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"{PROG}: interrupted" + (
+            f"; the bundle in {args.export} holds {len(bundle.manifest['models'])} model(s), "
+            "as its manifest lists" if bundle is not None else ""), file=sys.stderr)
+        return 130
+    progress.close()
+    if bundle is not None:
+        _bundle_note(bundle, args)
+    return _finish([asdict(r) for r in rows], args,
+                   f"stock IREE vs iree-fusions (--fusions={args.fusions}) on {args.device}"
+                   + (f", target {args.target}" if args.target else ""))
+
+
+def _bench_models(names: list[str], models: dict, args, rows: list[Row], progress: Progress,
+                  bundle: BundleWriter | None) -> None:
+    """Each model in turn, its row appended to `rows` as it starts."""
+    from .models.catalog import torch_available
+
     with warnings.catch_warnings():
         warnings.showwarning = _warnings_above(progress)
         for name in names:
@@ -329,12 +374,6 @@ def main(argv: list[str] | None = None) -> int:
                 if "create device" in str(e):
                     row.error += (f" (no '{args.device}' device here? --compile-only checks "
                                   "the target; --export compiles a bundle to run elsewhere)")
-    progress.close()
-    if bundle is not None:
-        _bundle_note(bundle, args)
-    return _finish([asdict(r) for r in rows], args,
-                   f"stock IREE vs iree-fusions (--fusions={args.fusions}) on {args.device}"
-                   + (f", target {args.target}" if args.target else ""))
 
 
 def _warnings_above(progress: Progress):
@@ -346,6 +385,9 @@ def _warnings_above(progress: Progress):
 
 
 def _bundle_note(bundle: BundleWriter, args) -> None:
+    if not bundle.added:
+        print(f"{PROG}: no model was exported; {bundle.folder} is as it was", file=sys.stderr)
+        return
     size = bundle.size_bytes() / 2**20
     print(f"{PROG}: bundle written to {bundle.folder} ({size:.1f} MiB); run it with\n"
           f"  iree-fusions-bench --from {bundle.folder} --device {args.device}\n"

@@ -15,6 +15,7 @@ import os
 import platform
 import re
 import shutil
+import tempfile
 import time
 from collections.abc import Sequence
 from importlib import metadata
@@ -22,7 +23,8 @@ from importlib import metadata
 import numpy as np
 
 from . import bundle_runner
-from .bundle_runner import FORMAT, MANIFEST
+from .bundle_runner import FORMAT, MANIFEST, BundleError
+from .files import write_file
 
 RUNNER = "run_bundle.py"
 
@@ -41,28 +43,44 @@ def tool_versions() -> dict[str, str]:
 
 
 def _model_dir(name: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    """A folder name for a model: one path component, never hidden, '.' or '..'."""
+    sub = re.sub(r"[^A-Za-z0-9._-]", "_", name)
+    return sub if sub and not sub.startswith(".") else f"_{sub}"
 
 
 def compile_flags(command: Sequence[str], source_path: str) -> list[str]:
-    """The flags of a compile command (after its input; the plugin's report file dropped)."""
+    """The flags of a compile command (after its input; the API's own report and
+    reproducer settings dropped)."""
     command = list(command)
     flags = command[command.index(source_path) + 1:] if source_path in command else command
-    return [f for f in flags if not f.startswith("--fusions-report-json")]
+    return [f for f in flags
+            if not f.startswith(("--fusions-report-json", "--fusions-reproducer-dir"))]
 
 
 class BundleWriter:
-    """Adds models to a bundle folder; the manifest is rewritten after each model, so that
-    the models written so far can be run even if a later one fails."""
+    """Adds models to a bundle folder, new or holding a bundle for the same device and
+    target (its models are kept; a model exported again is replaced).
+
+    What is on disk and what the manifest lists always agree, even when an export is
+    interrupted: a model is written into a hidden folder that is renamed into place once
+    complete, and only then does the manifest (written atomically) list it; the folder of
+    the model it replaces is removed after that. The manifest is written when the first
+    model is added, so an export that adds none leaves the folder as it was."""
 
     def __init__(self, folder: str, *, device: str, target: str | None, fusions: str):
         from .api import DEVICE_FLAGS, TARGET_FLAG, target_flags
 
         self.folder = folder
-        os.makedirs(folder, exist_ok=True)
         flags = target_flags(device, target)
         prefix = TARGET_FLAG[device] + "="
         chip = next((f[len(prefix):] for f in flags if f.startswith(prefix)), None)
+        previous = _existing_manifest(folder)
+        if previous is not None and (previous.get("device"), previous.get("target_flags")) \
+                != (device, flags):
+            raise BundleError(
+                f"{folder} holds a bundle for device {previous.get('device')} (compile flags "
+                f"{' '.join(previous.get('target_flags') or [])}); export for {device} "
+                f"({' '.join(flags)}) to another folder")
         self.manifest = {
             "format": FORMAT,
             "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -72,10 +90,9 @@ class BundleWriter:
             "default_target_flags": DEVICE_FLAGS[device] == flags,
             "fusions": fusions,
             "tool_versions": tool_versions(),
-            "models": [],
+            "models": previous["models"] if previous is not None else [],
         }
-        shutil.copyfile(bundle_runner.__file__, os.path.join(folder, RUNNER))
-        self._write_manifest()
+        self.added: list[str] = []
 
     def add(self, name: str, *, inputs: Sequence[np.ndarray], stock_vmfb: bytes,
             plugin_vmfb: bytes, stock: dict, plugin: dict, function: str = "main",
@@ -83,32 +100,87 @@ class BundleWriter:
             ) -> None:
         """Writes one model. `stock` / `plugin`: what the manifest records of each build
         (flags, dispatches, bytes_between, ...)."""
-        sub = _model_dir(name)
-        here = os.path.join(self.folder, sub)
-        os.makedirs(here, exist_ok=True)
-        entry = {"name": name, "dir": sub, "function": function, "inputs": [],
-                 "reference": [], "reference_atol": reference_atol}
-        for i, x in enumerate(inputs):
-            entry["inputs"].append(f"input{i}.npy")
-            np.save(os.path.join(here, f"input{i}.npy"), np.asarray(x))
-        for i, x in enumerate(reference or []):
-            entry["reference"].append(f"reference{i}.npy")
-            np.save(os.path.join(here, f"reference{i}.npy"), np.asarray(x))
-        for side, blob, info in (("stock", stock_vmfb, stock), ("plugin", plugin_vmfb, plugin)):
-            with open(os.path.join(here, f"{side}.vmfb"), "wb") as f:
-                f.write(blob)
-            entry[side] = {"vmfb": f"{side}.vmfb", **info}
         models = self.manifest["models"]
-        models[:] = [m for m in models if m["name"] != name] + [entry]
+        sub = self._free_dir(_model_dir(name))
+        os.makedirs(self.folder, exist_ok=True)
+        partial = tempfile.mkdtemp(dir=self.folder, prefix=f"{_PARTIAL}{sub}-")
+        try:
+            entry = {"name": name, "dir": sub, "function": function, "inputs": [],
+                     "reference": [], "reference_atol": reference_atol}
+            for kind, arrays in (("input", inputs), ("reference", reference or [])):
+                for i, x in enumerate(arrays):
+                    entry["inputs" if kind == "input" else kind].append(f"{kind}{i}.npy")
+                    np.save(os.path.join(partial, f"{kind}{i}.npy"), np.asarray(x),
+                            allow_pickle=False)
+            for side, blob, info in (("stock", stock_vmfb, stock),
+                                     ("plugin", plugin_vmfb, plugin)):
+                with open(os.path.join(partial, f"{side}.vmfb"), "wb") as f:
+                    f.write(blob)
+                entry[side] = {"vmfb": f"{side}.vmfb", **info}
+            os.chmod(partial, 0o755)
+            os.rename(partial, os.path.join(self.folder, sub))
+        except BaseException:
+            shutil.rmtree(partial, ignore_errors=True)
+            raise
+        replaced = [m for m in models if m["name"] == name]
+        at = models.index(replaced[0]) if replaced else len(models)
+        models[:] = [m for m in models[:at] if m["name"] != name] + [entry] + [
+            m for m in models[at:] if m["name"] != name]
+        if not self.added:
+            write_file(os.path.join(self.folder, RUNNER), _runner_source())
         self._write_manifest()
+        self.added.append(name)
+        for old in replaced:  # no longer listed: its folder goes
+            shutil.rmtree(os.path.join(self.folder, old["dir"]), ignore_errors=True)
+
+    def _free_dir(self, sub: str) -> str:
+        """`sub`, or `sub.1`, `sub.2`, ...: the first name no listed model uses (a folder of
+        that name that none lists is left over from an interrupted export: removed)."""
+        used = {m["dir"] for m in self.manifest["models"]}
+        for n in range(len(used) + 1):
+            name = sub if n == 0 else f"{sub}.{n}"
+            if name not in used:
+                shutil.rmtree(os.path.join(self.folder, name), ignore_errors=True)
+                return name
+        raise AssertionError("unreachable")
 
     def _write_manifest(self) -> None:
-        path = os.path.join(self.folder, MANIFEST)
-        with open(path + ".tmp", "w") as f:
-            json.dump(self.manifest, f, indent=2)
-            f.write("\n")
-        os.replace(path + ".tmp", path)
+        write_file(os.path.join(self.folder, MANIFEST),
+                   json.dumps(self.manifest, indent=2) + "\n")
 
     def size_bytes(self) -> int:
         return sum(os.path.getsize(os.path.join(d, f))
                    for d, _, files in os.walk(self.folder) for f in files)
+
+
+_PARTIAL = ".partial-"  # a model folder being written
+
+
+def _runner_source() -> bytes:
+    with open(bundle_runner.__file__, "rb") as f:
+        return f.read()
+
+
+def _existing_manifest(folder: str) -> dict | None:
+    """The manifest of the bundle in `folder` (None for a missing or empty folder); a
+    folder that holds other things, or an unreadable manifest, is refused, so that an
+    export never writes into a folder it would spoil."""
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise BundleError(f"cannot export to {folder}: {e.strerror}") from None
+    for name in names:  # left by an interrupted export
+        if name.startswith(_PARTIAL):
+            shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+    names = [n for n in names if not n.startswith(_PARTIAL)]
+    if not names:
+        return None
+    if MANIFEST not in names:
+        raise BundleError(f"{folder} is not empty and holds no bundle ({MANIFEST}); export to "
+                          "a new or empty folder")
+    try:
+        return bundle_runner.load_manifest(folder, require_models=False)
+    except BundleError as e:
+        raise BundleError(f"cannot add to {folder}: {e}") from None

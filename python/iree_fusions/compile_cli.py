@@ -14,6 +14,9 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
                                              this target (none: not even the shipped ones)
   --fusions-list                             list the passes with their options and exit
   --fusions-load=MODULE                      import a Python module that registers extra passes
+  --fusions-reproducer-dir=DIR|none          where the IR from before a failing pass is saved
+                                             for the reproducer command the warning prints
+                                             (default: the temporary folder; none: not saved)
   --print-shim-dir                           print (creating it if needed) a folder holding an
                                              `iree-compile` that runs the plugin, for
                                              `IREE_TOOL_PATH=$(iree-fusions-compile
@@ -25,25 +28,27 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from . import registry
-from .crash import describe_crash, run_forked
-from .decisions import DecisionsError
+from . import pipeline, registry
+from .crash import (Interrupted, PluginArgs, describe_crash, die_with_parent, interruptible,
+                    run_forked)
 from .decisions import load as load_decisions
-from .driver import PHASES, CompileError, CompileRequest, compile_request, initialize_flags
-from .pass_base import PassOptionError
-from .pipeline import PipelineError
+from .driver import (HOOK_PHASE, PHASES, CompileError, CompileRequest, compile_request,
+                     initialize_flags)
+from .files import (SPLIT_INPUT_LIMIT, OutputError, OutputSet, UserError, at_file_line,
+                    check_input, check_output, claim_std_streams, is_bytecode, is_regular_file,
+                    read_input, split_input)
 from .fusions_flags import select_steps
+from .shim import real_iree_compile, shim_dir
 
 PROG = "iree-fusions-compile"
-SPLIT_MARKER = "// -----"
 # Flags that iree-compile's main handles itself (not session / global compiler flags).
 _MAIN_VALUE_FLAGS = {
     "o", "output-format", "compile-mode", "compile-from", "compile-to",
@@ -53,8 +58,8 @@ _MAIN_BOOL_FLAGS = {"emit-mlir-bytecode", "split-input-file", "verify"}
 _DELEGATED_FLAGS = {"iree-hal-list-target-backends", "iree-list-plugins", "version"}
 
 
-class UsageError(Exception):
-    pass
+class UsageError(UserError):
+    """A command line that cannot be right (a missing value, an unknown flag or phase)."""
 
 
 @dataclass
@@ -72,6 +77,7 @@ class CliArgs:
     delegate: bool = False  # hand the whole command to iree-compile
     list_passes: bool = False
     load: list[str] = field(default_factory=list)
+    reproducer_dir: str | None = None  # where a failing pass's input IR is saved; "none"
     help: bool = False
     print_shim_dir: bool = False
 
@@ -106,23 +112,27 @@ def parse_args(argv: list[str]) -> CliArgs:
                 raise UsageError("--fusions needs a value: --fusions=all|none|PASS,...")
             args.fusions = value
         elif name == "fusions-report":
-            args.report = True
+            args.report = _bool("true" if value is None else value, name)
         elif name == "fusions-report-effect":
-            args.report_effect = True
+            args.report_effect = _bool("true" if value is None else value, name)
         elif name == "fusions-keep-no-gain":
-            args.keep_no_gain = True
+            args.keep_no_gain = _bool("true" if value is None else value, name)
         elif name == "fusions-report-json":
             if not value:
                 raise UsageError("--fusions-report-json needs a file: --fusions-report-json=FILE")
             args.report_json = value
         elif name == "fusions-strict":
-            args.strict = True
+            args.strict = _bool("true" if value is None else value, name)
         elif name == "fusions-decisions":
             if not value:
                 raise UsageError("--fusions-decisions needs a file: --fusions-decisions=FILE")
             args.decisions = value
         elif name == "fusions-list":
             args.list_passes = True
+        elif name == "fusions-reproducer-dir":
+            if not value:
+                raise UsageError("--fusions-reproducer-dir needs a folder (or none)")
+            args.reproducer_dir = value
         elif name == "fusions-load":
             if not value:
                 raise UsageError("--fusions-load needs a module: --fusions-load=package.module")
@@ -164,42 +174,7 @@ def _help() -> str:
     return "\n".join(lines)
 
 
-def _iree_compile_binary() -> str:
-    here = os.path.join(os.path.dirname(sys.executable), "iree-compile")
-    return here if os.path.exists(here) else (shutil.which("iree-compile") or "iree-compile")
-
-
-def _read_input(path: str, contents: bool = True) -> bytes:
-    """The input's bytes (b"" unless `contents`: then the file is only checked readable and
-    not empty)."""
-    if path == "-":
-        data = sys.stdin.buffer.read()
-        if not data.strip():
-            raise UsageError("the input (stdin) is empty")
-        return data
-    try:
-        with open(path, "rb") as f:
-            data = f.read() if contents else f.read(1)
-    except OSError as e:
-        raise UsageError(f"cannot read input file '{path}': {e.strerror}") from None
-    if not data or (contents and not data.strip()):
-        raise UsageError(f"input file '{path}' is empty")
-    return data if contents else b""
-
-
-def _split_chunks(data: bytes) -> list[bytes]:
-    chunks, current = [], []
-    for line in data.decode().splitlines(keepends=True):
-        if line.strip() == SPLIT_MARKER:
-            chunks.append("".join(current))
-            current = []
-        else:
-            current.append(line)
-    chunks.append("".join(current))
-    return [c.encode() for c in chunks]
-
-
-def _request(args: CliArgs, source: bytes, steps, whole_file: bool) -> CompileRequest:
+def _request(args: CliArgs, source: bytes, steps, by_path: bool) -> CompileRequest:
     main = args.main
     for key in ("compile-from", "compile-to"):
         if key in main and main[key] not in PHASES:
@@ -214,7 +189,7 @@ def _request(args: CliArgs, source: bytes, steps, whole_file: bool) -> CompileRe
         raise UsageError(f"--emit-mlir-bytecode-version: not an integer: '{version}'") from None
     return CompileRequest(
         source=source,
-        source_path=args.input if whole_file and args.input != "-" else None,
+        source_path=args.input if by_path else None,
         source_name="<stdin>" if args.input == "-" else args.input,
         compile_from=main.get("compile-from", "start"),
         compile_to=main.get("compile-to", "end"),
@@ -230,28 +205,31 @@ def _request(args: CliArgs, source: bytes, steps, whole_file: bool) -> CompileRe
     )
 
 
-def _write_output(path: str, data: bytes) -> None:
-    if path == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
-        return
-    with open(path, "wb") as f:
-        f.write(data)
-
-
 def _delegate(argv: list[str]) -> int:
     """Runs plain iree-compile with the same arguments minus the plugin's own flags."""
     passthrough = [a for a in argv if not a.lstrip("-").startswith("fusions")]
-    return subprocess.call([_iree_compile_binary(), *passthrough])
+    return subprocess.call([real_iree_compile(), *passthrough])
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    die_with_parent()  # when the API started this process: not a moment longer than it
+    claim_std_streams()
+    outputs = OutputSet()
+    with interruptible():
+        try:
+            return _main(argv, outputs)
+        except Interrupted as e:
+            print(f"{PROG}: interrupted ({e.name}); no output written", file=sys.stderr)
+            return 128 + e.signal
+        finally:
+            outputs.discard()  # what was not committed: temporary files removed
+
+
+def _main(argv: list[str], outputs: OutputSet) -> int:
     try:
         args = parse_args(argv)
         if args.print_shim_dir:
-            from .shim import shim_dir
-
             print(shim_dir())
             return 0
         registry.load_plugin_modules(args.load)
@@ -270,29 +248,53 @@ def main(argv: list[str] | None = None) -> int:
         if args.input is None:
             raise UsageError("no input file (give a path or '-' for stdin)")
         split = _bool(args.main.get("split-input-file", "false"), "split-input-file")
-        # A whole file is handed to IREE by path (it maps it); only stdin and split input
-        # are read here.
-        data = _read_input(args.input, contents=split or args.input == "-")
+        # Inputs are read once, never sniffed and reopened: a regular file is handed to IREE
+        # by path (it maps it); stdin, streams (a FIFO, `<(cmd)`) and split input are read
+        # here (split input up to a bound: /dev/zero is refused, not read without end).
+        by_path = not split and is_regular_file(args.input)
+        if by_path:
+            check_input(args.input)
+            data = b""
+        else:
+            data = read_input(args.input, limit=SPLIT_INPUT_LIMIT if split else None)
         steps = select_steps(args.fusions)
         if args.decisions not in (None, "none"):
             load_decisions(args.decisions)  # a corrupt file is an error before compiling
-        chunks = _split_chunks(data) if split else [data]
-        requests = [_request(args, chunk, steps, not split) for chunk in chunks]
+        chunks = split_input(data) if split else [(0, data)]
+        # Each chunk's request is made in the child, padded to its line in the file then
+        # (diagnostics cite the file's lines); the first one checks the flags now.
+        first = _request(args, b"", steps, by_path)
+        # Every output goes to a temporary file (created now: an unwritable output fails
+        # before the compile), renamed into place only when everything succeeded.
         output = args.main.get("o", "-")
-        if len(requests) == 1 and output != "-":
-            requests[0].output_path = output  # IREE writes the file, as iree-compile does
-    except (UsageError, PipelineError, PassOptionError, DecisionsError) as e:
+        check_output(output)
+        if output != "-":
+            staged = outputs.stage(output)
+            if len(chunks) == 1:  # IREE writes the file, as iree-compile does
+                first.output_path = staged
+        if args.report_json:
+            outputs.stage(args.report_json)
+    except UserError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
-    code, sig, stages = run_forked(lambda stage: _compile(args, requests, output, stage))
+        return 1 if isinstance(e, OutputError) else 2
+    code, sig, stages = run_forked(lambda stage: _compile(args, chunks, first, outputs, stage))
     if sig is not None:
-        print(describe_crash(sig, stages, _stock_argv(argv, data), PROG), file=sys.stderr)
+        plugin = PluginArgs({HOOK_PHASE[p]: [s.text for s in steps.get(p, [])]
+                             for p in HOOK_PHASE}, args.load, args.decisions)
+        print(describe_crash(sig, stages, _stock_argv(argv, args.input, data), PROG, plugin),
+              file=sys.stderr)
+    if code == 0:
+        try:
+            outputs.commit()
+        except OutputError as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 1
     return code
 
 
-def _stock_argv(argv: list[str], data: bytes) -> list[str]:
+def _stock_argv(argv: list[str], source: str, data: bytes) -> list[str]:
     """The command line as plain iree-compile takes it: plugin flags and -o removed; input
-    from stdin saved to a file (named in the message)."""
+    read from a stream (stdin, a FIFO) saved to a file (named in the message, so kept)."""
     out, skip = [], False
     for arg in argv:
         if skip:
@@ -303,8 +305,9 @@ def _stock_argv(argv: list[str], data: bytes) -> list[str]:
             continue
         if arg.startswith("-o=") or arg.lstrip("-").startswith("fusions"):
             continue
-        if arg == "-":
-            fd, path = tempfile.mkstemp(prefix="iree-fusions-stdin-", suffix=".mlir")
+        if arg == source and not is_regular_file(arg):
+            suffix = ".mlirbc" if is_bytecode(data) else ".mlir"
+            fd, path = tempfile.mkstemp(prefix="iree-fusions-input-", suffix=suffix)
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             arg = path
@@ -312,29 +315,36 @@ def _stock_argv(argv: list[str], data: bytes) -> list[str]:
     return out
 
 
-def _compile(args: CliArgs, requests: list[CompileRequest], output: str, stage) -> int:
-    """The compile itself (in the forked child)."""
+def _compile(args: CliArgs, chunks: list[tuple[int, bytes]], first: CompileRequest,
+             outputs: OutputSet, stage) -> int:
+    """The compile itself (in the forked child), writing into the parent's staged outputs
+    (renamed into place by the parent when this returns 0)."""
     initialize_flags(PROG, args.iree_flags)
-    outputs, reports, failed = [], [], False
-    for request in requests:
+    pipeline.REPRODUCER_DIR = args.reproducer_dir
+    results, reports, failed = [], [], False
+    for offset, chunk in chunks:
+        request = dataclasses.replace(first, source=at_file_line(offset, chunk))
         try:
             result = compile_request(request, stage=stage)
         except CompileError as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             failed = True
             continue
-        outputs.append(result.output)
+        results.append(result.output)
         reports += result.reports
     if args.report:
         for report in reports:
             print(report.format(), file=sys.stderr)
-    if args.report_json:
-        with open(args.report_json, "w") as f:
-            json.dump([r.to_json() for r in reports], f, indent=2)
     if failed:
+        return 1  # nothing written: the parent leaves every output as it was
+    try:
+        if args.report_json:
+            outputs.write(args.report_json, json.dumps([r.to_json() for r in reports], indent=2))
+        if first.output_path is None:
+            outputs.write(args.main.get("o", "-"), b"".join(results))
+    except OutputError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
-    if requests[0].output_path is None:
-        _write_output(output, b"".join(outputs))
     return 0
 
 

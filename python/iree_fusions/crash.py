@@ -11,56 +11,172 @@ Forking costs about a millisecond and happens before IREE is initialized.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 ISSUES = "https://github.com/iree-org/iree/issues"
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGINT, SIGTERM or SIGHUP reached the tool: it stops, cleans up and exits
+    128 + signal with one line (no traceback)."""
+
+    def __init__(self, sig: int):
+        super().__init__(sig)
+        self.signal = sig
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signal).name
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+PARENT_ENV = "IREE_FUSIONS_PARENT_PID"  # set by the API: the tool dies with its caller
+
+
+@contextlib.contextmanager
+def interruptible() -> Iterator[None]:
+    """While inside, SIGINT / SIGTERM / SIGHUP raise `Interrupted` in the main thread, so that
+    `finally` blocks run (temporary files removed, the compile child killed)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(sig, frame):
+        raise Interrupted(sig)
+
+    previous = {sig: signal.signal(sig, stop) for sig in _STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def die_with_parent(sig: int = signal.SIGTERM, parent: int | None = None) -> None:
+    """Asks Linux to send `sig` to this process when its parent dies (PR_SET_PDEATHSIG), so
+    that a killed tool leaves no compile running behind it. `parent`: the pid the parent
+    had; if it is already gone, the signal is sent at once. Without `parent`, the pid named
+    by $IREE_FUSIONS_PARENT_PID (the API sets it), if any."""
+    if parent is None:
+        text = os.environ.pop(PARENT_ENV, "")
+        if not text.isdigit():
+            return
+        parent = int(text)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux: no such guarantee
+        return
+    if os.getppid() != parent:  # the parent died before the request was made
+        os.kill(os.getpid(), sig)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _flush() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+
+
 def run_forked(work: Callable[[Callable[[str], None]], int]) -> tuple[int, int | None,
                                                                      list[str]]:
-    """Runs `work(stage)` in a child process: (exit code, killing signal or None, stages)."""
+    """Runs `work(stage)` in a child process: (exit code, killing signal or None, stages).
+
+    The child dies with its parent (PR_SET_PDEATHSIG): a parent killed by any signal, even
+    SIGKILL, leaves no compile running. Ctrl-C reaches both; the child ignores it and the
+    parent, interrupted while it waits, kills the child and raises `Interrupted`."""
     read_fd, write_fd = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
+    _flush()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         os.close(read_fd)
         code = 1
         try:
+            die_with_parent(signal.SIGKILL, parent)
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            for sig in (signal.SIGTERM, signal.SIGHUP):
+                signal.signal(sig, signal.SIG_DFL)
             code = work(lambda text: os.write(write_fd, (text + "\n").encode()))
         except BaseException:  # a Python error: print it as the process would, exit 1
             import traceback
 
             traceback.print_exc()
         finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            _flush()
             os._exit(code)
     os.close(write_fd)
-    chunks = []
-    with os.fdopen(read_fd, "rb") as pipe:
-        while chunk := pipe.read(4096):
-            chunks.append(chunk)
-    _, status = os.waitpid(pid, 0)
-    stages = b"".join(chunks).decode().splitlines()
+    chunks, status = [], None
+    try:
+        with os.fdopen(read_fd, "rb") as pipe:
+            while chunk := pipe.read(4096):
+                chunks.append(chunk)
+        _, status = os.waitpid(pid, 0)
+    except BaseException:  # interrupted (or failed) while waiting: the child goes too
+        if status is None:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+        raise
+    stages = b"".join(chunks).decode(errors="replace").splitlines()
     if os.WIFSIGNALED(status):
         return 128 + os.WTERMSIG(status), os.WTERMSIG(status), stages
     return os.WEXITSTATUS(status), None, stages
 
 
-def describe_crash(sig: int, stages: list[str], stock_argv: list[str], prog: str) -> str:
+@dataclass
+class PluginArgs:
+    """The plugin's part of a compile command, for the reproducer commands: the passes at
+    each hook phase (in pipeline order, options included), --fusions-load modules and the
+    decisions file."""
+
+    passes: dict[str, list[str]] = field(default_factory=dict)
+    load: list[str] = field(default_factory=list)
+    decisions: str | None = None
+
+    def flags(self, hook: str | None = None, through: bool = True) -> list[str]:
+        """Plugin flags of a compile to `hook` that runs the passes of the hooks before it
+        (and its own when `through`); all of them without `hook`."""
+        hooks = list(self.passes)
+        upto = len(hooks) if hook not in hooks else hooks.index(hook) + (1 if through else 0)
+        passes = [p for h in hooks[:upto] for p in self.passes[h]]
+        return [f"--fusions={','.join(passes) or 'none'}",
+                *[f"--fusions-load={m}" for m in self.load],
+                *([f"--fusions-decisions={self.decisions}"] if self.decisions else [])]
+
+
+_KILLS = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+
+
+def describe_crash(sig: int, stages: list[str], stock_argv: list[str], prog: str,
+                   plugin: PluginArgs | None = None) -> str:
     """What crashed, where, and how to reproduce it (`stock_argv`: the same compile as plain
-    iree-compile arguments, without the plugin's flags and without -o)."""
+    iree-compile arguments, without the plugin's flags and without -o; `plugin`: the
+    plugin's flags, repeated in the commands that run the plugin)."""
+    plugin = plugin or PluginArgs()
     name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
     last = stages[-1] if stages else "start"
     changed = "changed" in stages
     stock = shlex.join(["iree-compile", *stock_argv, "-o", os.devnull])
     kind, *rest = last.split(" ")
+    if sig in _KILLS:
+        return (f"{prog}: error: the compile process was killed ({name}) at step '{last}': "
+                "stopped from outside (a user, a job limit, or the system out of memory), "
+                "not a crash")
     if kind == "parse":
         lines = [f"{prog}: error: IREE crashed ({name}) while parsing the input "
                  "(ireeCompilerInvocationParseSource); no plugin pass had run.",
@@ -69,14 +185,18 @@ def describe_crash(sig: int, stages: list[str], stock_argv: list[str], prog: str
                  f"  the crash itself is an IREE bug: please report it ({ISSUES})"]
         return "\n".join(lines)
     if kind == "plugin":
-        hook, passes = rest
+        hook, names = rest
+        passes = ",".join(plugin.passes.get(hook, [])) or names
+        load = [f"--fusions-load={m}" for m in plugin.load]
         return (f"{prog}: error: the process crashed ({name}) in the plugin's passes "
-                f"({passes}) at the end of phase '{hook}': a plugin bug (or one in the MLIR "
+                f"({names}) at the end of phase '{hook}': a plugin bug (or one in the MLIR "
                 "Python bindings).\n"
                 f"  work around it with --fusions=none (or --fusions= without the pass), and "
-                f"report it with:\n  {prog} {shlex.join(stock_argv)} --compile-to={hook} "
-                "--emit-mlir-bytecode -o repro.mlirbc\n"
-                f"  iree-fusions-opt repro.mlirbc -p '{passes}'")
+                f"report it with:\n  "
+                + shlex.join([prog, *stock_argv, *plugin.flags(hook, through=False),
+                              f"--compile-to={hook}", "--emit-mlir-bytecode", "-o",
+                              "repro.mlirbc"])
+                + "\n  " + shlex.join(["iree-fusions-opt", "repro.mlirbc", *load, "-p", passes]))
     where = {
         "iree": lambda: f"while compiling from phase '{rest[0]}' to '{rest[1]}'",
         "import": lambda: f"while importing the IR at phase '{rest[0]}'",
@@ -89,8 +209,9 @@ def describe_crash(sig: int, stages: list[str], stock_argv: list[str], prog: str
     phase = next(s.split(" ")[1] for s in reversed(stages) if s.startswith("plugin "))
     return (f"{head}, on IR the plugin passes had rewritten at phase '{phase}'.\n"
             f"  does plain IREE crash too? {stock}\n"
-            f"  the rewritten IR: {prog} {shlex.join(stock_argv)} --compile-to={phase} "
-            "--emit-mlir-bytecode -o repro.mlirbc\n"
+            "  the rewritten IR: "
+            + shlex.join([prog, *stock_argv, *plugin.flags(phase), f"--compile-to={phase}",
+                          "--emit-mlir-bytecode", "-o", "repro.mlirbc"]) + "\n"
             f"  then: iree-compile repro.mlirbc --compile-from={phase} "
             f"{shlex.join(a for a in stock_argv[1:] if not a.startswith('--compile-from'))}")
 
@@ -98,12 +219,13 @@ def describe_crash(sig: int, stages: list[str], stock_argv: list[str], prog: str
 def _stock_diagnostics(stock_argv: list[str], limit: int = 20) -> list[str]:
     """What plain iree-compile says about the input (its parser reports errors where the
     C API's crashes), shortened."""
-    exe = os.path.join(os.path.dirname(sys.executable), "iree-compile")
-    cmd = [exe if os.path.exists(exe) else "iree-compile", *stock_argv, "--compile-to=input",
-           "-o", os.devnull]
+    from .files import UserError
+    from .shim import real_iree_compile
+
     try:
+        cmd = [real_iree_compile(), *stock_argv, "--compile-to=input", "-o", os.devnull]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired, UserError):
         return []
     lines = [line if len(line) <= 200 else line[:200] + "..."
              for line in proc.stderr.splitlines() if line.strip()]

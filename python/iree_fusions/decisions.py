@@ -20,16 +20,18 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
+from .files import InputError, UserError, read_input, write_file
 from .target import Target
 
 FORMAT = "iree-fusions-decisions/1"
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "decisions")
 
 
-class DecisionsError(ValueError):
+class DecisionsError(UserError, ValueError):
     """A decisions file that cannot be used: unreadable, corrupt, or for another target."""
 
 
@@ -75,22 +77,46 @@ class DecisionSet:
         }
 
     def save(self, path: str) -> None:
-        tmp = f"{path}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(self.to_json(), f, indent=1)
-            f.write("\n")
-        os.replace(tmp, path)
+        """Writes the file atomically: an interrupted save leaves the previous one."""
+        write_file(path, json.dumps(self.to_json(), indent=1) + "\n")
+
+
+# The largest decisions file read (a few hundred bytes per key).
+SIZE_LIMIT = 64 << 20
+# Files read so far: a file is read once per process (a FIFO cannot be read twice; the
+# compile checks the file before it forks and uses it in the child).
+_LOADED: dict[tuple, DecisionSet] = {}
 
 
 def load(path: str, shipped: bool = False) -> DecisionSet:
-    """Reads and validates a decisions file; DecisionsError says what is wrong with it."""
+    """Reads and validates a decisions file, once per process (again when a regular file
+    changed); DecisionsError says what is wrong with it."""
     try:
-        with open(path) as f:
-            data = json.load(f)
-    except OSError as e:
-        raise DecisionsError(f"cannot read decisions file {path}: {e.strerror}") from None
+        st = os.stat(path)
+        key = (path, shipped) + ((st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+                                 if stat.S_ISREG(st.st_mode) else ())
+    except OSError:
+        key = (path, shipped)
+    if key not in _LOADED:
+        _LOADED[key] = _parse(path, shipped)
+    return _LOADED[key]
+
+
+def _parse(path: str, shipped: bool) -> DecisionSet:
+    try:
+        text = read_input(path, limit=SIZE_LIMIT, what="decisions file",
+                          allow_empty=True).decode()
+        data = json.loads(text)
+    except InputError as e:
+        raise DecisionsError(str(e)) from None
+    except UnicodeDecodeError as e:
+        raise DecisionsError(f"decisions file {path} is not UTF-8 text: {e.reason} at byte "
+                             f"{e.start}") from None
     except json.JSONDecodeError as e:
         raise DecisionsError(f"decisions file {path} is not valid JSON: {e}") from None
+    except RecursionError:
+        raise DecisionsError(f"decisions file {path} is nested too deeply to be a decisions "
+                             "file") from None
     where = f"decisions file {path}"
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise DecisionsError(f"{where} is not an iree-fusions decisions file "
@@ -145,9 +171,16 @@ class Decider:
                 files.append(shipped)
         return Decider(target, files)
 
-    def lookup(self, key: str) -> Decision | None:
+    def lookup(self, key: str, pass_name: str | None = None) -> Decision | None:
+        """The decision for `key` (the user's file first). `pass_name`: the pass asking; a
+        decision recorded for another pass is refused (DecisionsError), never applied."""
         for f in self.files:
             d = f.lookup(key)
             if d is not None:
+                if pass_name is not None and d.pass_name != pass_name:
+                    raise DecisionsError(
+                        f"decisions file {d.source}: decision '{key}' names pass "
+                        f"'{d.pass_name}', but the key is one of '{pass_name}'; the file "
+                        "was edited or is corrupt (re-tune, or fix its \"pass\")")
                 return d
         return None

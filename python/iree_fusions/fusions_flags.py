@@ -10,12 +10,19 @@ def select_steps(selection: str) -> dict[str, list[Step]]:
     """`all` | `none` | `pass-a,pass-b{opt=v}` -> plugin steps grouped by phase, in order.
 
     `all` runs every default pass in registry order; a list runs the named passes in the
-    order given. Unknown names are an error that lists the known passes.
+    order given. Unknown names, an empty selection and empty names (`a,,b`, `,,,`) are
+    errors.
     """
     selection = selection.strip()
-    if selection == "none" or not selection:
+    if not selection:
+        raise PipelineError("--fusions: no pass given (all, none or PASS,...)")
+    if selection == "none":
         return {}
-    elements = registry.default_pass_names() if selection == "all" else split_top_level(selection)
+    try:
+        elements = (registry.default_pass_names() if selection == "all" else
+                    split_top_level(selection))
+    except PipelineError as e:
+        raise PipelineError(f"--fusions: {e}") from None
     steps: dict[str, list[Step]] = {}
     for element in elements:
         plugin = parse_plugin_element(element)

@@ -15,12 +15,12 @@ from iree.compiler import ir
 
 from . import registry
 from .decisions import Decider, DecisionsError
-from .pass_base import PassOptionError
+from .files import (SPLIT_INPUT_LIMIT, SPLIT_MARKER, OutputError, UserError, at_file_line,
+                    check_output, claim_std_streams, read_input, split_input, write_file)
 from .target import Target, module_targets
 from .pipeline import PipelineError, format_mlir_error, parse_pipeline, run_pipeline
 
 PROG = "iree-fusions-opt"
-SPLIT_MARKER = "// -----"
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -48,35 +48,10 @@ def _build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _read(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    with open(path, "rb") as f:
-        return f.read()
-
-
-def _chunks(data: bytes, split: bool) -> list[tuple[int, bytes]]:
-    """(first line number - 1, text) of each chunk; bytecode is never split."""
-    if not split or data[:4] == b"ML\xefR":
-        return [(0, data)]
-    out, start, current = [], 0, []
-    lines = data.decode().splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if line.strip() == SPLIT_MARKER:
-            out.append((start, "".join(current).encode()))
-            start, current = i + 1, []
-        else:
-            current.append(line)
-    out.append((start, "".join(current).encode()))
-    return out
-
-
 def _process(ctx: ir.Context, name: str, offset: int, data: bytes, pipeline: str,
              args: argparse.Namespace) -> tuple[str | bytes, list]:
-    # Pad with newlines so diagnostics carry the line numbers of the original file.
-    text = data if data[:4] == b"ML\xefR" else b"\n" * offset + data
     try:
-        module = ir.Module.parse(text, ctx)
+        module = ir.Module.parse(at_file_line(offset, data), ctx)
     except ir.MLIRError as e:
         raise PipelineError(format_mlir_error(e, name)) from None
     steps = parse_pipeline(pipeline) if pipeline else []
@@ -97,39 +72,40 @@ def _process(ctx: ir.Context, name: str, offset: int, data: bytes, pipeline: str
 
 
 def main(argv: list[str] | None = None) -> int:
+    claim_std_streams()
     args = _build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except UserError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 1 if isinstance(e, OutputError) else 2
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; {args.output} left as it was", file=sys.stderr)
+        return 130
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         args.target = Target.parse(args.fusions_target) if args.fusions_target else None
     except ValueError as e:
-        print(f"{PROG}: error: --fusions-target: {e}", file=sys.stderr)
-        return 2
-    try:
-        registry.load_plugin_modules(args.fusions_load)
-    except PassOptionError as e:
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
+        raise UserError(f"--fusions-target: {e}") from None
+    registry.load_plugin_modules(args.fusions_load)
     if args.list_passes:
         print(registry.describe_passes())
         return 0
     if args.input is None:
-        print(f"{PROG}: error: no input file (give a path or '-')", file=sys.stderr)
-        return 2
-    try:
-        data = _read(args.input)
-    except OSError as e:
-        print(f"{PROG}: error: cannot read '{args.input}': {e.strerror}", file=sys.stderr)
-        return 2
+        raise UserError("no input file (give a path or '-')")
+    check_output(args.output)  # before any work
+    data = read_input(args.input, limit=SPLIT_INPUT_LIMIT if args.split_input_file else None,
+                      allow_empty=True)
     name = "<stdin>" if args.input == "-" else args.input
     outputs: list[str | bytes] = []
     failed = False
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = False
-        try:
-            parse_pipeline(args.pipeline)  # unknown passes are reported once, before any input
-        except PipelineError as e:
-            print(f"{PROG}: error: {e}", file=sys.stderr)
-            return 2
-        for offset, chunk in _chunks(data, args.split_input_file):
+        parse_pipeline(args.pipeline)  # unknown passes are reported once, before any input
+        chunks = split_input(data) if args.split_input_file else [(0, data)]
+        for offset, chunk in chunks:
             try:
                 out, reports = _process(ctx, name, offset, chunk, args.pipeline, args)
             except PipelineError as e:
@@ -140,15 +116,14 @@ def main(argv: list[str] | None = None) -> int:
             if args.fusions_report:
                 for r in reports:
                     print(r.format(), file=sys.stderr)
+    if failed and args.output != "-":
+        return 1  # nothing written: the file (even the input, edited in place) stays as it was
     if args.emit_bytecode:
         payload = b"".join(o for o in outputs if isinstance(o, bytes))
     else:
-        payload = f"\n{SPLIT_MARKER}\n".join(str(o).rstrip("\n") for o in outputs).encode() + b"\n"
-    if args.output == "-":
-        sys.stdout.buffer.write(payload)
-    else:
-        with open(args.output, "wb") as f:
-            f.write(payload)
+        payload = (b"\n" + SPLIT_MARKER + b"\n").join(
+            str(o).rstrip("\n").encode() for o in outputs) + b"\n"
+    write_file(args.output, payload)  # stdout: the chunks that worked, as mlir-opt prints them
     return 1 if failed else 0
 
 

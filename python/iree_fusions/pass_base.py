@@ -39,6 +39,8 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from iree.compiler import ir
 
+from .files import UserError
+
 if typing.TYPE_CHECKING:
     from .decisions import Decider
     from .target import Target
@@ -49,7 +51,7 @@ PHASES = ("linalg", "flow")
 MAX_ROUNDS = 1000
 
 
-class PassOptionError(ValueError):
+class PassOptionError(UserError, ValueError):
     """A pass option that does not exist or does not parse."""
 
 
@@ -60,13 +62,18 @@ class NoMatch(Exception):
 # ---------------------------------------------------------------- options
 
 
-def option(default: Any, help: str, metavar: str | None = None) -> Any:
+def option(default: Any, help: str, metavar: str | None = None, *,
+           min: float | None = None, max: float | None = None) -> Any:
     """A pass option: a dataclass field with its default and a one-line help text.
 
     The field's annotation is its type: int, float, bool, str, a `Literal[...]` of allowed
     strings, or `tuple[str, ...]` (a comma-separated list; `metavar` names its items in the
-    help, e.g. "KEY,...")."""
-    return field(default=default, metadata={"help": help, "metavar": metavar})
+    help, e.g. "KEY,..."). Numbers are checked against `min` / `max` when parsed; a float
+    must be finite. Without a declared `min`, a number whose default is positive (a count,
+    size, threshold or cost) must not be negative; a default of zero or below leaves the sign
+    free (a signed quantity such as a net saving)."""
+    return field(default=default, metadata={"help": help, "metavar": metavar,
+                                            "min": min, "max": max})
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,8 @@ class OptionInfo:
     default: Any
     help: str
     metavar: str | None = None
+    min: float | None = None  # the range of a number (both ends included)
+    max: float | None = None
 
     def type_text(self) -> str:
         if self.metavar:
@@ -93,6 +102,25 @@ class OptionInfo:
         if isinstance(self.default, bool):
             return str(self.default).lower()
         return str(self.default)
+
+    def range_text(self) -> str:
+        """`>= 0`, `0..1`, `<= 8` or "" (any finite value)."""
+        if self.min is not None and self.max is not None:
+            return f"{self.min:g}..{self.max:g}"
+        if self.min is not None:
+            return f">= {self.min:g}"
+        return f"<= {self.max:g}" if self.max is not None else ""
+
+
+def _option_info(f: dataclasses.Field, hints: dict[str, Any]) -> OptionInfo:
+    t = hints[f.name]
+    low, high = f.metadata.get("min"), f.metadata.get("max")
+    number = t in (int, float)
+    if number and low is None and isinstance(f.default, (int, float)) and f.default > 0:
+        low = 0
+    return OptionInfo(f.name.replace("_", "-"), f.name, t, f.default, f.metadata.get("help", ""),
+                      f.metadata.get("metavar"), low if number else None,
+                      high if number else None)
 
 
 def _parse_option(pass_name: str, info: OptionInfo, text: str) -> Any:
@@ -112,9 +140,18 @@ def _parse_option(pass_name: str, info: OptionInfo, text: str) -> Any:
             return False
         raise bad
     try:
-        return t(text)
+        value = t(text)
     except ValueError:
         raise bad from None
+    if t in (int, float):
+        if value != value or value in (float("inf"), float("-inf")):  # NaN, infinities
+            raise PassOptionError(f"pass '{pass_name}': option '{info.name}' must be a finite "
+                                  f"number, got '{text}'")
+        if (info.min is not None and value < info.min) or (
+                info.max is not None and value > info.max):
+            raise PassOptionError(f"pass '{pass_name}': option '{info.name}' must be "
+                                  f"{info.range_text()}, got '{text}'")
+    return value
 
 
 # ---------------------------------------------------------------- candidates and keys
@@ -314,9 +351,7 @@ class FusionPass:
     @classmethod
     def options(cls) -> list[OptionInfo]:
         hints = typing.get_type_hints(cls)
-        return [OptionInfo(f.name.replace("_", "-"), f.name, hints[f.name], f.default,
-                           f.metadata.get("help", ""), f.metadata.get("metavar"))
-                for f in dataclasses.fields(cls)]
+        return [_option_info(f, hints) for f in dataclasses.fields(cls)]
 
     @classmethod
     def from_options(cls, options: dict[str, str]) -> FusionPass:
@@ -324,6 +359,7 @@ class FusionPass:
         infos = {o.name: o for o in cls.options()}
         kwargs: dict[str, Any] = {}
         for key, text in options.items():
+            key = key.strip()
             if key not in infos:
                 known = ", ".join(sorted(infos)) or "none"
                 raise PassOptionError(f"pass '{cls.name}' has no option '{key}' (options: {known})")
@@ -335,8 +371,9 @@ class FusionPass:
 
     @classmethod
     def option_help(cls) -> list[str]:
-        """`name=TYPE (default D): help`, one line per option."""
-        return [f"{o.name}={o.type_text()} (default {o.default_text()}): {o.help}"
+        """`name=TYPE (default D, RANGE): help`, one line per option."""
+        return [f"{o.name}={o.type_text()} (default {o.default_text()}"
+                f"{', ' + o.range_text() if o.range_text() else ''}): {o.help}"
                 for o in cls.options()]
 
 
@@ -379,7 +416,7 @@ class CandidatePass(FusionPass, Generic[P]):
         reason = self.deselected(cand.key)
         if reason is not None:
             return reason, "option"
-        decision = ctx.decider.lookup(cand.key) if ctx.decider is not None else None
+        decision = ctx.decider.lookup(cand.key, self.name) if ctx.decider is not None else None
         if decision is not None:
             return (None if decision.apply else _turned_off(decision, cand.declined)
                     ), decision.source

@@ -9,6 +9,7 @@ textual `builtin.module(...)` pipeline through `passmanager.PassManager`.
 from __future__ import annotations
 
 import os
+import shlex
 import tempfile
 import traceback
 from dataclasses import dataclass
@@ -16,14 +17,20 @@ from dataclasses import dataclass
 from iree.compiler import ir, passmanager
 
 from . import registry
-from .decisions import Decider
+from .files import UserError
+from .decisions import Decider, DecisionsError
 from .target import Target, module_targets
 from .pass_base import (FusionPass, PassContext, PassOptionError, PassReport, count_compute_ops,
                         format_location)
 
 
-class PipelineError(RuntimeError):
+class PipelineError(UserError, RuntimeError):
     """A pipeline that does not parse, or a pass that failed (message carries the diagnostic)."""
+
+
+class PipelineInputError(PipelineError):
+    """A pass stopped by what the user gave it (a decisions file that contradicts itself):
+    an error even where a failing pass is only a warning (keep_going)."""
 
 
 @dataclass
@@ -33,6 +40,8 @@ class Step:
 
 
 def split_top_level(text: str) -> list[str]:
+    """`a,b{x=1,2},c(d,e)` -> `["a", "b{x=1,2}", "c(d,e)"]`; an empty element (`a,,b`,
+    `,,,`) is an error, and so is an empty text."""
     parts, depth, current = [], 0, []
     for ch in text:
         if ch in "({[":
@@ -49,18 +58,59 @@ def split_top_level(text: str) -> list[str]:
     if depth != 0:
         raise PipelineError(f"unbalanced brackets in pipeline '{text}'")
     parts.append("".join(current).strip())
-    return [p for p in parts if p]
+    if not all(parts):
+        raise PipelineError(f"empty pass name in '{text}' (passes are separated by single "
+                            "commas)")
+    return parts
 
 
 def parse_options(text: str) -> dict[str, str]:
-    options = {}
-    for item in text.split():
-        if "=" not in item:
-            options[item] = "true"
-            continue
-        key, value = item.split("=", 1)
-        options[key.strip()] = value.strip()
-    return options
+    """`key=value key2 = "a b" flag` -> {"key": "value", "key2": "a b", "flag": "true"}.
+
+    Options are separated by spaces; spaces around `=` are allowed; a value in quotes or
+    braces may hold spaces; a key alone means true. A key given twice, a key without a name
+    and `key=` without a value are errors."""
+    options: dict[str, str] = {}
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i].isspace():
+            i += 1
+        if i >= n:
+            return options
+        start = i
+        while i < n and not text[i].isspace() and text[i] != "=":
+            i += 1
+        key = text[start:i]
+        while i < n and text[i].isspace():
+            i += 1
+        value = "true"
+        if i < n and text[i] == "=":
+            i += 1
+            while i < n and text[i].isspace():
+                i += 1
+            value, i = _option_value(text, i)
+            if not value:
+                raise PipelineError(f"option '{key}' has no value in '{{{text}}}'")
+        if not key:
+            raise PipelineError(f"an option without a name in '{{{text}}}'")
+        if key in options:
+            raise PipelineError(f"option '{key}' is given twice in '{{{text}}}'")
+        options[key] = value
+
+
+def _option_value(text: str, i: int) -> tuple[str, int]:
+    """The value starting at `i` (quotes removed, braces kept) and the index after it."""
+    n = len(text)
+    if i < n and text[i] in "\"'":
+        end = text.find(text[i], i + 1)
+        if end < 0:
+            raise PipelineError(f"unterminated quote in '{{{text}}}'")
+        return text[i + 1:end], end + 1
+    start, depth = i, 0
+    while i < n and (depth or not text[i].isspace()):
+        depth += {"{": 1, "[": 1, "(": 1, "}": -1, "]": -1, ")": -1}.get(text[i], 0)
+        i += 1
+    return text[start:i], i
 
 
 def parse_plugin_element(element: str) -> FusionPass | None:
@@ -86,8 +136,8 @@ def parse_pipeline(text: str) -> list[Step]:
     pending: list[str] = []
     text = text.strip()
     if text.startswith("builtin.module(") and text.endswith(")"):
-        text = text[len("builtin.module(") : -1]
-    for element in split_top_level(text):
+        text = text[len("builtin.module(") : -1].strip()
+    for element in split_top_level(text) if text else []:
         plugin = parse_plugin_element(element)
         if plugin is None:
             pending.append(element)
@@ -153,6 +203,8 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | N
     report.target = None if target is None else str(target)
     try:
         plugin.run(module, PassContext(module, report, target, decider))
+    except DecisionsError as e:
+        raise PipelineInputError(str(e)) from None
     except Exception as e:  # a pass bug: reported with its traceback tail
         tb = traceback.extract_tb(e.__traceback__)[-1]
         where = f"{os.path.basename(tb.filename)}:{tb.lineno}"
@@ -167,12 +219,29 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | N
     return report
 
 
-def write_reproducer(module: ir.Operation, pass_text: str, label: str) -> str:
-    """Saves the module as it was before a failing pass; returns the command to reproduce."""
-    fd, path = tempfile.mkstemp(prefix=f"iree-fusions-{label}-", suffix=".mlirbc")
+# Where run_pipeline(keep_going=True) saves the IR from before a failing pass, for the
+# reproducer command its warning prints: a folder, None for the system's temporary folder,
+# or "none" to save nothing (a caller whose warnings nobody may read: the API's compiles).
+REPRODUCER_DIR: str | None = None
+
+
+def write_reproducer(module: ir.Operation, pass_text: str, label: str,
+                     decider: Decider | None = None) -> str:
+    """Saves the module as it was before a failing pass (unless REPRODUCER_DIR is "none");
+    returns what to print: the command that reproduces the failure."""
+    flags = [f"--fusions-load={m}" for m in registry.LOADED]
+    user = [f for f in (decider.files if decider else []) if not f.source.startswith("shipped")]
+    flags += [f"--fusions-decisions={f.source}" for f in user[:1]]
+    if REPRODUCER_DIR == "none":
+        command = shlex.join(["iree-fusions-opt", "FILE", *flags, "-p", pass_text])
+        return ("iree-fusions-compile with the same flags saves the IR from before the pass "
+                f"as FILE and prints the command ({command})")
+    fd, path = tempfile.mkstemp(prefix=f"iree-fusions-{label}-", suffix=".mlirbc",
+                                dir=REPRODUCER_DIR)
     with os.fdopen(fd, "wb") as f:
         module.write_bytecode(f)
-    return f"iree-fusions-opt {path} -p '{pass_text}'"
+    return shlex.join(["iree-fusions-opt", path, *flags, "-p", pass_text]) + (
+        f"\n  (the IR from before the pass is kept in {path} for this: remove it when done)")
 
 
 def run_pipeline(
@@ -199,9 +268,9 @@ def run_pipeline(
         try:
             reports.append(run_plugin_pass(module, step.plugin, target, decider))
         except PipelineError as e:
-            if not keep_going:
+            if not keep_going or isinstance(e, PipelineInputError):
                 raise
-            repro = write_reproducer(snapshot, step.text, step.plugin.name)
+            repro = write_reproducer(snapshot, step.text, step.plugin.name, decider)
             failed = PassReport(step.plugin.name, error=str(e))
             reports.append(failed)
             if warn:

@@ -8,23 +8,26 @@ lazily, so running one pass does not import the others. Every tool (iree-fusions
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
+import re
+import traceback
 from dataclasses import dataclass
 
-from .pass_base import FusionPass, PassOptionError
+from .pass_base import PHASES, FusionPass, PassOptionError
 
 
 @dataclass(frozen=True)
 class PassEntry:
     name: str
-    target: str  # "package.module:ClassName" ("module:Class" under iree_fusions.passes)
+    target: str  # "package.module:ClassName", the module's full name
     default: bool = True  # part of --fusions=all
 
     def load(self) -> type[FusionPass]:
         module, _, class_name = self.target.partition(":")
-        module = module if "." in module else f"iree_fusions.passes.{module}"
         try:
-            return getattr(importlib.import_module(module), class_name)
+            return functools.reduce(getattr, class_name.split("."), importlib.import_module(module))
         except (ImportError, AttributeError) as e:
             raise PassOptionError(f"pass '{self.name}' cannot be loaded: {e}") from None
 
@@ -37,15 +40,20 @@ class PassEntry:
         return self.load().description
 
 
+def _builtin(name: str, target: str, default: bool = True) -> PassEntry:
+    """A pass of this package: `target` is "module:Class" under iree_fusions.passes."""
+    return PassEntry(name, f"iree_fusions.passes.{target}", default)
+
+
 # Order = the order `--fusions=all` runs them.
 _ENTRIES = [
-    PassEntry("fusions-report", "fusions_report:FusionsReport", default=False),
-    PassEntry("batch-gathers", "batch_gathers:BatchGathers"),
-    PassEntry("forward-factory-ops", "forward_factory_ops:ForwardFactoryOps"),
-    PassEntry("forward-factory-dispatches", "forward_factory_ops:ForwardFactoryDispatches"),
-    PassEntry("batch-mlp-towers", "batch_mlp_towers:BatchMlpTowers"),
-    PassEntry("interchange-permuted-consumers",
-              "interchange_permuted_consumers:InterchangePermutedConsumers"),
+    _builtin("fusions-report", "fusions_report:FusionsReport", default=False),
+    _builtin("batch-gathers", "batch_gathers:BatchGathers"),
+    _builtin("forward-factory-ops", "forward_factory_ops:ForwardFactoryOps"),
+    _builtin("forward-factory-dispatches", "forward_factory_ops:ForwardFactoryDispatches"),
+    _builtin("batch-mlp-towers", "batch_mlp_towers:BatchMlpTowers"),
+    _builtin("interchange-permuted-consumers",
+             "interchange_permuted_consumers:InterchangePermutedConsumers"),
 ]
 
 REGISTRY: dict[str, PassEntry] = {e.name: e for e in _ENTRIES}
@@ -61,20 +69,57 @@ def register(cls: type[FusionPass]) -> type[FusionPass]:
     Out-of-tree passes are loaded with `--fusions-load=python.module`, a module that calls
     this at import time. They are never part of `--fusions=all`.
     """
-    entry = PassEntry(cls.name, f"{cls.__module__}:{cls.__name__}", default=False)
+    _check_pass_class(cls)
+    entry = PassEntry(cls.name, f"{cls.__module__}:{cls.__qualname__}", default=False)
     if cls.name in REGISTRY and REGISTRY[cls.name] != entry:
         raise PassOptionError(f"a pass named '{cls.name}' is already registered")
     REGISTRY[cls.name] = entry
     return cls
 
 
+_NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+
+
+def _check_pass_class(cls: type) -> None:
+    """A pass class is complete before it is registered: a pass that could never run (an
+    unknown phase, no name) is an error here, not a silent no-op later."""
+    what = f"pass class {getattr(cls, '__qualname__', cls)}"
+    if not (isinstance(cls, type) and issubclass(cls, FusionPass)):
+        raise PassOptionError(f"{what}: not a FusionPass subclass")
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
+        raise PassOptionError(f"{what}: name {name!r} is not a kebab-case pass name")
+    phase = getattr(cls, "phase", None)
+    if phase not in PHASES:
+        raise PassOptionError(f"pass '{name}': unknown phase {phase!r} (phases: "
+                              f"{', '.join(PHASES)})")
+    if not isinstance(getattr(cls, "description", None), str):
+        raise PassOptionError(f"pass '{name}': no description")
+
+
+# Modules imported by --fusions-load, in order (reproducer commands repeat them).
+LOADED: list[str] = []
+
+
 def load_plugin_modules(modules: list[str]) -> None:
-    """Imports each module named by `--fusions-load` (each registers its passes)."""
+    """Imports each module named by `--fusions-load` (each registers its passes). A module
+    that fails to import, for whatever reason, is one error line naming it."""
     for name in modules:
         try:
             importlib.import_module(name)
-        except ImportError as e:
-            raise PassOptionError(f"--fusions-load: cannot import '{name}': {e}") from None
+        except PassOptionError as e:
+            raise PassOptionError(f"--fusions-load={name}: {e}") from None
+        except Exception as e:  # noqa: BLE001 - the module's own error, reported in one line
+            where = ""
+            tb = traceback.extract_tb(e.__traceback__)
+            if tb:
+                where = f" ({os.path.basename(tb[-1].filename)}:{tb[-1].lineno})"
+            if isinstance(e, SyntaxError) and e.filename:
+                where = f" ({os.path.basename(e.filename)}:{e.lineno})"
+            raise PassOptionError(f"--fusions-load: cannot import '{name}': "
+                                  f"{type(e).__name__}: {e}{where}") from None
+        if name not in LOADED:
+            LOADED.append(name)
 
 
 def lookup(name: str) -> PassEntry:

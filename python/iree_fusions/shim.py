@@ -18,18 +18,23 @@ executable is rewritten whenever it is not what this installation would write.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.util
 import os
 import shlex
+import shutil
 import sys
+import tempfile
 
 from . import __version__
+from .files import UserError
 
 ENV_PASSES = "IREE_FUSIONS"
 ENV_FLAGS = "IREE_FUSIONS_FLAGS"
 ENV_DIR = "IREE_FUSIONS_SHIM_DIR"
 _ENV_SELF = "IREE_FUSIONS_SHIM_SELF"  # set by the script: its own path
+_ENV_DEPTH = "IREE_FUSIONS_IN_SHIM"  # set by the shim for what it runs: no second entry
 TOOL = "iree-compile"
 
 
@@ -54,37 +59,68 @@ def script_text() -> str:
 
 
 def shim_dir(create: bool = True) -> str:
-    """The directory holding the `iree-compile` shim, (re)written if missing or stale."""
+    """The directory holding the `iree-compile` shim, (re)written if missing or stale.
+
+    Created atomically: the folder is made complete under a temporary name and renamed into
+    place, so that a compile never finds it without its `iree-compile` (IREE would then run
+    stock iree-compile, silently)."""
     folder = default_dir()
-    if create:
-        path = os.path.join(folder, TOOL)
-        text = script_text()
+    if not create or _current(folder):
+        return folder
+    text = script_text()
+    parent = os.path.dirname(folder)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        fresh = tempfile.mkdtemp(dir=parent, prefix=f".{os.path.basename(folder)}.")
         try:
-            with open(path) as f:
-                current = f.read()
-        except OSError:
-            current = None
-        if current != text or not os.access(path, os.X_OK):
-            os.makedirs(folder, exist_ok=True)
-            tmp = f"{path}.{os.getpid()}.tmp"
-            with open(tmp, "w") as f:
-                f.write(text)
-            os.chmod(tmp, 0o755)
-            os.replace(tmp, path)  # atomic: a compile running meanwhile sees old or new
+            _write_script(fresh, text)
+            os.chmod(fresh, 0o755)
+            try:
+                os.rename(fresh, folder)  # atomic where the folder is missing (or empty)
+                return folder
+            except OSError as e:
+                if e.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not os.path.isdir(folder):
+                    raise
+            # The folder is there with a stale shim: replace the script in it, atomically.
+            os.replace(os.path.join(fresh, TOOL), os.path.join(folder, TOOL))
+        finally:
+            shutil.rmtree(fresh, ignore_errors=True)
+    except OSError as e:
+        raise ShimError(f"cannot write the shim in {folder}: {e.strerror or e}") from None
     return folder
 
 
-def real_iree_compile() -> str:
-    """The iree-compile binary inside the iree-base-compiler package."""
-    spec = importlib.util.find_spec("iree.compiler")
-    if spec and spec.submodule_search_locations:
-        for root in spec.submodule_search_locations:
-            exe = os.path.join(root, "_mlir_libs", TOOL)
-            if os.access(exe, os.X_OK):
-                return exe
-    from .compile_cli import _iree_compile_binary
+class ShimError(UserError):
+    """The shim folder cannot be written, or the shim was handed back to itself."""
 
-    return _iree_compile_binary()
+
+def _current(folder: str) -> bool:
+    path = os.path.join(folder, TOOL)
+    try:
+        with open(path) as f:
+            return f.read() == script_text() and os.access(path, os.X_OK)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _write_script(folder: str, text: str) -> None:
+    path = os.path.join(folder, TOOL)
+    with open(path, "w") as f:
+        f.write(text)
+    os.chmod(path, 0o755)
+
+
+def real_iree_compile() -> str:
+    """The iree-compile binary inside the iree-base-compiler package, by path. Every hand-off
+    to plain iree-compile runs this: never the `iree-compile` console script, which looks
+    the tool up through IREE_TOOL_PATH and would find the shim again."""
+    spec = importlib.util.find_spec("iree.compiler")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        exe = os.path.join(root, "_mlir_libs", TOOL)
+        if os.access(exe, os.X_OK):
+            return exe
+    raise ShimError("cannot find the iree-compile binary of iree-base-compiler "
+                    "(iree/compiler/_mlir_libs/iree-compile); reinstall iree-base-compiler")
 
 
 def _without_shim_on_path() -> None:
@@ -102,14 +138,28 @@ def main(argv: list[str] | None = None) -> int:
     """The shim's body: iree-fusions-compile with the passes of IREE_FUSIONS."""
     argv = sys.argv[1:] if argv is None else argv
     _without_shim_on_path()
-    passes = os.environ.get(ENV_PASSES, "").strip() or "all"
-    extra = shlex.split(os.environ.get(ENV_FLAGS, ""))
-    if passes == "none" and not extra:
-        exe = real_iree_compile()
-        os.execv(exe, [exe, *argv])
+    try:
+        if os.environ.get(_ENV_DEPTH):  # the shim ran the shim: stop, never loop
+            raise ShimError("the iree-compile shim was called by itself (a hand-off found the "
+                            "shim instead of iree-compile); please report this")
+        os.environ[_ENV_DEPTH] = "1"
+        passes = os.environ.get(ENV_PASSES, "").strip() or "all"
+        try:
+            extra = shlex.split(os.environ.get(ENV_FLAGS, ""))
+        except ValueError as e:
+            raise ShimError(f"{ENV_FLAGS}: {e} in {os.environ[ENV_FLAGS]!r}") from None
+        if passes == "none" and not extra:
+            exe = real_iree_compile()
+            os.execv(exe, [exe, *argv])
+    except ShimError as e:
+        print(f"iree-compile (iree-fusions shim): error: {e}", file=sys.stderr)
+        return 2
     from . import compile_cli
 
-    return compile_cli.main([f"--fusions={passes}", *extra, *argv])
+    try:
+        return compile_cli.main([f"--fusions={passes}", *extra, *argv])
+    finally:
+        os.environ.pop(_ENV_DEPTH, None)
 
 
 if __name__ == "__main__":

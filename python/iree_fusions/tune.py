@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 
 from . import api
-from .decisions import Decision, DecisionSet, DecisionsError, load
+from .decisions import Decision, DecisionSet, load
+from .files import UserError, check_output
 from .target import Target
 from .timing import compare_latency
 
@@ -389,10 +390,15 @@ def main(argv: list[str] | None = None) -> int:
               "flags as --flag=value)", file=sys.stderr)
         return 2
     try:
+        check_output(args.output)  # a file it cannot write fails now, not after the timing
         tune(args, flags)
-    except (DecisionsError, api.CompilerToolError, RuntimeError) as e:
+    except (UserError, api.CompilerToolError, RuntimeError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print(f"{PROG}: interrupted; {args.output} holds the decisions made before",
+              file=sys.stderr)
+        return 130
     return 0
 
 

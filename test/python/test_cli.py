@@ -73,7 +73,7 @@ def test_plain_iree_compile_flags_are_delegated():
 
 
 @pytest.mark.parametrize("args, message", [
-    (["/no/such.mlir", "-p", "cse"], "cannot read '/no/such.mlir'"),
+    (["/no/such.mlir", "-p", "cse"], "cannot read input file '/no/such.mlir'"),
     (["{good}", "-p", "no-such-pass"], "neither an iree-fusions pass"),
     (["{good}", "-p", "cse,("], "unbalanced"),
     ([], "no input file"),
