@@ -49,6 +49,17 @@ IREE from collapsing the column loop.
                scf.for j = offs_k[b] to next_k(b): acc = t_k[ids_k[j], d] + acc }
     %s0 = tensor.extract_slice %g[0, 0, 0] [1, 8, 64]; %s1 = ... %g[1, ...]
 
+Dynamic dims (a torch.export `Dim`): index tensors may have dynamic dims; sizes of new tensors
+come from the values IREE holds for them (`tensor.empty` operands, `flow.tensor.tie_shape`,
+`util.assume.int`) or `tensor.dim`. Lookups whose dynamic dims are one value stack as static
+ones do; a dynamic export without shape facts gives every argument its own batch value, and
+there the slots of one concat (torch.cat needs equal batches) are stacked and written in place
+after host-side checks that the batches are equal (`cf.assert`: unequal batches stop the call);
+lookups returned separately with unrelated sizes merge into the flat layout (segment starts
+computed on the host); bags with unrelated batches stay apart (the reason names the dims). The
+index-count thresholds count a dynamic dim as its `util.assume.int` upper bound, else as
+`dynamic-dim-estimate`.
+
 Candidates, in the order they are applied: embedding_bag rewrites (fixed-length, then groups
 with run-time offsets), cross-table groups, same-table groups, concat writers. A concat's
 one-id lookups are reserved for its writer before lookups are grouped; its other lookup
@@ -74,7 +85,7 @@ from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, option
 
 from .build import TablePool, emit_group, emit_offsets_bags, rewrite_embedding_bag
 from .embedding_bag import EmbeddingBag, OffsetsBag, is_bag_like
-from .match import hoist_view_chain, match_concats
+from .match import SameSizes, hoist_view_chain, match_concats
 from .plan import (GroupPlan, OffsetsBagGroup, Plan, WriterPlan, bag_candidate,
                    collect_lookups, group_candidates, offsets_bag_candidates, writer_candidates)
 from .writer import emit_concat_writer
@@ -117,6 +128,9 @@ class BatchGathers(CandidatePass[Plan]):
         False, "concat writer reads one-chunk-wide values as ins (measured on dlrm-b8: "
         "1.0-1.5x slower, and IREE did not fuse the writer into the value's producer)")
     max_table_bytes: int = option(1 << 30, "largest stacked table built at load")
+    dynamic_dim_estimate: int = option(
+        64, "size a dynamic index dim counts as in min-sliced-indices / min-pooled-indices "
+        "when IREE holds no upper bound for it (util.assume.int umax)")
     dedup: bool = option(True, "a table shared by several lookups is stacked once")
 
     def __post_init__(self) -> None:
@@ -154,13 +168,15 @@ class BatchGathers(CandidatePass[Plan]):
         placements = h.block_placements(block)
         for lk in lookups:
             lk.placement = placements[lk.op]
-        writers = writer_candidates(match_concats(block), lookups, placements, self) \
+        concats = match_concats(block)
+        sizes = SameSizes(concats)
+        writers = writer_candidates(concats, lookups, placements, sizes, self) \
             if self.concat_writer else []
         reserved = {lk for w in writers if not w.blocked for lk in w.plan.slot_lookups.values()}
         yield from (w for w in writers if w.blocked)
         yield from not_lookups
         yield from group_candidates([lk for lk in lookups if lk not in reserved],
-                                    h.block_positions(block), self)
+                                    h.block_positions(block), sizes, self)
         yield from (w for w in writers if not w.blocked)
 
     def apply(self, candidate: Candidate[Plan], ctx: PassContext) -> str:

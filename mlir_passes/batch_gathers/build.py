@@ -5,7 +5,6 @@ checks, offsets) is shared with the concat writer (`writer.py`)."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -16,7 +15,8 @@ from iree_fusions import ir_build as b
 from iree_fusions import ir_helpers as h
 
 from .embedding_bag import EmbeddingBag, OffsetsBag
-from .match import MAX_UNROLLED_BAG, Lookup, distinct_tables, first_use_pos
+from . import match
+from .match import MAX_UNROLLED_BAG, Lookup, distinct_tables, first_use_pos, shape_text
 from .plan import GroupPlan, OffsetsBagGroup
 
 TABLE_SYMBOL = "__batch_gathers_table"
@@ -118,21 +118,39 @@ def emit_checks(checks: tuple[str | None, str | None], raw: ir.Value, idx: ir.Va
 def index_in_shape(lk: Lookup) -> ir.Value:
     """The lookup's index tensor in its index shape (a gather's indices carry a trailing
     unit dim: collapsed)."""
-    actual = list(ir.RankedTensorType(lk.index.type).shape)
-    if actual == list(lk.index_shape):
+    n = len(lk.index_sizes)
+    actual = ir.RankedTensorType(lk.index.type).rank
+    if actual == n:
         return lk.index
-    n = len(lk.index_shape)
-    groups = [[i] for i in range(n - 1)] + [list(range(n - 1, len(actual)))]
-    return b.collapse(lk.index, groups,
-                      ir.RankedTensorType.get(list(lk.index_shape), lk.index_elem))
+    groups = [[i] for i in range(n - 1)] + [list(range(n - 1, actual))]
+    shape = [ir.ShapedType.get_dynamic_size() if x is None else x for x in lk.index_shape]
+    return b.collapse(lk.index, groups, ir.RankedTensorType.get(shape, lk.index_elem))
 
 
-def slice_out(value: ir.Value, offsets: list[int], sizes: list[int],
-              result_shape: list[int]) -> ir.Value:
-    """A unit-stride static extract_slice (rank-reducing to `result_shape`)."""
-    t = ir.RankedTensorType.get(result_shape, ir.RankedTensorType(value.type).element_type)
-    return tensor.ExtractSliceOp(t, value, [], [], [], offsets, sizes,
-                                 [1] * len(offsets)).result
+def slice_out(value: ir.Value, offsets: Sequence[b.Size], sizes: Sequence[b.Size],
+              result_shape: Sequence[b.Size]) -> ir.Value:
+    """A unit-stride extract_slice (rank-reducing to `result_shape`), sizes and offsets
+    static or dynamic."""
+    t = b.tensor_type_of(result_shape, ir.RankedTensorType(value.type).element_type)
+    return b.extract_slice(value, offsets, sizes, t)
+
+
+def materialize(size: h.DimKey) -> b.Size:
+    """A size as a builder operand: static, the index value that holds it, or a
+    `tensor.dim` (at the current insertion point) of a dim no op carries."""
+    return b.size_of(*size) if isinstance(size, tuple) else size
+
+
+def emit_size_checks(checks: Sequence[tuple[h.DimKey, h.DimKey]], what: str) -> None:
+    """Host-side checks (at the current insertion point) that two sizes a rewrite treats as
+    one are equal: the batches of a concat's slots, which torch.cat requires to be equal and
+    a dynamic export without shape facts carries as separate values. An unequal pair stops
+    the call with an error (where the original filled the concat's rows with undefined
+    values, or wrote past them)."""
+    for a, c in checks:
+        ok = cmpi("eq", materialize(a), materialize(c))
+        cf.AssertOp(ok, f"batch-gathers: {what}: batch sizes differ "
+                    f"({match.size_text(a)} vs {match.size_text(c)}; torch.cat needs them equal)")
 
 
 # ---------------------------------------------------------------- embedding_bag
@@ -291,9 +309,11 @@ def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) 
     what = "cross-table" if len(distinct) > 1 else "same-table"
     pooled = (f", pooled ({first.pooling}) over axis {first.pool_axis}"
               if first.pool is not None else "")
+    checked = f" (checked at run time: {len(plan.checks)} batch size(s) equal)" \
+        if plan.checks else ""
     change = (f"{what}: {len(members)} lookups ({len(slots)} distinct) of {len(distinct)} "
-              f"table(s), dim {first.dim}, indices {'x'.join(map(str, first.index_shape))}"
-              f"{pooled} -> 1 {plan.layout} gather")
+              f"table(s), dim {first.dim}, indices {shape_text(first.index_shape)}"
+              f"{pooled} -> 1 {plan.layout} gather{checked}")
     anchor = insertion_anchor(members, h.block_positions(first.op.block))
     if len(distinct) > 1:
         entries = distinct if dedup else [s.table for s in slots]
@@ -304,6 +324,7 @@ def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) 
         table, offsets = first.table, [0] * len(slots)
     rows = [s.rows for s in slots]
     with first.op.location, ir.InsertionPoint(anchor):
+        emit_size_checks(plan.checks, f"{what} gather")
         if plan.layout == "flat":
             results = _emit_flat(slots, table, offsets, rows)
         else:
@@ -329,10 +350,12 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
     first = slots[0]
     k = len(slots)
     shape = list(first.index_shape)
+    sizes = [materialize(x) for x in first.index_sizes]
     r = len(shape)
     elem = first.elem
     pool = first.pool_axis
-    unroll = pool is not None and not ins_mode and shape[pool] <= MAX_UNROLLED_BAG
+    unroll = pool is not None and not ins_mode and shape[pool] is not None and \
+        shape[pool] <= MAX_UNROLLED_BAG
     loop_dims = [i for i in range(r) if not (unroll and i == pool)]  # index dims as loops
     n = len(loop_dims) + 2
     if not ins_mode and (pool is None or unroll):
@@ -342,7 +365,7 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
     dpos = n - 1
     loop_of = dict(zip(loop_dims, spos))  # index dim -> loop
     out_dims = [kpos] + [loop_of[i] for i in range(r) if i != pool] + [dpos]
-    out_shape = [k] + [x for i, x in enumerate(shape) if i != pool] + [first.dim]
+    out_shape = [k] + [x for i, x in enumerate(sizes) if i != pool] + [first.dim]
     its = ["parallel"] * n
     if pool is not None and not unroll:
         its[loop_of[pool]] = "reduction"
@@ -407,17 +430,23 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
 
 def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
                rows: list[int]) -> list[ir.Value]:
-    """Index tensors of different shapes: flattened rows [sum N, D], sliced and reshaped."""
+    """Index tensors of different shapes (or dynamic sizes not known to be equal):
+    flattened rows [sum N, D], sliced and reshaped; segment starts and sizes are computed
+    (host-side) where the index shapes are dynamic."""
     first = slots[0]
     elem, ie, dim = first.elem, first.index_elem, first.dim
-    sizes = [math.prod(s.index_shape) for s in slots]
-    starts = [sum(sizes[:j]) for j in range(len(slots))]
-    total = sum(sizes)
+    shapes = [[materialize(x) for x in s.index_sizes] for s in slots]
+    sizes = [_product(sh) for sh in shapes]
+    starts: list[b.Size] = [0]
+    for size in sizes[:-1]:
+        starts.append(_plus(starts[-1], size))
+    total = _plus(starts[-1], sizes[-1])
     flat = []
     for s, size in zip(slots, sizes):
         rank = ir.RankedTensorType(s.index.type).rank
         flat.append(s.index if rank == 1 else
-                    b.collapse(s.index, [list(range(rank))], ir.RankedTensorType.get([size], ie)))
+                    b.collapse(s.index, [list(range(rank))], b.tensor_type_of([size], ie)))
+    lasts = [_plus(size, -1) for size in sizes]
     init = tensor.EmptyOp([total, dim], elem).result
     gen = b.new_generic([], [init], [b.map_attr(2, [0, 1])], ["parallel", "parallel"])
     block = b.append_body_block(gen, [init])
@@ -425,12 +454,11 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
         n = linalg.IndexOp(0).result
         vals, segs = [], []
         for j in range(len(slots)):
-            start = index_const(starts[j])
-            last = index_const(sizes[j] - 1)
+            start = _index(starts[j])
             zero = index_const(0)
             p = arith.SubIOp(n, start).result
             p = arith.MaxSIOp(p, zero).result
-            p = arith.MinSIOp(p, last).result
+            p = arith.MinSIOp(p, _index(lasts[j])).result
             vals.append(tensor.ExtractOp(flat[j], [p]).result)
             segs.append(cmpi("sge", n, start))
         rows_s = [index_const(x) for x in rows]
@@ -447,10 +475,37 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
         col = linalg.IndexOp(1).result
         linalg.YieldOp([tensor.ExtractOp(table, [idx, col]).result])
     results = []
-    for s, start, size in zip(slots, starts, sizes):
+    for shape, start, size in zip(shapes, starts, sizes):
         rows_of = slice_out(gen.results[0], [start, 0], [size, dim], [size, dim])
-        shape = list(s.index_shape) + [dim]
-        if len(shape) > 2:
-            rows_of = b.expand(rows_of, [list(range(len(shape) - 1)), [len(shape) - 1]], shape)
+        if len(shape) > 1:
+            rows_of = b.expand_mixed(rows_of, [list(range(len(shape))), [len(shape)]],
+                                     shape + [dim])
         results.append(rows_of)
     return results
+
+
+def _index(size: b.Size) -> ir.Value:
+    """An index value of a size (a constant for a static one)."""
+    return index_const(size) if isinstance(size, int) else size
+
+
+def _plus(a: b.Size, c: b.Size) -> b.Size:
+    if isinstance(a, int) and isinstance(c, int):
+        return a + c
+    if isinstance(c, int) and c == 0:
+        return a
+    if isinstance(a, int) and a == 0:
+        return c
+    return arith.AddIOp(_index(a), _index(c)).result
+
+
+def _product(sizes: Sequence[b.Size]) -> b.Size:
+    out: b.Size = 1
+    for x in sizes:
+        if isinstance(out, int) and isinstance(x, int):
+            out *= x
+        elif out == 1:
+            out = x
+        else:
+            out = arith.MulIOp(_index(out), _index(x)).result
+    return out

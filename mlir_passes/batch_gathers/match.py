@@ -46,7 +46,9 @@ class Lookup:
     dim: int
     elem: ir.Type
     index_elem: ir.Type
-    index_shape: tuple[int, ...]
+    # The index tensor's dims: static sizes, or keys of dynamic ones (h.dim_key: the index
+    # value IREE holds for the dim; equal keys are equal sizes).
+    index_sizes: tuple[h.DimKey, ...]
     checks: tuple[str | None, str | None]  # messages of the (upper, lower) bound asserts
     pool: ir.Operation | None = None
     pool_axis: int | None = None
@@ -59,6 +61,11 @@ class Lookup:
     @property
     def result(self) -> ir.Value:
         return (self.mean or self.pool or self.op).results[0]
+
+    @property
+    def index_shape(self) -> tuple[int | None, ...]:
+        """The index tensor's shape, None for a dynamic dim."""
+        return tuple(s if isinstance(s, int) else None for s in self.index_sizes)
 
     @property
     def ops(self) -> list[ir.Operation]:
@@ -87,13 +94,23 @@ class Lookup:
                 str(self.divisor))
 
     def describe(self) -> str:
-        shape = "x".join(map(str, self.index_shape)) or "scalar"
+        shape = shape_text(self.index_shape) or "scalar"
         return (f"dim {self.dim}, {self.elem}, {self.index_elem} indices of shape {shape}"
                 f"{', pooled' if self.pool is not None else ''}")
 
 
-def index_count(members: list[Lookup]) -> int:
-    return sum(math.prod(m.index_shape) for m in members)
+def shape_text(shape: tuple[int | None, ...]) -> str:
+    return "x".join("?" if x is None else str(x) for x in shape)
+
+
+def index_count(members: list[Lookup], dynamic_estimate: int) -> int:
+    """Indices the members read; a dynamic dim counts as its upper bound when IREE holds one
+    (`util.assume.int`), else as `dynamic_estimate`."""
+    def size(s: h.DimKey) -> int:
+        bound = h.assumed_max(s)
+        return dynamic_estimate if bound is None else bound
+
+    return sum(math.prod(size(s) for s in m.index_sizes) for m in members)
 
 
 def distinct_tables(members: list[Lookup]) -> list[ir.Value]:
@@ -157,9 +174,9 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     ins, outs = h.dps_inputs(op), h.dps_inits(op)
     if len(ins) != 1 or len(outs) != 1:
         raise NoMatch("expects one index input and one output")
-    res_t, idx_t = h.static_type(op.results[0]), h.static_type(ins[0])
+    res_t, idx_t = h.tensor_type(op.results[0]), h.tensor_type(ins[0])
     if res_t is None or idx_t is None:
-        raise NoMatch("dynamic shapes")
+        raise NoMatch("operands are not ranked tensors")
     if idx_t.rank != res_t.rank - 1:
         raise NoMatch(_not_a_row_gather(op, idx_t.rank, res_t.rank))
     if not isinstance(idx_t.element_type, ir.IntegerType):
@@ -206,7 +223,7 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
             raise NoMatch("bounds check not understood")
         checks[kind] = ir.StringAttr(a.attributes["msg"]).value
     return Lookup(op, table, ins[0], tab_t.shape[0], tab_t.shape[1], res_t.element_type,
-                  idx_t.element_type, tuple(idx_t.shape),
+                  idx_t.element_type, h.shape_keys(ins[0]),
                   (checks.get("upper"), checks.get("lower")))
 
 
@@ -261,20 +278,25 @@ def match_ext_gather(op: ir.Operation) -> Lookup:
     if len(op.operands) != 3 or len(op.results) != 1:  # (source, indices, init)
         raise NoMatch("unexpected gather operands")
     source, indices = op.operands[0], op.operands[1]
-    src_t, idx_t = h.static_type(source), h.static_type(indices)
-    res_t = h.static_type(op.results[0])
+    src_t, idx_t = h.tensor_type(source), h.tensor_type(indices)
+    res_t = h.tensor_type(op.results[0])
     if src_t is None or idx_t is None or res_t is None:
-        raise NoMatch("dynamic shapes")
+        raise NoMatch("operands are not ranked tensors")
     if src_t.rank != 2:
         raise NoMatch(f"gathers {_slice_text(src_t)} of a {src_t.rank}-d source ({src_t}): "
                       "batching supports row gathers of 2-d tables")
-    idx_shape = tuple(idx_t.shape)
-    if len(idx_shape) == res_t.rank and idx_shape[-1] == 1:
-        idx_shape = idx_shape[:-1]  # explicit index depth 1
-    if tuple(res_t.shape) != idx_shape + (src_t.shape[1],) or not idx_shape:
+    if not src_t.has_static_shape:
+        raise NoMatch(f"the source's shape {src_t} is dynamic (a table's rows and columns are "
+                      "stacked at load: they must be static)")
+    sizes = h.shape_keys(indices)
+    if len(sizes) == res_t.rank and sizes[-1] == 1:
+        sizes = sizes[:-1]  # explicit index depth 1
+    pattern = [s if isinstance(s, int) else None for s in sizes] + [src_t.shape[1]]
+    if [None if ir.ShapedType.is_dynamic_size(x) else x for x in res_t.shape] != pattern or \
+            not sizes:
         raise NoMatch("result shape is not indices x row")
     return Lookup(op, source, indices, src_t.shape[0], src_t.shape[1], res_t.element_type,
-                  idx_t.element_type, idx_shape, (None, None))
+                  idx_t.element_type, sizes, (None, None))
 
 
 def match_lookup(op: ir.Operation, unroll_means: bool) -> Lookup:
@@ -286,7 +308,8 @@ def match_lookup(op: ir.Operation, unroll_means: bool) -> Lookup:
     if pool is not None and pool[0].block == op.block:
         lk.pool, lk.pool_axis = pool
         mean = match_mean(lk.pool)
-        unrolled = lk.index_shape[lk.pool_axis] <= MAX_UNROLLED_BAG and unroll_means
+        length = lk.index_shape[lk.pool_axis]
+        unrolled = length is not None and length <= MAX_UNROLLED_BAG and unroll_means
         if mean is not None and mean[0].block == op.block and unrolled:
             lk.mean, lk.divisor = mean
     consumer = absorbing_consumer(lk.result)
@@ -377,10 +400,11 @@ def is_zero_fill(value: ir.Value) -> bool:
 @dataclass(eq=False)
 class Concat:
     inserts: list[ir.Operation]  # chain order
-    batch: int
+    batch: h.DimKey  # rows of the result: static, or the key of a dynamic size
     widths: list[int]  # per slot, in column order
     slots: list[ir.Operation]  # insert_slice ops ordered by column
     elem: ir.Type
+    rows: list[h.DimKey]  # per slot: the rows its insert writes (equal to `batch` when valid)
 
     @property
     def chunk(self) -> int:
@@ -391,12 +415,22 @@ class Concat:
     def final(self) -> ir.Operation:
         return self.inserts[-1]
 
+    @property
+    def unit_batch(self) -> bool:
+        return self.batch == 1 if isinstance(self.batch, int) else False
+
+    @property
+    def batch_text(self) -> str:
+        """The batch in a structural key: the static size, or "?"."""
+        return str(self.batch) if isinstance(self.batch, int) else "?"
+
     def source(self, slot: int) -> ir.Value:
         return self.slots[slot].operands[0]
 
 
 def match_concats(block: ir.Block) -> list[Concat]:
-    """tensor.empty [B, W] filled by insert_slices of [B, w] slots along dim 1, each once."""
+    """tensor.empty [B, W] filled by insert_slices of [B, w] slots along dim 1, each once
+    (B may be dynamic: each insert then writes its own dynamic row count)."""
     found = []
     for op in block.operations:
         op = op.operation
@@ -419,49 +453,100 @@ def match_concats(block: ir.Block) -> list[Concat]:
     return found
 
 
+def _is_dynamic(x: int) -> bool:
+    return ir.ShapedType.is_dynamic_size(x)
+
+
 def _concat_from_chain(chain: list[ir.Operation]) -> Concat | None:
-    dest_t = h.static_type(chain[0].operands[1])
-    if dest_t is None or dest_t.rank != 2 or len(chain) < 2:
+    dest = chain[0].operands[1]
+    dest_t = h.tensor_type(dest)
+    if dest_t is None or dest_t.rank != 2 or len(chain) < 2 or _is_dynamic(dest_t.shape[1]):
         return None
-    batch, width = dest_t.shape
+    batch, width = h.dim_key(dest, 0), dest_t.shape[1]
     cols = []
     for ins in chain:
-        if len(ins.operands) != 2:  # dynamic offsets/sizes/strides
-            return None
         offs, sizes, strides = (h.i64_array(ins, n) for n in
                                 ("static_offsets", "static_sizes", "static_strides"))
-        src_t = h.static_type(ins.operands[0])
-        if strides != [1, 1] or offs[0] != 0 or sizes[0] != batch or src_t is None or \
+        src_t = h.tensor_type(ins.operands[0])
+        if any(map(_is_dynamic, offs + strides + sizes[1:])) or strides != [1, 1] or \
+                offs[0] != 0 or src_t is None or \
                 tuple(src_t.shape) not in (tuple(sizes), tuple(x for x in sizes if x != 1)):
             return None
-        cols.append((offs[1], sizes[1], ins))
+        if _is_dynamic(sizes[0]):  # the one dynamic operand: the slot's row count
+            if isinstance(batch, int):
+                return None
+            rows = h.size_key(ins.operands[2])
+        elif sizes[0] != batch:
+            return None
+        else:
+            rows = batch
+        cols.append((offs[1], sizes[1], ins, rows))
     cols.sort(key=lambda c: c[0])
     start = 0
-    for col, w, _ in cols:
+    for col, w, _, _ in cols:
         if col != start:
             return None  # gaps or overlaps: not a concat
         start += w
     if start != width:
         return None
-    return Concat(chain, batch, [w for _, w, _ in cols], [ins for _, _, ins in cols],
-                  dest_t.element_type)
+    return Concat(chain, batch, [c[1] for c in cols], [c[2] for c in cols], dest_t.element_type,
+                  [c[3] for c in cols])
 
 
-def stacked_source(value: ir.Value, batch: int, dim: int) -> tuple[ir.Value, int] | None:
+def stacked_source(value: ir.Value, dim: int) -> tuple[ir.Value, int] | None:
     """(G, k) when value = extract_slice G[k, 0, 0] [1, B, D] of G: [K, B, D] (or of
-    G: [K, D] when B is 1): a slot of a batched gather."""
+    G: [K, D] when B is 1; B static or dynamic): a slot of a batched gather."""
     op = h.defining_op(value)
-    if op is None or op.name != "tensor.extract_slice" or len(op.operands) != 1:
+    if op is None or op.name != "tensor.extract_slice":
         return None
-    src_t = h.static_type(op.operands[0])
+    src_t = h.tensor_type(op.operands[0])
     offs, sizes, strides = (h.i64_array(op, n) for n in
                             ("static_offsets", "static_sizes", "static_strides"))
-    if src_t is None or list(src_t.shape[1:]) not in ([batch, dim], [dim] if batch == 1
-                                                      else None):
+    if src_t is None or src_t.rank not in (2, 3) or src_t.shape[-1] != dim or \
+            any(map(_is_dynamic, offs + strides)) or any(x != 1 for x in strides) or \
+            any(offs[1:]) or sizes[0] != 1 or sizes[-1] != dim or \
+            (src_t.rank == 3 and not _is_dynamic(sizes[1]) and sizes[1] != src_t.shape[1]):
         return None
-    if any(x != 1 for x in strides) or any(offs[1:]) or sizes != [1] + list(src_t.shape[1:]):
+    if src_t.rank == 2 and h.tensor_type(value).rank != 1:
         return None
     return op.operands[0], offs[0]
+
+
+class SameSizes:
+    """Sizes known to be equal: equal keys, or the rows of the slots of one concat and the
+    concat's batch (torch.cat requires equal batches; in a dynamic export with no shape facts
+    every argument's batch is its own value). A rewrite that relies on a relation of the
+    second kind checks it at run time (`build.emit_size_checks`)."""
+
+    def __init__(self, concats: list[Concat]):
+        self.parent: dict = {}
+        for c in concats:
+            for s, rows in enumerate(c.rows):
+                self._union(rows, c.batch)
+                if h.tensor_type(c.source(s)).rank == 2:
+                    self._union(h.dim_key(c.source(s), 0), c.batch)
+
+    def _find(self, key: h.DimKey) -> h.DimKey:
+        while key in self.parent:
+            key = self.parent[key]
+        return key
+
+    def _union(self, a: h.DimKey, b: h.DimKey) -> None:
+        ra, rb = self._find(a), self._find(b)
+        if ra != rb:
+            self.parent[ra] = rb
+
+    def same(self, a: h.DimKey, b: h.DimKey) -> bool:
+        return a == b or self._find(a) == self._find(b)
+
+
+def size_text(key: h.DimKey) -> str:
+    """A size for a reason: the number, or the value that holds it (`%3`, `dim 0 of %ids`)."""
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, tuple):
+        return f"dim {key[1]} of {key[0].get_name()}"
+    return key.get_name()
 
 
 # ---------------------------------------------------------------- positions

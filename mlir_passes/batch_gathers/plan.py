@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from iree.compiler import ir
@@ -20,12 +20,13 @@ from iree_fusions.pass_base import Candidate, NoMatch, op_location, structural_k
 
 from .embedding_bag import (EmbeddingBag, OffsetsBag, VariableBags, match_embedding_bag,
                             match_offsets_bag)
-from .match import (Concat, Lookup, def_pos, distinct_tables, first_use_pos, index_count,
-                    is_lookup_like, match_lookup, stacked_source)
+from .match import (Concat, Lookup, SameSizes, def_pos, distinct_tables, first_use_pos,
+                    index_count, is_lookup_like, match_lookup, size_text, stacked_source)
 
 if TYPE_CHECKING:
     from . import BatchGathers
 
+SizeCheck = tuple[h.DimKey, h.DimKey]  # two sizes checked equal at run time
 MIN_WRITER_CHUNK = 4  # a concat writer writes chunks of gcd(slot widths) columns, >= this
 ELSEWHERE = ("the other candidate lookups read inputs placed on other devices (a multi-device "
              "program): ops on different devices are never merged")
@@ -45,6 +46,9 @@ class GroupPlan:
     members: list[Lookup]
     kind: Literal["cross", "same"]
     layout: Literal["stacked", "flat"]
+    # Sizes that must be equal for the stacked layout and are not known to be (dynamic
+    # batches of a concat's slots): checked at run time before the gather.
+    checks: list[SizeCheck] = field(default_factory=list)
 
 
 @dataclass
@@ -53,6 +57,7 @@ class WriterPlan:
 
     concat: Concat
     slot_lookups: dict[int, Lookup]  # slot -> one-id lookup of a constant table
+    checks: list[SizeCheck] = field(default_factory=list)  # rows read vs the batch
 
 
 @dataclass
@@ -171,7 +176,7 @@ def collect_lookups(block: ir.Block, unroll_means: bool
 # ---------------------------------------------------------------- groups
 
 
-def group_key(kind: str, members: list[Lookup]) -> str:
+def group_key(kind: str, members: list[Lookup], layout: str = "stacked") -> str:
     """Group kind, member count, embedding dim, element and index types, index shapes,
     pooling, table shapes and origins (constant, global, argument), and which members share
     a table or an index tensor."""
@@ -179,7 +184,8 @@ def group_key(kind: str, members: list[Lookup]) -> str:
     tables = distinct_tables(members)
     indices = list(dict.fromkeys(m.index for m in members))
     return structural_key(
-        "gathers-group", kind, len(members), first.dim, str(first.elem), str(first.index_elem),
+        "gathers-group", kind if layout == "stacked" else f"{kind}-{layout}", len(members),
+        first.dim, str(first.elem), str(first.index_elem),
         tuple(str(m.index.type) for m in members), first.pooling, first.pool_axis,
         tuple(str(m.table.type) for m in members), tuple(_origin(m.table) for m in members),
         tuple(tables.index(m.table) for m in members),
@@ -219,23 +225,23 @@ def _left_alone(key: str, lk: Lookup, reason: str) -> Candidate[GroupPlan]:
     return Candidate(key, op_location(lk.op), "lookup left alone", None, reason)
 
 
-def group_candidates(lookups: list[Lookup], order: dict, opts: BatchGathers
-                     ) -> Iterator[Candidate[GroupPlan]]:
+def group_candidates(lookups: list[Lookup], order: dict, sizes: SameSizes,
+                     opts: BatchGathers) -> Iterator[Candidate[GroupPlan]]:
     """Cross-table groups, then same-table groups (seed 001: the other order strands
     lookups); a lookup no group takes is a blocked candidate with the reason."""
-    cross, left_alone = _cross_table_stage(lookups, order, opts) if opts.cross_table \
+    cross, left_alone = _cross_table_stage(lookups, order, sizes, opts) if opts.cross_table \
         else ([], {})
     yield from cross
     taken = {m for c in cross for m in c.plan.members}
     yield from _same_table_stage([lk for lk in lookups if lk not in taken], order, left_alone,
-                                 opts)
+                                 sizes, opts)
 
 
 LeftAlone = dict[Lookup, tuple[int, Candidate[GroupPlan]]]  # lookup -> (group size, why)
 
 
-def _cross_table_stage(lookups: list[Lookup], order: dict, opts: BatchGathers
-                       ) -> tuple[list[Candidate[GroupPlan]], LeftAlone]:
+def _cross_table_stage(lookups: list[Lookup], order: dict, sizes: SameSizes,
+                       opts: BatchGathers) -> tuple[list[Candidate[GroupPlan]], LeftAlone]:
     """The cross-table groups that can apply, and why the stage leaves lookups out (those of
     one table are left to the same-table stage without a reason)."""
     groups: list[Candidate[GroupPlan]] = []
@@ -256,9 +262,10 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, opts: BatchGathers
                 continue
             if len(distinct_tables(g)) < 2:
                 continue  # one table: the same-table stage merges these
-            cand = Candidate.of(group_key("cross", g), g[0].op,
+            layout = group_layout(g, sizes)
+            cand = Candidate.of(group_key("cross", g, layout[0]), g[0].op,
                                 f"cross-table group of {len(g)} lookups",
-                                lambda g=g: _cross_plan(g, opts))
+                                lambda g=g, layout=layout: _cross_plan(g, layout, opts))
             if cand.blocked:
                 left_alone.update({m: (len(g), _left_alone(cand.key, m, cand.reason))
                                    for m in g})
@@ -268,13 +275,13 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, opts: BatchGathers
 
 
 def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
-                      opts: BatchGathers) -> Iterator[Candidate[GroupPlan]]:
+                      sizes: SameSizes, opts: BatchGathers) -> Iterator[Candidate[GroupPlan]]:
     """Groups of one table; a member of a blocked group is reported with the reason of the
     larger of its cross-table and same-table groups (the cross-table one on a tie)."""
     for bucket in _buckets(lookups, Lookup.table_key):
         for g in open_groups(bucket, order):
-            layout = "flat" if len({m.index_shape for m in g}) > 1 else "stacked"
-            kind = "flat" if layout == "flat" else "same"
+            layout = group_layout(g, sizes)
+            kind = "flat" if layout[0] == "flat" else "same"
             cand = Candidate.of(group_key(kind, g), g[0].op,
                                 f"same-table group of {len(g)} lookups",
                                 lambda g=g, bucket=bucket, layout=layout:
@@ -289,15 +296,47 @@ def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
                     _left_alone(cand.key, m, cand.reason)
 
 
-def _cross_plan(g: list[Lookup], opts: BatchGathers) -> GroupPlan:
+Layout = tuple[Literal["stacked", "flat"], list[SizeCheck], str | None]
+
+
+def group_layout(g: list[Lookup], sizes: SameSizes) -> Layout:
+    """(layout, run-time size checks, why no layout fits): stacked [K, S..., D] when the
+    members' index shapes are one shape (dynamic dims: the same size, or sizes a concat
+    makes equal, checked at run time); otherwise the flat layout [sum N_k, D] (any sizes),
+    which pooled lookups do not have."""
+    first = g[0]
+    checks: list[SizeCheck] = []
+    unequal: list[str] = []
+    for m in g[1:]:
+        if m.index_shape != first.index_shape:
+            unequal.append(f"{m.describe()} vs {first.describe()}")
+            continue
+        for a, b in zip(m.index_sizes, first.index_sizes):
+            if a == b:
+                continue
+            if sizes.same(a, b):
+                checks.append((a, b))
+            else:
+                unequal.append(f"{size_text(a)} vs {size_text(b)}")
+    if not unequal:
+        return "stacked", list(dict.fromkeys(checks)), None
+    if first.pool is None:
+        return "flat", [], None
+    return "flat", [], (f"the bags' index shapes differ ({'; '.join(unequal[:3])}: dynamic "
+                        "dims not known to be equal) and bags are batched only stacked")
+
+
+def _cross_plan(g: list[Lookup], layout: Layout, opts: BatchGathers) -> GroupPlan:
     _check_size(g, opts)
+    if layout[2] is not None:
+        raise NoMatch(layout[2])
     if h.value_bytes(distinct_tables(g)) > opts.max_table_bytes:
         raise NoMatch(f"stacking the tables would exceed max-table-bytes={opts.max_table_bytes}")
     _check_indices(g, opts)
-    return GroupPlan(g, "cross", "stacked")
+    return GroupPlan(g, "cross", layout[0], layout[1])
 
 
-def _same_plan(g: list[Lookup], bucket: list[Lookup], layout: Literal["stacked", "flat"],
+def _same_plan(g: list[Lookup], bucket: list[Lookup], layout: Layout,
                opts: BatchGathers) -> GroupPlan:
     if len(g) == 1 and len(g) < opts.min_group_size:
         if len(bucket) == 1:
@@ -306,8 +345,10 @@ def _same_plan(g: list[Lookup], bucket: list[Lookup], layout: Literal["stacked",
     _check_size(g, opts)
     if not opts.same_table:
         raise NoMatch("lookups of one table are not merged (same-table=false)")
+    if layout[2] is not None:
+        raise NoMatch(layout[2])
     _check_indices(g, opts)
-    return GroupPlan(g, "same", layout)
+    return GroupPlan(g, "same", layout[0], layout[1])
 
 
 def _alone(lk: Lookup, bucket: list[Lookup]) -> str:
@@ -323,7 +364,7 @@ def _check_size(g: list[Lookup], opts: BatchGathers) -> None:
 
 
 def _check_indices(g: list[Lookup], opts: BatchGathers) -> None:
-    n = index_count(g)
+    n = index_count(g, opts.dynamic_dim_estimate)
     if g[0].pool is None and n < opts.min_sliced_indices:
         raise NoMatch(f"{n} indices in all candidates, below min-sliced-indices="
                       f"{opts.min_sliced_indices} (results would be sliced back)")
@@ -336,27 +377,28 @@ def _check_indices(g: list[Lookup], opts: BatchGathers) -> None:
 
 
 def writer_candidates(concats: list[Concat], lookups: list[Lookup], placements: dict,
-                      opts: BatchGathers) -> list[Candidate[WriterPlan]]:
+                      sizes: SameSizes, opts: BatchGathers) -> list[Candidate[WriterPlan]]:
     """One candidate per concat that lookups feed: written in place when enough of its slots
     are produced by lookups (or by the batched gathers that replaced them). A concat no
     lookup feeds is no candidate (e.g. the one a B = 1 writer leaves: its run + other slots)."""
     by_result = {lk.result: lk for lk in lookups}
     out = []
     for c in concats:
-        gathered, produced = _writer_slots(c, by_result, placements[c.final], opts)
+        gathered, produced = _writer_slots(c, by_result, placements[c.final], sizes, opts)
         if not produced:
             continue
         kinds = tuple("gathered" if s in gathered else "produced" if s in produced else "value"
                       for s in range(len(c.slots)))
-        key = structural_key("gathers-concat", c.batch, str(c.elem), tuple(c.widths), kinds)
+        key = structural_key("gathers-concat", c.batch_text, str(c.elem), tuple(c.widths),
+                             kinds)
         out.append(Candidate.of(key, c.final, f"concat of {len(c.slots)} slots",
                                 lambda c=c, gathered=gathered, n=len(produced):
-                                _writer_plan(c, gathered, n, opts)))
+                                _writer_plan(c, gathered, n, sizes, opts)))
     return out
 
 
-def _writer_slots(c: Concat, by_result: dict, placement: frozenset[str], opts: BatchGathers
-                  ) -> tuple[dict[int, Lookup], set[int]]:
+def _writer_slots(c: Concat, by_result: dict, placement: frozenset[str], sizes: SameSizes,
+                  opts: BatchGathers) -> tuple[dict[int, Lookup], set[int]]:
     """(slot -> one-id lookup the writer gathers itself, slots produced by a lookup).
 
     A slot counts as produced when a lookup whose only user is the insert fills it, or a
@@ -368,7 +410,7 @@ def _writer_slots(c: Concat, by_result: dict, placement: frozenset[str], opts: B
         src = c.source(s)
         lk = by_result.get(src)
         if lk is None:
-            if stacked_source(src, c.batch, c.widths[s]) is not None and all(
+            if stacked_source(src, c.widths[s]) is not None and all(
                     u.name == "tensor.insert_slice" and u.operands[0] == src
                     for u in h.users(src)):
                 produced.add(s)
@@ -376,7 +418,8 @@ def _writer_slots(c: Concat, by_result: dict, placement: frozenset[str], opts: B
         if len(h.users(lk.result)) != 1:
             continue
         produced.add(s)
-        one_id = lk.index_shape == (c.batch,) or (c.batch == 1 and not lk.index_shape)
+        one_id = (len(lk.index_sizes) == 1 and sizes.same(lk.index_sizes[0], c.batch)) or \
+            (c.unit_batch and not lk.index_sizes)
         if lk.pool is None and one_id and h.is_constant_like(lk.table) and \
                 lk.placement == placement:  # a lookup placed elsewhere stays a copied value
             gathered[s] = lk
@@ -391,7 +434,7 @@ def _writer_slots(c: Concat, by_result: dict, placement: frozenset[str], opts: B
     return gathered, produced
 
 
-def _writer_plan(c: Concat, gathered: dict[int, Lookup], produced: int,
+def _writer_plan(c: Concat, gathered: dict[int, Lookup], produced: int, sizes: SameSizes,
                  opts: BatchGathers) -> WriterPlan:
     if produced < opts.min_concat_slots:
         raise NoMatch(f"concat: {produced} slot(s) from lookups, fewer than "
@@ -399,4 +442,28 @@ def _writer_plan(c: Concat, gathered: dict[int, Lookup], produced: int,
     if c.chunk < MIN_WRITER_CHUNK:
         raise NoMatch(f"concat: slot widths {sorted(set(c.widths))} share only {c.chunk}-column "
                       f"chunks (< {MIN_WRITER_CHUNK})")
-    return WriterPlan(c, gathered)
+    return WriterPlan(c, gathered, _writer_checks(c, gathered, sizes))
+
+
+def _writer_checks(c: Concat, gathered: dict[int, Lookup], sizes: SameSizes
+                   ) -> list[SizeCheck]:
+    """The rows of what the writer reads at row b < batch (an index tensor, a batched
+    gather, a value), where they are not the batch itself: equal when the concat is valid
+    (checked at run time); rows not known to be equal block the writer."""
+    checks = []
+    for s in range(len(c.slots)):
+        src = c.source(s)
+        st = stacked_source(src, c.widths[s])
+        if s in gathered:
+            rows = gathered[s].index_sizes[0] if gathered[s].index_sizes else 1
+        elif st is not None:
+            rows = h.dim_key(st[0], 1) if h.tensor_type(st[0]).rank == 3 else 1
+        else:
+            rows = h.dim_key(src, 0) if h.tensor_type(src).rank == 2 else 1
+        if rows == c.batch:
+            continue
+        if not sizes.same(rows, c.batch):
+            raise NoMatch(f"concat: slot {s} has {size_text(rows)} rows, not known to equal "
+                          f"the concat's {size_text(c.batch)}")
+        checks.append((rows, c.batch))
+    return list(dict.fromkeys(checks))

@@ -12,8 +12,8 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from iree_fusions import ir_build as b
 
-from .build import (TablePool, emit_checks, entry, index_const, index_in_shape, int_table,
-                    select_chain)
+from .build import (TablePool, emit_checks, emit_size_checks, entry, index_const, index_in_shape,
+                    int_table, materialize, select_chain)
 from .match import Concat, Lookup, distinct_tables, stacked_source
 from .plan import WriterPlan
 
@@ -28,15 +28,16 @@ def emit_concat_writer(plan: WriterPlan, tables: TablePool, values_as_ins: bool,
     value of a long chain like the MLP would otherwise wait for the writer).
     """
     c, slot_lookups = plan.concat, plan.slot_lookups
-    produced = [s in slot_lookups or stacked_source(c.source(s), c.batch, c.widths[s])
-                is not None for s in range(len(c.slots))]
+    produced = [s in slot_lookups or stacked_source(c.source(s), c.widths[s]) is not None
+                for s in range(len(c.slots))]
     s0, s1 = 0, len(c.slots)
-    if c.batch == 1 and any(produced):
+    if c.unit_batch and any(produced):
         s0 = produced.index(True)
         s1 = len(produced) - produced[::-1].index(True)
-    run = Concat(c.inserts, c.batch, c.widths[s0:s1], c.slots[s0:s1], c.elem)
+    run = Concat(c.inserts, c.batch, c.widths[s0:s1], c.slots[s0:s1], c.elem, c.rows[s0:s1])
     run_lookups = {s - s0: lk for s, lk in slot_lookups.items() if s0 <= s < s1}
     with c.final.location, ir.InsertionPoint(c.final):
+        emit_size_checks(plan.checks, "concat writer")
         result, counts = _write_slots(run, run_lookups, tables, values_as_ins, dedup)
         if (s0, s1) != (0, len(c.slots)):
             result = _insert_other_slots(c, result, s0, s1)
@@ -55,7 +56,9 @@ def emit_concat_writer(plan: WriterPlan, tables: TablePool, values_as_ins: bool,
             f"{run.chunk}-column chunks ({n_lookups} lookups gathered in it from {n_groups} "
             f"table group(s), {n_stacked} from batched gathers, {n_values} copied values); "
             f"{n_inserts} insert_slices removed"
-            + (f", {kept} kept (B = 1: written in place by their producers)" if kept else ""))
+            + (f", {kept} kept (B = 1: written in place by their producers)" if kept else "")
+            + (f"; checked at run time: {len(plan.checks)} slot batch size(s) equal to the "
+               "concat's" if plan.checks else ""))
 
 
 def _insert_other_slots(c: Concat, written: ir.Value, s0: int, s1: int) -> ir.Value:
@@ -109,7 +112,7 @@ def _write_slots(c: Concat, slot_lookups: dict[int, Lookup], tables: TablePool,
     which the vectorizer turns into contiguous loads. Lookups of one (dim, dtype, checks)
     read one stacked table; the index is picked among the lookups' index tensors by slot.
     """
-    nslots, bsz, elem, q = len(c.slots), c.batch, c.elem, c.chunk
+    nslots, bsz, elem, q = len(c.slots), materialize(c.batch), c.elem, c.chunk
     nchunks = sum(c.widths) // q
     chunk_slot, chunk_sub = [], []
     for s, w in enumerate(c.widths):
@@ -124,7 +127,7 @@ def _write_slots(c: Concat, slot_lookups: dict[int, Lookup], tables: TablePool,
             lk = slot_lookups[s]
             groups[(lk.dim, str(lk.elem), str(lk.index_elem), lk.checks)].append(s)
             continue
-        st = stacked_source(c.source(s), bsz, c.widths[s])
+        st = stacked_source(c.source(s), c.widths[s])
         if st is not None:
             stacks.setdefault(st[0], []).append((s, st[1]))
         else:
@@ -146,7 +149,7 @@ def _write_slots(c: Concat, slot_lookups: dict[int, Lookup], tables: TablePool,
     gen = b.new_generic(ins, [empty.result], in_maps + [b.map_attr(3, [1, 0, 2])],
                         ["parallel"] * 3)
     written = b.collapse(gen.results[0], [[0], [1, 2]],
-                         ir.RankedTensorType.get([bsz, nchunks * q], elem))
+                         b.tensor_type_of([bsz, nchunks * q], elem))
     pre = ir.InsertionPoint(empty)
     block = b.append_body_block(gen, ins + [empty.result])
     with ir.InsertionPoint(block):

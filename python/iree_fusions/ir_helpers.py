@@ -498,57 +498,51 @@ SHAPE_CARRIERS = ("tensor.empty", "flow.tensor.tie_shape", "iree_tensor_ext.comp
 DimKey = int | ir.Value | tuple[ir.Value, int]
 
 
-def dim_value(value: ir.Value, dim: int) -> int | ir.Value | None:
-    """Dim `dim` of a ranked tensor without building anything: its static size, or the index
-    value IREE already holds for a dynamic one (an operand of the op that made the tensor:
-    `tensor.empty`, `flow.tensor.tie_shape`, compute barriers, `hal.tensor.import`; a
-    destination-passing op's init; a `tensor.dim` of such a tensor resolved the same way);
-    None when no op in reach carries it."""
+def dim_key(value: ir.Value, dim: int) -> DimKey:
+    """A hashable name of a ranked tensor's dim, read without building anything: equal keys
+    are equal sizes. Its static size; or the index value IREE holds for a dynamic one (an
+    operand of the op that made the tensor: `tensor.empty`, `flow.tensor.tie_shape`,
+    compute barriers, `hal.tensor.import`; a destination-passing op's init's dim); or
+    (tensor, dim) when no op in reach carries it (a `tensor.dim` of it has the same key)."""
     t = tensor_type(value)
-    if t is None:
-        return None
-    size = t.shape[dim]
-    if not ir.ShapedType.is_dynamic_size(size):
-        return size
+    if not ir.ShapedType.is_dynamic_size(t.shape[dim]):
+        return t.shape[dim]
     op = defining_op(value)
     if op is None:
-        return None
+        return (value, dim)
     if op.name in SHAPE_CARRIERS and len(op.results) == 1:
-        dyn = [i for i, s in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(s)]
+        dyn = [i for i, x in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(x)]
         # The result's dims come last (flow.tensor.reshape lists the source's first).
         sizes = [v for v in op.operands if isinstance(v.type, ir.IndexType)]
         if len(sizes) >= len(dyn):
-            return resolved_index(sizes[len(sizes) - len(dyn) + dyn.index(dim)])
-        return None
-    if op.name == "tensor.cast" and tensor_type(op.operands[0]).rank == t.rank:
-        return dim_value(op.operands[0], dim)
-    if "operandSegmentSizes" in op.attributes and \
+            return size_key(sizes[len(sizes) - len(dyn) + dyn.index(dim)])
+    elif op.name == "tensor.cast" and tensor_type(op.operands[0]).rank == t.rank:
+        return dim_key(op.operands[0], dim)
+    elif "operandSegmentSizes" in op.attributes and \
             op.name.startswith(("linalg.", LINALG_EXT_PREFIX)):
         inits = dps_inits(op)
         i = result_index(value)
         if i < len(inits):
-            return dim_value(inits[i], dim)
-    return None
+            return dim_key(inits[i], dim)
+    return (value, dim)
 
 
-def resolved_index(value: ir.Value) -> ir.Value:
-    """An index value, or, for a `tensor.dim` of a tensor whose dim is held elsewhere, that
-    value (so that two reads of one size compare equal)."""
+def dim_value(value: ir.Value, dim: int) -> int | ir.Value | None:
+    """Dim `dim` of a ranked tensor as a static size or the index value IREE already holds
+    for it (see dim_key); None when only a new `tensor.dim` would give it."""
+    key = dim_key(value, dim)
+    return None if isinstance(key, tuple) else key
+
+
+def size_key(value: ir.Value) -> DimKey:
+    """The key (see dim_key) of an index value used as a size: a `tensor.dim` of a tensor
+    names that tensor's dim, so that two reads of one size compare equal."""
     op = defining_op(value)
     if op is not None and op.name == "tensor.dim":
         at = const_int(op.operands[1])
         if at is not None:
-            found = dim_value(op.operands[0], at)
-            if found is not None:
-                return found if isinstance(found, ir.Value) else value
+            return dim_key(op.operands[0], at)
     return value
-
-
-def dim_key(value: ir.Value, dim: int) -> DimKey:
-    """A hashable name of a tensor's dim: equal keys are equal sizes (static, the same index
-    value, or the same dim of the same tensor)."""
-    found = dim_value(value, dim)
-    return (value, dim) if found is None else found
 
 
 def shape_keys(value: ir.Value) -> tuple[DimKey, ...]:

@@ -1553,3 +1553,224 @@ util.func public @indexed_rows(%ids: tensor<8xi64>) -> (tensor<8x4xf32>) {
   } -> tensor<8x4xf32>
   util.return %g : tensor<8x4xf32>
 }
+
+// -----
+
+// Dynamic batch, no shape facts (torch.export with a `Dim`, imported as is): every argument's
+// batch is its own value. The slots of one concat must have its rows (torch.cat): the bags
+// are stacked [2, ?, 4] and the writer fills the concat, after host-side checks that the
+// batches are equal (an unequal pair stops the call with an error).
+// CHECK-LABEL: util.func public @dynamic_bags_into_concat
+// CHECK-SAME: (%[[I0:.+]]: tensor<?x5xi64>, %[[I1:.+]]: tensor<?x5xi64>, %[[I2:.+]]: tensor<?xi64>, %[[V:.+]]: tensor<?x4xf32>)
+// CHECK: %[[EQ:.+]] = arith.cmpi eq, %{{.+}}, %{{.+}} : index
+// CHECK: cf.assert %[[EQ]], "batch-gathers: cross-table gather: batch sizes differ (dim 0 of %arg1 vs dim 0 of %arg0; torch.cat needs them equal)"
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<2x?x4xf32>)
+// CHECK: cf.assert %{{.+}}, "batch-gathers: concat writer: batch sizes differ (dim 0 of %arg0 vs dim 0 of %arg3; torch.cat needs them equal)"
+// CHECK: cf.assert %{{.+}}, "batch-gathers: concat writer: batch sizes differ (dim 0 of %arg2 vs dim 0 of %arg3; torch.cat needs them equal)"
+// CHECK: %[[W:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<?x4x4xf32>)
+// CHECK:   tensor.extract %[[G]][%{{.+}}, %{{.+}}, %{{.+}}] : tensor<2x?x4xf32>
+// CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<?x4x4xf32> into tensor<?x16xf32>
+// CHECK-NOT: tensor.insert_slice
+// CHECK: util.return %[[C]]
+// REPORT: [batch-gathers] 2 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ?x5, pooled (sum) over axis 1 -> 1 stacked gather (checked at run time: 1 batch size(s) equal)
+// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 4 slots (widths 4) written in place by one generic in 4-column chunks (1 lookups gathered in it from 1 table group(s), 2 from batched gathers, 1 copied values); 4 insert_slices removed; checked at run time: 2 slot batch size(s) equal to the concat's
+// A dynamic dim counts as dynamic-dim-estimate=64 in the thresholds: 2 x 64 x 5 bag ids.
+// DEFAULT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ?x5, pooled (sum) over axis 1 -> 1 stacked gather (checked at run time: 1 batch size(s) equal)
+util.func public @dynamic_bags_into_concat(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi64>, %i2: tensor<?xi64>, %v: tensor<?x4xf32>) -> (tensor<?x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %b0 = tensor.dim %i0, %c0 : tensor<?x5xi64>
+  %b1 = tensor.dim %i1, %c0 : tensor<?x5xi64>
+  %b2 = tensor.dim %i2, %c0 : tensor<?xi64>
+  %bv = tensor.dim %v, %c0 : tensor<?x4xf32>
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %t2 = arith.constant dense<3.0> : tensor<30x4xf32>
+  %g0_e = tensor.empty(%b0) : tensor<?x5x4xf32>
+  %g0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<?x5xi64>) outs(%g0_e : tensor<?x5x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x5x4xf32>
+  %p0_z = arith.constant 0.0 : f32
+  %p0_e = tensor.empty(%b0) : tensor<?x4xf32>
+  %p0_f = linalg.fill ins(%p0_z : f32) outs(%p0_e : tensor<?x4xf32>) -> tensor<?x4xf32>
+  %p0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%g0 : tensor<?x5x4xf32>) outs(%p0_f : tensor<?x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4xf32>
+  %g1_e = tensor.empty(%b1) : tensor<?x5x4xf32>
+  %g1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i1 : tensor<?x5xi64>) outs(%g1_e : tensor<?x5x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x5x4xf32>
+  %p1_z = arith.constant 0.0 : f32
+  %p1_e = tensor.empty(%b1) : tensor<?x4xf32>
+  %p1_f = linalg.fill ins(%p1_z : f32) outs(%p1_e : tensor<?x4xf32>) -> tensor<?x4xf32>
+  %p1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%g1 : tensor<?x5x4xf32>) outs(%p1_f : tensor<?x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4xf32>
+  %l2_e = tensor.empty(%b2) : tensor<?x4xf32>
+  %l2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i2 : tensor<?xi64>) outs(%l2_e : tensor<?x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t2[%a, %j] : tensor<30x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x4xf32>
+  %ce = tensor.empty(%bv) : tensor<?x16xf32>
+  %c0s = tensor.insert_slice %v into %ce[0, 0] [%bv, 4] [1, 1] : tensor<?x4xf32> into tensor<?x16xf32>
+  %c1s = tensor.insert_slice %p0 into %c0s[0, 4] [%b0, 4] [1, 1] : tensor<?x4xf32> into tensor<?x16xf32>
+  %c2s = tensor.insert_slice %l2 into %c1s[0, 8] [%b2, 4] [1, 1] : tensor<?x4xf32> into tensor<?x16xf32>
+  %c3s = tensor.insert_slice %p1 into %c2s[0, 12] [%b1, 4] [1, 1] : tensor<?x4xf32> into tensor<?x16xf32>
+  util.return %c3s : tensor<?x16xf32>
+}
+
+// -----
+
+// Lookups returned separately whose batches are separate dynamic values (nothing says they
+// are equal): one flat gather over [N0 + N1, 4], segment starts and sizes computed on the
+// host, each result a slice with a dynamic offset.
+// CHECK-LABEL: util.func public @dynamic_lookups_flat
+// CHECK-SAME: (%[[I0:.+]]: tensor<?xi64>, %[[I1:.+]]: tensor<?xi64>)
+// CHECK: %[[N:.+]] = arith.addi %[[N0:[^,]+]], %[[N1:[^ ]+]] : index
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<?x4xf32>)
+// CHECK:   tensor.extract %[[I0]][%{{.+}}] : tensor<?xi64>
+// CHECK:   tensor.extract %[[I1]][%{{.+}}] : tensor<?xi64>
+// CHECK:   arith.cmpi sge, %{{.+}}, %[[N0]] : index
+// CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0] [%[[N0]], 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
+// CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][%[[N0]], 0] [%[[N1]], 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
+// CHECK-NOT: cf.assert
+// CHECK: util.return %[[S0]], %[[S1]]
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ? -> 1 flat gather
+// DEFAULT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 128 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
+util.func public @dynamic_lookups_flat(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %b0 = tensor.dim %i0, %c0 : tensor<?xi64>
+  %b1 = tensor.dim %i1, %c0 : tensor<?xi64>
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %l0_e = tensor.empty(%b0) : tensor<?x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<?xi64>) outs(%l0_e : tensor<?x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x4xf32>
+  %l1_e = tensor.empty(%b1) : tensor<?x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<?xi64>) outs(%l1_e : tensor<?x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x4xf32>
+  util.return %l0, %l1 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Dynamic batch with shape facts (symbolic shapes imported: IREE ties every batch to one
+// util.assume.int value): stacked [2, ?, 4], no run-time check; the assumed upper bound
+// (umax = 16) is what the thresholds count.
+// CHECK-LABEL: util.func public @dynamic_shared_batch
+// CHECK: %[[B:.+]] = util.assume.int
+// CHECK-NOT: cf.assert
+// CHECK: %[[E:.+]] = tensor.empty(%[[B]]) : tensor<2x?x4xf32>
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: outs(%[[E]] : tensor<2x?x4xf32>)
+// CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0] [1, %[[B]], 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<?x4xf32>
+// CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, %[[B]], 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<?x4xf32>
+// CHECK: util.return %[[S0]], %[[S1]]
+// REPORT: [batch-gathers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ? -> 1 stacked gather
+// DEFAULT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 32 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
+util.func public @dynamic_shared_batch(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %i0, %c0 : tensor<?xi64>
+  %b = util.assume.int %d<umin = 1, umax = 16> : index
+  %j0 = flow.tensor.tie_shape %i0 : tensor<?xi64>{%b}
+  %j1 = flow.tensor.tie_shape %i1 : tensor<?xi64>{%b}
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %l0_e = tensor.empty(%b) : tensor<?x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%j0 : tensor<?xi64>) outs(%l0_e : tensor<?x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x4xf32>
+  %l1_e = tensor.empty(%b) : tensor<?x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%j1 : tensor<?xi64>) outs(%l1_e : tensor<?x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x4xf32>
+  util.return %l0, %l1 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Bags whose batches are separate dynamic values and that feed no concat: nothing says the
+// batches are equal and bags are batched only stacked; the reason names the two dims.
+// CHECK-LABEL: util.func public @dynamic_bags_unrelated
+// CHECK-NOT: cf.assert
+// CHECK-COUNT-4: linalg.generic
+// REPORT: [batch-gathers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: the bags' index shapes differ (dim 0 of %arg1 vs dim 0 of %arg0: dynamic dims not known to be equal) and bags are batched only stacked
+util.func public @dynamic_bags_unrelated(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %b0 = tensor.dim %i0, %c0 : tensor<?x5xi64>
+  %b1 = tensor.dim %i1, %c0 : tensor<?x5xi64>
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %g0_e = tensor.empty(%b0) : tensor<?x5x4xf32>
+  %g0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<?x5xi64>) outs(%g0_e : tensor<?x5x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x5x4xf32>
+  %p0_z = arith.constant 0.0 : f32
+  %p0_e = tensor.empty(%b0) : tensor<?x4xf32>
+  %p0_f = linalg.fill ins(%p0_z : f32) outs(%p0_e : tensor<?x4xf32>) -> tensor<?x4xf32>
+  %p0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%g0 : tensor<?x5x4xf32>) outs(%p0_f : tensor<?x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4xf32>
+  %g1_e = tensor.empty(%b1) : tensor<?x5x4xf32>
+  %g1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i1 : tensor<?x5xi64>) outs(%g1_e : tensor<?x5x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 2 : index
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<?x5x4xf32>
+  %p1_z = arith.constant 0.0 : f32
+  %p1_e = tensor.empty(%b1) : tensor<?x4xf32>
+  %p1_f = linalg.fill ins(%p1_z : f32) outs(%p1_e : tensor<?x4xf32>) -> tensor<?x4xf32>
+  %p1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%g1 : tensor<?x5x4xf32>) outs(%p1_f : tensor<?x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4xf32>
+  util.return %p0, %p1 : tensor<?x4xf32>, tensor<?x4xf32>
+}

@@ -18,7 +18,7 @@ top MLP). `MODELS` registers the benchmark models (`iree-fusions-bench dlrm-b8`)
 
 `build_form(cfg, form, folder)` gives the same model in each form users compile (`FORMS`:
 static, dynamic batch with and without shape facts, iree-turbine parameters, ONNX, ONNX with
-externalized parameters); `run_with_parameters` runs a module with its .irpa files.
+externalized parameters); run one with `api.run(vmfb, inputs, function, parameters=...)`.
 """
 
 from __future__ import annotations
@@ -306,28 +306,6 @@ def build_form(cfg: DlrmConfig, form: str, folder: str, other_batch: int = 5) ->
         out.other_inputs = [to_numpy(a) for a in other_args]
         out.other_reference = torch_outputs(other_model, other_args)
     return out
-
-
-def run_with_parameters(vmfb: bytes, inputs, function: str, parameters: dict[str, str],
-                        device: str = "local-task") -> list:
-    """Calls `function` of a compiled module with its parameter files loaded (scope -> .irpa,
-    like `iree-run-module --parameters=scope=FILE`); results as numpy arrays."""
-    import iree.runtime as rt
-
-    from ..bundle_runner import host_arrays
-
-    config = rt.Config(device)
-    modules = []
-    if parameters:
-        providers = []
-        for scope, path in parameters.items():
-            index = rt.ParameterIndex()
-            index.load(path)
-            providers.append(index.create_provider(scope=scope))
-        modules.append(rt.create_io_parameters_module(config.vm_instance, *providers))
-    modules.append(rt.VmModule.copy_buffer(config.vm_instance, vmfb))
-    context = rt.SystemContext(vm_modules=modules, config=config)
-    return host_arrays(context.modules[modules[-1].name][function](*inputs))
 
 
 ISSUE = DlrmConfig()
