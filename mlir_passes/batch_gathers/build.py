@@ -160,7 +160,7 @@ def rewrite_embedding_bag(bag: EmbeddingBag) -> str:
     """out[b, d] = sum_l table[idx[b*L + l], d]: a lookup over [B, L, D] and a sum over L
     (B = 1 with unit dims folded: a lookup over [L, D] and a sum over L)."""
     op = bag.op
-    res_t = h.static_type(op.results[0])
+    res_t = h.tensor_type(op.results[0])
     elem, dim = res_t.element_type, res_t.shape[-1]
     init = h.dps_inits(op)[0]
     ids_shape = [bag.bags, bag.length] if res_t.rank == 2 else [bag.length]
@@ -168,7 +168,8 @@ def rewrite_embedding_bag(bag: EmbeddingBag) -> str:
     its = ["parallel"] * r
     its[r - 2] = "reduction"
     with op.location, ir.InsertionPoint(op):
-        ids = b.expand(bag.flat_index, [[0, 1]], ids_shape) if r == 3 else bag.flat_index
+        ids = b.expand_mixed(bag.flat_index, [[0, 1]], ids_shape) if r == 3 else \
+            bag.flat_index
         empty = tensor.EmptyOp(ids_shape + [dim], elem).result
         rows = b.new_generic([ids], [empty], [b.map_attr(r, range(r - 1)),
                                               b.map_attr(r, range(r))], ["parallel"] * r)
@@ -183,7 +184,7 @@ def rewrite_embedding_bag(bag: EmbeddingBag) -> str:
         with ir.InsertionPoint(block):
             linalg.YieldOp([arith.AddFOp(block.arguments[0], block.arguments[1]).result])
     b.replace_op(op, total)
-    return (f"embedding_bag {bag.bags} bags x {bag.length} ids: quadratic scan -> lookup + "
+    return (f"embedding_bag {bag.bags_text} bags x {bag.length} ids: quadratic scan -> lookup + "
             "pooled sum")
 
 

@@ -8,7 +8,9 @@ form, on several trial offsets vectors).
 
 from __future__ import annotations
 
+import math
 import random
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from iree.compiler import ir
@@ -16,7 +18,7 @@ from iree.compiler import ir
 from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import NoMatch
 
-from .match import CASTS, CMPI, traces_to, is_zero_fill
+from .match import CASTS, CMPI, is_zero_fill, size_text, traces_to
 
 BAG_BODY_OPS = ("arith.select", "arith.addf", "tensor.extract", "linalg.yield", "linalg.index",
                 "arith.constant", "arith.cmpi", "arith.andi", "arith.ori", "arith.xori",
@@ -30,8 +32,12 @@ class EmbeddingBag:
     op: ir.Operation
     table: ir.Value
     flat_index: ir.Value  # [B*L]
-    bags: int
+    bags: int | ir.Value  # static, or the index value of a dynamic count
     length: int
+
+    @property
+    def bags_text(self) -> str:
+        return str(self.bags) if isinstance(self.bags, int) else "?"
 
 
 def is_bag_like(op: ir.Operation) -> bool:
@@ -44,6 +50,12 @@ class _Unknown(Exception):
     pass
 
 
+DIVISIONS = ("arith.ceildivui", "arith.ceildivsi", "arith.divui", "arith.divsi")
+# Ops _eval_int computes on host-side sizes (the leaves it cannot compute are the free sizes).
+SIZE_OPS = ("arith.constant", "arith.addi", "arith.subi", "arith.muli", "arith.cmpi",
+            "arith.select") + DIVISIONS + CASTS
+
+
 def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
     """Evaluates an integer/i1 scalar of a generic body for concrete loop indices."""
     if value in env:
@@ -53,6 +65,8 @@ def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
     op = h.defining_op(value)
     if op is None:
         raise _Unknown
+    if op.name == "tensor.dim" and h.size_key(value) in env:  # a free size, read again
+        return env[h.size_key(value)]
     name = op.name
 
     def ev(v: ir.Value) -> int:
@@ -70,6 +84,11 @@ def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
     elif name in ("arith.addi", "arith.subi", "arith.muli"):
         a, b = ev(op.operands[0]), ev(op.operands[1])
         out = a + b if name == "arith.addi" else a - b if name == "arith.subi" else a * b
+    elif name in DIVISIONS:
+        a, b = ev(op.operands[0]), ev(op.operands[1])
+        if b <= 0 or a < 0:
+            raise _Unknown
+        out = -(-a // b) if name.startswith("arith.ceildiv") else a // b
     elif name == "arith.cmpi":
         a, b = ev(op.operands[0]), ev(op.operands[1])
         pred = CMPI[ir.IntegerAttr(op.attributes["predicate"]).value]
@@ -95,13 +114,16 @@ def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
     return out
 
 
-def _known_int_vector(value: ir.Value) -> list[int] | None:
-    """Contents of a 1-d integer tensor computed from loop indices only, or a dense constant."""
-    t = h.static_type(value)
+def _known_int_vector(value: ir.Value, env: dict | None = None,
+                      size: int | None = None) -> list[int] | None:
+    """Contents of a 1-d integer tensor computed from loop indices only, or a dense constant
+    (a dynamic one: `size` entries, with the values of `env` for the sizes it reads)."""
+    t = h.tensor_type(value)
     op = h.defining_op(value)
-    if t is None or t.rank > 1 or op is None:
+    if t is None or t.rank > 1 or op is None or (size is None and not t.has_static_shape):
         return None
-    size = t.shape[0] if t.rank else 1
+    if size is None:
+        size = t.shape[0] if t.rank else 1
     if op.name == "arith.constant" and isinstance(op.attributes["value"], ir.DenseIntElementsAttr):
         return [int(x) for x in op.attributes["value"]]
     if op.name == "linalg.fill":
@@ -114,7 +136,7 @@ def _known_int_vector(value: ir.Value) -> list[int] | None:
     out = []
     for i in range(size):
         try:
-            out.append(_eval_int(yielded, {("dim", 0): i}, {}, {}))
+            out.append(_eval_int(yielded, {**(env or {}), ("dim", 0): i}, {}, {}))
         except (_Unknown, KeyError):
             return None
     return out
@@ -135,9 +157,10 @@ class _BagForm:
     row_first: bool  # the sum is row + out (else out + row)
 
 
-def _bag_loops(op: ir.Operation) -> tuple[tuple[int | None, int, int], int, int]:
+def _bag_loops(op: ir.Operation, dynamic: bool = False
+               ) -> tuple[tuple[int | None, int, int], int | None, int | None]:
     """(loops (bag, position, column), N ids, B bags) of a (bag, position, column) generic
-    over static (ids, offsets)."""
+    over (ids, offsets); with `dynamic`, N and B are None where dynamic."""
     its = h.iterator_types(op) if op.name == "linalg.generic" else []
     # B > 1: loops (bag b, position j, column d). B = 1 (unit dims folded): loops (j, d) and
     # the offsets are a 0-d tensor.
@@ -152,18 +175,25 @@ def _bag_loops(op: ir.Operation) -> tuple[tuple[int | None, int, int], int, int]
         raise NoMatch("expects indices and offsets")
     if [h.map_dim_positions(m) for m in h.indexing_maps(op)] != expect:
         raise NoMatch("unexpected indexing maps")
-    idx_t, off_t = h.static_type(ins[0]), h.static_type(ins[1])
-    res_t = h.static_type(op.results[0])
+    idx_t, off_t = h.tensor_type(ins[0]), h.tensor_type(ins[1])
+    res_t = h.tensor_type(op.results[0])
     if idx_t is None or off_t is None or res_t is None:
+        raise NoMatch("operands are not ranked tensors")
+    if not dynamic and not (idx_t.has_static_shape and off_t.has_static_shape and
+                            res_t.has_static_shape):
         raise NoMatch("dynamic shapes")
-    return dims, idx_t.shape[0], (off_t.shape[0] if off_t.rank else 1)
+
+    def static(x: int) -> int | None:
+        return None if ir.ShapedType.is_dynamic_size(x) else x
+
+    return dims, static(idx_t.shape[0]), (static(off_t.shape[0]) if off_t.rank else 1)
 
 
 def _bag_summand(op: ir.Operation, dims: tuple[int | None, int, int]
                  ) -> tuple[ir.Operation, ir.Operation, bool]:
     """(select, table extract, row first) of a body that yields `cond ? row + out : out`
     with row = table[ids[j], d] of a captured 2-d table."""
-    res_t = h.static_type(op.results[0])
+    res_t = h.tensor_type(op.results[0])
     block = h.body_block(op)
     idx_arg, _, out_arg = block.arguments
     body = [o.operation for o in block.operations]
@@ -214,7 +244,9 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
     condition, evaluated at every bag's boundaries, selects exactly positions [b*L, b*L+L).
     Variable-length bags raise VariableBags (see match_offsets_bag).
     """
-    dims, n, bags = _bag_loops(op)
+    dims, n, bags = _bag_loops(op, dynamic=True)
+    if n is None or bags is None:
+        return _match_dynamic_embedding_bag(op, dims)
     if bags == 0 or n % bags:
         raise VariableBags("bags are not of one fixed length")
     length = n // bags
@@ -229,6 +261,99 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
     if not is_zero_fill(h.dps_inits(op)[0]):
         raise NoMatch("bag sum does not start from zero")
     return EmbeddingBag(op, ex.operands[0], ins[0], bags, length)
+
+
+TRIAL_SIZES = (1, 2, 3, 5, 8, 13)  # values a dynamic size takes in the symbolic checks
+
+
+def _match_dynamic_embedding_bag(op: ir.Operation, dims: tuple) -> EmbeddingBag:
+    """The fixed-length form with a dynamic batch: the ids' length N, the offsets' count and
+    the result's rows are computed on the host from one dynamic size s (a dynamic export
+    with shape facts: `util.assume.int`). For s in TRIAL_SIZES the bags must have one
+    length L (N = B * L), the offsets must be b * L and the condition must select
+    [b*L, b*L+L); two or more free sizes (a dynamic export without shape facts: each
+    argument's batch its own value) block it, as nothing in the IR ties them."""
+    ids, offsets = h.dps_inputs(op)
+    res = op.results[0]
+    exprs = [_size_expr(ids, 0), _size_expr(res, 0),
+             _size_expr(offsets, 0) if h.tensor_type(offsets).rank else ([], lambda env: 1)]
+    if any(x is None for x in exprs):
+        raise NoMatch("embedding_bag with dynamic sizes IREE holds no value for")
+    sel, ex, _ = _bag_summand(op, dims)
+    captured = [v for o in h.walk_ops(op) for v in o.operands
+                if not h.defined_inside(v, op) and isinstance(v.type, (ir.IntegerType,
+                                                                        ir.IndexType))]
+    off_op = h.defining_op(offsets)
+    if off_op is not None and off_op.name == "linalg.generic":
+        captured += [v for o in h.walk_ops(off_op) for v in o.operands
+                     if not h.defined_inside(v, off_op)
+                     and isinstance(v.type, (ir.IntegerType, ir.IndexType))]
+    leaves = _free_sizes([v for roots, _ in exprs for v in roots] + captured)
+    if len(leaves) != 1:
+        names = ", ".join(sorted(size_text(v) for v in leaves))
+        raise NoMatch(f"the bag count and the ids' length come from separate dynamic sizes "
+                      f"({names}): nothing in the IR says the bags have one fixed length")
+    leaf = leaves.pop()
+    length = None
+    for trial in TRIAL_SIZES:
+        env = {leaf: trial}
+        try:
+            n, rows, bags = (size(env) for _, size in exprs)
+        except (_Unknown, KeyError):
+            raise NoMatch("embedding_bag sizes not understood") from None
+        if bags != rows or bags == 0 or n % bags or (length is not None and n // bags != length):
+            raise VariableBags("bags are not of one fixed length")
+        length = n // bags
+        vector = _known_int_vector(offsets, env, bags)
+        if vector != [b * length for b in range(bags)]:
+            raise VariableBags("offsets are not b * L (variable-length bags)")
+        _check_body_ops(op, ex, vector)
+        _check_bag_condition(op, sel.operands[0], dims, [vector], n,
+                             "bag condition does not select [b*L, b*L+L)", env)
+    if not is_zero_fill(h.dps_inits(op)[0]):
+        raise NoMatch("bag sum does not start from zero")
+    return EmbeddingBag(op, ex.operands[0], ids, h.dim_value(res, 0), length)
+
+
+def _size_expr(value: ir.Value, dim: int
+               ) -> tuple[list[h.DimKey], Callable[[dict], int]] | None:
+    """(index values it reads, its size for given values of the free sizes) of a tensor's
+    dim: static, the value IREE holds for it, or the product of the dims a collapse_shape
+    merged; None if unknown."""
+    held = h.dim_key(value, dim)
+    if isinstance(held, int):
+        return [], lambda env: held
+    if isinstance(held, ir.Value):
+        return [held], lambda env: _eval_int(held, env, {}, {})
+    op = h.defining_op(value)
+    if op is None:  # a dim of an argument: a free size itself
+        return [held], lambda env: env[held]
+    if op is None or op.name != "tensor.collapse_shape":
+        return None
+    group = h.reassociation(op)[dim]
+    parts = [_size_expr(op.operands[0], d) for d in group]
+    if any(p is None for p in parts):
+        return None
+    return ([v for roots, _ in parts for v in roots],
+            lambda env: math.prod(size(env) for _, size in parts))
+
+
+def _free_sizes(values: list[h.DimKey]) -> set[h.DimKey]:
+    """The sizes the host-side integer code of `values` reads that _eval_int cannot
+    compute (dims read at run time: hal.buffer_view.dim, util.assume.int, tensor.dim, as
+    h.size_key names them; arguments)."""
+    leaves, seen, work = set(), set(), list(values)
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        op = h.defining_op(v) if isinstance(v, ir.Value) else None
+        if op is None or op.name not in SIZE_OPS:
+            leaves.add(h.size_key(v) if isinstance(v, ir.Value) else v)
+        elif op.name != "arith.constant":
+            work += list(op.operands)
+    return leaves
 
 
 class VariableBags(NoMatch):
@@ -309,7 +434,8 @@ def _trial_offsets(bags: int, n: int) -> list[list[int]]:
 
 
 def _check_bag_condition(op: ir.Operation, cond: ir.Value, dims: tuple,
-                         vectors: list[list[int]], n: int, mismatch: str) -> None:
+                         vectors: list[list[int]], n: int, mismatch: str,
+                         sizes: dict | None = None) -> None:
     """For each offsets vector o, the condition selects exactly positions
     o[b] <= j < next(b) of bag b, next(b) = o[b + 1] (N for the last bag): checked at every
     bag's boundaries, the first and the last position."""
@@ -326,7 +452,7 @@ def _check_bag_condition(op: ir.Operation, cond: ir.Value, dims: tuple,
             for j in {start - 1, start, end - 1, end, 0, n - 1}:
                 if not 0 <= j < n:
                     continue
-                env = {("dim", j_dim): j, ("dim", d_dim): 0, off_arg: start}
+                env = {**(sizes or {}), ("dim", j_dim): j, ("dim", d_dim): 0, off_arg: start}
                 if b_dim is not None:
                     env[("dim", b_dim)] = b
                 try:

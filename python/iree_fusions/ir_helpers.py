@@ -492,7 +492,8 @@ def _read_values(op: ir.Operation) -> list[ir.Value]:
 
 # Ops whose one tensor result carries its dynamic dims as (trailing) `index` operands.
 SHAPE_CARRIERS = ("tensor.empty", "flow.tensor.tie_shape", "iree_tensor_ext.compute_barrier.start",
-                  "hal.tensor.import", "flow.tensor.constant", "flow.tensor.reshape")
+                  "hal.tensor.import", "flow.tensor.constant", "flow.tensor.reshape",
+                  "tensor.expand_shape")
 # A size IREE holds somewhere: static, the index value of a dynamic dim, or (tensor, dim) when
 # no op in reach carries it (a `tensor.dim` would give it).
 DimKey = int | ir.Value | tuple[ir.Value, int]

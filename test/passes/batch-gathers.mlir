@@ -1563,11 +1563,11 @@ util.func public @indexed_rows(%ids: tensor<8xi64>) -> (tensor<8x4xf32>) {
 // CHECK-LABEL: util.func public @dynamic_bags_into_concat
 // CHECK-SAME: (%[[I0:.+]]: tensor<?x5xi64>, %[[I1:.+]]: tensor<?x5xi64>, %[[I2:.+]]: tensor<?xi64>, %[[V:.+]]: tensor<?x4xf32>)
 // CHECK: %[[EQ:.+]] = arith.cmpi eq, %{{.+}}, %{{.+}} : index
-// CHECK: cf.assert %[[EQ]], "batch-gathers: cross-table gather: batch sizes differ (dim 0 of %arg1 vs dim 0 of %arg0; torch.cat needs them equal)"
+// CHECK: cf.assert %[[EQ]], "batch-gathers: cross-table gather: batch sizes differ (dim 0 of argument 1 vs dim 0 of argument 0; torch.cat needs them equal)"
 // CHECK: %[[G:.+]] = linalg.generic
 // CHECK-SAME: outs(%{{.+}} : tensor<2x?x4xf32>)
-// CHECK: cf.assert %{{.+}}, "batch-gathers: concat writer: batch sizes differ (dim 0 of %arg0 vs dim 0 of %arg3; torch.cat needs them equal)"
-// CHECK: cf.assert %{{.+}}, "batch-gathers: concat writer: batch sizes differ (dim 0 of %arg2 vs dim 0 of %arg3; torch.cat needs them equal)"
+// CHECK: cf.assert %{{.+}}, "batch-gathers: concat writer: batch sizes differ (dim 0 of argument 0 vs dim 0 of argument 3; torch.cat needs them equal)"
+// CHECK: cf.assert %{{.+}}, "batch-gathers: concat writer: batch sizes differ (dim 0 of argument 2 vs dim 0 of argument 3; torch.cat needs them equal)"
 // CHECK: %[[W:.+]] = linalg.generic
 // CHECK-SAME: outs(%{{.+}} : tensor<?x4x4xf32>)
 // CHECK:   tensor.extract %[[G]][%{{.+}}, %{{.+}}, %{{.+}}] : tensor<2x?x4xf32>
@@ -1733,7 +1733,7 @@ util.func public @dynamic_shared_batch(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -
 // CHECK-NOT: cf.assert
 // CHECK-COUNT-4: linalg.generic
 // REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: the bags' index shapes differ (dim 0 of %arg1 vs dim 0 of %arg0: dynamic dims not known to be equal) and bags are batched only stacked
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: the bags' index shapes differ (dim 0 of argument 1 vs dim 0 of argument 0: dynamic dims not known to be equal) and bags are batched only stacked
 util.func public @dynamic_bags_unrelated(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %b0 = tensor.dim %i0, %c0 : tensor<?x5xi64>
@@ -1773,4 +1773,131 @@ util.func public @dynamic_bags_unrelated(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi
     linalg.yield %s : f32
   } -> tensor<?x4xf32>
   util.return %p0, %p1 : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// F.embedding_bag with a dynamic batch and shape facts (the bag count ceildiv(B * 5, 5) and the
+// ids' length B * 5 both come from one util.assume.int size): checked for several B, rewritten
+// into a lookup over the ids expanded back to [?, 5] and a pooled sum.
+// CHECK-LABEL: util.func public @dynamic_embedding_bag
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape
+// CHECK: %[[BAGS:.+]] = arith.index_castui
+// CHECK: %[[E:.+]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [%[[BAGS]], 5] : tensor<?xi64> into tensor<?x5xi64>
+// CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<?x5xi64>) outs(%{{.+}} : tensor<?x5x4xf32>)
+// CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[ROWS]] : tensor<?x5x4xf32>)
+// CHECK: util.return %[[SUM]]
+// REPORT: changed [gathers-bag-{{[0-9a-f]+}}] linalg.generic at {{.+}}: embedding_bag ? bags x 5 ids: quadratic scan -> lookup + pooled sum
+util.func public @dynamic_embedding_bag(%ids: tensor<?x5xi64>) -> (tensor<?x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %c5 = arith.constant 5 : index
+  %c1_i64 = arith.constant 1 : i64
+  %c5_i64 = arith.constant 5 : i64
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %ids, %c0 : tensor<?x5xi64>
+  %batch = util.assume.int %d<umin = 1, umax = 64> : index
+  %idsb = flow.tensor.tie_shape %ids : tensor<?x5xi64>{%batch}
+  %bi = arith.index_cast %batch : index to i64
+  %nflat = arith.muli %batch, %c5 : index
+  %n5 = arith.muli %bi, %c5_i64 : i64
+  %nb = arith.ceildivui %n5, %c5_i64 : i64
+  %bags = arith.index_castui %nb : i64 to index
+  %oe = tensor.empty(%bags) : tensor<?xi64>
+  %offsets = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%oe : tensor<?xi64>) {
+  ^bb0(%out: i64):
+    %b = linalg.index 0 : index
+    %bb = arith.index_cast %b : index to i64
+    %o = arith.muli %bb, %c5_i64 : i64
+    linalg.yield %o : i64
+  } -> tensor<?xi64>
+  %flat = tensor.collapse_shape %idsb [[0, 1]] : tensor<?x5xi64> into tensor<?xi64>
+  %e = tensor.empty(%bags) : tensor<?x4xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4xf32>) -> tensor<?x4xf32>
+  %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%flat, %offsets : tensor<?xi64>, tensor<?xi64>) outs(%fill : tensor<?x4xf32>) {
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.addi %1, %c1_i64 : i64
+    %3 = arith.index_cast %2 : i64 to index
+    %4 = arith.cmpi eq, %nb, %2 : i64
+    %5 = arith.select %4, %c0, %3 : index
+    %n = arith.index_castui %nflat : index to i64
+    %extracted = tensor.extract %offsets[%5] : tensor<?xi64>
+    %6 = arith.select %4, %n, %extracted : i64
+    %7 = linalg.index 1 : index
+    %8 = arith.index_cast %7 : index to i64
+    %9 = arith.cmpi slt, %in_0, %8 : i64
+    %10 = arith.cmpi eq, %in_0, %8 : i64
+    %11 = arith.ori %9, %10 : i1
+    %12 = arith.cmpi slt, %8, %6 : i64
+    %13 = arith.andi %11, %12 : i1
+    %14 = arith.index_cast %in : i64 to index
+    %15 = linalg.index 2 : index
+    %extracted_1 = tensor.extract %t0[%14, %15] : tensor<10x4xf32>
+    %16 = arith.addf %extracted_1, %out : f32
+    %17 = arith.select %13, %16, %out : f32
+    linalg.yield %17 : f32
+  } -> tensor<?x4xf32>
+  util.return %bag : tensor<?x4xf32>
+}
+
+// -----
+
+// The same without shape facts: the bag count comes from another argument's batch than the
+// ids' length, and nothing in the IR ties them: left alone, the reason names both sizes.
+// CHECK-LABEL: util.func public @dynamic_embedding_bag_no_facts
+// CHECK-NOT: tensor.expand_shape
+// REPORT: skipped [gathers-bag-{{[0-9a-f]+}}] linalg.generic at {{.+}}: embedding_bag-like generic: the bag count and the ids' length come from separate dynamic sizes (dim 0 of argument 0, dim 0 of argument 1): nothing in the IR says the bags have one fixed length
+util.func public @dynamic_embedding_bag_no_facts(%ids: tensor<?x5xi64>, %other: tensor<?xi64>) -> (tensor<?x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %c5 = arith.constant 5 : index
+  %c1_i64 = arith.constant 1 : i64
+  %c5_i64 = arith.constant 5 : i64
+  %zero = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %d = tensor.dim %ids, %c0 : tensor<?x5xi64>
+  %db = tensor.dim %other, %c0 : tensor<?xi64>
+  %bi = arith.index_cast %db : index to i64
+  %nflat = arith.muli %d, %c5 : index
+  %n5 = arith.muli %bi, %c5_i64 : i64
+  %nb = arith.ceildivui %n5, %c5_i64 : i64
+  %bags = arith.index_castui %nb : i64 to index
+  %oe = tensor.empty(%bags) : tensor<?xi64>
+  %offsets = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%oe : tensor<?xi64>) {
+  ^bb0(%out: i64):
+    %b = linalg.index 0 : index
+    %bb = arith.index_cast %b : index to i64
+    %o = arith.muli %bb, %c5_i64 : i64
+    linalg.yield %o : i64
+  } -> tensor<?xi64>
+  %flat = tensor.collapse_shape %ids [[0, 1]] : tensor<?x5xi64> into tensor<?xi64>
+  %e = tensor.empty(%bags) : tensor<?x4xf32>
+  %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4xf32>) -> tensor<?x4xf32>
+  %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%flat, %offsets : tensor<?xi64>, tensor<?xi64>) outs(%fill : tensor<?x4xf32>) {
+  ^bb0(%in: i64, %in_0: i64, %out: f32):
+    %0 = linalg.index 0 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.addi %1, %c1_i64 : i64
+    %3 = arith.index_cast %2 : i64 to index
+    %4 = arith.cmpi eq, %nb, %2 : i64
+    %5 = arith.select %4, %c0, %3 : index
+    %n = arith.index_castui %nflat : index to i64
+    %extracted = tensor.extract %offsets[%5] : tensor<?xi64>
+    %6 = arith.select %4, %n, %extracted : i64
+    %7 = linalg.index 1 : index
+    %8 = arith.index_cast %7 : index to i64
+    %9 = arith.cmpi slt, %in_0, %8 : i64
+    %10 = arith.cmpi eq, %in_0, %8 : i64
+    %11 = arith.ori %9, %10 : i1
+    %12 = arith.cmpi slt, %8, %6 : i64
+    %13 = arith.andi %11, %12 : i1
+    %14 = arith.index_cast %in : i64 to index
+    %15 = linalg.index 2 : index
+    %extracted_1 = tensor.extract %t0[%14, %15] : tensor<10x4xf32>
+    %16 = arith.addf %extracted_1, %out : f32
+    %17 = arith.select %13, %16, %out : f32
+    linalg.yield %17 : f32
+  } -> tensor<?x4xf32>
+  util.return %bag : tensor<?x4xf32>
 }

@@ -108,6 +108,8 @@ LIT_EXPECTATIONS = {
     "dynamic_lookups_flat": (True, 1),
     "dynamic_shared_batch": (True, 1),
     "dynamic_bags_unrelated": (False, 0),
+    "dynamic_embedding_bag": (True, 0),
+    "dynamic_embedding_bag_no_facts": (False, 0),
 }
 
 
