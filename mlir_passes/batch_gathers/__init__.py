@@ -85,7 +85,7 @@ from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, option
 
 from .build import TablePool, emit_group, emit_offsets_bags, rewrite_embedding_bag
 from .embedding_bag import EmbeddingBag, OffsetsBag, is_bag_like
-from .match import SameSizes, hoist_view_chain, match_concats
+from .match import SameSizes, hoist_view_chain, mark_immutable_load, match_concats
 from .plan import (GroupPlan, OffsetsBagGroup, Plan, WriterPlan, bag_candidate,
                    collect_lookups, group_candidates, offsets_bag_candidates, writer_candidates)
 from .writer import emit_concat_writer
@@ -165,6 +165,7 @@ class BatchGathers(CandidatePass[Plan]):
         # lookups do not look interleaved. Idempotent: later rounds move nothing.
         for lk in lookups:
             hoist_view_chain(lk.index, block)
+            mark_immutable_load(lk.table)
         placements = h.block_placements(block)
         for lk in lookups:
             lk.placement = placements[lk.op]

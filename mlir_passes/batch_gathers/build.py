@@ -58,8 +58,32 @@ class TablePool:
         first = next(iter(self.block.operations)).operation
         value = b.hoist_to_initializer(self.module, first, tables, build,
                                        f"{TABLE_SYMBOL}_{dim}x{elem}")
+        _initialize_after_sources(self.module, h.defining_op(value))
         self.loads[key] = (value, offsets)
         return value, offsets
+
+
+def _initialize_after_sources(module: ir.Operation, load: ir.Operation) -> None:
+    """Moves the initializer that stacks the tables of `load`'s global after the
+    initializers of the globals it reads (tables IREE hoisted into globals, or that a
+    program initializes itself): initializers run in module order."""
+    symbol = ir.FlatSymbolRefAttr(load.attributes["global"]).value
+    top = [op.operation for op in module.regions[0].blocks[0].operations]
+
+    def stores(op: ir.Operation) -> set[str]:
+        return {ir.FlatSymbolRefAttr(s.attributes["global"]).value
+                for s in h.walk_ops(op, ("util.global.store",))}
+
+    def reads(op: ir.Operation) -> set[str]:
+        return {ir.FlatSymbolRefAttr(s.attributes["global"]).value
+                for s in h.walk_ops(op, ("util.global.load",))}
+
+    inits = [op for op in top if op.name == "util.initializer"]
+    ours = next(op for op in inits if symbol in stores(op))
+    sources = reads(ours)
+    writers = [op for op in inits if op != ours and stores(op) & sources]
+    if writers and top.index(writers[-1]) > top.index(ours):
+        ours.move_after(writers[-1])
 
 
 # ---------------------------------------------------------------- scalar code in bodies
@@ -335,7 +359,15 @@ def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) 
     dead = [op for m in members for op in reversed(m.ops)]
     for op in dead:
         op.erase()
+    erase_dead_tables(distinct)
     return change
+
+
+def erase_dead_tables(tables: list[ir.Value]) -> None:
+    """The tables no op reads any more (their rows are in a stacked table): a parameter
+    left in the function would be read at load for nothing."""
+    b.erase_dead(tables, b.of_kind("flow.tensor.constant", "arith.constant",
+                                   "util.global.load"))
 
 
 def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows: list[int],

@@ -132,6 +132,25 @@ def is_lookup_like(op: ir.Operation) -> bool:
             and all(it == "parallel" for it in h.iterator_types(op)))
 
 
+def mark_immutable_load(value: ir.Value) -> None:
+    """Marks a `util.global.load` of a global that is not `mutable` as `immutable` (what the
+    load is, said on the load: h.is_constant_like reads it there). A normalization that
+    changes no value."""
+    op = h.defining_op(value)
+    if op is None or op.name != "util.global.load" or "is_immutable" in op.attributes:
+        return
+    symbol = ir.FlatSymbolRefAttr(op.attributes["global"]).value
+    module = op
+    while module.parent is not None:
+        module = module.parent.operation if hasattr(module.parent, "operation") else module.parent
+    for top in module.regions[0].blocks[0].operations:
+        top = top.operation
+        if top.name == "util.global" and top.attributes["sym_name"].value == symbol:
+            if "is_mutable" not in top.attributes:
+                op.attributes["is_immutable"] = ir.UnitAttr.get()
+            return
+
+
 def traces_to(value: ir.Value, target: ir.Value) -> bool:
     """value is target, possibly through integer/index casts."""
     while True:

@@ -193,6 +193,17 @@ def group_key(kind: str, members: list[Lookup], layout: str = "stacked") -> str:
         tuple(c is not None for c in first.checks))
 
 
+def not_constant_reason(table: ir.Value) -> str:
+    """Why a table is not stacked: a mutable global (it can change between calls), else
+    a value known only at run time."""
+    op = h.defining_op(table)
+    if op is not None and op.name == "util.global.load" and "is_immutable" not in op.attributes:
+        name = ir.FlatSymbolRefAttr(op.attributes["global"]).value
+        return (f"table is the mutable global @{name} (it can change between calls: never "
+                "stacked); only lookups of the same table merge")
+    return NOT_CONSTANT
+
+
 def _origin(value: ir.Value) -> str:
     op = h.defining_op(value)
     return "argument" if op is None else op.name
@@ -252,7 +263,8 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, sizes: SameSizes,
         if h.is_constant_like(lk.table):
             constant.append(lk)
         elif same_shape[lk.shape_key()] > 1:
-            left_alone[lk] = (1, _left_alone(group_key("cross", [lk]), lk, NOT_CONSTANT))
+            left_alone[lk] = (1, _left_alone(group_key("cross", [lk]), lk,
+                                             not_constant_reason(lk.table)))
     for bucket in _buckets(constant, Lookup.shape_key):
         for g in open_groups(bucket, order):
             if len(g) == 1:

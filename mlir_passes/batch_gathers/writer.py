@@ -12,8 +12,8 @@ from iree.compiler.dialects import arith, linalg, tensor
 
 from iree_fusions import ir_build as b
 
-from .build import (TablePool, emit_checks, emit_size_checks, entry, index_const, index_in_shape,
-                    int_table, materialize, select_chain)
+from .build import (TablePool, emit_checks, emit_size_checks, entry, erase_dead_tables,
+                    index_const, index_in_shape, int_table, materialize, select_chain)
 from .match import Concat, Lookup, distinct_tables, stacked_source
 from .plan import WriterPlan
 
@@ -49,6 +49,7 @@ def emit_concat_writer(plan: WriterPlan, tables: TablePool, values_as_ins: bool,
         if not list(lk.result.uses):
             for op in reversed(lk.ops):
                 op.erase()
+    erase_dead_tables(distinct_tables(list(slot_lookups.values())))
     n_lookups, n_groups, n_stacked, n_values = counts
     kept = len(c.slots) - (s1 - s0)
     return (f"concat of {len(c.slots)} slots (widths "

@@ -1901,3 +1901,147 @@ util.func public @dynamic_embedding_bag_no_facts(%ids: tensor<?x5xi64>, %other: 
   } -> tensor<?x4xf32>
   util.return %bag : tensor<?x4xf32>
 }
+
+// -----
+
+// Tables held in immutable globals (an initial value, and one a program initializer stores:
+// placed after the function here): stacked once at load by an initializer that runs after
+// the one it reads from (initializers run in module order).
+// CHECK: util.global private @t0 = dense<1.000000e+00> : tensor<10x4xf32>
+// CHECK: util.global private @[[TAB:__batch_gathers_table_4xf32]] : tensor<50x4xf32>
+// CHECK-LABEL: util.func public @global_tables
+// CHECK: util.global.load immutable @[[TAB]] : tensor<50x4xf32>
+// CHECK: util.initializer
+// CHECK:   util.global.store %{{.+}}, @t1
+// CHECK: util.initializer
+// CHECK:   util.global.load immutable @t0
+// CHECK:   util.global.load immutable @t1
+// CHECK:   util.global.store %{{.+}}, @[[TAB]]
+// REPORT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 3 insert_slices removed
+util.global private @t0 = dense<1.0> : tensor<10x4xf32>
+util.global private @t1 : tensor<20x4xf32>
+util.global private @t2 : tensor<20x4xf32>
+util.func public @global_tables(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x12xf32>) {
+  %t0 = util.global.load @t0 : tensor<10x4xf32>
+  %t1 = util.global.load immutable @t1 : tensor<20x4xf32>
+  %t2 = util.global.load immutable @t2 : tensor<20x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l2_e = tensor.empty() : tensor<8x4xf32>
+  %l2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i2 : tensor<8xi64>) outs(%l2_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t2[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %ce = tensor.empty() : tensor<8x12xf32>
+  %c0 = tensor.insert_slice %l0 into %ce[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  %c1 = tensor.insert_slice %l1 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  %c2 = tensor.insert_slice %l2 into %c1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  util.return %c2 : tensor<8x12xf32>
+}
+util.initializer {
+  %c1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  util.global.store %c1, @t1 : tensor<20x4xf32>
+  %c2 = arith.constant dense<3.0> : tensor<20x4xf32>
+  util.global.store %c2, @t2 : tensor<20x4xf32>
+  util.return
+}
+
+// -----
+
+// A table held in a mutable global can change between calls: never stacked.
+// CHECK-LABEL: util.func public @mutable_global_table
+// CHECK-NOT: util.initializer
+// REPORT: [batch-gathers] 0 change(s), 2 skipped
+// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: table is the mutable global @m (it can change between calls: never stacked); only lookups of the same table merge
+util.global private mutable @m = dense<5.0> : tensor<10x4xf32>
+util.func public @mutable_global_table(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %m = util.global.load @m : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %m[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  util.return %l0, %l1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// Tables read from external parameters (iree-turbine's externalize_module_parameters, or
+// iree-import-onnx --externalize-params: `flow.tensor.constant #flow.parameter.named` by
+// global-optimization): stacked once in an initializer that reads the parameters at load;
+// with no other reader left, the parameters are read only there.
+// CHECK: util.global private @[[TAB:__batch_gathers_table_4xf32]] : tensor<50x4xf32>
+// CHECK: util.initializer
+// CHECK:   flow.tensor.constant #flow.parameter.named<"model"::"t0"> : tensor<10x4xf32>
+// CHECK:   flow.tensor.constant #flow.parameter.named<"model"::"t1"> : tensor<20x4xf32>
+// CHECK:   flow.tensor.constant #flow.parameter.named<"model"::"t2"> : tensor<20x4xf32>
+// CHECK:   util.global.store %{{.+}}, @[[TAB]]
+// CHECK-LABEL: util.func public @parameter_tables
+// CHECK-NOT: flow.tensor.constant
+// CHECK: util.global.load immutable @[[TAB]]
+// CHECK-NOT: flow.tensor.constant
+// CHECK: util.return
+// REPORT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 3 insert_slices removed
+util.func public @parameter_tables(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x12xf32>) {
+  %t0 = flow.tensor.constant #flow.parameter.named<"model"::"t0"> : tensor<10x4xf32>
+  %t1 = flow.tensor.constant #flow.parameter.named<"model"::"t1"> : tensor<20x4xf32>
+  %t2 = flow.tensor.constant #flow.parameter.named<"model"::"t2"> : tensor<20x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l2_e = tensor.empty() : tensor<8x4xf32>
+  %l2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i2 : tensor<8xi64>) outs(%l2_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t2[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %ce = tensor.empty() : tensor<8x12xf32>
+  %c0 = tensor.insert_slice %l0 into %ce[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  %c1 = tensor.insert_slice %l1 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  %c2 = tensor.insert_slice %l2 into %c1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  util.return %c2 : tensor<8x12xf32>
+}

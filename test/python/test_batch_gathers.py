@@ -110,7 +110,14 @@ LIT_EXPECTATIONS = {
     "dynamic_bags_unrelated": (False, 0),
     "dynamic_embedding_bag": (True, 0),
     "dynamic_embedding_bag_no_facts": (False, 0),
+    # Tables held in globals (immutable: stacked at load; mutable: never) and read from
+    # external parameters (given as arrays at run time, scope "model").
+    "global_tables": (True, 3),
+    "mutable_global_table": (False, 0),
+    "parameter_tables": (True, 5),
 }
+PARAMETERS = {"parameter_tables": {"model": {f"t{k}": table_values(r, 4, 7 + k)
+                                             for k, r in enumerate((10, 20, 20))}}}
 
 
 def test_lit_cases_are_all_covered():
@@ -123,7 +130,8 @@ def test_lit_case_numerics_and_counts(name):
     order and past the ids' end, where the rewrite must still add exactly what stock adds."""
     text = lit_cases()[name]
     changed, saved = LIT_EXPECTATIONS[name]
-    check = compare_compilations(text, inputs_for(text, name), fusions=LOW, function=name)
+    check = compare_compilations(text, inputs_for(text, name), fusions=LOW, function=name,
+                                 parameters=PARAMETERS.get(name))
     assert check.agreement.shapes_match
     # Gathers copy table elements and bag sums keep their order: results are bit-identical.
     assert check.agreement.max_abs == 0.0, check.agreement
