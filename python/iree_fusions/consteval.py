@@ -68,8 +68,9 @@ class FoldResult:
 
 
 def plugin_initializers(module: ir.Operation) -> list[ir.Operation]:
-    return [op.operation for op in module.regions[0].blocks[0].operations
-            if op.operation.name == "util.initializer" and LOAD_TIME_ATTR in op.operation.attributes]
+    """The load-time initializers the plugin's passes created in `module`."""
+    ops = (op.operation for op in module.regions[0].blocks[0].operations)
+    return [op for op in ops if op.name == "util.initializer" and LOAD_TIME_ATTR in op.attributes]
 
 
 def _stored_globals(init: ir.Operation) -> list[str]:
