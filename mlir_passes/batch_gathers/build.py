@@ -16,7 +16,8 @@ from iree_fusions import ir_helpers as h
 
 from .embedding_bag import EmbeddingBag, OffsetsBag
 from . import match
-from .match import MAX_UNROLLED_BAG, Lookup, distinct_tables, first_use_pos, shape_text
+from .match import (MAX_UNROLLED_BAG, Lookup, distinct_tables, first_use_pos,
+                    is_lookup_like, shape_text)
 from .plan import GroupPlan, OffsetsBagGroup
 
 TABLE_SYMBOL = "__batch_gathers_table"
@@ -86,6 +87,50 @@ def _initialize_after_sources(module: ir.Operation, load: ir.Operation) -> None:
         ours.move_after(writers[-1])
 
 
+# ---------------------------------------------------------------- normalization
+
+
+def unflatten_lookups(block: ir.Block) -> None:
+    """Lookups over a flattened index tensor whose rows are expanded back (ONNX's Gather of
+    [B, L] ids lowers to collapse [B*L] -> lookup [B*L, D] -> expand [B, L, D]) become one
+    lookup over the [B, L] ids: a normalization that changes no value, so that bags of the
+    ONNX form pool and batch as the torch form's do. Idempotent."""
+    for op in list(block.operations):
+        op = op.operation
+        if op.name != "linalg.generic" or not is_lookup_like(op) or len(op.results) != 1:
+            continue
+        flat = h.dps_inputs(op)[0]
+        collapse, uses = h.defining_op(flat), h.users(op.results[0])
+        if collapse is None or collapse.name != "tensor.collapse_shape" or len(uses) != 1 or \
+                uses[0].name != "tensor.expand_shape":
+            continue
+        expand, ids = uses[0], collapse.operands[0]
+        r = h.tensor_type(ids).rank
+        if h.reassociation(collapse) != [list(range(r))] or \
+                h.reassociation(expand) != [list(range(r)), [r]] or \
+                [h.map_dim_positions(m) for m in h.indexing_maps(op)] != [[0], [0, 1]] or \
+                0 in h.index_dims(op):
+            continue
+        out_t = h.tensor_type(expand.results[0])
+        if any(out_t.shape[i] != h.tensor_type(ids).shape[i] for i in range(r)) or any(
+                h.dim_key(expand.results[0], i) != h.dim_key(ids, i) for i in range(r)
+                if ir.ShapedType.is_dynamic_size(out_t.shape[i])):
+            continue
+        with op.location, ir.InsertionPoint(expand):
+            sizes = [materialize(h.dim_key(ids, i)) for i in range(r)] + [out_t.shape[-1]]
+            empty = tensor.EmptyOp(sizes, out_t.element_type).result
+            new = b.new_generic([ids], [empty], [b.map_attr(r + 1, range(r)),
+                                                 b.map_attr(r + 1, range(r + 1))],
+                                ["parallel"] * (r + 1))
+            body = b.append_body_block(new, [ids, empty])
+            b.clone_body(op, body, index_map={1: r})
+        expand.results[0].replace_all_uses_with(new.results[0])
+        expand.erase()
+        op.erase()
+        b.erase_dead([flat], b.of_kind("tensor.collapse_shape",
+                                       "iree_tensor_ext.compute_barrier.start"))
+
+
 # ---------------------------------------------------------------- scalar code in bodies
 # At the current insertion point and location (inside a generic's body).
 
@@ -119,6 +164,13 @@ def select_chain(key: ir.Value, values: list[ir.Value], keys: list[int]) -> ir.V
         eq = cmpi("eq", key, index_const(k))
         acc = arith.SelectOp(eq, v, acc).result
     return acc
+
+
+def wrap_index(idx: ir.Value, rows: ir.Value) -> ir.Value:
+    """idx < 0 ? idx + rows : idx (the wrap of the generics the gather replaces, on the
+    lookup's own table's rows)."""
+    negative = cmpi("slt", idx, index_const(0))
+    return arith.SelectOp(negative, arith.AddIOp(idx, rows).result, idx).result
 
 
 def emit_checks(checks: tuple[str | None, str | None], raw: ir.Value, idx: ir.Value,
@@ -360,7 +412,14 @@ def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) 
     for op in dead:
         op.erase()
     erase_dead_tables(distinct)
+    erase_dead_wraps(members)
     return change
+
+
+def erase_dead_wraps(lookups: list[Lookup]) -> None:
+    """The generics that wrapped the replaced lookups' indices, once nothing reads them."""
+    b.erase_dead([lk.wrapped for lk in lookups if lk.wrapped is not None],
+                 b.of_kind("linalg.generic", "tensor.empty"))
 
 
 def erase_dead_tables(tables: list[ir.Value]) -> None:
@@ -433,6 +492,8 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
                 chain_in = [tensor.ExtractOp(v, at).result for v in indices]
             raw = select_chain(kk, chain_in, list(range(k)))
             idx = arith.IndexCastOp(ir.IndexType.get(), raw).result
+            if first.wrap:
+                idx = wrap_index(idx, rows_v)
             emit_checks(first.checks, raw, idx, rows_v)
             if off is not None:
                 idx = arith.AddIOp(idx, off).result
@@ -502,6 +563,8 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
             rows_v = arith.SelectOp(segs[j], rows_s[j], rows_v).result
             off_v = arith.SelectOp(segs[j], offs_s[j], off_v).result
         idx = arith.IndexCastOp(ir.IndexType.get(), raw).result
+        if first.wrap:
+            idx = wrap_index(idx, rows_v)
         emit_checks(first.checks, raw, idx, rows_v)
         if any(offsets):
             idx = arith.AddIOp(idx, off_v).result

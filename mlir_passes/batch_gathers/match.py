@@ -50,6 +50,9 @@ class Lookup:
     # value IREE holds for the dim; equal keys are equal sizes).
     index_sizes: tuple[h.DimKey, ...]
     checks: tuple[str | None, str | None]  # messages of the (upper, lower) bound asserts
+    # The index is wrapped (i < 0 ? i + rows : i, as ONNX's Gather and `W[ids]` lower it)
+    # by `wrapped`, elementwise generics the batched gather replaces: `index` is the raw one.
+    wrapped: ir.Value | None = None
     pool: ir.Operation | None = None
     pool_axis: int | None = None
     mean: ir.Operation | None = None  # divides the pooled sum by a constant (mean bags)
@@ -81,15 +84,19 @@ class Lookup:
         """None, "sum" or "mean"."""
         return None if self.pool is None else "mean" if self.mean is not None else "sum"
 
+    @property
+    def wrap(self) -> bool:
+        return self.wrapped is not None
+
     def shape_key(self) -> tuple:
         """What lookups merged across tables must share."""
-        return (self.dim, str(self.elem), str(self.index_elem), self.checks, self.index_shape,
-                self.pool_axis, str(self.divisor))
+        return (self.dim, str(self.elem), str(self.index_elem), self.checks, self.wrap,
+                self.index_shape, self.pool_axis, str(self.divisor))
 
     def table_key(self) -> tuple:
         """What lookups of one table merged without offsets must share (index shapes may
         differ when unpooled: the flat layout)."""
-        return (self.table, str(self.elem), str(self.index_elem), self.checks,
+        return (self.table, str(self.elem), str(self.index_elem), self.checks, self.wrap,
                 self.index_shape if self.pool is not None else None, self.pool_axis,
                 str(self.divisor))
 
@@ -202,8 +209,13 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
         raise NoMatch("index tensor is not integer")
     rank = res_t.rank
     in_map, out_map = h.indexing_maps(op)
-    if not h.is_identity_map(out_map) or h.map_dim_positions(in_map) != list(range(rank - 1)):
+    # Any loop order (ONNX imports, interchanged generics): the result's dims are a
+    # permutation of the loops, the index is read at the loops of its leading dims, and the
+    # column loop is the loop of its last dim.
+    out_dims, in_dims = h.map_dim_positions(out_map), h.map_dim_positions(in_map)
+    if not h.is_permutation(out_dims, rank) or in_dims != out_dims[:rank - 1]:
         raise NoMatch("index map is not the result's leading dims")
+    column_loop = out_dims[-1]
     block = h.body_block(op)
     in_arg, out_arg = block.arguments[0], block.arguments[1]
     if list(out_arg.uses):
@@ -224,8 +236,8 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
         raise NoMatch("extract is not from a captured 2-d table")
     col_op = h.defining_op(col)
     if col_op is None or col_op.name != "linalg.index" or \
-            ir.IntegerAttr(col_op.attributes["dim"]).value != rank - 1:
-        raise NoMatch("column is not the innermost loop index")
+            ir.IntegerAttr(col_op.attributes["dim"]).value != column_loop:
+        raise NoMatch("column is not the loop of the result's last dim")
     if not traces_to(row, in_arg):
         raise NoMatch("row is not the index input")
     if tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
@@ -241,9 +253,77 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
         if kind is None or kind in checks:
             raise NoMatch("bounds check not understood")
         checks[kind] = ir.StringAttr(a.attributes["msg"]).value
-    return Lookup(op, table, ins[0], tab_t.shape[0], tab_t.shape[1], res_t.element_type,
-                  idx_t.element_type, h.shape_keys(ins[0]),
-                  (checks.get("upper"), checks.get("lower")))
+    index, wrapped = ins[0], None
+    if not checks and (raw := unwrap_index(ins[0], tab_t.shape[0])) is not None:
+        index, wrapped = raw, ins[0]
+    return Lookup(op, table, index, tab_t.shape[0], tab_t.shape[1], res_t.element_type,
+                  idx_t.element_type, h.shape_keys(index),
+                  (checks.get("upper"), checks.get("lower")), wrapped)
+
+
+def unwrap_index(value: ir.Value, rows: int) -> ir.Value | None:
+    """x when `value` is x < 0 ? x + rows : x, elementwise over x (identity maps): one
+    generic, or ONNX's three (compare, add, select); else None."""
+    op = h.defining_op(value)
+    if not _plain_elementwise(op, value):
+        return None
+    block = h.body_block(op)
+    ins = h.dps_inputs(op)
+    sel = h.defining_op(list(block.operations)[-1].operation.operands[0])
+    if sel is None or sel.name != "arith.select":
+        return None
+    cond, yes, no = (_elementwise_of(v, block, ins) for v in sel.operands)
+    if cond is None or yes is None or no is None or no[0] != "x":
+        return None
+    x = no[1]
+    if cond != ("neg", x) or yes != (("add", rows), x):
+        return None
+    return x
+
+
+def _plain_elementwise(op: ir.Operation | None, value: ir.Value) -> bool:
+    """A one-result all-parallel generic with identity maps whose body reads no outputs."""
+    return (op is not None and op.name == "linalg.generic" and len(op.results) == 1
+            and h.is_elementwise_generic(op) and h.tensor_type(value) is not None
+            and all(h.is_identity_map(m) for m in h.indexing_maps(op))
+            and not list(h.body_block(op).arguments[len(h.dps_inputs(op)):][0].uses))
+
+
+def _elementwise_of(v: ir.Value, block: ir.Block, ins: list[ir.Value]
+                    ) -> tuple | None:
+    """(f, x) when the scalar `v` of a generic body is f(x[i]) for an input tensor x, with f
+    "x" (x itself), "neg" (x < 0) or ("add", c) (x + c): directly in the body, or through
+    an input produced by a one-input elementwise generic doing f."""
+    def of_body(w: ir.Value, blk: ir.Block, inputs: list[ir.Value]) -> tuple | None:
+        if isinstance(w.owner, ir.Block):
+            if w.owner != blk or ir.BlockArgument(w).arg_number >= len(inputs):
+                return None
+            return "x", inputs[ir.BlockArgument(w).arg_number]
+        d = h.defining_op(w)
+        if d is None or d.name not in ("arith.cmpi", "arith.addi"):
+            return None
+        arg, c = d.operands
+        inner = of_body(arg, blk, inputs)
+        if inner is None or inner[0] != "x":
+            return None
+        bound = h.const_int(c)
+        if d.name == "arith.cmpi" and bound == 0 and \
+                CMPI[ir.IntegerAttr(d.attributes["predicate"]).value] == "slt":
+            return "neg", inner[1]
+        if d.name == "arith.addi" and bound is not None:
+            return ("add", bound), inner[1]
+        return None
+
+    found = of_body(v, block, ins)
+    if found is None or found[0] != "x":
+        return found
+    producer = h.defining_op(found[1])  # an input computed by its own generic
+    if not _plain_elementwise(producer, found[1]) or len(h.dps_inputs(producer)) != 1:
+        return found
+    pblock = h.body_block(producer)
+    inner = of_body(list(pblock.operations)[-1].operation.operands[0], pblock,
+                    h.dps_inputs(producer))
+    return found if inner is None or inner[0] == "x" else inner
 
 
 def _slice_text(table_t: ir.RankedTensorType) -> str:

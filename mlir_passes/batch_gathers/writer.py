@@ -13,7 +13,8 @@ from iree.compiler.dialects import arith, linalg, tensor
 from iree_fusions import ir_build as b
 
 from .build import (TablePool, emit_checks, emit_size_checks, entry, erase_dead_tables,
-                    index_const, index_in_shape, int_table, materialize, select_chain)
+                    erase_dead_wraps, index_const, index_in_shape, int_table, materialize,
+                    select_chain, wrap_index)
 from .match import Concat, Lookup, distinct_tables, stacked_source
 from .plan import WriterPlan
 
@@ -45,11 +46,12 @@ def emit_concat_writer(plan: WriterPlan, tables: TablePool, values_as_ins: bool,
     c.final.results[0].replace_all_uses_with(result)
     for ins in reversed(c.inserts):
         ins.erase()
-    for lk in slot_lookups.values():
-        if not list(lk.result.uses):
-            for op in reversed(lk.ops):
-                op.erase()
+    erased = [lk for lk in slot_lookups.values() if not list(lk.result.uses)]
+    for lk in erased:
+        for op in reversed(lk.ops):
+            op.erase()
     erase_dead_tables(distinct_tables(list(slot_lookups.values())))
+    erase_dead_wraps(erased)
     n_lookups, n_groups, n_stacked, n_values = counts
     kept = len(c.slots) - (s1 - s0)
     return (f"concat of {len(c.slots)} slots (widths "
@@ -126,7 +128,7 @@ def _write_slots(c: Concat, slot_lookups: dict[int, Lookup], tables: TablePool,
     for s in range(nslots):
         if s in slot_lookups:
             lk = slot_lookups[s]
-            groups[(lk.dim, str(lk.elem), str(lk.index_elem), lk.checks)].append(s)
+            groups[(lk.dim, str(lk.elem), str(lk.index_elem), lk.checks, lk.wrap)].append(s)
             continue
         st = stacked_source(c.source(s), c.widths[s])
         if st is not None:
@@ -174,7 +176,7 @@ def _write_slots(c: Concat, slot_lookups: dict[int, Lookup], tables: TablePool,
 
         result = None
         n_lookups = 0
-        for g, ((_, _, _, checks), slots) in enumerate(groups.items()):
+        for g, ((_, _, _, checks, wrap), slots) in enumerate(groups.items()):
             lks = [slot_lookups[s] for s in slots]
             n_lookups += len(lks)
             distinct = distinct_tables(lks)
@@ -198,6 +200,8 @@ def _write_slots(c: Concat, slot_lookups: dict[int, Lookup], tables: TablePool,
             with pre:
                 rows_table = int_table(rows)
             rows_v = entry(rows_table, s_v)
+            if wrap:
+                idx = wrap_index(idx, rows_v)
             skip = None
             if kind_v is not None:
                 other = is_kind(g)

@@ -569,7 +569,7 @@ util.func public @non_constant_same_table(%ta: tensor<10x4xf32>, %i0: tensor<8xi
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<4x20xf32>
 // CHECK: iree_linalg_ext.gather dimension_map = [0, 1]
 // REPORT: [batch-gathers] 0 change(s), 3 skipped
-// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: column is not the innermost loop index
+// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: column is not the loop of the result's last dim
 // REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] iree_linalg_ext.gather at {{.+}}: gather is not a row gather along dim 0
 // REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table)
 util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<10x4xf32>, %k: tensor<4x2xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>) {
@@ -2044,4 +2044,168 @@ util.func public @parameter_tables(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: 
   %c1 = tensor.insert_slice %l1 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
   %c2 = tensor.insert_slice %l2 into %c1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
   util.return %c2 : tensor<8x12xf32>
+}
+
+// -----
+
+// The ONNX import of the same recommender (torch.onnx.export + iree-import-onnx): each index
+// is wrapped (i < 0 ? i + rows : i) by three elementwise generics before its lookup, and a
+// bag's [8, 5] ids are flattened, looked up as [40, 4] and expanded back before the sum. The
+// flattened lookups are normalized back to [8, 5, 4]; the wraps move into the batched bodies
+// (each index wrapped by its own table's rows); the wrap generics disappear.
+// CHECK-LABEL: util.func public @onnx_bags_into_concat
+// CHECK-NOT: tensor.expand_shape
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<2x8x4xf32>)
+// CHECK:   %[[NEG:.+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : index
+// CHECK:   %[[UP:.+]] = arith.addi
+// CHECK:   arith.select %[[NEG]], %[[UP]], %{{.+}} : index
+// CHECK: %[[W:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<8x4x4xf32>)
+// CHECK: tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x4x4xf32> into tensor<8x16xf32>
+// CHECK-NOT: arith.cmpi slt, %{{.+}}, %{{.+}} : i64
+// CHECK: util.return
+// REPORT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
+// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 4 slots (widths 4) written in place by one generic in 4-column chunks (1 lookups gathered in it from 1 table group(s), 2 from batched gathers, 1 copied values); 4 insert_slices removed
+util.func public @onnx_bags_into_concat(%v: tensor<8x4xf32>, %i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %i2: tensor<8xi64>) -> (tensor<8x16xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %t2 = arith.constant dense<3.0> : tensor<30x4xf32>
+  %p0_w_be = tensor.empty() : tensor<8x5xi1>
+  %p0_w_neg = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8x5xi64>) outs(%p0_w_be : tensor<8x5xi1>) {
+  ^bb0(%in: i64, %out: i1):
+    %z = arith.constant 0 : i64
+    %c = arith.cmpi slt, %in, %z : i64
+    linalg.yield %c : i1
+  } -> tensor<8x5xi1>
+  %p0_w_ie = tensor.empty() : tensor<8x5xi64>
+  %p0_w_add = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8x5xi64>) outs(%p0_w_ie : tensor<8x5xi64>) {
+  ^bb0(%in: i64, %out: i64):
+    %r = arith.constant 10 : i64
+    %a = arith.addi %in, %r : i64
+    linalg.yield %a : i64
+  } -> tensor<8x5xi64>
+  %p0_w = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%p0_w_neg, %p0_w_add, %i0 : tensor<8x5xi1>, tensor<8x5xi64>, tensor<8x5xi64>) outs(%p0_w_ie : tensor<8x5xi64>) {
+  ^bb0(%in: i1, %in_0: i64, %in_1: i64, %out: i64):
+    %s = arith.select %in, %in_0, %in_1 : i64
+    linalg.yield %s : i64
+  } -> tensor<8x5xi64>
+  %p0_flat = tensor.collapse_shape %p0_w [[0, 1]] : tensor<8x5xi64> into tensor<40xi64>
+  %p0_g_e = tensor.empty() : tensor<40x4xf32>
+  %p0_g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%p0_flat : tensor<40xi64>) outs(%p0_g_e : tensor<40x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<40x4xf32>
+  %p0_x = tensor.expand_shape %p0_g [[0, 1], [2]] output_shape [8, 5, 4] : tensor<40x4xf32> into tensor<8x5x4xf32>
+  %p0_z = arith.constant 0.0 : f32
+  %p0_se = tensor.empty() : tensor<8x4xf32>
+  %p0_f = linalg.fill ins(%p0_z : f32) outs(%p0_se : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %p0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%p0_x : tensor<8x5x4xf32>) outs(%p0_f : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %p1_w_be = tensor.empty() : tensor<8x5xi1>
+  %p1_w_neg = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8x5xi64>) outs(%p1_w_be : tensor<8x5xi1>) {
+  ^bb0(%in: i64, %out: i1):
+    %z = arith.constant 0 : i64
+    %c = arith.cmpi slt, %in, %z : i64
+    linalg.yield %c : i1
+  } -> tensor<8x5xi1>
+  %p1_w_ie = tensor.empty() : tensor<8x5xi64>
+  %p1_w_add = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8x5xi64>) outs(%p1_w_ie : tensor<8x5xi64>) {
+  ^bb0(%in: i64, %out: i64):
+    %r = arith.constant 20 : i64
+    %a = arith.addi %in, %r : i64
+    linalg.yield %a : i64
+  } -> tensor<8x5xi64>
+  %p1_w = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%p1_w_neg, %p1_w_add, %i1 : tensor<8x5xi1>, tensor<8x5xi64>, tensor<8x5xi64>) outs(%p1_w_ie : tensor<8x5xi64>) {
+  ^bb0(%in: i1, %in_0: i64, %in_1: i64, %out: i64):
+    %s = arith.select %in, %in_0, %in_1 : i64
+    linalg.yield %s : i64
+  } -> tensor<8x5xi64>
+  %p1_flat = tensor.collapse_shape %p1_w [[0, 1]] : tensor<8x5xi64> into tensor<40xi64>
+  %p1_g_e = tensor.empty() : tensor<40x4xf32>
+  %p1_g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%p1_flat : tensor<40xi64>) outs(%p1_g_e : tensor<40x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<40x4xf32>
+  %p1_x = tensor.expand_shape %p1_g [[0, 1], [2]] output_shape [8, 5, 4] : tensor<40x4xf32> into tensor<8x5x4xf32>
+  %p1_z = arith.constant 0.0 : f32
+  %p1_se = tensor.empty() : tensor<8x4xf32>
+  %p1_f = linalg.fill ins(%p1_z : f32) outs(%p1_se : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %p1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%p1_x : tensor<8x5x4xf32>) outs(%p1_f : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %w2_be = tensor.empty() : tensor<8xi1>
+  %w2_neg = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%i2 : tensor<8xi64>) outs(%w2_be : tensor<8xi1>) {
+  ^bb0(%in: i64, %out: i1):
+    %z = arith.constant 0 : i64
+    %c = arith.cmpi slt, %in, %z : i64
+    linalg.yield %c : i1
+  } -> tensor<8xi1>
+  %w2_ie = tensor.empty() : tensor<8xi64>
+  %w2_add = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%i2 : tensor<8xi64>) outs(%w2_ie : tensor<8xi64>) {
+  ^bb0(%in: i64, %out: i64):
+    %r = arith.constant 30 : i64
+    %a = arith.addi %in, %r : i64
+    linalg.yield %a : i64
+  } -> tensor<8xi64>
+  %w2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%w2_neg, %w2_add, %i2 : tensor<8xi1>, tensor<8xi64>, tensor<8xi64>) outs(%w2_ie : tensor<8xi64>) {
+  ^bb0(%in: i1, %in_0: i64, %in_1: i64, %out: i64):
+    %s = arith.select %in, %in_0, %in_1 : i64
+    linalg.yield %s : i64
+  } -> tensor<8xi64>
+  %l2_e = tensor.empty() : tensor<8x4xf32>
+  %l2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%w2 : tensor<8xi64>) outs(%l2_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t2[%a, %j] : tensor<30x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %ce = tensor.empty() : tensor<8x16xf32>
+  %c0 = tensor.insert_slice %v into %ce[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
+  %c1 = tensor.insert_slice %p0 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
+  %c2 = tensor.insert_slice %l2 into %c1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
+  %c3 = tensor.insert_slice %p1 into %c2[0, 12] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
+  util.return %c3 : tensor<8x16xf32>
+}
+
+// -----
+
+// Lookups whose loops come in another order (the column loop first, the result written
+// through a permutation): the same lookups; merged as any others.
+// CHECK-LABEL: util.func public @permuted_loop_order
+// CHECK: %[[G:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<2x8x4xf32>)
+// REPORT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather
+util.func public @permuted_loop_order(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 0 : index
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 0 : index
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  util.return %l0, %l1 : tensor<8x4xf32>, tensor<8x4xf32>
 }

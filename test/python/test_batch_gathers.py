@@ -115,6 +115,9 @@ LIT_EXPECTATIONS = {
     "global_tables": (True, 3),
     "mutable_global_table": (False, 0),
     "parameter_tables": (True, 5),
+    # The ONNX import's forms: wrapped indices, flattened bag ids, other loop orders.
+    "onnx_bags_into_concat": (True, 5),
+    "permuted_loop_order": (True, 1),
 }
 PARAMETERS = {"parameter_tables": {"model": {f"t{k}": table_values(r, 4, 7 + k)
                                              for k, r in enumerate((10, 20, 20))}}}
@@ -180,6 +183,18 @@ def test_out_of_range_index_reported_like_stock():
         mask = np.ones(out_s.shape, bool)
         mask[3, 4:8] = False  # slot of lookup 0, batch row 3
         np.testing.assert_array_equal(out_s[mask], out_p[mask])
+
+
+def test_onnx_negative_indices_wrap_like_stock():
+    """ONNX's Gather wraps a negative index by its table's rows (i < 0 ? i + rows : i): the
+    batched gathers wrap each index by its own table's rows, as the generics they replace."""
+    name = "onnx_bags_into_concat"
+    text = lit_cases()[name]
+    inputs = [x - 10 if x.dtype == np.int64 else x for x in inputs_for(text, name, high=20)]
+    assert min(int(x.min()) for x in inputs if x.dtype == np.int64) < 0
+    check = compare_compilations(text, inputs, fusions=LOW, function=name, count=False)
+    assert check.agreement.max_abs == 0.0, check.agreement
+    assert check.changes()
 
 
 def test_unequal_dynamic_batches_stop_the_call():
