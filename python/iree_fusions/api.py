@@ -142,8 +142,8 @@ def compile_file(
         if compile_to:
             cmd.append(f"--compile-to={compile_to}")
         returncode, stderr = _run_tool(cmd, timeout)
-        if returncode != 0:
-            raise CompilerToolError(cmd, returncode, stderr)
+        if returncode != 0 or not os.path.exists(out_path):
+            raise CompilerToolError(cmd, returncode, stderr or "the compiler wrote no output")
         with open(out_path, "rb") as f:
             data = f.read()
         reports = []
@@ -157,6 +157,12 @@ def compile_file(
 
 class CompileTimeout(CompilerToolError):
     """The compile ran past `timeout` and was stopped."""
+
+    def __init__(self, command: list[str], returncode: int, timeout: float, stderr: str):
+        super().__init__(command, returncode, stderr)
+        self.timeout = timeout
+        self.args = (f"compile timed out after {timeout:g} s and was stopped:\n"
+                     f"{stderr.strip()}\nreproduce with: {shlex.join(command)}",)
 
 
 def _run_tool(cmd: list[str], timeout: float | None) -> tuple[int, str]:
@@ -177,8 +183,7 @@ def _run_tool(cmd: list[str], timeout: float | None) -> tuple[int, str]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 _, stderr = proc.communicate()
-            raise CompileTimeout(cmd, proc.returncode, f"timed out after {timeout:g} s; "
-                                 f"stopped.\n{stderr or ''}") from None
+            raise CompileTimeout(cmd, proc.returncode, timeout, stderr or "") from None
         except BaseException:  # interrupted: the compile goes too
             proc.kill()
             raise

@@ -114,8 +114,8 @@ def load_plugin_modules(modules: list[str]) -> None:
             tb = traceback.extract_tb(e.__traceback__)
             if tb:
                 where = f" ({os.path.basename(tb[-1].filename)}:{tb[-1].lineno})"
-            if isinstance(e, SyntaxError) and e.filename:
-                where = f" ({os.path.basename(e.filename)}:{e.lineno})"
+            if isinstance(e, SyntaxError):  # its text names the file and line already
+                where = ""
             raise PassOptionError(f"--fusions-load: cannot import '{name}': "
                                   f"{type(e).__name__}: {e}{where}") from None
         if name not in LOADED:
