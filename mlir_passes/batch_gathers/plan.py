@@ -8,6 +8,7 @@ reported with the reason of the larger of its two groups (the cross-table one on
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -58,6 +59,11 @@ class WriterPlan:
     concat: Concat
     slot_lookups: dict[int, Lookup]  # slot -> one-id lookup of a constant table
     checks: list[SizeCheck] = field(default_factory=list)  # rows read vs the batch
+    # Slot widths that share only narrow chunks (raw dense features beside embeddings):
+    # "columns" writes every slot in chunks of their gcd (down to single columns), "run"
+    # only the run of slots from the first to the last lookup (chunks of its gcd), the
+    # other slots inserted as they were.
+    narrow: Literal["columns", "run"] | None = None
 
 
 @dataclass
@@ -451,10 +457,32 @@ def _writer_plan(c: Concat, gathered: dict[int, Lookup], produced: int, sizes: S
     if produced < opts.min_concat_slots:
         raise NoMatch(f"concat: {produced} slot(s) from lookups, fewer than "
                       f"min-concat-slots={opts.min_concat_slots}")
-    if c.chunk < MIN_WRITER_CHUNK:
+    narrow = None
+    if c.chunk < MIN_WRITER_CHUNK and not c.unit_batch:
+        why = (f"concat: slot widths {sorted(set(c.widths))} share only {c.chunk}-column chunks "
+               f"(< {MIN_WRITER_CHUNK})")
+        if opts.narrow_concat == "off":
+            raise NoMatch(f"{why} and narrow-concat=off")
+        if opts.narrow_concat == "run":
+            run = produced_run(c, gathered)
+            width = math.gcd(*c.widths[run[0]:run[1]])
+            if width < MIN_WRITER_CHUNK:
+                raise NoMatch(f"{why}, and so do the slots from the first to the last lookup "
+                              f"({width}-column chunks; narrow-concat=run)")
+        narrow = opts.narrow_concat
+    elif c.chunk < MIN_WRITER_CHUNK:
         raise NoMatch(f"concat: slot widths {sorted(set(c.widths))} share only {c.chunk}-column "
                       f"chunks (< {MIN_WRITER_CHUNK})")
-    return WriterPlan(c, gathered, _writer_checks(c, gathered, sizes))
+    return WriterPlan(c, gathered, _writer_checks(c, gathered, sizes), narrow)
+
+
+def produced_run(c: Concat, gathered: dict[int, Lookup]) -> tuple[int, int]:
+    """[first, last + 1) of the slots a lookup or a batched gather produces."""
+    produced = [s in gathered or stacked_source(c.source(s), c.widths[s]) is not None
+                for s in range(len(c.slots))]
+    if not any(produced):
+        return 0, len(c.slots)
+    return produced.index(True), len(produced) - produced[::-1].index(True)
 
 
 def _writer_checks(c: Concat, gathered: dict[int, Lookup], sizes: SameSizes

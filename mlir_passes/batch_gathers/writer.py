@@ -16,7 +16,11 @@ from .build import (TablePool, emit_checks, emit_size_checks, entry, erase_dead_
                     erase_dead_wraps, index_const, index_in_shape, int_table, materialize,
                     select_chain, wrap_index)
 from .match import Concat, Lookup, distinct_tables, stacked_source
-from .plan import WriterPlan
+from .plan import WriterPlan, produced_run
+
+
+KEPT_WHY = {True: "B = 1: written in place by their producers",
+            False: "inserted as they were: narrow-concat=run"}
 
 
 def emit_concat_writer(plan: WriterPlan, tables: TablePool, values_as_ins: bool,
@@ -29,12 +33,9 @@ def emit_concat_writer(plan: WriterPlan, tables: TablePool, values_as_ins: bool,
     value of a long chain like the MLP would otherwise wait for the writer).
     """
     c, slot_lookups = plan.concat, plan.slot_lookups
-    produced = [s in slot_lookups or stacked_source(c.source(s), c.widths[s]) is not None
-                for s in range(len(c.slots))]
     s0, s1 = 0, len(c.slots)
-    if c.unit_batch and any(produced):
-        s0 = produced.index(True)
-        s1 = len(produced) - produced[::-1].index(True)
+    if c.unit_batch or plan.narrow == "run":
+        s0, s1 = produced_run(c, slot_lookups)
     run = Concat(c.inserts, c.batch, c.widths[s0:s1], c.slots[s0:s1], c.elem, c.rows[s0:s1])
     run_lookups = {s - s0: lk for s, lk in slot_lookups.items() if s0 <= s < s1}
     with c.final.location, ir.InsertionPoint(c.final):
@@ -59,21 +60,21 @@ def emit_concat_writer(plan: WriterPlan, tables: TablePool, values_as_ins: bool,
             f"{run.chunk}-column chunks ({n_lookups} lookups gathered in it from {n_groups} "
             f"table group(s), {n_stacked} from batched gathers, {n_values} copied values); "
             f"{n_inserts} insert_slices removed"
-            + (f", {kept} kept (B = 1: written in place by their producers)" if kept else "")
+            + (f", {kept} kept ({KEPT_WHY[c.unit_batch]})" if kept else "")
             + (f"; checked at run time: {len(plan.checks)} slot batch size(s) equal to the "
                "concat's" if plan.checks else ""))
 
 
 def _insert_other_slots(c: Concat, written: ir.Value, s0: int, s1: int) -> ir.Value:
-    """The concat from the written run of slots [s0, s1) and the other slots' values."""
+    """The concat from the written run of slots [s0, s1) and the other slots' values (each
+    inserted with its own rows, as before)."""
     prev, col = c.inserts[0].operands[1], 0
     for s, w in enumerate(c.widths):
         if s == s0:
-            prev = tensor.InsertSliceOp(written, prev, [], [], [], [0, col],
-                                        [c.batch, sum(c.widths[s0:s1])], [1, 1]).result
+            prev = b.insert_slice(written, prev, [0, col],
+                                  [materialize(c.batch), sum(c.widths[s0:s1])])
         elif not s0 <= s < s1:
-            prev = tensor.InsertSliceOp(c.source(s), prev, [], [], [], [0, col], [c.batch, w],
-                                        [1, 1]).result
+            prev = b.insert_slice(c.source(s), prev, [0, col], [materialize(c.rows[s]), w])
         col += w
     return prev
 

@@ -14,6 +14,8 @@
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | iree-fusions-opt - --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
 // RUN: iree-fusions-opt %s --split-input-file -p batch-gathers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=DEFAULT
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-offsets-batch=1}' | filecheck %s --check-prefix=UNIT
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{narrow-concat=columns}' | filecheck %s --check-prefix=COLUMNS
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{narrow-concat=off}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=OFF
 // IDEM-NOT: changed [
 // IDEM-NOT: FAILED
 
@@ -2208,4 +2210,62 @@ util.func public @permuted_loop_order(%i0: tensor<8xi64>, %i1: tensor<8xi64>) ->
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
   util.return %l0, %l1 : tensor<8x4xf32>, tensor<8x4xf32>
+}
+
+// -----
+
+// The Criteo layout (Wide&Deep / DeepFM / DCN): 3 raw dense features concatenated beside
+// 4-wide embeddings, slot widths 3 and 4 (1-column chunks). By default (narrow-concat=run) the
+// writer covers the run of lookup slots in 4-column chunks and the dense slot is inserted as
+// it was; narrow-concat=columns writes every slot in 1-column chunks; off leaves it to stock.
+// CHECK-LABEL: util.func public @narrow_concat
+// CHECK-SAME: (%[[D:.+]]: tensor<8x3xf32>, %{{.+}}: tensor<8xi64>, %{{.+}}: tensor<8xi64>, %{{.+}}: tensor<8xi64>)
+// CHECK: %[[W:.+]] = linalg.generic
+// CHECK-SAME: outs(%{{.+}} : tensor<8x3x4xf32>)
+// CHECK: %[[RUN:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x3x4xf32> into tensor<8x12xf32>
+// CHECK: %[[C0:.+]] = tensor.insert_slice %[[D]] into %{{.+}}[0, 0] [8, 3] [1, 1] : tensor<8x3xf32> into tensor<8x15xf32>
+// CHECK: %[[C1:.+]] = tensor.insert_slice %[[RUN]] into %[[C0]][0, 3] [8, 12] [1, 1] : tensor<8x12xf32> into tensor<8x15xf32>
+// CHECK: util.return %[[C1]]
+// REPORT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 4 slots (widths 3/4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 4 insert_slices removed, 1 kept (inserted as they were: narrow-concat=run)
+// COLUMNS-LABEL: util.func public @narrow_concat
+// COLUMNS: %[[W:.+]] = linalg.generic
+// COLUMNS-SAME: outs(%{{.+}} : tensor<8x15x1xf32>)
+// COLUMNS: tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x15x1xf32> into tensor<8x15xf32>
+// COLUMNS-NOT: tensor.insert_slice
+// COLUMNS: util.return
+// OFF: skipped [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat: slot widths [3, 4] share only 1-column chunks (< 4) and narrow-concat=off
+util.func public @narrow_concat(%d: tensor<8x3xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x15xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %t2 = arith.constant dense<3.0> : tensor<30x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l2_e = tensor.empty() : tensor<8x4xf32>
+  %l2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i2 : tensor<8xi64>) outs(%l2_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %x = tensor.extract %t2[%a, %j] : tensor<30x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %ce = tensor.empty() : tensor<8x15xf32>
+  %c0 = tensor.insert_slice %d into %ce[0, 0] [8, 3] [1, 1] : tensor<8x3xf32> into tensor<8x15xf32>
+  %c1 = tensor.insert_slice %l0 into %c0[0, 3] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x15xf32>
+  %c2 = tensor.insert_slice %l1 into %c1[0, 7] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x15xf32>
+  %c3 = tensor.insert_slice %l2 into %c2[0, 11] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x15xf32>
+  util.return %c3 : tensor<8x15xf32>
 }

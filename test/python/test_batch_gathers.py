@@ -118,6 +118,8 @@ LIT_EXPECTATIONS = {
     # The ONNX import's forms: wrapped indices, flattened bag ids, other loop orders.
     "onnx_bags_into_concat": (True, 5),
     "permuted_loop_order": (True, 1),
+    # The Criteo layout: raw dense features beside the embeddings (narrow-concat=run).
+    "narrow_concat": (True, 2),
 }
 PARAMETERS = {"parameter_tables": {"model": {f"t{k}": table_values(r, 4, 7 + k)
                                              for k, r in enumerate((10, 20, 20))}}}
@@ -183,6 +185,19 @@ def test_out_of_range_index_reported_like_stock():
         mask = np.ones(out_s.shape, bool)
         mask[3, 4:8] = False  # slot of lookup 0, batch row 3
         np.testing.assert_array_equal(out_s[mask], out_p[mask])
+
+
+@pytest.mark.parametrize("mode,dispatches", [("run", 3), ("columns", 1)])
+def test_narrow_concat_modes_bit_identical(mode, dispatches):
+    """Raw dense features beside embeddings (slot widths 3 and 4): both ways of writing the
+    concat copy the same elements (the run writer plus inserts, or one 1-column writer)."""
+    name = "narrow_concat"
+    text = lit_cases()[name]
+    check = compare_compilations(text, inputs_for(text, name),
+                                 fusions=f"batch-gathers{{narrow-concat={mode}}}", function=name)
+    assert check.agreement.max_abs == 0.0, check.agreement
+    assert check.changes()
+    assert check.plugin_counts.dispatches[name] <= dispatches
 
 
 def test_onnx_negative_indices_wrap_like_stock():
@@ -720,6 +735,7 @@ def _dlrm(name: str):
     ("dlrm-bag-b1", 10), ("dlrm-bag-b8", 8), ("dlrm-bag-b64", 8), ("dlrm-mean-b8", 8),
     ("dlrm-sparse-b8", 2), ("dlrm-lookups16-b8", 1),
     ("dlrm-criteo26-b32", 8), ("dlrm-mixed-dims-b8", 8), ("dlrm-packed-b16", 2),
+    ("criteo-b8", 6),  # the Criteo layout (raw dense beside the embeddings): 20 -> 6
     # nn.EmbeddingBag with offsets (variable-length bags); B = 1: the bags are declined
     # (min-offsets-batch), the writer still gathers the one-id lookups.
     ("dlrm-offsets-b1", 10), ("dlrm-offsets-b8", 5), ("dlrm-offsets-b64", 5),
