@@ -23,12 +23,22 @@ Sweeps:
                (each against stock)
   all          every sweep
   ab           pass variants against the default pass directly (alone on the command line)
+  forms        every form users compile (models/dlrm.py FORMS: static, dynamic batch with and
+               without shape facts, turbine parameters, ONNX, ONNX with externalized
+               parameters) of dlrm-b8, dlrm-sparse-b8, dlrm-bag-b64 and criteo-b8: dispatches
+               stock -> plugin, what changed, stock vs plugin at the export's batch and (dynamic
+               forms) at batch 5 (alone on the command line; no latency unless --rounds)
+  memory       resident memory with tables as parameters (8 tables of 32 MiB, turbine .irpa)
+               and inline: RSS (anonymous / file-backed) after load and after calls, stock vs
+               plugin, each in a fresh process (alone on the command line)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -223,6 +233,181 @@ def ab(args) -> None:
                   f"{d_min:.4f} | {d_min / v_min:.2f} | {d_med / v_med:.2f} |", flush=True)
 
 
+# ---------------------------------------------------------------- forms
+
+FORM_MODELS = {
+    "dlrm-b8": dlrm.ISSUE,
+    "dlrm-sparse-b8": dlrm.SPARSE,
+    "dlrm-bag-b64": replace(dlrm.ISSUE, batch=64, bag_op="embedding_bag"),
+    "criteo-b8": dlrm.CRITEO,
+}
+
+
+def _change_kinds(reports: list[dict]) -> str:
+    """What the pass changed, counted by kind (`6 embedding_bag, 1 group, 1 writer`)."""
+    kinds: dict[str, int] = {}
+    for r in reports:
+        for c in r.get("changes", []):
+            what = c["what"]
+            kind = ("embedding_bag" if what.startswith("embedding_bag") else
+                    "writer" if what.startswith("concat") else
+                    "run-time offsets" if "run-time offsets" in what else "group")
+            if "checked at run time" in what:
+                kind += " (checked)"
+            kinds[kind] = kinds.get(kind, 0) + 1
+    return ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
+
+
+def _first_reasons(reports: list[dict], n: int = 1) -> list[str]:
+    seen: list[str] = []
+    for r in reports:
+        for sk in r.get("skipped", []):
+            if sk["reason"] not in seen:
+                seen.append(sk["reason"])
+    return seen[:n]
+
+
+def form_row(model: str, form: str, args) -> dict:
+    """One model in one form: dispatches, changes, numerics (and latency with --rounds)."""
+    with tempfile.TemporaryDirectory(prefix="bg-forms-") as tmp:
+        fa = dlrm.build_form(FORM_MODELS[model], form, tmp)
+        art = fa.artifact
+        path = art.write(tmp)
+        jobs = {"stock": dict(stock=True), "plugin": dict(fusions="batch-gathers"),
+                "stock_flow": dict(stock=True, compile_to="flow"),
+                "plugin_flow": dict(fusions="batch-gathers", compile_to="flow")}
+        try:
+            outs = {k: api.compile_file(path, device=args.device, flags=art.flags, **kw)
+                    for k, kw in jobs.items()}
+        except api.CompilerToolError as e:
+            first = next((ln for ln in e.stderr.splitlines() if "error:" in ln), e.stderr)
+            return dict(model=model, form=form, error=first.split("error:", 1)[-1].strip())
+        sc = count_flow_ir(outs["stock_flow"].output)
+        pc = count_flow_ir(outs["plugin_flow"].output)
+        row = dict(model=model, form=form, stock_d=sc.total_dispatches,
+                   plugin_d=pc.total_dispatches, init_d=pc.initializer_dispatches,
+                   changes=_change_kinds(outs["plugin_flow"].reports),
+                   reasons=_first_reasons(outs["plugin_flow"].reports))
+        runs = [(art.inputs, art.reference)]
+        if fa.other_inputs is not None:
+            runs.append((fa.other_inputs, fa.other_reference))
+        errs = []
+        for inputs, ref in runs:
+            stock = api.run(outs["stock"].output, inputs, art.function, args.device,
+                            fa.parameters)
+            plugin = api.run(outs["plugin"].output, inputs, art.function, args.device,
+                             fa.parameters)
+            errs.append((api.compare_outputs(stock, plugin).max_abs,
+                         api.compare_outputs(ref, plugin).max_abs))
+        row["errs"] = errs
+        if args.rounds:
+            pair = compare_latency(outs["stock"].output, outs["plugin"].output, art.inputs,
+                                   function=art.function, device=args.device,
+                                   rounds=args.rounds, repetitions=args.repetitions,
+                                   extra_flags=RUNTIME_FLAGS + _parameter_flags(fa))
+            row["ratio"] = pair.ratio
+        return row
+
+
+def _parameter_flags(fa) -> list[str]:
+    return [f"--parameters={scope}={path}" for scope, path in fa.parameters.items()]
+
+
+def forms(args) -> None:
+    print("| model | form | dispatches stock -> plugin | removed | changes | stock vs plugin "
+          "(export batch / batch 5) | plugin vs torch |" + (" ratio |" if args.rounds else ""))
+    print("|---|---|---|---|---|---|---|" + ("---|" if args.rounds else ""))
+    for model in FORM_MODELS:
+        if args.only is not None and args.only not in model:
+            continue
+        for form in dlrm.FORMS:
+            row = form_row(model, form, args)
+            if "error" in row:
+                print(f"| {model} | {form} | stock fails: {row['error'][:90]} | | | | |",
+                      flush=True)
+                continue
+            errs = " / ".join(f"{e[0]:.1e}" for e in row["errs"])
+            torch_err = max(e[1] for e in row["errs"])
+            why = f" ({row['reasons'][0][:110]})" if row["reasons"] else ""
+            line = (f"| {model} | {form} | {row['stock_d']} -> {row['plugin_d']} "
+                    f"(+{row['init_d']} init) | {row['stock_d'] - row['plugin_d']} | "
+                    f"{row['changes']}{why} | {errs} | {torch_err:.1e} |")
+            if args.rounds:
+                line += f" {row['ratio']:.2f} |"
+            print(line, flush=True)
+
+
+# ---------------------------------------------------------------- memory
+
+MEMORY_CFG = dlrm.DlrmConfig(batch=8, table_rows=(131072,) * 8, table_dims=64,
+                             features=tuple((t, 1) for t in range(8)), mlp=(), concat=True)
+
+
+def _rss() -> dict[str, int]:
+    """VmRSS, RssAnon, RssFile of this process, MiB."""
+    out = {}
+    with open("/proc/self/status") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "RssAnon", "RssFile"):
+                out[key] = int(value.split()[0]) // 1024
+    return out
+
+
+def memory_probe(folder: str, kind: str) -> dict:
+    """In a fresh process: RSS before loading, after loading (module initializers run: the
+    stacked tables are built), after one call and after 20 more."""
+    import iree.runtime as rt
+
+    from iree_fusions.bundle_runner import parameters_module
+
+    before = _rss()
+    config = rt.Config("local-task")
+    modules = []
+    irpa = os.path.join(folder, "params.irpa")
+    if os.path.exists(irpa):
+        modules.append(parameters_module(config.vm_instance, {dlrm.PARAMETER_SCOPE: irpa}))
+    modules.append(rt.VmModule.mmap(config.vm_instance, os.path.join(folder, kind + ".vmfb")))
+    context = rt.SystemContext(vm_modules=modules, config=config)
+    loaded = _rss()
+    inputs = list(np.load(os.path.join(folder, "inputs.npy")))
+    main_fn = context.modules[modules[-1].name]["main"]
+    main_fn(*inputs).to_host()
+    one = _rss()
+    for _ in range(20):
+        main_fn(*inputs)
+    return dict(before=before, loaded=loaded, one_call=one, calls_21=_rss())
+
+
+def memory(args) -> None:
+    table_mib = sum(r * d * 4 for r, d in zip(MEMORY_CFG.table_rows, MEMORY_CFG.dims())) >> 20
+    print(f"8 tables, {table_mib} MiB in all; RSS MiB (anonymous / file-backed) of a fresh "
+          "process")
+    print("| form | compiled | vmfb MiB | loaded (anon / file) | after 1 call | after 21 calls |")
+    print("|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory(prefix="bg-memory-") as tmp:
+        for form in ("params", "static"):
+            folder = os.path.join(tmp, form)
+            os.makedirs(folder)
+            fa = dlrm.build_form(MEMORY_CFG, form, folder)
+            src = fa.artifact.write(folder)
+            np.save(os.path.join(folder, "inputs.npy"), np.stack(fa.artifact.inputs))
+            for kind, kw in (("stock", dict(stock=True)), ("plugin",
+                                                           dict(fusions="batch-gathers"))):
+                api.compile_file(src, device=args.device, flags=fa.artifact.flags,
+                                 output_file=os.path.join(folder, kind + ".vmfb"), **kw)
+                probe = subprocess.run([sys.executable, __file__, "memory-probe", folder, kind],
+                                       capture_output=True, text=True, check=True)
+                r = json.loads(probe.stdout.strip().splitlines()[-1])
+                size = os.path.getsize(os.path.join(folder, kind + ".vmfb")) >> 20
+
+                def cell(x: dict) -> str:
+                    return f"{x['VmRSS']} ({x['RssAnon']} / {x['RssFile']})"
+
+                print(f"| {form} | {kind} | {size} | {cell(r['loaded'])} | "
+                      f"{cell(r['one_call'])} | {cell(r['calls_21'])} |", flush=True)
+
+
 def fmt(row: dict) -> str:
     t = (f"| {row['name']} | {row['options']} | {row['stock_d']} | {row['plugin_d']} "
          f"(+{row['init_d']} init) | {row['err_stock']:.1e} / {row['err_plugin']:.1e} | "
@@ -237,8 +422,9 @@ def fmt(row: dict) -> str:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("sweeps", nargs="*", default=["issue"],
-                   choices=[*SWEEPS, "all", "ab", []])
-    p.add_argument("--rounds", type=int, default=5)
+                   choices=[*SWEEPS, "all", "ab", "forms", "memory", []])
+    p.add_argument("--rounds", type=int, default=None,
+                   help="latency rounds (default 5; forms and memory: 0, no latency)")
     p.add_argument("--repetitions", type=int, default=10)
     p.add_argument("--device", default="local-task")
     p.add_argument("--estimator", choices=["min", "median"], default="min",
@@ -248,10 +434,21 @@ def main(argv=None) -> int:
                    help="extra iree-benchmark-module flag (repeatable), e.g. "
                         "--runtime-flag=--task_topology_max_group_count=1")
     p.add_argument("--only", default=None, help="rows whose name contains this text")
+    if argv is None and sys.argv[1:2] == ["memory-probe"]:
+        print(json.dumps(memory_probe(*sys.argv[2:4])))
+        return 0
     args = p.parse_args(argv)
+    if args.rounds is None:
+        args.rounds = 0 if args.sweeps in (["forms"], ["memory"]) else 5
     RUNTIME_FLAGS[:] = args.runtime_flag
     if args.sweeps == ["ab"]:
         ab(args)
+        return 0
+    if args.sweeps == ["forms"]:
+        forms(args)
+        return 0
+    if args.sweeps == ["memory"]:
+        memory(args)
         return 0
     est = "min" if args.estimator == "min" else "median"
     print(f"| model | options | dispatches stock | dispatches plugin | max err vs torch "

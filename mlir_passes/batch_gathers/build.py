@@ -32,6 +32,20 @@ class TablePool:
     def __init__(self, module: ir.Operation, block: ir.Block):
         self.module, self.block = module, block
         self.loads: dict[tuple, tuple[ir.Value, list[int]]] = {}
+        # (bytes, parameter tables, global tables) of each stack built, in order.
+        self.built: list[tuple[int, int, int]] = []
+
+    def note_since(self, start: int) -> str:
+        """What the stacks built since `self.built[start]` cost at load, for a change's
+        text, where they read external parameters or globals (inline constants: "")."""
+        built = self.built[start:]
+        params, globs = sum(b[1] for b in built), sum(b[2] for b in built)
+        if not params and not globs:
+            return ""
+        what = " and ".join(x for x in (f"{params} parameter table(s)" if params else "",
+                                         f"{globs} global table(s)" if globs else "") if x)
+        return (f"; {sum(b[0] for b in built)} bytes stacked once at load from {what} "
+                "(read once at load; the stack stays resident)")
 
     def stacked(self, tables: list[ir.Value]) -> tuple[ir.Value, list[int]]:
         """(stacked table, first row of each entry of `tables`), built once per table list.
@@ -61,6 +75,9 @@ class TablePool:
                                        f"{TABLE_SYMBOL}_{dim}x{elem}")
         _initialize_after_sources(self.module, h.defining_op(value))
         self.loads[key] = (value, offsets)
+        self.built.append((total * dim * h.element_bytes(elem),
+                           sum(map(h.is_parameter, tables)),
+                           sum(h.defining_op(t).name == "util.global.load" for t in tables)))
         return value, offsets
 
 
@@ -392,6 +409,7 @@ def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) 
               f"table(s), dim {first.dim}, indices {shape_text(first.index_shape)}"
               f"{pooled} -> 1 {plan.layout} gather{checked}")
     anchor = insertion_anchor(members, h.block_positions(first.op.block))
+    built = len(tables.built)
     if len(distinct) > 1:
         entries = distinct if dedup else [s.table for s in slots]
         table, starts = tables.stacked(entries)
@@ -413,7 +431,7 @@ def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) 
         op.erase()
     erase_dead_tables(distinct)
     erase_dead_wraps(members)
-    return change
+    return change + tables.note_since(built)
 
 
 def erase_dead_wraps(lookups: list[Lookup]) -> None:

@@ -38,6 +38,7 @@ def emit_concat_writer(plan: WriterPlan, tables: TablePool, values_as_ins: bool,
         s0, s1 = produced_run(c, slot_lookups)
     run = Concat(c.inserts, c.batch, c.widths[s0:s1], c.slots[s0:s1], c.elem, c.rows[s0:s1])
     run_lookups = {s - s0: lk for s, lk in slot_lookups.items() if s0 <= s < s1}
+    built = len(tables.built)
     with c.final.location, ir.InsertionPoint(c.final):
         emit_size_checks(plan.checks, "concat writer")
         result, counts = _write_slots(run, run_lookups, tables, values_as_ins, dedup)
@@ -62,7 +63,7 @@ def emit_concat_writer(plan: WriterPlan, tables: TablePool, values_as_ins: bool,
             f"{n_inserts} insert_slices removed"
             + (f", {kept} kept ({KEPT_WHY[c.unit_batch]})" if kept else "")
             + (f"; checked at run time: {len(plan.checks)} slot batch size(s) equal to the "
-               "concat's" if plan.checks else ""))
+               "concat's" if plan.checks else "") + tables.note_since(built))
 
 
 def _insert_other_slots(c: Concat, written: ir.Value, s0: int, s1: int) -> ir.Value:

@@ -1919,7 +1919,7 @@ util.func public @dynamic_embedding_bag_no_facts(%ids: tensor<?x5xi64>, %other: 
 // CHECK:   util.global.load immutable @t0
 // CHECK:   util.global.load immutable @t1
 // CHECK:   util.global.store %{{.+}}, @[[TAB]]
-// REPORT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 3 insert_slices removed
+// REPORT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 3 insert_slices removed; 800 bytes stacked once at load from 3 global table(s) (read once at load; the stack stays resident)
 util.global private @t0 = dense<1.0> : tensor<10x4xf32>
 util.global private @t1 : tensor<20x4xf32>
 util.global private @t2 : tensor<20x4xf32>
@@ -2012,7 +2012,7 @@ util.func public @mutable_global_table(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %
 // CHECK: util.global.load immutable @[[TAB]]
 // CHECK-NOT: flow.tensor.constant
 // CHECK: util.return
-// REPORT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 3 insert_slices removed
+// REPORT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 3 insert_slices removed; 800 bytes stacked once at load from 3 parameter table(s) (read once at load; the stack stays resident)
 util.func public @parameter_tables(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x12xf32>) {
   %t0 = flow.tensor.constant #flow.parameter.named<"model"::"t0"> : tensor<10x4xf32>
   %t1 = flow.tensor.constant #flow.parameter.named<"model"::"t1"> : tensor<20x4xf32>
