@@ -39,6 +39,7 @@ def compile_torch(
     keep_ops: Iterable = (),
     save_mlir: str | None = None,
     timeout: float | None = None,
+    dynamic_shapes=None,
 ) -> CompileOutput:
     """Exports `module(*example_args)` and compiles it with the plugin.
 
@@ -54,6 +55,8 @@ def compile_torch(
     - `keep_ops`: ATen ops kept out of the decompositions (e.g.
       `torch.ops.aten.scaled_dot_product_attention.default`).
     - `save_mlir`: also write the exported torch-dialect module (bytecode) to this path.
+    - `dynamic_shapes`: torch.export's argument, passed through (`({0: Dim("batch")},)`): the
+      compiled function takes any size in those dims.
 
     Returns a `CompileOutput`: `.output` (the .vmfb, or IR; empty when `output_file` is
     given), `.reports` (per pass: what it changed and why it left candidates alone),
@@ -66,6 +69,8 @@ def compile_torch(
         if _is_turbine_export(module):
             if example_args is not None:
                 raise TypeError("compile_torch: an aot.export(...) result takes no example_args")
+            if dynamic_shapes is not None:
+                raise TypeError("compile_torch: give dynamic_shapes to aot.export(...), not here")
             module.save_mlir(path)  # bytecode for .mlirbc, else text
         else:
             if example_args is None:
@@ -73,7 +78,8 @@ def compile_torch(
             args = (tuple(example_args) if isinstance(example_args, (tuple, list))
                     else (example_args,))
             with open(path, "wb") as f:
-                f.write(export_to_mlir(module, args, keep_ops=keep_ops))
+                f.write(export_to_mlir(module, args, keep_ops=keep_ops,
+                                       dynamic_shapes=dynamic_shapes))
         return compile_file(path, device=device, target=target,
                             flags=[*TORCH_INPUT_FLAGS, *flags], fusions=fusions, stock=stock,
                             compile_to=compile_to, output_file=output_file, timeout=timeout,

@@ -84,3 +84,37 @@ def test_turbine_aot_export_compiles_through_the_plugin(model):
     assert _changes(out)
     (got,) = iree_fusions.run(out.output, [x.numpy()])
     np.testing.assert_allclose(got, m(x).detach().numpy(), atol=1e-5)
+
+
+class TwoTowers(torch.nn.Module):
+    """Two Linear -> ReLU -> Linear towers on one input: batch-mlp-towers' pattern."""
+
+    def __init__(self):
+        super().__init__()
+        self.towers = torch.nn.ModuleList(
+            torch.nn.Sequential(torch.nn.Linear(16, 8), torch.nn.ReLU(), torch.nn.Linear(8, 4))
+            for _ in range(2))
+
+    def forward(self, x):
+        return tuple(t(x) for t in self.towers)
+
+
+def test_compile_torch_dynamic_shapes_runs_at_sizes_the_export_never_saw():
+    torch.manual_seed(0)
+    model = TwoTowers().eval()
+    batch = torch.export.Dim("batch", min=2, max=64)
+    out = iree_fusions.compile_torch(model, (torch.randn(4, 16),), fusions="batch-mlp-towers",
+                                     dynamic_shapes=({0: batch},))
+    assert any("group of 2 towers" in c for c in _changes(out)), _changes(out)
+    stock = iree_fusions.compile_torch(model, (torch.randn(4, 16),), stock=True,
+                                       dynamic_shapes=({0: batch},))
+    for size in (3, 9):  # the export saw 4
+        x = torch.randn(size, 16)
+        got = iree_fusions.run(out.output, [x.numpy()])
+        want = iree_fusions.run(stock.output, [x.numpy()])
+        assert got[0].shape == (size, 4)
+        # The batched contraction runs the same reduction per row as the tower's matmul.
+        assert iree_fusions.compare_outputs(want, got).within(1e-6)
+        with torch.no_grad():
+            ref = [t.numpy() for t in model(x)]
+        assert iree_fusions.compare_outputs(ref, got).within(1e-5)

@@ -76,11 +76,15 @@ def export_to_mlir(
     *,
     keep_ops: Iterable = (),
     bytecode: bool = True,
+    dynamic_shapes=None,
 ) -> bytes:
     """Exports `model(*example_args)` and returns torch-dialect MLIR (bytecode by default).
 
     keep_ops: ATen ops to keep out of the decomposition table (e.g.
     `torch.ops.aten.scaled_dot_product_attention.default` to get iree_linalg_ext.attention).
+    dynamic_shapes: torch.export's argument, passed through (e.g.
+    `({0: torch.export.Dim("batch", min=2, max=64)},)`): those dims are dynamic (`?`) in the
+    exported signature.
     """
     import torch
     from iree.compiler import ir
@@ -88,7 +92,8 @@ def export_to_mlir(
 
     model = model.eval()
     with torch.no_grad(), quiet_torch_export():
-        ep = torch.export.export(model, tuple(example_args), strict=False)
+        ep = torch.export.export(model, tuple(example_args), dynamic_shapes=dynamic_shapes,
+                                 strict=False)
         table = torch.export.default_decompositions()
         for op in keep_ops:
             table.pop(op, None)
