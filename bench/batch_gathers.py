@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -281,7 +282,9 @@ def form_row(model: str, form: str, args) -> dict:
                     for k, kw in jobs.items()}
         except api.CompilerToolError as e:
             first = next((ln for ln in e.stderr.splitlines() if "error:" in ln), e.stderr)
-            return dict(model=model, form=form, error=first.split("error:", 1)[-1].strip())
+            op = re.search(r'name = "([\w.]+)"', e.stderr)
+            return dict(model=model, form=form, error=(f"{op.group(1)} not lowered: " if op
+                                                       else "") + first.split("error:", 1)[-1])
         sc = count_flow_ir(outs["stock_flow"].output)
         pc = count_flow_ir(outs["plugin_flow"].output)
         row = dict(model=model, form=form, stock_d=sc.total_dispatches,
