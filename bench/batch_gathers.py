@@ -19,6 +19,8 @@ Sweeps:
   offsets      F.embedding_bag with run-time offsets (variable-length bags, as nn.EmbeddingBag
                called with (flat ids, offsets)): K bags returned separately or into a concat,
                as the batch and the bag length vary; the DLRM models with offsets
+  narrow       the Criteo layout (raw dense features beside 16-wide embeddings) at B = 8, 64,
+               512 with narrow-concat=run and =columns
   options      the issue's model at B = 8 with parts of the pass switched off or changed
                (each against stock)
   all          every sweep
@@ -111,6 +113,10 @@ SWEEPS: dict[str, list[tuple[str, D, str]]] = {
         *[(f"dlrm-offsets-b{b}", replace(dlrm.ISSUE, batch=b, bag_op="offsets"), "")
           for b in (1, 8, 64)],
     ],
+    "narrow": [  # the Criteo layout: slot widths 13 and 16 (narrow-concat)
+        (f"criteo-b{b}", replace(dlrm.CRITEO, batch=b), f"narrow-concat={mode}")
+        for b in (8, 64, 512) for mode in ("run", "columns")
+    ],
     "options": [
         ("dlrm-b8", dlrm.ISSUE, ""),
         ("dlrm-b8 same-table only", dlrm.ISSUE, "cross-table=0"),
@@ -201,10 +207,12 @@ def measure(name: str, cfg, options: str, args) -> dict:
 
 
 AB_MODELS = {"dlrm-b8": dlrm.ISSUE, "dlrm-b64": replace(dlrm.ISSUE, batch=64),
-             "dlrm-bag-b8": replace(dlrm.ISSUE, bag_op="embedding_bag")}
+             "dlrm-bag-b8": replace(dlrm.ISSUE, bag_op="embedding_bag"),
+             "criteo-b8": dlrm.CRITEO, "criteo-b512": replace(dlrm.CRITEO, batch=512)}
 AB_VARIANTS = {"dlrm-b8": ["cross-table=0", "concat-writer=0", "dedup=0", "gather-mode=ins",
                            "values-as-ins=1"],
-               "dlrm-b64": ["values-as-ins=1"], "dlrm-bag-b8": ["embedding-bag=0"]}
+               "dlrm-b64": ["values-as-ins=1"], "dlrm-bag-b8": ["embedding-bag=0"],
+               "criteo-b8": ["narrow-concat=columns"], "criteo-b512": ["narrow-concat=columns"]}
 
 
 def ab(args) -> None:
@@ -214,6 +222,8 @@ def ab(args) -> None:
           "| ratio (min) | ratio (median) |")
     print("|---|---|---|---|---|---|")
     for name, variants in AB_VARIANTS.items():
+        if args.only is not None and args.only not in name:
+            continue
         art = dlrm.build_artifact(AB_MODELS[name])
         with tempfile.TemporaryDirectory(prefix="bg-ab-") as tmp:
             path = os.path.join(tmp, "model.mlirbc")
@@ -386,8 +396,9 @@ def memory(args) -> None:
     table_mib = sum(r * d * 4 for r, d in zip(MEMORY_CFG.table_rows, MEMORY_CFG.dims())) >> 20
     print(f"8 tables, {table_mib} MiB in all; RSS MiB (anonymous / file-backed) of a fresh "
           "process")
-    print("| form | compiled | vmfb MiB | loaded (anon / file) | after 1 call | after 21 calls |")
-    print("|---|---|---|---|---|---|")
+    print("| form | compiled | vmfb MiB | before loading | loaded | after 1 call "
+          "| after 21 calls |")
+    print("|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory(prefix="bg-memory-") as tmp:
         for form in ("params", "static"):
             folder = os.path.join(tmp, form)
@@ -407,8 +418,9 @@ def memory(args) -> None:
                 def cell(x: dict) -> str:
                     return f"{x['VmRSS']} ({x['RssAnon']} / {x['RssFile']})"
 
-                print(f"| {form} | {kind} | {size} | {cell(r['loaded'])} | "
-                      f"{cell(r['one_call'])} | {cell(r['calls_21'])} |", flush=True)
+                print(f"| {form} | {kind} | {size} | {cell(r['before'])} | "
+                      f"{cell(r['loaded'])} | {cell(r['one_call'])} | {cell(r['calls_21'])} |",
+                      flush=True)
 
 
 def fmt(row: dict) -> str:

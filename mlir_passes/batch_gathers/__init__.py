@@ -60,6 +60,19 @@ computed on the host); bags with unrelated batches stay apart (the reason names 
 index-count thresholds count a dynamic dim as its `util.assume.int` upper bound, else as
 `dynamic-dim-estimate`.
 
+Tables held in immutable `util.global`s or read from external parameters
+(`#flow.parameter.named`, iree-turbine's externalized weights, `iree-import-onnx
+--externalize-params`) are stacked once, in an initializer placed after the ones it reads;
+on CPU the parameter file stays mapped and the stack is one more resident copy (measured:
+bench/results/batch-gathers.md section 12). Mutable globals are never stacked.
+
+ONNX imports: lookups in any loop order; indices wrapped by separate elementwise generics
+(`i < 0 ? i + rows : i`) are read raw and wrapped in the batched body by their own table's
+rows; a lookup over flattened [B*L] ids expanded back to [B, L, D] is normalized to one over
+[B, L]. Concats whose slot widths share no chunk of 4 columns (raw dense features beside
+embeddings, the Criteo layout) are written by a writer over the run of lookup slots
+(`narrow-concat=run`), or over every slot in narrow chunks (`columns`).
+
 Candidates, in the order they are applied: embedding_bag rewrites (fixed-length, then groups
 with run-time offsets), cross-table groups, same-table groups, concat writers. A concat's
 one-id lookups are reserved for its writer before lookups are grouped; its other lookup
