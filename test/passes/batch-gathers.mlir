@@ -2222,9 +2222,9 @@ util.func public @permuted_loop_order(%i0: tensor<8xi64>, %i1: tensor<8xi64>) ->
 // CHECK-SAME: (%[[D:.+]]: tensor<8x3xf32>, %{{.+}}: tensor<8xi64>, %{{.+}}: tensor<8xi64>, %{{.+}}: tensor<8xi64>)
 // CHECK: %[[W:.+]] = linalg.generic
 // CHECK-SAME: outs(%{{.+}} : tensor<8x3x4xf32>)
-// CHECK: %[[RUN:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x3x4xf32> into tensor<8x12xf32>
+// CHECK: %[[WRITTEN:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x3x4xf32> into tensor<8x12xf32>
 // CHECK: %[[C0:.+]] = tensor.insert_slice %[[D]] into %{{.+}}[0, 0] [8, 3] [1, 1] : tensor<8x3xf32> into tensor<8x15xf32>
-// CHECK: %[[C1:.+]] = tensor.insert_slice %[[RUN]] into %[[C0]][0, 3] [8, 12] [1, 1] : tensor<8x12xf32> into tensor<8x15xf32>
+// CHECK: %[[C1:.+]] = tensor.insert_slice %[[WRITTEN]] into %[[C0]][0, 3] [8, 12] [1, 1] : tensor<8x12xf32> into tensor<8x15xf32>
 // CHECK: util.return %[[C1]]
 // REPORT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 4 slots (widths 3/4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 4 insert_slices removed, 1 kept (inserted as they were: narrow-concat=run)
 // COLUMNS-LABEL: util.func public @narrow_concat
