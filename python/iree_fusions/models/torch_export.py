@@ -77,6 +77,7 @@ def export_to_mlir(
     keep_ops: Iterable = (),
     bytecode: bool = True,
     dynamic_shapes=None,
+    shape_facts: bool = False,
 ) -> bytes:
     """Exports `model(*example_args)` and returns torch-dialect MLIR (bytecode by default).
 
@@ -85,6 +86,8 @@ def export_to_mlir(
     dynamic_shapes: torch.export's argument, passed through (e.g.
     `({0: torch.export.Dim("batch", min=2, max=64)},)`): those dims are dynamic (`?`) in the
     exported signature.
+    shape_facts: import the symbolic shapes (`torch.bind_symbolic_shape`, which IREE lowers to
+    `util.assume.int` facts), as sharktank's exports do.
     """
     import torch
     from iree.compiler import ir
@@ -104,7 +107,7 @@ def export_to_mlir(
             ep.state_dict[name] = value
     with ir.Context() as ctx:
         importer = FxImporter(context=ctx)
-        importer.import_frozen_program(ep)
+        importer.import_frozen_program(ep, import_symbolic_shape_expressions=shape_facts)
         module = importer.module
         if not bytecode:
             return str(module).encode()
