@@ -40,7 +40,7 @@ def emit_concat_writer(plan: WriterPlan, tables: TablePool, values_as_ins: bool,
     run_lookups = {s - s0: lk for s, lk in slot_lookups.items() if s0 <= s < s1}
     built = len(tables.built)
     with c.final.location, ir.InsertionPoint(c.final):
-        emit_size_checks(plan.checks, "concat writer")
+        emit_size_checks(plan.checks, "concat writer", c.final.block)
         result, counts = _write_slots(run, run_lookups, tables, values_as_ins, dedup)
         if (s0, s1) != (0, len(c.slots)):
             result = _insert_other_slots(c, result, s0, s1)

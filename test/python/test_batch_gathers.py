@@ -227,6 +227,26 @@ def test_unequal_dynamic_batches_stop_the_call():
         api.run(plugin, inputs, name)
 
 
+def stream_submissions(stream_ir: bytes) -> int:
+    """stream.cmd.execute ops in the module's functions (initializers apart)."""
+    from iree_fusions import ir_helpers as h
+
+    with ir.Context():
+        module = ir.Module.parse(stream_ir)
+        return sum(len(h.walk_ops(f, ("stream.cmd.execute",)))
+                   for f in h.functions(module.operation))
+
+
+def test_size_checks_keep_one_submission():
+    """The host-side batch checks go before the first dispatch (host code between two
+    dispatches cuts the call into several stream submissions: a host wait between them)."""
+    name = "dynamic_bags_into_concat"
+    text = lit_cases()[name]
+    counts = [stream_submissions(api.compile_str(text, compile_to="stream", **kw).output)
+              for kw in (dict(stock=True), dict(fusions=LOW))]
+    assert counts[1] == counts[0], counts
+
+
 # ---------------------------------------------------------------- properties (hypothesis)
 
 
