@@ -37,7 +37,13 @@ only all-parallel consumers into a root).
 
 Layout: `match.py` (which consumers are candidates, keys, feasibility), `paths.py` (the chain
 from producer to consumer), `reshape.py` (reshapes out of the path by splitting loops),
-`build.py` (interchange, merge, copy folding, producer layout).
+`build.py` (interchange, merge, copy folding, producer layout), `views.py` (which ops are
+reshapes: a `tensor.reshape` with dynamic sizes can be one).
+
+Shapes may be dynamic (a permutation does not care): new tensors take their sizes from the
+values IREE holds (`tensor.empty` operands, `util.assume.int`, `flow.tensor.tie_shape`, an
+expand_shape's `output_shape`), else from `tensor.dim`; a reshape whose dynamic size is
+computed after an op it would have to move above is left alone, with that reason.
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ from .build import (LayoutPlan, apply_layout, can_fold_copy, contraction_order_o
 from .match import InterchangePlan, match_consumer
 from .paths import Path, trace_path
 from .reshape import apply_bubble, apply_sink, plan_bubble_expand, plan_sink_collapse
+from .views import normalize_reshape, reshape_view
 
 __all__ = ["InterchangePermutedConsumers", "InterchangePlan"]
 
@@ -109,10 +116,19 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
         consumer = path.consumer
         producer_name = path.producer.name
         # 1. Reshapes out of the way, one at a time.
-        for _ in range(8):
+        for _ in range(12):
             if not path.reshapes:
                 break
             r = path.reshapes[0]
+            if r.name == "tensor.reshape":
+                view = reshape_view(r)
+                kind = view.kind.removeprefix("tensor.")
+                normalize_reshape(view)
+                steps.append(f"tensor.reshape rewritten as the {kind} it is")
+                path = _retrace(consumer, path)
+                if path is None:
+                    return f"{'; '.join(steps)} (consumer no longer permuted)"
+                continue
             if r.name == "tensor.expand_shape":
                 plan = plan_bubble_expand(path, r)
                 if isinstance(plan, str):

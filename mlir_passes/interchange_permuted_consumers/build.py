@@ -235,6 +235,12 @@ def layout_plan(path: Path) -> LayoutPlan | str:
     return LayoutPlan(pinv, ordered, order, new_out)
 
 
+def sizes_of(value: ir.Value) -> list[b.Size]:
+    """The sizes of a tensor at the current insertion point: static, the index values IREE
+    holds, else `tensor.dim`s."""
+    return [b.size_from_key(k) for k in h.shape_keys(value)]
+
+
 def apply_layout(path: Path, plan: LayoutPlan) -> ir.Operation | None:
     """P computes in C's read layout, the identity chain follows, C reads it with the
     identity map (a pure transpose copy C disappears). Returns the new consumer (or None)."""
@@ -247,7 +253,7 @@ def apply_layout(path: Path, plan: LayoutPlan) -> ir.Operation | None:
     n_in = len(h.dps_inputs(p))
     init = h.dps_inits(p)[0]
     with ir.InsertionPoint(p), p.location:
-        new_init = _recreated_init(init, permute(h.static_shape(init)))
+        new_init = _recreated_init(init, permute(sizes_of(init)))
     dims = [h.map_dim_positions(m) for m in h.indexing_maps(p)]
     new_p = rebuild(p, plan.order, list(h.dps_inputs(p)) + [new_init],
                     dims[:n_in] + [plan.new_out])
@@ -262,7 +268,7 @@ def apply_layout(path: Path, plan: LayoutPlan) -> ir.Operation | None:
                 operands[i] = prev
                 dims[i] = permute(dims[i])
         with ir.InsertionPoint(e), e.location:
-            empty = tensor.EmptyOp(permute(h.static_shape(e.results[0])),
+            empty = tensor.EmptyOp(permute(sizes_of(e.results[0])),
                                    ir.RankedTensorType(e.results[0].type).element_type).result
         dims[e_in] = permute(dims[e_in])
         new_e = rebuild(e, dims[e_in], operands + [empty], dims)

@@ -60,9 +60,6 @@ def _choose_path(consumer: ir.Operation, traced: dict[int, Path], identity: list
                  options: InterchangePermutedConsumers) -> InterchangePlan:
     if h.body_reads_tensor(consumer):
         raise NoMatch("consumer reads a tensor inside its body")
-    if any(h.static_shape(v) is None for v in consumer.operands
-           if isinstance(v.type, ir.RankedTensorType)):
-        raise NoMatch("dynamic shapes")
     plans, reasons = [], []
     for i, path in traced.items():
         try:
@@ -87,6 +84,10 @@ def _choose_path(consumer: ir.Operation, traced: dict[int, Path], identity: list
         raise NoMatch(STOCK_DOES_IT)
     return best
 
+
+# How large a dynamic dim without a `util.assume.int` bound counts when candidates of one
+# consumer are ranked by the bytes of their producer's result.
+DYNAMIC_DIM_ESTIMATE = 64
 
 STOCK_DOES_IT = ("IREE's own iree-dispatch-creation-transpose-generic-ops interchanges this "
                  "consumer the same way (single-use producer read through a permutation): "
@@ -140,7 +141,7 @@ def feasibility(path: Path, options: InterchangePermutedConsumers) -> tuple:
         check_siblings(siblings, tail, options)
     dims = h.map_dim_positions(h.indexing_maps(path.consumer)[path.operand])
     full = len(dims) == h.indexing_maps(path.consumer)[0].n_dims
-    return (1, h.static_tensor_bytes(path.producer.results[0].type) or 0, int(full),
+    return (1, h.estimated_bytes(path.producer.results[0], DYNAMIC_DIM_ESTIMATE), int(full),
             -len(path.reshapes), -path.operand)
 
 
@@ -149,7 +150,7 @@ def check_siblings(siblings: list[ir.Operation], value: ir.Value,
     """The readers of a multi-use value can be interchanged and merged into one generic."""
     if not options.merge_multi_use:
         raise NoMatch(f"value has {len(siblings)} users (merge-multi-use=false)")
-    rank = len(h.static_shape(value) or [])
+    rank = ir.RankedTensorType(value.type).rank
     for s in siblings:
         if not h.is_elementwise(s) or h.body_reads_tensor(s):
             raise NoMatch(f"value has {len(siblings)} users, {s.name} is not a mergeable "

@@ -2,7 +2,7 @@
 
 A consumer C reads, through a permutation, the value of a path that starts at a producer P
 (a non-elementwise op: the root of a dispatch) and goes through reshapes and elementwise ops
-that read the chain with the identity map (bias adds, scales).
+that read the chain with the identity map (bias adds, scales). Sizes may be dynamic.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 
 from iree_fusions import ir_helpers as h
-from iree_fusions.ir_helpers import RESHAPES
 from iree_fusions.pass_base import op_location
+
+from .views import is_reshape
 
 
 def is_producer(op: ir.Operation | None) -> bool:
@@ -34,7 +35,7 @@ class Path:
 
     @property
     def reshapes(self) -> list[ir.Operation]:
-        return [op for op in self.ops if op.name in RESHAPES]
+        return [op for op in self.ops if is_reshape(op)]
 
     @property
     def value(self) -> ir.Value:
@@ -54,7 +55,7 @@ def trace_path(consumer: ir.Operation, operand: int, max_depth: int = 16) -> Pat
             path.producer = op
             path.ops.reverse()
             return path
-        if op.name in RESHAPES:
+        if is_reshape(op):
             path.ops.append(op)
             value = op.operands[0]
             continue
@@ -84,6 +85,6 @@ def _identity_chain_input(op: ir.Operation) -> ir.Value | None:
         if m != out_map:
             continue
         p = h.defining_op(v)
-        if p is not None and (is_producer(p) or p.name in RESHAPES or h.is_elementwise(p)):
+        if p is not None and (is_producer(p) or is_reshape(p) or h.is_elementwise(p)):
             return v
     return None

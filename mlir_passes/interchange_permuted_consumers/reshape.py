@@ -5,6 +5,13 @@ above it (the producer then computes the expanded shape; a `[384,384]` weight be
 `[12,32,384]` reshape); a collapse_shape is sunk to the consumer by splitting the loops of the
 ops below it. Each is planned first (`plan_*`: the ops and their loop splits, or why not) and
 then applied (`apply_*`).
+
+Sizes may be dynamic: a plan names each size by `ir_helpers.dim_key` (static, the index value
+IREE holds, or a tensor's dim) and the build materializes it (`tensor.dim` only where IREE holds
+no value). A loop of dynamic range is split as the reshape says (its sizes multiply to the
+range by the reshape's own semantics). A `tensor.reshape` (torch's `view` with dynamic sizes)
+is a reshape here when its shapes determine it (`reshape_view`): it is rewritten as the
+expand_shape / collapse_shape it is before the loops are split.
 """
 
 from __future__ import annotations
@@ -20,11 +27,12 @@ from iree_fusions.ir_helpers import RESHAPES
 from iree_fusions.pass_base import op_location
 
 from .paths import Path, _identity_chain_input
+from .views import is_reshape, reshape_view, size_text
 
 # ---------------------------------------------------------------- values at another shape
 
 
-def _recreated_init(value: ir.Value, shape: list[int]) -> ir.Value | None:
+def _recreated_init(value: ir.Value, shape: list[b.Size]) -> ir.Value | None:
     """A tensor.empty / linalg.fill-of-empty init re-created at another shape, else None."""
     producer = h.defining_op(value)
     if producer is None:
@@ -52,23 +60,35 @@ def _init_can_be_recreated(value: ir.Value) -> bool:
     return False
 
 
-def _expand_value(value: ir.Value, groups: list[list[int]], shape: list[int]) -> ir.Value:
-    """`value` reshaped to `shape` (groups: source dim i -> result dims groups[i]).
+def _expand_value(value: ir.Value, groups: list[list[int]], keys: list[h.DimKey]) -> ir.Value:
+    """`value` reshaped to the sizes `keys` (groups: source dim i -> result dims groups[i]).
 
     Folds `expand(collapse(x))` back to x, re-creates empties and fills at the new shape,
     and otherwise inserts a tensor.expand_shape (free: a metadata change).
     """
-    if h.static_shape(value) == shape:
+    if list(h.shape_keys(value)) == keys:
         return value
     producer = h.defining_op(value)
     if (producer is not None and producer.name == "tensor.collapse_shape"
             and h.reassociation(producer) == groups
-            and h.static_shape(producer.operands[0]) == shape):
+            and list(h.shape_keys(producer.operands[0])) == keys):
         return producer.operands[0]
-    init = _recreated_init(value, shape)
+    sizes = [b.size_from_key(k) for k in keys]
+    init = _recreated_init(value, sizes)
     if init is not None:
         return init
-    return b.expand(value, groups, shape)
+    return b.expand_mixed(value, groups, sizes)
+
+
+def _unavailable(keys: list[h.DimKey], op: ir.Operation) -> str | None:
+    """Why a dynamic size cannot be used where `op` is rebuilt (None: every one can)."""
+    for k in keys:
+        v = k[0] if isinstance(k, tuple) else k
+        if isinstance(v, ir.Value) and not h.dominates(v, op):
+            what = h.defining_op(v).name if h.defining_op(v) is not None else "a value"
+            return (f"a dynamic size of the reshape ({what}) is computed after "
+                    f"{op_location(op)}")
+    return None
 
 
 # ---------------------------------------------------------------- iteration-space expansion
@@ -94,29 +114,31 @@ class Expansion:
         return sum(len(g) for g in self.new_dims())
 
 
-def expansion_blocker(op: ir.Operation, splits: dict[int, list[int]]) -> str | None:
-    """Why op's loops cannot be split as asked (None: they can)."""
+def expansion_blocker(op: ir.Operation, splits: dict[int, list[h.DimKey]]) -> str | None:
+    """Why op's loops cannot be split as asked (None: they can). A loop of dynamic range is
+    split as the reshape says (its sizes multiply to the range: the reshape's semantics)."""
     if not h.is_structured(op):
         return f"{op.name} has no indexing maps/body to expand"
     for m in h.indexing_maps(op):
         dims = h.map_dim_positions(m)
         if dims is None or len(set(dims)) != len(dims):
             return "an indexing map is not a projected permutation"
-    ranges = h.loop_ranges(op)
+    ranges = h.loop_keys(op)
     if ranges is None:
-        return "dynamic shapes"
+        return "a loop ranges over no tensor dim"
     for d, sizes in splits.items():
-        prod = 1
-        for s in sizes:
-            prod *= s
-        if ranges[d] != prod:
-            return f"loop {d} has {ranges[d]} iterations, cannot split into {sizes}"
+        if not isinstance(ranges[d], int):
+            continue
+        if any(not isinstance(s, int) for s in sizes) or h.numel(sizes) != ranges[d]:
+            return (f"loop {d} has {ranges[d]} iterations, cannot split into "
+                    f"[{', '.join(map(size_text, sizes))}]")
     if h.index_dims(op) & set(splits):
         return "the body uses linalg.index on a loop that would be split"
-    return None
+    return _unavailable([k for sizes in splits.values() for k in sizes], op)
 
 
-def expand_op(op: ir.Operation, splits: dict[int, list[int]]) -> tuple[ir.Operation, list]:
+def expand_op(op: ir.Operation, splits: dict[int, list[h.DimKey]]
+              ) -> tuple[ir.Operation, list]:
     """Builds (before op) a linalg.generic computing op with its loops split as in `splits`.
 
     Returns the new op and, per result, (groups, old type): the reassociation from the old
@@ -135,7 +157,7 @@ def expand_op(op: ir.Operation, splits: dict[int, list[int]]) -> tuple[ir.Operat
             dims = h.map_dim_positions(m)
             groups, shape, out_dims = [], [], []
             if isinstance(value.type, ir.RankedTensorType):
-                old_shape = list(ir.RankedTensorType(value.type).shape)
+                old_shape = h.shape_keys(value)
                 k = 0
                 for pos, d in enumerate(dims):
                     g = new_dims[d]
@@ -169,7 +191,11 @@ def replace_with_expanded(op: ir.Operation, new: ir.Operation, result_groups: li
     for i, (old, res) in enumerate(zip(op.results, new.results)):
         reshape = direct.get(i)
         if reshape is not None:
-            reshape.results[0].replace_all_uses_with(res)
+            value = res
+            if res.type != reshape.results[0].type:  # a dim static here, dynamic there
+                with ir.InsertionPoint(reshape), reshape.location:
+                    value = tensor.CastOp(reshape.results[0].type, res).result
+            reshape.results[0].replace_all_uses_with(value)
             reshape.erase()
         if not list(old.uses):
             continue
@@ -186,19 +212,16 @@ def replace_with_expanded(op: ir.Operation, new: ir.Operation, result_groups: li
 # ---------------------------------------------------------------- paths from producers
 
 
-
 def plan_bubble_expand(path: Path, reshape: ir.Operation) -> list[tuple[ir.Operation, dict]] | str:
     """Plans moving an expand_shape up to the producer: [(op, splits)], consumer-side first."""
     idx = path.ops.index(reshape)
     chain = [path.producer] + path.ops[:idx]
-    groups = h.reassociation(reshape)
-    shape = h.static_shape(reshape.results[0])
-    if shape is None:
-        return "dynamic expand_shape"
+    view = reshape_view(reshape)
+    groups, shape = view.groups, view.expanded
     value = reshape.operands[0]
     plan = []
     for op in reversed(chain):
-        if op.name in RESHAPES:
+        if is_reshape(op):
             return "two reshapes on the path"
         res_idx = h.result_index(value)
         maps = h.indexing_maps(op) if h.is_structured(op) else None
@@ -219,7 +242,7 @@ def plan_bubble_expand(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
         inputs = h.dps_inputs(op)
         nxt = _identity_chain_input(op)
         in_dims = h.map_dim_positions(maps[inputs.index(nxt)])
-        old_shape = h.static_shape(nxt)
+        old_shape = h.shape_keys(nxt)
         groups, shape, k = [], [], 0
         for pos, d in enumerate(in_dims):
             sizes = splits.get(d, [old_shape[pos]])
@@ -230,8 +253,8 @@ def plan_bubble_expand(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
     return "producer not reached"
 
 
-def _dim_splits(dims: list[int], groups: list[list[int]], shape: list[int]
-                ) -> dict[int, list[int]]:
+def _dim_splits(dims: list[int], groups: list[list[int]], shape: list[h.DimKey]
+                ) -> dict[int, list[h.DimKey]]:
     """Loop dim -> the sizes it is split into, for each reassociation group of several dims
     (`dims[j]`: the loop dim of the operand's j-th collapsed dim)."""
     return {dims[j]: [shape[k] for k in g] for j, g in enumerate(groups) if len(g) > 1}
@@ -241,14 +264,12 @@ def plan_sink_collapse(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
     """Plans moving a collapse_shape down to the consumer: [(op, splits)], reshape-side first."""
     idx = path.ops.index(reshape)
     chain = path.ops[idx + 1:] + [path.consumer]
-    groups = h.reassociation(reshape)
-    src_shape = h.static_shape(reshape.operands[0])
-    if src_shape is None:
-        return "dynamic collapse_shape"
+    view = reshape_view(reshape)
+    groups, src_shape = view.groups, view.expanded
     value = reshape.results[0]
     plan = []
     for op in chain:
-        if op.name in RESHAPES:
+        if is_reshape(op):
             return "two reshapes on the path"
         operands = list(op.operands)
         maps = h.indexing_maps(op)
@@ -273,7 +294,7 @@ def plan_sink_collapse(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
             sizes = splits.get(d, [None])
             groups.append(list(range(k, k + len(sizes))))
             k += len(sizes)
-        exp_ranges = h.loop_ranges(op)
+        exp_ranges = h.loop_keys(op)
         for d in out_dims:
             out_shape += splits.get(d, [exp_ranges[d]])
         src_shape = out_shape

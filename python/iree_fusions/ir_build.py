@@ -413,3 +413,12 @@ def expand_mixed(value: ir.Value, groups: list[list[int]], sizes: Sequence[Size]
     elt = ir.RankedTensorType(value.type).element_type
     return tensor.ExpandShapeOp(ir.RankedTensorType.get(static, elt), value,
                                 reassociation_attr(groups), dynamic, static).result
+
+
+def size_from_key(key: h.DimKey) -> Size:
+    """A size named by `ir_helpers.dim_key` as a static size or an index value: the value
+    IREE holds, or a `tensor.dim` (at the current insertion point and location) for a
+    (tensor, dim) key."""
+    if isinstance(key, tuple):
+        return size_of(*key)
+    return key

@@ -565,3 +565,59 @@ def assumed_max(size: DimKey) -> int | None:
     bounds = [int(m) for m in re.findall(r"umax\s*=\s*(\d+)", str(op.attributes["assumptions"]))]
     rows = str(op.attributes["assumptions"]).count("#util.int.assumption")
     return max(bounds) if bounds and len(bounds) == rows else None
+
+
+def estimated_size(size: DimKey, default: int) -> int:
+    """A size for cost models: static, else the `util.assume.int` umax IREE carries for it,
+    else `default`."""
+    bound = assumed_max(size)
+    return default if bound is None else bound
+
+
+def estimated_numel(value: ir.Value, default: int) -> int:
+    """Elements of a ranked tensor, dynamic dims counted as estimated_size."""
+    return numel([estimated_size(k, default) for k in shape_keys(value)])
+
+
+def estimated_bytes(value: ir.Value, default: int) -> int:
+    """Bytes of a ranked tensor, dynamic dims counted as estimated_size."""
+    return estimated_numel(value, default) * element_bytes(tensor_type(value).element_type)
+
+
+def loop_keys(op: ir.Operation | ir.OpView) -> list[DimKey] | None:
+    """Per loop of a linalg op with indexing maps, the key (see dim_key) of a tensor dim it
+    ranges over (a static one when an operand has it); None when a loop reads no tensor dim."""
+    maps = indexing_maps(op)
+    keys: list[DimKey | None] = [None] * maps[0].n_dims
+    for value, m in zip(op.operation.operands, maps):
+        if tensor_type(value) is None:
+            continue
+        for pos, e in enumerate(m.results):
+            if isinstance(e, ir.AffineDimExpr) and not isinstance(keys[e.position], int):
+                key = dim_key(value, pos)
+                if keys[e.position] is None or isinstance(key, int):
+                    keys[e.position] = key
+    return None if any(k is None for k in keys) else keys  # type: ignore[return-value]
+
+
+def dominates(value: ir.Value, op: ir.Operation | ir.OpView) -> bool:
+    """`value` is available at `op`: a block argument or result of an op in a block enclosing
+    `op`, defined before it (before its ancestor in that block)."""
+    owner = value.owner
+    block = owner if isinstance(owner, ir.Block) else owner.operation.block
+    node = op.operation
+    while node is not None and node.block != block:
+        parent = node.parent
+        node = parent.operation if parent is not None and hasattr(parent, "operation") else None
+    if node is None:
+        return False
+    if isinstance(owner, ir.Block):
+        return True
+    defining = owner.operation
+    for other in block.operations:
+        other = other.operation
+        if other == defining:
+            return other != node
+        if other == node:
+            return False
+    return False

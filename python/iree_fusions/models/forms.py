@@ -267,3 +267,65 @@ def _onnx_export(model, args: tuple, folder: str, externalize: bool, dynamic_sha
                            f"{done.stderr.strip()[-2000:]}\nreproduce with: {' '.join(cmd)}")
     with open(mlir_path, "rb") as f:
         return f.read(), irpa
+
+
+# ---------------------------------------------------------------- one form checked
+
+
+@dataclass
+class FormCheck:
+    """A model in one form compiled stock and with the plugin: dispatches (`--compile-to=flow`
+    counts), what the passes changed and the reasons they gave, and per input size (the
+    export's, then `other_args`'), the largest difference plugin vs stock and plugin vs
+    PyTorch."""
+
+    form: str
+    stock_dispatches: int
+    plugin_dispatches: int
+    changes: list[str]
+    skipped: list[str]
+    errors: list[tuple[float, float]]  # per size: (|plugin - stock|, |plugin - torch|) max
+
+    @property
+    def removed(self) -> int:
+        return self.stock_dispatches - self.plugin_dispatches
+
+    @property
+    def bit_identical(self) -> bool:
+        return all(e[0] == 0.0 for e in self.errors)
+
+
+def check(model, args: Sequence, form: str, fusions: str, *, other_args: Sequence | None = None,
+          device: str = "local-task", flags: Sequence[str] = (), **export_kwargs) -> FormCheck:
+    """Exports `model(*args)` in `form`, compiles it stock and with `--fusions=<fusions>`,
+    counts dispatches and runs both on the export's inputs and, for a dynamic form, on
+    `other_args` (sizes the export never saw; same weights)."""
+    import tempfile
+
+    from .. import api
+    from ..counting import count_flow_ir
+    from .torch_export import torch_outputs
+
+    with tempfile.TemporaryDirectory(prefix="iree-fusions-form-") as tmp:
+        ex = export(model, args, form, tmp, **export_kwargs)
+        path = ex.write(tmp)
+        all_flags = [*ex.flags, *flags]
+        counts, vmfbs, reports = {}, {}, []
+        for label, kw in (("stock", dict(stock=True)), ("plugin", dict(fusions=fusions))):
+            flow = api.compile_file(path, device=device, flags=all_flags, compile_to="flow",
+                                    **kw)
+            counts[label] = count_flow_ir(flow.output).total_dispatches
+            reports = flow.reports if label == "plugin" else reports
+            vmfbs[label] = api.compile_file(path, device=device, flags=all_flags, **kw).output
+        runs = [(ex.inputs, torch_outputs(model, args))]
+        if other_args is not None and FormSpec.parse(form).dynamic:
+            runs.append(([to_numpy(a) for a in other_args], torch_outputs(model, other_args)))
+        errors = []
+        for inputs, reference in runs:
+            stock = ex.run(vmfbs["stock"], inputs, device)
+            plugin = ex.run(vmfbs["plugin"], inputs, device)
+            errors.append((api.compare_outputs(stock, plugin).max_abs,
+                           api.compare_outputs(reference, plugin).max_abs))
+    changes = [c["what"] for r in reports for c in r.get("changes", [])]
+    skipped = [s["reason"] for r in reports for s in r.get("skipped", [])]
+    return FormCheck(form, counts["stock"], counts["plugin"], changes, skipped, errors)

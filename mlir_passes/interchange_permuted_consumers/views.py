@@ -1,0 +1,120 @@
+"""Which ops are reshapes on a path: expand_shape / collapse_shape, and a `tensor.reshape`
+(torch's `view` with dynamic sizes, `tensor.reshape %x(%from_elements)`) whose shapes determine
+the expand_shape / collapse_shape it is. Sizes are `ir_helpers.dim_key`s."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir
+
+from iree_fusions import ir_build as b
+from iree_fusions import ir_helpers as h
+from iree_fusions.ir_helpers import RESHAPES
+
+
+@dataclass
+class ReshapeView:
+    """An expand_shape / collapse_shape, or a tensor.reshape that is one: its kind, groups
+    (collapsed dim -> expanded dims) and the sizes of its expanded side."""
+
+    op: ir.Operation
+    kind: str  # "tensor.expand_shape" or "tensor.collapse_shape"
+    groups: list[list[int]]
+    expanded: list[h.DimKey]  # sizes of the expanded side (the result of an expand)
+
+
+def reshape_view(op: ir.Operation) -> ReshapeView | None:
+    """The op as an expand_shape / collapse_shape, or None (another op, or a tensor.reshape
+    whose shapes do not determine one: its dynamic dims must pair up with equal sizes)."""
+    if op.name in RESHAPES:
+        side = op.results[0] if op.name == "tensor.expand_shape" else op.operands[0]
+        return ReshapeView(op, op.name, h.reassociation(op), list(h.shape_keys(side)))
+    if op.name != "tensor.reshape":
+        return None
+    src = list(h.shape_keys(op.operands[0]))
+    res = _reshape_result_keys(op, src)
+    if res is None:
+        return None
+    groups = _pair_dims(src, res)
+    if groups is not None and len(res) > len(src):
+        return ReshapeView(op, "tensor.expand_shape", groups, res)
+    groups = _pair_dims(res, src)
+    if groups is not None and len(src) > len(res):
+        return ReshapeView(op, "tensor.collapse_shape", groups, src)
+    return None
+
+
+def _reshape_result_keys(op: ir.Operation, src: list[h.DimKey]) -> list[h.DimKey] | None:
+    """The result sizes of a tensor.reshape: static ones from its type, dynamic ones from the
+    shape operand (`tensor.from_elements` of index casts); one dynamic dim on each side with
+    equal static products is the source's (the element counts are equal)."""
+    shape = list(ir.RankedTensorType(op.results[0].type).shape)
+    dyn = [i for i, s in enumerate(shape) if ir.ShapedType.is_dynamic_size(s)]
+    src_dyn = [k for k in src if not isinstance(k, int)]
+    res: list[h.DimKey] = list(shape)
+    if len(dyn) == 1 and len(src_dyn) == 1 and h.numel(
+            [k for k in src if isinstance(k, int)]) == h.numel(
+            [s for i, s in enumerate(shape) if i not in dyn]):
+        res[dyn[0]] = src_dyn[0]
+        return res
+    elements = h.defining_op(op.operands[1])
+    if elements is None or elements.name != "tensor.from_elements":
+        return None
+    for i in dyn:
+        v = elements.operands[i]
+        cast = h.defining_op(v)
+        if cast is None or cast.name not in ("arith.index_cast", "arith.index_castui"):
+            return None
+        res[i] = h.size_key(cast.operands[0])
+    return res
+
+
+def _pair_dims(small: list[h.DimKey], big: list[h.DimKey]) -> list[list[int]] | None:
+    """Groups of `big`'s dims, one per dim of `small`, each of equal size: a dynamic dim pairs
+    with one equal dynamic dim, a static one with consecutive static dims of equal product
+    (unit dims join the group before them)."""
+    groups, j = [], 0
+    for k in small:
+        group = []
+        if not isinstance(k, int):
+            if j >= len(big) or big[j] != k:
+                return None
+            group, j = [j], j + 1
+        else:
+            size = 1
+            while j < len(big) and isinstance(big[j], int) and (size < k or not group):
+                size *= big[j]
+                group.append(j)
+                j += 1
+            if size != k or not group:
+                return None
+        groups.append(group)
+    while groups and j < len(big) and big[j] == 1:
+        groups[-1].append(j)
+        j += 1
+    return groups if j == len(big) else None
+
+
+def normalize_reshape(view: ReshapeView) -> ir.Operation:
+    """Replaces a tensor.reshape by the expand_shape / collapse_shape it is; returns it."""
+    op = view.op
+    with ir.InsertionPoint(op), op.location:
+        if view.kind == "tensor.expand_shape":
+            sizes = [b.size_from_key(k) for k in view.expanded]
+            new = b.expand_mixed(op.operands[0], view.groups, sizes)
+        else:
+            new = b.collapse(op.operands[0], view.groups, op.results[0].type)
+    op.results[0].replace_all_uses_with(new)
+    op.erase()
+    return h.defining_op(new)
+
+
+def is_reshape(op: ir.Operation) -> bool:
+    """An expand_shape / collapse_shape, or a tensor.reshape that is one (reshape_view)."""
+    return op.name in RESHAPES or (op.name == "tensor.reshape" and reshape_view(op) is not None)
+
+
+def size_text(key: h.DimKey) -> str:
+    """A size for a reason: the number, or `?` (a dynamic size)."""
+    return str(key) if isinstance(key, int) else "?"
