@@ -373,13 +373,14 @@ def memory_probe(folder: str, kind: str) -> dict:
     import iree.runtime as rt
 
     from iree_fusions.bundle_runner import parameters_module
+    from iree_fusions.models import forms as forms_mod
 
     before = _rss()
     config = rt.Config("local-task")
     modules = []
     irpa = os.path.join(folder, "params.irpa")
     if os.path.exists(irpa):
-        modules.append(parameters_module(config.vm_instance, {dlrm.PARAMETER_SCOPE: irpa}))
+        modules.append(parameters_module(config.vm_instance, {forms_mod.PARAMETER_SCOPE: irpa}))
     modules.append(rt.VmModule.mmap(config.vm_instance, os.path.join(folder, kind + ".vmfb")))
     context = rt.SystemContext(vm_modules=modules, config=config)
     loaded = _rss()

@@ -778,15 +778,15 @@ def test_dlrm_models(name, max_dispatches):
 STATIC_REMOVED = {"dlrm-b8": 31, "dlrm-sparse-b8": 30, "dlrm-bag-b64": 31, "criteo-b8": 14}
 FORM_BLOCKED = {
     # Without shape facts the bag count and the ids' length are separate argument batches.
-    ("dlrm-bag-b64", "dynamic"): "come from separate dynamic sizes",
+    ("dlrm-bag-b64", "dynamic-batch"): "come from separate dynamic sizes",
 }
 STOCK_FAILS = {  # torch.onnx exports F.embedding_bag as onnx.Loop, which IREE 3.13 rejects
     ("dlrm-bag-b64", "onnx"), ("dlrm-bag-b64", "onnx-params")}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("form", ["static", "dynamic", "dynamic-facts", "params", "onnx",
-                                  "onnx-params"])
+@pytest.mark.parametrize("form", ["static", "dynamic-batch", "dynamic-batch-facts", "params",
+                                  "onnx", "onnx-params"])
 @pytest.mark.parametrize("model", sorted(STATIC_REMOVED))
 def test_every_form_like_static(model, form, tmp_path):
     """Each form users compile (models/dlrm.py FORMS) loses as many dispatches as the static

@@ -18,12 +18,12 @@ top MLP). `MODELS` registers the benchmark models (`iree-fusions-bench dlrm-b8`)
 
 `build_form(cfg, form, folder)` gives the same model in each form users compile (`FORMS`:
 static, dynamic batch with and without shape facts, iree-turbine parameters, ONNX, ONNX with
-externalized parameters); run one with `api.run(vmfb, inputs, function, parameters=...)`.
+externalized parameters; exported by models/forms.py); run one with
+`api.run(vmfb, inputs, function, parameters=...)`.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, replace
 
 from .catalog import Artifact, BenchModel
@@ -178,20 +178,12 @@ def build_artifact(cfg: DlrmConfig) -> Artifact:
 
 # ---------------------------------------------------------------- the forms users compile
 
-# The forms a model is compiled in (NOTES.md, "The forms production IREE users compile"):
-#   static         torch.export, weights inlined (the catalog's form)
-#   dynamic        torch.export with the batch a `Dim` (min 2, max 64), fx_importer as is:
-#                  every argument's batch is its own dynamic dim, no facts tie them
-#   dynamic-facts  the same with the symbolic shapes imported (`torch.bind_symbolic_shape`):
-#                  IREE ties every batch to one `util.assume.int` value
-#   params         iree-turbine: externalize_module_parameters + aot.export, the weights in an
-#                  .irpa file (`#flow.parameter.named<"model"::...>`)
-#   onnx           torch.onnx.export(dynamo=True) + iree-import-onnx, --iree-input-type=onnx
-#   onnx-params    the same imported with --externalize-params (an .irpa file)
-FORMS = ("static", "dynamic", "dynamic-facts", "params", "onnx", "onnx-params")
-DYNAMIC_FORMS = ("dynamic", "dynamic-facts")
-PARAMETER_SCOPE = "model"
-ONNX_INPUT_FLAGS = ["--iree-input-type=onnx"]
+# The forms a DLRM is compiled in (models/forms.py; NOTES.md, "The forms production IREE
+# users compile"): static inline (the catalog's), the batch a torch.export `Dim` without and
+# with shape facts (without, every argument's batch is its own dynamic value; with, IREE ties
+# them to one util.assume.int value), iree-turbine parameters (.irpa), ONNX, and ONNX with
+# externalized parameters.
+FORMS = ("static", "dynamic-batch", "dynamic-batch-facts", "params", "onnx", "onnx-params")
 
 
 @dataclass
@@ -207,101 +199,22 @@ class FormArtifact:
     other_reference: list | None = None
 
 
-def _dynamic_export(model, args, symbolic: bool) -> bytes:
-    """torch.export with dim 0 of every argument the one `Dim` "batch" (min 2, max 64), then
-    IREE's fx_importer (`symbolic`: with the symbolic shape expressions)."""
-    import torch
-    from iree.compiler import ir
-    from iree.compiler.extras.fx_importer import FxImporter
-
-    from .torch_export import quiet_torch_export
-
-    batch = torch.export.Dim("batch", min=2, max=64)
-    with torch.no_grad(), quiet_torch_export():
-        ep = torch.export.export(model.eval(), tuple(args), strict=False,
-                                 dynamic_shapes=(tuple({0: batch} for _ in args),))
-        ep = ep.run_decompositions(torch.export.default_decompositions())
-    with ir.Context() as ctx:
-        importer = FxImporter(context=ctx)
-        importer.import_frozen_program(ep, import_symbolic_shape_expressions=symbolic)
-        return str(importer.module).encode()
-
-
-def _turbine_export(model, args, folder: str) -> tuple[bytes, str]:
-    """iree-turbine's parameter export: (torch-dialect MLIR, .irpa path)."""
-    import torch
-    from iree.turbine import aot
-
-    from .torch_export import quiet_torch_export
-
-    model = model.eval()
-    aot.externalize_module_parameters(model)
-    with torch.no_grad(), quiet_torch_export():
-        exported = aot.export(model, args=tuple(args))
-    irpa = os.path.join(folder, "params.irpa")
-    aot.save_module_parameters(irpa, model)
-    return str(exported.mlir_module).encode(), irpa
-
-
-def _onnx_export(model, args, folder: str, externalize: bool) -> tuple[bytes, str | None]:
-    """torch.onnx.export(dynamo=True) + iree-import-onnx (`externalize`: weights in an .irpa,
-    --externalize-params): (torch-dialect MLIR of @main_graph, .irpa path or None)."""
-    import contextlib
-    import io
-    import logging
-    import subprocess
-    import sys
-
-    import torch
-
-    onnx_path = os.path.join(folder, "model.onnx")
-    mlir_path = os.path.join(folder, "model.onnx.mlir")
-    quiet = logging.getLogger("torch.onnx")
-    level = quiet.level
-    quiet.setLevel(logging.ERROR)  # "torchvision is not installed" warnings
-    try:
-        with torch.no_grad(), contextlib.redirect_stdout(io.StringIO()):
-            torch.onnx.export(model.eval(), tuple(args), onnx_path, dynamo=True)
-    finally:
-        quiet.setLevel(level)
-    tool = os.path.join(os.path.dirname(sys.executable), "iree-import-onnx")
-    cmd = [tool if os.path.exists(tool) else "iree-import-onnx", onnx_path, "-o", mlir_path]
-    irpa = None
-    if externalize:
-        irpa = os.path.join(folder, "params.irpa")
-        cmd += ["--externalize-params", "--num-elements-threshold=32",
-                f"--params-scope={PARAMETER_SCOPE}", f"--save-params-to={irpa}"]
-    subprocess.run(cmd, check=True, capture_output=True)
-    with open(mlir_path, "rb") as f:
-        return f.read(), irpa
-
-
 def build_form(cfg: DlrmConfig, form: str, folder: str, other_batch: int = 5) -> FormArtifact:
-    """The model of `cfg` in `form` (see FORMS); files (.onnx, .irpa) go to `folder`, which
-    must outlive the compile and the run. A dynamic form also gets inputs and the PyTorch
-    reference at `other_batch` (same weights, other ids)."""
+    """The model of `cfg` exported in `form` (FORMS; models/forms.py does the export); files
+    (.onnx, .irpa) go to `folder`, which must outlive the compile and the run. A dynamic form
+    also gets inputs and the PyTorch reference at `other_batch` (same weights, other ids)."""
+    from . import forms
+
     if form not in FORMS:
         raise ValueError(f"unknown form '{form}' (known: {', '.join(FORMS)})")
     model, args = build_dlrm(cfg)
     reference = torch_outputs(model, args)
-    flags, function, params = list(TORCH_INPUT_FLAGS), "main", {}
-    if form == "static":
-        source = export_to_mlir(model, args)
-    elif form in DYNAMIC_FORMS:
-        source = _dynamic_export(model, args, symbolic=form == "dynamic-facts")
-    elif form == "params":
-        source, irpa = _turbine_export(model, args, folder)
-        params[PARAMETER_SCOPE] = irpa
-    else:
-        source, irpa = _onnx_export(model, args, folder, externalize=form == "onnx-params")
-        flags, function = list(ONNX_INPUT_FLAGS), "main_graph"
-        if irpa is not None:
-            params[PARAMETER_SCOPE] = irpa
-    art = Artifact(source=source, inputs=[to_numpy(a) for a in args], flags=flags,
-                   reference=reference, function=function,
+    ex = forms.export(model, args, form, folder)
+    art = Artifact(source=ex.source, inputs=ex.inputs, flags=ex.flags, reference=reference,
+                   function=ex.function,
                    reference_atol=reference_atol(reference, cfg.dtype, 1e-4))
-    out = FormArtifact(form, art, params)
-    if form in DYNAMIC_FORMS:
+    out = FormArtifact(form, art, ex.parameters)
+    if form.startswith("dynamic"):
         other_model, other_args = build_dlrm(replace(cfg, batch=other_batch))
         out.other_inputs = [to_numpy(a) for a in other_args]
         out.other_reference = torch_outputs(other_model, other_args)
