@@ -287,14 +287,16 @@ def form_row(model: str, form: str, args) -> dict:
         jobs = {"stock": dict(stock=True), "plugin": dict(fusions="batch-gathers"),
                 "stock_flow": dict(stock=True, compile_to="flow"),
                 "plugin_flow": dict(fusions="batch-gathers", compile_to="flow")}
-        try:
-            outs = {k: api.compile_file(path, device=args.device, flags=art.flags, **kw)
-                    for k, kw in jobs.items()}
-        except api.CompilerToolError as e:
-            first = next((ln for ln in e.stderr.splitlines() if "error:" in ln), e.stderr)
-            op = re.search(r'name = "([\w.]+)"', e.stderr)
-            return dict(model=model, form=form, error=(f"{op.group(1)} not lowered: " if op
-                                                       else "") + first.split("error:", 1)[-1])
+        outs = {}
+        for k, kw in jobs.items():
+            try:
+                outs[k] = api.compile_file(path, device=args.device, flags=art.flags, **kw)
+            except api.CompilerToolError as e:
+                lines = e.stderr.strip().splitlines() or ["?"]
+                first = next((ln for ln in lines if "error:" in ln), lines[-1])
+                op = re.search(r'name = "([\w.]+)"', e.stderr)
+                return dict(model=model, form=form, error=f"{k.split('_')[0]} fails: " + (
+                    f"{op.group(1)} not lowered: " if op else "") + first.split("error:")[-1])
         sc = count_flow_ir(outs["stock_flow"].output)
         pc = count_flow_ir(outs["plugin_flow"].output)
         row = dict(model=model, form=form, stock_d=sc.total_dispatches,
@@ -336,8 +338,7 @@ def forms(args) -> None:
         for form in dlrm.FORMS:
             row = form_row(model, form, args)
             if "error" in row:
-                print(f"| {model} | {form} | stock fails: {row['error'][:90]} | | | | |",
-                      flush=True)
+                print(f"| {model} | {form} | {row['error'][:110]} | | | | |", flush=True)
                 continue
             errs = " / ".join(f"{e[0]:.1e}" for e in row["errs"])
             torch_err = max(e[1] for e in row["errs"])

@@ -248,7 +248,7 @@ def emit_size_checks(checks: Sequence[tuple[h.DimKey, h.DimKey]], what: str,
         return
     for key in (k for pair in checks for k in pair):
         if isinstance(key, ir.Value):
-            _hoist_size(key, block)
+            match.hoist_chain(key, block, _is_size_op)
     order = h.block_positions(block)
     last = None
     for key in (k for pair in checks for k in pair):
@@ -266,27 +266,12 @@ def emit_size_checks(checks: Sequence[tuple[h.DimKey, h.DimKey]], what: str,
                         f"vs {match.size_text(c)}; torch.cat needs them equal)")
 
 
-def _hoist_size(value: ir.Value, block: ir.Block) -> None:
-    """Moves the host-side scalar code that computes a size (arith on index/integer
-    scalars, tensor.dim, util.assume.int) up to right after what it reads, recursively: pure
-    ops, so no value changes; the size checks can then come before the first dispatch."""
-    op = h.defining_op(value)
-    if op is None or op.block != block or len(op.regions) or len(op.results) != 1 or \
-            isinstance(op.results[0].type, ir.RankedTensorType) or \
-            not (op.name.startswith("arith.") or op.name in ("tensor.dim", "util.assume.int")):
-        return
-    for operand in op.operands:
-        if not isinstance(operand.type, ir.RankedTensorType):
-            _hoist_size(operand, block)
-    order = h.block_positions(block)
-    last = -1
-    for operand in op.operands:
-        d = h.defining_op(operand)
-        a = h.block_ancestor(d, order) if d is not None else None
-        if a is not None:
-            last = max(last, order[a])
-    if order[op] > last + 1:
-        op.move_before(next(o for o, i in order.items() if i == last + 1))
+def _is_size_op(op: ir.Operation) -> bool:
+    """Host-side scalar code that computes a size (arith on index/integer scalars,
+    tensor.dim, util.assume.int): pure, so it may move up to right after what it reads."""
+    return (not len(op.regions) and len(op.results) == 1
+            and not isinstance(op.results[0].type, ir.RankedTensorType)
+            and (op.name.startswith("arith.") or op.name in ("tensor.dim", "util.assume.int")))
 
 
 # ---------------------------------------------------------------- embedding_bag

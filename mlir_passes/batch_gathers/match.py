@@ -9,6 +9,7 @@ Matchers raise `NoMatch` with the reason at the check that failed.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -694,11 +695,18 @@ def hoist_view_chain(value: ir.Value, block: ir.Block) -> None:
     lookup, after the previous lookup's results were used, which makes independent lookups
     look interleaved. These ops are pure views of values defined earlier: moving them
     changes no value (a normalization, idempotent)."""
+    hoist_chain(value, block, lambda op: op.name in VIEW_OPS)
+
+
+def hoist_chain(value: ir.Value, block: ir.Block,
+                movable: Callable[[ir.Operation], bool]) -> None:
+    """Moves the ops of `block` that `movable` accepts (pure ones) and that produce
+    `value`, recursively, up to right after the ops that define their operands."""
     op = h.defining_op(value)
-    if op is None or op.name not in VIEW_OPS or op.block != block:
+    if op is None or not movable(op) or op.block != block:
         return
     for operand in op.operands:
-        hoist_view_chain(operand, block)
+        hoist_chain(operand, block, movable)
     order = h.block_positions(block)
     last = -1
     for operand in op.operands:
