@@ -48,6 +48,7 @@ computed after an op it would have to move above is left alone, with that reason
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -56,12 +57,13 @@ from iree.compiler import ir
 from iree_fusions import ir_build as b
 from iree_fusions import ir_helpers as h
 from iree_fusions.ir_helpers import RESHAPES
-from iree_fusions.pass_base import Candidate, CandidatePass, NoMatch, PassContext, option
+from iree_fusions.pass_base import (Candidate, CandidatePass, Footprint, NoMatch, PassContext,
+                                     option)
 
 from .build import (LayoutPlan, apply_layout, can_fold_copy, contraction_order_ok,
                     fold_copy_into_producer, interchange, interchange_order, layout_plan,
                     merge_siblings)
-from .match import InterchangePlan, match_consumer
+from .match import InterchangePlan, match_consumer, plan_footprint
 from .paths import Path, trace_path
 from .reshape import apply_bubble, apply_sink, plan_bubble_expand, plan_sink_collapse
 from .views import normalize_reshape, reshape_view
@@ -98,9 +100,11 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
                 if cand is not None:
                     yield cand
 
+    def footprint(self, candidate: Candidate[InterchangePlan], ctx: PassContext) -> Footprint:
+        return plan_footprint(candidate.plan.path)
+
     def apply(self, candidate: Candidate[InterchangePlan], ctx: PassContext) -> str:
         path = candidate.plan.path
-        block = path.consumer.block
         steps: list[str] = []
         try:
             return self._rewrite(path, steps)
@@ -109,8 +113,9 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
                 raise  # nothing changed yet: the candidate is skipped with this reason
             # A later step failed after earlier reshape steps changed the IR (still correct).
             return f"{'; '.join(steps)}; stopped: {e}"
-        finally:
-            _erase_dead_views(block)
+
+    def end_round(self, block: ir.Block, ctx: PassContext) -> None:
+        _erase_dead_views(block)  # once per round, not per change (a walk of the block)
 
     def _rewrite(self, path: Path, steps: list[str]) -> str:
         consumer = path.consumer
@@ -159,8 +164,8 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
                 if dims != list(range(len(dims))):
                     s = interchange(s, interchange_order(s, idx))
                 merged.append(s)
-            positions = h.block_positions(merged[0].block)
-            merged.sort(key=lambda s: positions[s])
+            merged.sort(key=functools.cmp_to_key(
+                lambda x, y: -1 if x.is_before_in_block(y) else 1))  # no walk of the block
             new = merge_siblings(merged)
             steps.append(f"interchanged and merged {len(merged)} readers of the "
                          f"{producer_name} result into one {len(new.results)}-result generic")

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 from iree.compiler import ir
 
 from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import Candidate, NoMatch, structural_key
+from iree_fusions.pass_base import (Candidate, Footprint, NoMatch, round_analysis,
+                                     structural_key)
 
-from .paths import Path, trace_path
+from .paths import Path, is_producer, trace_path
 from .reshape import plan_bubble_expand, plan_sink_collapse
 
 if TYPE_CHECKING:
@@ -169,11 +170,11 @@ def check_siblings(siblings: list[ir.Operation], value: ir.Value,
     block = siblings[0].parent
     if any(s.parent != block for s in siblings):
         raise NoMatch("siblings in different blocks")
-    placements = h.block_placements(siblings[0].block)
+    placements = round_analysis(h.block_placements, siblings[0].block)
     if len({placements[s] for s in siblings}) > 1:
         raise NoMatch("the readers take inputs placed on different devices (a multi-device "
                       "program): ops on different devices are never merged")
-    positions = h.block_positions(siblings[0].block)
+    positions = round_analysis(h.block_positions, siblings[0].block)
     first = min(siblings, key=lambda s: positions[s])
     pos = positions[first]
     for s in siblings:
@@ -189,3 +190,26 @@ def _defined_before(value: ir.Value, pos: int, positions: dict) -> bool:
     if owner.parent is None or owner not in positions:
         return True  # defined outside this block (enclosing region)
     return positions[owner] < pos
+
+
+def plan_footprint(path: Path) -> Footprint:
+    """What a plan reads: the consumer, the path from its producer, the other readers of the
+    value it reads (their maps and users were checked) and the chains behind the consumer's
+    other inputs (weighed against this one). What it writes: the consumer, the path and those
+    readers (rewritten, interchanged or merged), the producers of their operands (a merge
+    changes their users, a reshape moved above an op reads them) and the readers of their
+    results (which read the new ops)."""
+    consumer = path.consumer
+    core = [consumer, path.producer, *path.ops, *h.users(path.value)]
+    reads = list(core)
+    for i, value in enumerate(h.dps_inputs(consumer)):
+        other = trace_path(consumer, i)
+        reads += other.ops + ([other.producer] if other.producer is not None else [])
+        owner = h.defining_op(value)
+        if owner is not None and is_producer(owner):  # stock_interchanges_it counts its users
+            reads.append(owner)
+    writes = list(core)
+    for op in core:
+        writes += [d for v in op.operands if (d := h.defining_op(v)) is not None]
+        writes += [u for r in op.results for u in h.users(r)]
+    return Footprint.of(reads, writes)

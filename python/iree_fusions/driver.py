@@ -26,6 +26,7 @@ from .counting import count_flow_module
 from .decisions import Decider, DecisionsError
 from .pass_base import PassReport, Skip
 from .target import module_targets
+from .timing_report import CompileTiming
 from .pipeline import PipelineError, Step, run_pipeline
 
 PHASES = (
@@ -78,12 +79,14 @@ class CompileRequest:
     # (`revert_if_no_gain`) unless a measured decision chose them.
     effect: bool = False
     revert_if_no_gain: bool = True
+    timing: bool = False  # time each step (--fusions-timing): CompileResult.timing
 
 
 @dataclass
 class CompileResult:
     output: bytes
     reports: list[PassReport]
+    timing: CompileTiming | None = None
 
 
 def phase_index(name: str) -> int:
@@ -129,6 +132,9 @@ def compile_request(
     """
     warn = warn or (lambda msg: print(msg, file=sys.stderr))
     stage = stage or (lambda text: None)
+    timing = CompileTiming() if request.timing else None
+    if timing is not None:
+        stage = timing.wrap(stage)
     first, last = phase_index(request.compile_from), phase_index(request.compile_to)
     if first > last:
         raise CompileError(
@@ -168,7 +174,7 @@ def compile_request(
                 before = module.clone() if plugin_phase == "linalg" and (
                     request.effect or request.revert_if_no_gain) else None
                 module, phase_reports = _run_hook(module, steps, plugin_phase, request, warn,
-                                                  decider)
+                                                  decider, stage)
                 if plugin_phase == "linalg" and any(r.changed for r in phase_reports):
                     stage("iree const-eval of the plugin's load-time stacks")
                     _fold_load_time_stacks(runner, module, phase_reports)
@@ -183,7 +189,10 @@ def compile_request(
     if phase_index(current) < last and not inv.execute():
         raise CompileError(f"IREE failed while compiling to phase '{request.compile_to}'")
     stage("emit")
-    return CompileResult(_emit(inv, request), reports)
+    output = _emit(inv, request)
+    if timing is not None:
+        timing.finish(reports)
+    return CompileResult(output, reports, timing)
 
 
 def _keep_if_it_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operation,
@@ -257,12 +266,13 @@ def _fold_load_time_stacks(runner: _Pipeline, module: ir.Operation,
 
 
 def _run_hook(module: ir.Operation, steps: list[Step], plugin_phase: str,
-              request: CompileRequest, warn, decider: Decider
+              request: CompileRequest, warn, decider: Decider, stage: Callable[[str], None]
               ) -> tuple[ir.Operation, list[PassReport]]:
     try:
         module, reports = run_pipeline(module, steps, keep_going=not request.strict, warn=warn,
                                        target=decider.target, decider=decider)
         if plugin_phase == "linalg" and any(r.changed for r in reports):
+            stage(f"plugin {HOOK_PHASE[plugin_phase]} {LINALG_CLEANUP}")  # crash: the plugin's
             module, _ = run_pipeline(module, [Step(LINALG_CLEANUP)])
     except PipelineError as e:
         raise CompileError(f"iree-fusions ({plugin_phase} passes): {e}") from None

@@ -16,21 +16,34 @@ A rewriting pass is a :class:`CandidatePass`. Per block of every function body i
 * ``apply(candidate, ctx)`` performs one plan and returns what it changed, in words.
 
 The driver (:func:`run_candidates`) runs a pass to a fixpoint with one bound and one
-convention for multi-block functions: every block of every function body, one at a time. In
-a round it applies the first selected candidate and finds again (the IR changed, so every
-other plan is stale), or, for a pass whose candidates are independent
-(``independent_candidates``), applies every selected candidate of the round through
-``apply_all``. A candidate is selected unless its key is in the pass's ``skip`` option, not
-in its ``only`` option, or decided against by a decisions file. The skips of the last round
-(the one that changed nothing) go into the report with their keys.
+convention for multi-block functions: every block of every function body, one at a time. A
+round finds the candidates of the block in one walk and applies the selected ones:
+
+* a pass whose plans declare what they read and write (``footprint``) gets every selected
+  candidate of the round whose footprint no earlier change of the round wrote (nor an earlier
+  candidate that had to wait touches); the others wait for the next round, which finds them
+  again on the changed IR. Rounds are then bounded by how deep changes depend on each other,
+  not by how many there are: a pass costs a few walks of the block, not one per change;
+* a pass whose candidates are independent (``independent_candidates``) gets them all at once
+  through ``apply_all``;
+* any other pass gets the first selected candidate, then the block is found again.
+
+Whole-block analyses a round's find needs (positions, placements) are computed once per round
+(:func:`round_analysis`). A candidate is selected unless its key is in the pass's ``skip``
+option, not in its ``only`` option, or decided against by a decisions file. The skips of the
+last round (the one that changed nothing) go into the report with their keys.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import ctypes
 import dataclasses
 import fnmatch
 import hashlib
 import re
+import time
 import typing
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -221,6 +234,51 @@ class Skip:
     feasible: bool = False  # the plan exists: a decision could apply it
 
 
+# ---------------------------------------------------------------- footprints
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype = ctypes.c_char_p
+_capsule_name.argtypes = [ctypes.py_object]
+
+
+def op_id(op: ir.Operation | ir.OpView) -> int:
+    """The identity of a live operation (its address). Stable while the op lives, unlike
+    `hash()`, which follows the op's contents; never ask it of an erased op."""
+    capsule = op.operation._CAPIPtr
+    return _capsule_pointer(capsule, _capsule_name(capsule))
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What a plan reads and what it writes, as op identities (`op_id`) taken when the
+    candidate was found, before any change of the round.
+
+    `reads`: the ops whose state the plan was computed from (their operands, users, maps,
+    kinds); `writes`: the ops the change erases, replaces or edits, and those whose operands
+    or users it changes. A change invalidates exactly the plans that read what it writes."""
+
+    reads: frozenset[int] = frozenset()
+    writes: frozenset[int] = frozenset()
+
+    def waits_for(self, written: set[int], waiting_reads: set[int],
+                  waiting_writes: set[int]) -> bool:
+        """Whether the plan must wait for the next round: it reads what a change of this
+        round wrote, or it overlaps a candidate that waits (applying it first could change
+        that candidate's plan, or the other way round: the order would matter)."""
+        return not (self.reads.isdisjoint(written) and self.reads.isdisjoint(waiting_writes)
+                    and self.writes.isdisjoint(waiting_reads))
+
+    @staticmethod
+    def of(reads: Iterable[ir.Operation | ir.OpView] = (),
+           writes: Iterable[ir.Operation | ir.OpView] = ()) -> Footprint:
+        """List in `reads` every op the plan depends on, those it rewrites included."""
+        return Footprint(frozenset(op_id(o) for o in reads),
+                         frozenset(op_id(o) for o in writes))
+
+
 # ---------------------------------------------------------------- report
 
 
@@ -236,6 +294,10 @@ class PassReport:
     ops_after: Counter = field(default_factory=Counter)
     error: str | None = None
     target: str | None = None  # `backend:chip` the module was compiled for, when known
+    # What the driver did (rounds, finds, candidates found, applied, waited) and the wall
+    # seconds of each part of the pass (find, apply, verify, count): --fusions-timing.
+    stats: Counter = field(default_factory=Counter)
+    timing: dict[str, float] = field(default_factory=dict)
 
     def change(self, key: str, what: str, location: str, decided_by: str = "rule",
                gain: str = "dispatches") -> None:
@@ -278,7 +340,18 @@ class PassReport:
             "ops_after": dict(self.ops_after),
             "error": self.error,
             "target": self.target,
+            "stats": dict(self.stats),
+            "timing": {k: round(v, 6) for k, v in self.timing.items()},
         }
+
+    @contextlib.contextmanager
+    def timed(self, part: str) -> Iterator[None]:
+        """Adds the wall time of the block to `timing[part]`."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.timing[part] = self.timing.get(part, 0.0) + time.perf_counter() - start
 
 
 def _by(decided_by: str) -> str:
@@ -402,6 +475,21 @@ class CandidatePass(FusionPass, Generic[P]):
         """Applies independent candidates of one round (passes may merge their plans)."""
         return [self.apply(c, ctx) for c in candidates]
 
+    def footprint(self, candidate: Candidate[P], ctx: PassContext) -> Footprint | None:
+        """What the candidate's plan reads and writes (asked when it is found, before any
+        change of the round). A pass that declares footprints gets every candidate of a
+        round whose footprint no earlier change wrote; None (the default) makes the driver
+        find again after each change."""
+        return None
+
+    def end_round(self, block: ir.Block, ctx: PassContext) -> None:
+        """Called after a round that changed the block (cleanup shared by its changes,
+        e.g. erasing what they left dead), before the next round finds again."""
+
+    @property
+    def declares_footprints(self) -> bool:
+        return type(self).footprint is not CandidatePass.footprint
+
     def deselected(self, key: str) -> str | None:
         """Why the pass's own options keep a candidate with this key from being applied."""
         if self.only and not _matches(key, self.only):
@@ -452,36 +540,163 @@ def run_candidates(pass_: CandidatePass, module: ir.Operation, ctx: PassContext)
             _run_block(pass_, block, ctx)
 
 
+_ROUND_ANALYSES: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "iree_fusions_round_analyses", default=None)
+T = TypeVar("T")
+
+
+def round_analysis(compute: Callable[[ir.Block], T], block: ir.Block) -> T:
+    """`compute(block)`, once per round of the driver. While a round finds its candidates the
+    IR does not change, so a whole-block analysis (op positions, device placements, use-def
+    facts) is shared by every candidate instead of being recomputed for each one. Outside a
+    find (while applying, or called directly) it is computed afresh."""
+    cache = _ROUND_ANALYSES.get()
+    if cache is None:
+        return compute(block)
+    key = (compute, hash(block))  # a block hashes by its address
+    if key not in cache:
+        cache[key] = compute(block)
+    return cache[key]
+
+
+@contextlib.contextmanager
+def _finding(report: PassReport, cache: dict | None = None) -> Iterator[None]:
+    """(A step of) the find of a round: timed, with the round's analysis cache."""
+    token = _ROUND_ANALYSES.set({} if cache is None else cache)
+    try:
+        with report.timed("find"):
+            yield
+    finally:
+        _ROUND_ANALYSES.reset(token)
+
+
+def _decision(pass_: CandidatePass, cand: Candidate, ctx: PassContext
+              ) -> tuple[str | None, str]:
+    return (cand.reason, "rule") if cand.blocked else pass_.decide(cand, ctx)
+
+
+def _skip(cand: Candidate, reason: str, decided_by: str = "rule") -> Skip:
+    return Skip(cand.key, reason, cand.location, decided_by, feasible=not cand.blocked)
+
+
 def _run_block(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> None:
-    report = ctx.report
+    if pass_.declares_footprints and not pass_.independent_candidates:
+        run = _run_round
+    else:
+        run = _run_round_all if pass_.independent_candidates else _run_round_first
     for _ in range(MAX_ROUNDS):
-        skipped: list[Skip] = []
-        chosen: list[tuple[Candidate, str]] = []
-        for cand in pass_.find(block, ctx):
-            reason, decided_by = (cand.reason, "rule") if cand.blocked else \
-                pass_.decide(cand, ctx)
-            if reason is not None:
-                skipped.append(Skip(cand.key, reason, cand.location, decided_by,
-                                    feasible=not cand.blocked))
-                continue
-            if not pass_.independent_candidates:
-                try:
-                    what = pass_.apply(cand, ctx)
-                except NoMatch as e:  # found unworkable before anything changed
-                    skipped.append(Skip(cand.key, str(e), cand.location))
-                    continue
-                report.change(cand.key, what, cand.location, decided_by, cand.gain)
-                break
-            chosen.append((cand, decided_by))
-        else:
-            if chosen:
-                whats = pass_.apply_all([c for c, _ in chosen], ctx)
-                for (cand, decided_by), what in zip(chosen, whats):
-                    report.change(cand.key, what, cand.location, decided_by, cand.gain)
-                continue
-            report.skipped += skipped
+        ctx.report.stats["rounds"] += 1
+        if not run(pass_, block, ctx):
             return
-    report.note(f"stopped after {MAX_ROUNDS} rounds in one block (no fixpoint)")
+        with ctx.report.timed("apply"):
+            pass_.end_round(block, ctx)
+    ctx.report.note(f"stopped after {MAX_ROUNDS} rounds in one block (no fixpoint)")
+
+
+def _run_round(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> bool:
+    """One round of a pass that declares footprints: find once, then apply every selected
+    candidate in order whose footprint does not read what an earlier change of the round
+    wrote, nor touch a candidate that waits (so that candidates that overlap are applied in
+    the order a find-after-each-change driver would apply them). Returns whether anything
+    changed; the skips of a round that changed nothing go into the report."""
+    report = ctx.report
+    with _finding(report):
+        found = list(pass_.find(block, ctx))
+        selected = []
+        for cand in found:
+            reason, decided_by = _decision(pass_, cand, ctx)
+            selected.append((cand, reason, decided_by,
+                             None if reason is not None else pass_.footprint(cand, ctx)))
+    report.stats["finds"] += 1
+    report.stats["candidates"] += len(found)
+    skipped: list[Skip] = []
+    written: set[int] = set()  # ops written by the changes of this round
+    waiting_reads: set[int] = set()  # what the candidates left for the next round read
+    waiting_writes: set[int] = set()  # ... and write
+    changed = unknown = False
+    for cand, reason, decided_by, fp in selected:
+        if reason is not None:
+            skipped.append(_skip(cand, reason, decided_by))
+            continue
+        if unknown or (fp is None and changed) or (
+                fp is not None and fp.waits_for(written, waiting_reads, waiting_writes)):
+            report.stats["waited"] += 1
+            if fp is not None:
+                waiting_reads |= fp.reads
+                waiting_writes |= fp.writes
+            continue
+        with report.timed("apply"):
+            try:
+                what = pass_.apply(cand, ctx)
+            except NoMatch as e:  # found unworkable before anything changed
+                skipped.append(Skip(cand.key, str(e), cand.location))
+                continue
+        report.change(cand.key, what, cand.location, decided_by, cand.gain)
+        report.stats["applied"] += 1
+        changed = True
+        if fp is None:
+            unknown = True  # it may have written anything: the rest waits
+        else:
+            written |= fp.writes
+    if not changed:
+        report.skipped += skipped
+    return changed
+
+
+def _run_round_first(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> bool:
+    """One round of a pass without footprints: the first selected candidate is applied and
+    the block found again (the find is resumed only while nothing changed)."""
+    report = ctx.report
+    skipped: list[Skip] = []
+    found, analyses = pass_.find(block, ctx), {}
+    report.stats["finds"] += 1
+    while True:
+        with _finding(report, analyses):
+            cand = next(found, None)
+            if cand is not None:
+                reason, decided_by = _decision(pass_, cand, ctx)
+        if cand is None:
+            report.skipped += skipped
+            return False
+        report.stats["candidates"] += 1
+        if reason is not None:
+            skipped.append(_skip(cand, reason, decided_by))
+            continue
+        with report.timed("apply"):
+            try:
+                what = pass_.apply(cand, ctx)
+            except NoMatch as e:
+                skipped.append(Skip(cand.key, str(e), cand.location))
+                continue
+        report.change(cand.key, what, cand.location, decided_by, cand.gain)
+        report.stats["applied"] += 1
+        return True
+
+
+def _run_round_all(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> bool:
+    """One round of a pass whose candidates are independent: all selected ones at once."""
+    report = ctx.report
+    skipped: list[Skip] = []
+    chosen: list[tuple[Candidate, str]] = []
+    with _finding(report):
+        found = list(pass_.find(block, ctx))
+        for cand in found:
+            reason, decided_by = _decision(pass_, cand, ctx)
+            if reason is None:
+                chosen.append((cand, decided_by))
+            else:
+                skipped.append(_skip(cand, reason, decided_by))
+    report.stats["finds"] += 1
+    report.stats["candidates"] += len(found)
+    if not chosen:
+        report.skipped += skipped
+        return False
+    with report.timed("apply"):
+        whats = pass_.apply_all([c for c, _ in chosen], ctx)
+    for (cand, decided_by), what in zip(chosen, whats):
+        report.change(cand.key, what, cand.location, decided_by, cand.gain)
+    report.stats["applied"] += len(chosen)
+    return True
 
 
 # ---------------------------------------------------------------- analysis counts

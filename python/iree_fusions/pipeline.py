@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 import tempfile
+import time
 import traceback
 from dataclasses import dataclass
 
@@ -196,7 +197,9 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | N
     `target`: what the module is compiled for (default: read from the module's device
     targets when it has exactly one); `decider`: measured decisions to follow."""
     report = PassReport(plugin.name)
-    report.ops_before = count_compute_ops(module)
+    started = time.perf_counter()
+    with report.timed("count"):
+        report.ops_before = count_compute_ops(module)
     if target is None:
         targets = module_targets(module)
         target = targets[0] if len(targets) == 1 else None
@@ -210,12 +213,15 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | N
         where = f"{os.path.basename(tb.filename)}:{tb.lineno}"
         raise PipelineError(f"pass '{plugin.name}' raised {type(e).__name__}: {e} ({where})") from e
     try:
-        module.verify()
+        with report.timed("verify"):
+            module.verify()
     except ir.MLIRError as e:
         raise PipelineError(
             f"pass '{plugin.name}' produced IR that fails verification: {format_mlir_error(e)}"
         ) from None
-    report.ops_after = count_compute_ops(module)
+    with report.timed("count"):
+        report.ops_after = count_compute_ops(module)
+    report.timing["total"] = time.perf_counter() - started
     return report
 
 
@@ -264,9 +270,14 @@ def run_pipeline(
         if step.plugin is None:
             run_mlir_pipeline(module, step.text)
             continue
+        started = time.perf_counter()
         snapshot = module.clone() if keep_going else None
+        cloned = time.perf_counter() - started
         try:
             reports.append(run_plugin_pass(module, step.plugin, target, decider))
+            if keep_going:  # the copy kept in case the pass fails
+                reports[-1].timing["snapshot"] = cloned
+                reports[-1].timing["total"] += cloned
         except PipelineError as e:
             if not keep_going or isinstance(e, PipelineInputError):
                 raise
