@@ -87,6 +87,9 @@ class CompileOutput:
     command: list[str]
     reports: list[dict] = field(default_factory=list)
     stderr: str = ""
+    # With timing=True: wall seconds per step (IREE phase ranges, each plugin pass and its
+    # find / apply / verify / count), as `--fusions-timing-json` writes them.
+    timing: dict | None = None
 
 
 def _tool_command(stock: bool) -> list[str]:
@@ -112,6 +115,7 @@ def compile_file(
     timeout: float | None = None,
     decisions: str | None = None,
     keep_no_gain: bool = False,
+    timing: bool = False,
 ) -> CompileOutput:
     """Compiles a file (.mlir / .mlirbc / torch-dialect with --iree-input-type=torch).
 
@@ -121,7 +125,8 @@ def compile_file(
     the device's and after the plugin flags these arguments make, so a flag given there
     (`--fusions=none`) wins. keep_no_gain=True keeps linalg changes that reduce neither
     dispatches nor bytes between them (`--fusions-keep-no-gain`: tests of a rewrite's
-    mechanics). `timeout` (seconds): the compile is stopped, its processes with it, and
+    mechanics). timing=True fills `.timing` (`--fusions-timing-json`: where the compile's
+    wall time went). `timeout` (seconds): the compile is stopped, its processes with it, and
     `CompileTimeout` raised. The compile never outlives the calling process, and its
     temporary files go with it.
     """
@@ -138,6 +143,8 @@ def compile_file(
                 cmd.append(f"--fusions-decisions={decisions}")
             if keep_no_gain:
                 cmd.append("--fusions-keep-no-gain")
+            if timing:
+                cmd.append(f"--fusions-timing-json={os.path.join(tmp, 'timing.json')}")
         cmd += [*flags, "-o", out_path]
         if compile_to:
             cmd.append(f"--compile-to={compile_to}")
@@ -150,9 +157,13 @@ def compile_file(
         if os.path.exists(report_path):
             with open(report_path) as f:
                 reports = json.load(f)
+        timings = None
+        if timing and not stock:
+            with open(os.path.join(tmp, "timing.json")) as f:
+                timings = json.load(f)[0]
         if output_file is None:
             cmd = cmd[: cmd.index("-o")] + cmd[cmd.index("-o") + 2 :]
-        return CompileOutput(data, cmd, reports, stderr)
+        return CompileOutput(data, cmd, reports, stderr, timings)
 
 
 class CompileTimeout(CompilerToolError):

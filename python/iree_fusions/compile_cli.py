@@ -10,6 +10,10 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
                                              nor bytes between them (default: reverted, unless
                                              a decisions file chose them)
   --fusions-strict                           a failing pass is an error (default: warn, skip it)
+  --fusions-timing                           print the wall time of each IREE phase range and of
+                                             each plugin pass (find / apply / verify / count)
+                                             on stderr, like --mlir-timing
+  --fusions-timing-json=FILE                 the same as JSON
   --fusions-decisions=FILE|none              follow decisions measured by iree-fusions-tune for
                                              this target (none: not even the shipped ones)
   --fusions-list                             list the passes with their options and exit
@@ -71,6 +75,8 @@ class CliArgs:
     report: bool = False
     report_json: str | None = None
     report_effect: bool = False
+    timing: bool = False
+    timing_json: str | None = None
     keep_no_gain: bool = False
     strict: bool = False
     decisions: str | None = None
@@ -121,6 +127,12 @@ def parse_args(argv: list[str]) -> CliArgs:
             if not value:
                 raise UsageError("--fusions-report-json needs a file: --fusions-report-json=FILE")
             args.report_json = value
+        elif name == "fusions-timing":
+            args.timing = _bool("true" if value is None else value, name)
+        elif name == "fusions-timing-json":
+            if not value:
+                raise UsageError("--fusions-timing-json needs a file: --fusions-timing-json=FILE")
+            args.timing_json = value
         elif name == "fusions-strict":
             args.strict = _bool("true" if value is None else value, name)
         elif name == "fusions-decisions":
@@ -200,6 +212,7 @@ def _request(args: CliArgs, source: bytes, steps, by_path: bool) -> CompileReque
         steps=steps,
         strict=args.strict,
         effect=args.report or args.report_effect,
+        timing=args.timing or args.timing_json is not None,
         revert_if_no_gain=not args.keep_no_gain,
         decisions=args.decisions,
     )
@@ -274,6 +287,8 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
                 first.output_path = staged
         if args.report_json:
             outputs.stage(args.report_json)
+        if args.timing_json:
+            outputs.stage(args.timing_json)
     except UserError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1 if isinstance(e, OutputError) else 2
@@ -321,7 +336,7 @@ def _compile(args: CliArgs, chunks: list[tuple[int, bytes]], first: CompileReque
     (renamed into place by the parent when this returns 0)."""
     initialize_flags(PROG, args.iree_flags)
     pipeline.REPRODUCER_DIR = args.reproducer_dir
-    results, reports, failed = [], [], False
+    results, reports, timings, failed = [], [], [], False
     for offset, chunk in chunks:
         request = dataclasses.replace(first, source=at_file_line(offset, chunk))
         try:
@@ -332,6 +347,10 @@ def _compile(args: CliArgs, chunks: list[tuple[int, bytes]], first: CompileReque
             continue
         results.append(result.output)
         reports += result.reports
+        if result.timing is not None:
+            timings.append(result.timing)
+            if args.timing:
+                print(result.timing.format(), file=sys.stderr)
     if args.report:
         for report in reports:
             print(report.format(), file=sys.stderr)
@@ -340,6 +359,8 @@ def _compile(args: CliArgs, chunks: list[tuple[int, bytes]], first: CompileReque
     try:
         if args.report_json:
             outputs.write(args.report_json, json.dumps([r.to_json() for r in reports], indent=2))
+        if args.timing_json:  # one entry per compiled module (--split-input-file: per chunk)
+            outputs.write(args.timing_json, json.dumps([t.to_json() for t in timings], indent=2))
         if first.output_path is None:
             outputs.write(args.main.get("o", "-"), b"".join(results))
     except OutputError as e:

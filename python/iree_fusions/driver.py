@@ -26,14 +26,9 @@ from .counting import count_flow_module
 from .decisions import Decider, DecisionsError
 from .pass_base import PassReport, Skip
 from .target import module_targets
-from .timing_report import CompileTiming
+from .timing_report import PHASES, CompileTiming
 from .pipeline import PipelineError, Step, run_pipeline
 
-PHASES = (
-    "start", "input", "abi", "preprocessing", "global-optimization", "dispatch-creation",
-    "flow", "stream", "executable-sources", "executable-configurations",
-    "executable-targets", "hal", "vm", "end",
-)
 # Hook point of each plugin phase: the plugin passes run on the IR at the end of this phase.
 HOOK_PHASE = {"linalg": "global-optimization", "flow": "dispatch-creation"}
 # Run after the linalg passes when any of them changed the IR (DESIGN: step 2).

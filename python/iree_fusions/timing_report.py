@@ -128,7 +128,13 @@ def _display(stage: str) -> str:
     words = stage.split(" ")
     if words[0] == "plugin" and len(words) >= 3:
         return f"plugin {words[1]}: {' '.join(words[2:])}"
-    if words[0] == "iree" and len(words) >= 3:
+    if words[0] == "iree" and len(words) >= 3 and words[2] in PHASES:
         rest = " ".join(words[3:])
         return f"iree {words[1]} -> {words[2]}" + (f" {rest}" if rest else "")
     return stage
+
+
+# IREE's phases (driver.PHASES; the driver imports this module).
+PHASES = ("start", "input", "abi", "preprocessing", "global-optimization", "dispatch-creation",
+          "flow", "stream", "executable-sources", "executable-configurations",
+          "executable-targets", "hal", "vm", "end")
