@@ -8,8 +8,12 @@
 For each model: compile with plain iree-compile and with iree-fusions-compile (same flags),
 count dispatches and bytes passed between dispatches from `--compile-to=flow` IR, run both on
 the device with the same inputs, check that the outputs agree (and match the reference, e.g.
-PyTorch, where the model has one), and time both alternately (median of rounds). With no
-MODEL it runs the default models of the catalog (`--list` shows them).
+PyTorch, where the model has one), and time both alternately (median of rounds). Each ratio
+comes with a confidence interval and a verdict (faster / slower / within noise: a one-sided
+sign test over the rounds plus a margin, `bundle_runner.judge`); an unsettled verdict gets
+more rounds, up to `--max-rounds` or `--budget` seconds a model. Rows record the CPU they
+were measured on and the target IREE compiled for. With no MODEL it runs the default models
+of the catalog (`--list` shows them).
 
 `--export DIR` stops after compiling and writes a bundle (both .vmfb per model, inputs,
 reference outputs, manifest.json, run_bundle.py); `--from DIR` runs one with nothing but numpy
@@ -57,6 +61,17 @@ class Row:
     stock_ms: float | None = None
     plugin_ms: float | None = None
     ratio: float | None = None
+    ratio_low: float | None = None  # the confidence interval of the per-round ratio
+    ratio_high: float | None = None
+    ratio_confidence: float | None = None
+    verdict: str | None = None  # faster, slower, within noise (bundle_runner.judge)
+    settled: bool | None = None
+    rounds: int | None = None
+    margin: float | None = None
+    stock_rounds_ms: list[float] | None = None
+    plugin_rounds_ms: list[float] | None = None
+    machine: dict | None = None  # the CPU the figures were taken on (bundle_runner.cpu_info)
+    compiled_for: dict | None = None  # target IREE resolved, vector features (compiled_for)
     ok: bool = True
     error: str | None = None
     changes: list[str] = field(default_factory=list)
@@ -110,12 +125,14 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
         stock_counts.initializer_dispatches, plugin_counts.initializer_dispatches)
     row.changes = [f"[{c['key']}] {c['what']}" for r in outs["plugin"].reports
                    for c in r.get("changes", [])]
+    row.compiled_for = bundle_runner.compiled_for(outs["stock_flow"].output)
     if bundle is not None:
         _add_to_bundle(bundle, model.name, artifact, outs, path, (stock_counts, plugin_counts),
-                       fusions, decisions, row.changes)
+                       fusions, decisions, row.changes, row.compiled_for)
         return row
     if args.compile_only:
         return row
+    row.machine = bundle_runner.cpu_info()
     progress.note(f"{model.name}: running on {args.device}")
     stock = api.run(outs["stock"].output, artifact.inputs, artifact.function, args.device)
     plugin = api.run(outs["plugin"].output, artifact.inputs, artifact.function, args.device)
@@ -129,7 +146,8 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
     if not row.ok:
         row.error = "outputs differ"
     if args.rounds > 0:
-        progress.note(f"{model.name}: timing ({args.rounds} rounds x {args.repetitions} reps)")
+        plan = bundle_runner.timing_plan(args.rounds, args.repetitions, args.max_rounds)
+        progress.note(f"{model.name}: timing ({plan})")
         with tempfile.TemporaryDirectory(prefix="iree-fusions-load-") as tmp:
             paths = {}
             for side in ("stock", "plugin"):
@@ -141,14 +159,16 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
         pair = compare_latency(outs["stock"].output, outs["plugin"].output, artifact.inputs,
                                function=artifact.function, device=args.device,
                                rounds=args.rounds, repetitions=args.repetitions,
-                               extra_flags=args.runtime_flag)
-        row.stock_ms, row.plugin_ms, row.ratio = pair.stock_ms, pair.plugin_ms, pair.ratio
+                               extra_flags=args.runtime_flag, max_rounds=args.max_rounds,
+                               budget_s=args.budget, margin=args.margin)
+        for key, value in bundle_runner.timing_fields(pair.judged(args.margin)).items():
+            setattr(row, key, value)
     return row
 
 
 def _add_to_bundle(bundle: BundleWriter, name: str, artifact: Artifact, outs: dict,
                    source_path: str, counts: tuple, fusions: str, decisions: str | None,
-                   changes: list[str]) -> None:
+                   changes: list[str], compiled_for: dict | None) -> None:
     from .bundle import compile_flags
 
     def info(side: str, flow_counts) -> dict:
@@ -164,7 +184,7 @@ def _add_to_bundle(bundle: BundleWriter, name: str, artifact: Artifact, outs: di
     bundle.add(name, inputs=artifact.inputs, stock_vmfb=outs["stock"].output,
                plugin_vmfb=outs["plugin"].output, stock=info("stock", counts[0]),
                plugin=plugin, function=artifact.function, reference=artifact.reference,
-               reference_atol=artifact.reference_atol)
+               reference_atol=artifact.reference_atol, compiled_for=compiled_for)
 
 
 def _tune(model: str, fusions: str, args, progress: Progress) -> str:
@@ -215,8 +235,7 @@ def _parser() -> argparse.ArgumentParser:
                         "with the decisions")
     p.add_argument("--tune-dir", default="iree-fusions-decisions",
                    help="where --tune keeps its decisions file (default: %(default)s)")
-    p.add_argument("--rounds", type=int, default=5, help="alternating timing rounds (0: none)")
-    p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
+    bundle_runner.add_timing_arguments(p)
     p.add_argument("--atol", type=float, default=1e-5, help="stock vs plugin abs tolerance")
     p.add_argument("--rtol", type=float, default=1e-4, help="stock vs plugin rel tolerance")
     p.add_argument("--compile-only", action="store_true",
@@ -267,7 +286,8 @@ def _run_bundle(args) -> int:
         rows = bundle_runner.run_bundle(
             args.from_dir, device=device, models=args.models, rounds=args.rounds,
             repetitions=args.repetitions, atol=args.atol, rtol=args.rtol,
-            runtime_flags=args.runtime_flag, progress=_step_or_note(progress))
+            runtime_flags=args.runtime_flag, max_rounds=args.max_rounds, budget_s=args.budget,
+            margin=args.margin, progress=_step_or_note(progress))
     except bundle_runner.BundleError as e:
         progress.close()
         print(f"{PROG}: error: {e}", file=sys.stderr)

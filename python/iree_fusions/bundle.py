@@ -3,7 +3,8 @@
 `iree-fusions-bench MODEL... --device cuda --export DIR` compiles each model with stock IREE
 and with the plugin and writes, per model, both `.vmfb`s, the inputs (`.npy`) and the reference
 outputs when the model has them, plus `manifest.json` (compile flags, dispatch counts, bytes
-between dispatches, tool versions) and `run_bundle.py` (a copy of `bundle_runner.py`: numpy
+between dispatches, tool versions, the exporting CPU, the target IREE resolved per model and
+its vector features) and `run_bundle.py` (a copy of `bundle_runner.py`: numpy
 and iree.runtime only). Run it with `iree-fusions-bench --from DIR` or, where iree-fusions is
 not installed, `python DIR/run_bundle.py --device cuda`.
 """
@@ -90,6 +91,7 @@ class BundleWriter:
             "default_target_flags": DEVICE_FLAGS[device] == flags,
             "fusions": fusions,
             "tool_versions": tool_versions(),
+            "exported_on": bundle_runner.cpu_info(),
             "models": previous["models"] if previous is not None else [],
         }
         self.added: list[str] = []
@@ -97,16 +99,19 @@ class BundleWriter:
     def add(self, name: str, *, inputs: Sequence[np.ndarray], stock_vmfb: bytes,
             plugin_vmfb: bytes, stock: dict, plugin: dict, function: str = "main",
             reference: Sequence[np.ndarray] | None = None, reference_atol: float = 1e-5,
-            ) -> None:
+            compiled_for: dict | None = None) -> None:
         """Writes one model. `stock` / `plugin`: what the manifest records of each build
-        (flags, dispatches, bytes_between, ...)."""
+        (flags, dispatches, bytes_between, ...); `compiled_for`: the target IREE resolved and
+        its vector features (`bundle_runner.compiled_for`: a runner checks them against its
+        CPU, and its rows record them)."""
         models = self.manifest["models"]
         sub = self._free_dir(_model_dir(name))
         os.makedirs(self.folder, exist_ok=True)
         partial = tempfile.mkdtemp(dir=self.folder, prefix=f"{_PARTIAL}{sub}-")
         try:
             entry = {"name": name, "dir": sub, "function": function, "inputs": [],
-                     "reference": [], "reference_atol": reference_atol}
+                     "reference": [], "reference_atol": reference_atol,
+                     "compiled_for": compiled_for}
             for kind, arrays in (("input", inputs), ("reference", reference or [])):
                 for i, x in enumerate(arrays):
                     entry["inputs" if kind == "input" else kind].append(f"{kind}{i}.npy")

@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -38,8 +40,10 @@ FORMAT = "iree-fusions-bundle/1"
 # The columns of a result row (iree-fusions-bench's rows have the same keys).
 ROW_KEYS = ("model", "stock_dispatches", "plugin_dispatches", "stock_bytes", "plugin_bytes",
             "stock_init_dispatches", "plugin_init_dispatches", "stock_load_ms", "plugin_load_ms",
-            "max_abs", "max_rel", "reference_max_abs", "stock_ms", "plugin_ms", "ratio", "ok",
-            "error", "changes")
+            "max_abs", "max_rel", "reference_max_abs", "stock_ms", "plugin_ms", "ratio",
+            "ratio_low", "ratio_high", "ratio_confidence", "verdict", "settled", "rounds", "margin",
+            "stock_rounds_ms", "plugin_rounds_ms", "machine", "compiled_for", "ok", "error",
+            "changes")
 
 _MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
@@ -251,6 +255,123 @@ def run_module(vmfb_path: str, inputs: Sequence, function: str = "main",
     return host_arrays(context.modules[name][function](*inputs))
 
 
+# ------------------------------------------------------------------ statistics
+#
+# The one place where alternating timings become a verdict: iree-fusions-bench, bundles (this
+# file is their run_bundle.py) and iree-fusions-tune all decide with these functions.
+
+SIGN_LEVEL = 0.05  # the one-sided sign test's level
+MARGIN = 0.02  # a verdict also needs the medians this far apart (relative)
+MAX_ROUNDS = 21  # an unsettled verdict gets more rounds up to this many
+BUDGET_S = 60.0  # ... and while a model's timing has taken less than this
+FASTER, SLOWER, NOISE = "faster", "slower", "within noise"
+
+
+def rounds_needed(n: int, level: float = SIGN_LEVEL) -> int:
+    """The fewest of n rounds that must agree for a one-sided sign test at `level` (more
+    than n when n rounds cannot reach it: 5 of 5, 7 of 7, 8 of 9, 9 of 11, 15 of 21)."""
+    tail = 0.0
+    for k in range(n, -1, -1):
+        tail += math.comb(n, k) / 2 ** n
+        if tail > level:
+            return k + 1
+    return 0
+
+
+def clearly_better(round_ratios: Sequence[float], median_ratio: float,
+                   margin: float = MARGIN, level: float = SIGN_LEVEL) -> bool:
+    """Whether the second build beats the first (ratios: first/second time, per round and
+    of the medians): by more than `margin` in the medians and in enough rounds (sign test)."""
+    wins = sum(r > 1 for r in round_ratios)
+    return median_ratio > 1 + margin and wins >= rounds_needed(len(round_ratios), level)
+
+
+def split_verdict(round_ratios: Sequence[float], median_ratio: float,
+                  margin: float = MARGIN) -> bool:
+    """The medians favour the second build beyond `margin`, but too few rounds agree to say
+    so: more rounds may settle it."""
+    return median_ratio > 1 + margin and not clearly_better(round_ratios, median_ratio, margin)
+
+
+def round_ratios(first_rounds: Sequence[float], second_rounds: Sequence[float]
+                 ) -> list[float]:
+    """first/second per round (rounds where either time is not positive are left out)."""
+    return [a / b for a, b in zip(first_rounds, second_rounds) if a > 0 and b > 0]
+
+
+def ratio_interval(round_ratios: Sequence[float], level: float = SIGN_LEVEL
+                   ) -> tuple[float, float, float]:
+    """(low, high, confidence): a distribution-free confidence interval of the median
+    per-round ratio, by order statistics. With c = rounds_needed(n), low is the (n+1-c)-th
+    smallest ratio and high the c-th: low > 1 exactly when c rounds favour the second build,
+    i.e. when the one-sided sign test at `level` does, so each bound is that test and the
+    interval covers with 1 - 2 P(Binomial(n, 1/2) >= c) >= 1 - 2 level (e.g. 94% of 5
+    rounds, 92% of 21). Fewer than 5 rounds cannot reach that: their range, with its lower
+    confidence (0 for one round)."""
+    ratios = sorted(round_ratios)
+    n = len(ratios)
+    if n == 0:
+        return math.nan, math.nan, 0.0
+    c = min(rounds_needed(n, level), n)
+    tail = sum(math.comb(n, k) for k in range(c, n + 1)) / 2 ** n
+    return ratios[n - c], ratios[c - 1], max(0.0, 1 - 2 * tail)
+
+
+def judge(stock_rounds: Sequence[float], plugin_rounds: Sequence[float],
+          margin: float = MARGIN, level: float = SIGN_LEVEL) -> dict:
+    """The verdict on alternating rounds (each side's figure per round, paired by round).
+
+    ratio: stock/plugin of the medians (> 1: the plugin is faster); ratio_low, ratio_high,
+    ratio_confidence: `ratio_interval` of the per-round ratios; verdict: FASTER or SLOWER
+    when the sign test and the margin both say so (`clearly_better` one way or the other),
+    else NOISE; settled: a verdict more rounds are unlikely to change (FASTER, SLOWER, or
+    NOISE with the whole interval within the margin)."""
+    stock_ms = statistics.median(stock_rounds) if stock_rounds else math.nan
+    plugin_ms = statistics.median(plugin_rounds) if plugin_rounds else math.nan
+    ratio = stock_ms / plugin_ms if plugin_ms > 0 else math.inf
+    ratios = round_ratios(stock_rounds, plugin_rounds)
+    low, high, confidence = ratio_interval(ratios, level)
+    if clearly_better(ratios, ratio, margin, level):
+        verdict = FASTER
+    elif ratio > 0 and clearly_better([1 / r for r in ratios], 1 / ratio, margin, level):
+        verdict = SLOWER
+    else:
+        verdict = NOISE
+    settled = verdict != NOISE or (confidence >= 1 - 2 * level
+                                   and 1 / (1 + margin) <= low and high <= 1 + margin)
+    return {"stock_ms": stock_ms, "plugin_ms": plugin_ms, "ratio": ratio, "ratio_low": low,
+            "ratio_high": high, "ratio_confidence": confidence, "verdict": verdict,
+            "settled": settled, "rounds": len(ratios), "margin": margin,
+            "stock_rounds_ms": list(stock_rounds), "plugin_rounds_ms": list(plugin_rounds)}
+
+
+def timing_fields(judgement: dict) -> dict:
+    """The part of a `judge` result that goes into a result row."""
+    return {k: v for k, v in judgement.items() if k in ROW_KEYS}
+
+
+def timing_plan(rounds: int, repetitions: int, max_rounds: int) -> str:
+    """What a timing does, for progress lines: `5 rounds x 10 reps, up to 21 if unsettled`."""
+    more = f", up to {max_rounds} if unsettled" if max_rounds > rounds else ""
+    return f"{rounds} rounds x {repetitions} reps{more}"
+
+
+def add_timing_arguments(p: argparse.ArgumentParser) -> None:
+    """The timing options of iree-fusions-bench and run_bundle.py."""
+    p.add_argument("--rounds", type=int, default=5,
+                   help="alternating timing rounds (0: none); the verdict may take more")
+    p.add_argument("--max-rounds", type=int, default=MAX_ROUNDS,
+                   help="while a verdict is unsettled, take --rounds more rounds, up to this "
+                   "many (default %(default)s; = --rounds: never more)")
+    p.add_argument("--budget", type=float, default=BUDGET_S, metavar="SECONDS",
+                   help="no further rounds once a model's timing took this long "
+                   "(default %(default)g)")
+    p.add_argument("--margin", type=float, default=MARGIN,
+                   help="a verdict other than 'within noise' needs the medians this far "
+                   "apart (default %(default)g)")
+    p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
+
+
 # ------------------------------------------------------------------ timing
 
 
@@ -271,7 +392,7 @@ def load_times_ms(paths: dict[str, str], device: str, rounds: int = 5) -> dict[s
 
 def benchmark_tool() -> str:
     """iree-benchmark-module as shipped inside the iree-base-runtime package (so that it is
-    found after `pip install --target DIR` too), else from PATH."""
+    found after `pip install --target DIR` too), else next to the interpreter, else PATH."""
     try:
         from iree._runtime import libs
 
@@ -280,17 +401,20 @@ def benchmark_tool() -> str:
             return exe
     except ImportError:
         pass
+    exe = os.path.join(os.path.dirname(sys.executable), "iree-benchmark-module")
+    if os.access(exe, os.X_OK):
+        return exe
     return shutil.which("iree-benchmark-module") or "iree-benchmark-module"
 
 
-def repetition_times_ms(vmfb_path: str, input_paths: Sequence[str], *, function: str,
-                        device: str, repetitions: int, extra_flags: Sequence[str] = ()
-                        ) -> list[float]:
-    """Real time (ms) of each repetition of one iree-benchmark-module run."""
+def benchmark_ms(vmfb_path: str, input_flags: Sequence[str], *, function: str = "main",
+                 device: str = "local-task", repetitions: int = 10, min_time: str = "0.05s",
+                 extra_flags: Sequence[str] = ()) -> list[float]:
+    """Real time (ms) of each repetition of one iree-benchmark-module run (`input_flags`:
+    its `--input=...` flags; `extra_flags` go to the tool as they are)."""
     cmd = [benchmark_tool(), f"--module={vmfb_path}", f"--device={device}",
-           f"--function={function}", *[f"--input=@{p}" for p in input_paths],
-           f"--benchmark_repetitions={repetitions}", "--benchmark_min_time=0.05s",
-           "--benchmark_format=json", *extra_flags]
+           f"--function={function}", *input_flags, f"--benchmark_repetitions={repetitions}",
+           f"--benchmark_min_time={min_time}", "--benchmark_format=json", *extra_flags]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise RuntimeError(f"benchmark failed: {' '.join(cmd)}\n{proc.stderr.strip()}")
@@ -302,20 +426,164 @@ def repetition_times_ms(vmfb_path: str, input_paths: Sequence[str], *, function:
     return times
 
 
+def repetition_times_ms(vmfb_path: str, input_paths: Sequence[str], *, function: str,
+                        device: str, repetitions: int, extra_flags: Sequence[str] = ()
+                        ) -> list[float]:
+    """Real time (ms) of each repetition of one iree-benchmark-module run."""
+    return benchmark_ms(vmfb_path, [f"--input=@{p}" for p in input_paths], function=function,
+                        device=device, repetitions=repetitions, extra_flags=extra_flags)
+
+
+def alternate(time_side: Callable[[str], float], *, rounds: int = 5,
+              max_rounds: int | None = None, budget_s: float | None = None,
+              unsettled: Callable[[list[float], list[float]], bool] | None = None
+              ) -> tuple[list[float], list[float]]:
+    """Alternating rounds of stock and plugin: (stock's figures, plugin's), one per round.
+
+    `time_side(side)` ("stock" or "plugin") times one side once (e.g. its median
+    repetition); stock goes first on even rounds, plugin on odd ones, so a drift of the
+    machine touches both. After `rounds` rounds, while `unsettled(stock, plugin)` (default:
+    `judge` says the verdict is not settled), `rounds` more are taken, up to `max_rounds` in
+    all (default `rounds`: never more) and only while fewer than `budget_s` seconds went."""
+    max_rounds = rounds if max_rounds is None else max_rounds
+    unsettled = unsettled or (lambda s, p: not judge(s, p)["settled"])
+    times: dict[str, list[float]] = {"stock": [], "plugin": []}
+    started = time.monotonic()
+    goal = rounds
+    while True:
+        for r in range(len(times["stock"]), goal):
+            for side in (("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")):
+                times[side].append(time_side(side))
+        if (goal >= max_rounds or rounds <= 0
+                or (budget_s is not None and time.monotonic() - started >= budget_s)
+                or not unsettled(times["stock"], times["plugin"])):
+            return times["stock"], times["plugin"]
+        goal = min(goal + rounds, max_rounds)
+
+
 def time_pair(stock_vmfb: str, plugin_vmfb: str, input_paths: Sequence[str], *,
               function: str = "main", device: str = "local-task", rounds: int = 5,
-              repetitions: int = 10, extra_flags: Sequence[str] = ()) -> tuple[float, float]:
-    """Stock and plugin alternately (B first on odd rounds); medians over rounds of each
-    round's median repetition, in ms (as iree_fusions.timing.compare_latency)."""
-    times: dict[str, list[float]] = {"stock": [], "plugin": []}
+              repetitions: int = 10, extra_flags: Sequence[str] = (),
+              max_rounds: int | None = None, budget_s: float | None = None,
+              margin: float = MARGIN) -> dict:
+    """Stock and plugin alternately (`alternate`: each round's figure is the median
+    repetition), more rounds while the verdict is unsettled (up to `max_rounds`, within
+    `budget_s`); returns `judge`'s verdict on them, in ms (as
+    iree_fusions.timing.compare_latency)."""
     paths = {"stock": stock_vmfb, "plugin": plugin_vmfb}
-    for r in range(rounds):
-        for name in (("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")):
-            reps = repetition_times_ms(paths[name], input_paths, function=function,
-                                       device=device, repetitions=repetitions,
-                                       extra_flags=extra_flags)
-            times[name].append(statistics.median(reps))
-    return statistics.median(times["stock"]), statistics.median(times["plugin"])
+
+    def time_side(side: str) -> float:
+        return statistics.median(repetition_times_ms(
+            paths[side], input_paths, function=function, device=device,
+            repetitions=repetitions, extra_flags=extra_flags))
+
+    stock, plugin = alternate(time_side, rounds=rounds, max_rounds=max_rounds,
+                              budget_s=budget_s,
+                              unsettled=lambda s, p: not judge(s, p, margin)["settled"])
+    return judge(stock, plugin, margin)
+
+
+# ------------------------------------------------------------------ the machine
+
+
+def _cpuinfo() -> dict[str, str]:
+    """The fields of the first processor in /proc/cpuinfo ({} where there is none)."""
+    fields: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, sep, value = line.partition(":")
+                if not sep:
+                    if fields:
+                        break  # the first processor is enough
+                    continue
+                fields.setdefault(key.strip(), value.strip())
+    except OSError:
+        pass
+    return fields
+
+
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags as /proc/cpuinfo lists them (empty where it does not)."""
+    fields = _cpuinfo()
+    return set((fields.get("flags") or fields.get("Features") or "").split())
+
+
+def cpu_info() -> dict:
+    """The CPU this process runs on: model name (/proc/cpuinfo, else the platform's),
+    vendor/family/model numbers, logical cores, and the widest vector extension its flags
+    list (x86: avx512, avx2, avx, sse4.2, sse2; Arm: sve, neon)."""
+    import platform
+
+    fields = _cpuinfo()
+    model = (fields.get("model name") or fields.get("Model") or fields.get("Hardware")
+             or platform.processor() or platform.machine() or "unknown")
+    info = {"model": model, "cores": os.cpu_count(), "arch": platform.machine()}
+    if "cpu family" in fields:
+        info["id"] = (f"{fields.get('vendor_id', '?')} family {fields['cpu family']} "
+                      f"model {fields.get('model', '?')}")
+    flags = cpu_flags()
+    if flags:
+        info["vector"] = next((name for name, flag in _VECTOR_FLAGS if flag in flags), "none")
+    return info
+
+
+_VECTOR_FLAGS = (("avx512", "avx512f"), ("avx2", "avx2"), ("avx", "avx"),
+                 ("sse4.2", "sse4_2"), ("sse2", "sse2"), ("sve", "sve"), ("neon", "asimd"))
+
+
+def describe_cpu(info: dict) -> str:
+    """One line: `Intel(R) Xeon(R) Processor (GenuineIntel family 6 model 167, 2 cores,
+    avx512)`."""
+    details = [d for d in (info.get("id"), f"{info.get('cores')} cores", info.get("vector"))
+               if d]
+    return f"{info.get('model', 'unknown CPU')} ({', '.join(details)})"
+
+
+_EXECUTABLE_TARGET = re.compile(r'#hal\.executable\.target<"([^"]+)"')
+_TARGET_ATTRS = {key: re.compile(rf'\b{key} = (?:"([^"]*)"|(\d+))')
+                 for key in ("cpu", "arch", "cpu_features", "native_vector_size")}
+
+
+def compiled_for(ir_text: str | bytes) -> dict | None:
+    """What IREE compiled for, from IR past its target resolution (`--compile-to=flow`
+    text): {"target": "llvm-cpu:rocketlake", "cpu_features": "+avx,...",
+    "native_vector_size": 64} (GPUs: "cuda:sm_80" and no CPU fields); None if none found."""
+    if isinstance(ir_text, bytes):
+        ir_text = ir_text.decode(errors="replace")
+    found = _EXECUTABLE_TARGET.search(ir_text)
+    if found is None:
+        return None
+    backend, attrs = found.group(1), ir_text[found.end():found.end() + 20000]
+    attrs = attrs.split("\n", 1)[0]
+
+    def attr(key: str):
+        m = _TARGET_ATTRS[key].search(attrs)
+        return None if m is None else (m.group(1) if m.group(2) is None else int(m.group(2)))
+
+    chip = attr("cpu" if backend == "llvm-cpu" else "arch") or "generic"
+    out: dict = {"target": f"{backend}:{chip}"}
+    if backend == "llvm-cpu":
+        out.update(cpu_features=attr("cpu_features") or "",
+                   native_vector_size=attr("native_vector_size"))
+    return out
+
+
+# LLVM's names of x86 vector features -> the flag /proc/cpuinfo shows for them.
+_CPUINFO_FLAG = {"avx512f": "avx512f", "avx512bw": "avx512bw", "avx512dq": "avx512dq",
+                 "avx512vl": "avx512vl", "avx512fp16": "avx512_fp16",
+                 "avx512bf16": "avx512_bf16", "avx2": "avx2", "avx": "avx", "fma": "fma",
+                 "f16c": "f16c", "sse4.2": "sse4_2", "sse4.1": "sse4_1", "ssse3": "ssse3"}
+
+
+def missing_features(target: dict | None, flags: set[str] | None = None) -> list[str]:
+    """The x86 vector features the modules were compiled to use (`compiled_for`) that this
+    CPU (`cpu_flags`) lacks: code using them stops with an illegal instruction here."""
+    flags = cpu_flags() if flags is None else flags
+    if not target or not flags or not target.get("cpu_features"):
+        return []
+    used = [f[1:] for f in target["cpu_features"].split(",") if f.startswith("+")]
+    return [f for f in used if f in _CPUINFO_FLAG and _CPUINFO_FLAG[f] not in flags]
 
 
 # ------------------------------------------------------------------ running a bundle
@@ -335,10 +603,12 @@ def _hint(error: str, device: str, manifest: dict) -> str:
 
 def run_model(folder: str, entry: dict, manifest: dict, *, device: str, rounds: int = 5,
               repetitions: int = 10, atol: float = 1e-5, rtol: float = 1e-4,
-              runtime_flags: Sequence[str] = (),
+              runtime_flags: Sequence[str] = (), max_rounds: int = MAX_ROUNDS,
+              budget_s: float | None = BUDGET_S, margin: float = MARGIN,
               progress: Callable[[str], None] = lambda msg: None) -> dict:
-    """One model of the bundle: run both modules, compare, time. Returns a result row; a
-    failure is reported in the row (ok False, error), keeping the counts."""
+    """One model of the bundle: run both modules, compare, time (`time_pair`: more rounds
+    while the verdict is unsettled). Returns a result row; a failure is reported in the row
+    (ok False, error), keeping the counts."""
     import numpy as np
 
     row = empty_row(entry["name"])
@@ -347,10 +617,17 @@ def run_model(folder: str, entry: dict, manifest: dict, *, device: str, rounds: 
                stock_bytes=stock.get("bytes_between"), plugin_bytes=plugin.get("bytes_between"),
                stock_init_dispatches=stock.get("initializer_dispatches"),
                plugin_init_dispatches=plugin.get("initializer_dispatches"),
-               changes=list(plugin.get("changes", [])))
+               changes=list(plugin.get("changes", [])), machine=cpu_info(),
+               compiled_for=entry.get("compiled_for"))
     here = os.path.join(folder, entry["dir"])
     function = entry.get("function", "main")
     try:
+        missing = missing_features(row["compiled_for"]) if device.startswith("local") else []
+        if missing:
+            raise RuntimeError(
+                f"compiled for {row['compiled_for']['target']}, using {', '.join(missing)}, "
+                "which this CPU lacks (it would stop with an illegal instruction); export with "
+                "--target naming this CPU or an older one (e.g. x86-64-v3, x86-64)")
         input_paths = [os.path.join(here, p) for p in entry["inputs"]]
         inputs = [np.load(p) for p in input_paths]
         progress(f"{entry['name']}: running on {device}")
@@ -366,16 +643,15 @@ def run_model(folder: str, entry: dict, manifest: dict, *, device: str, rounds: 
         if not row["ok"]:
             row["error"] = "outputs differ"
         if rounds > 0:
-            progress(f"{entry['name']}: timing ({rounds} rounds x {repetitions} reps)")
+            progress(f"{entry['name']}: timing ({timing_plan(rounds, repetitions, max_rounds)})")
             loads = load_times_ms({"stock": os.path.join(here, stock["vmfb"]),
                                    "plugin": os.path.join(here, plugin["vmfb"])}, device)
             row["stock_load_ms"], row["plugin_load_ms"] = loads["stock"], loads["plugin"]
-            row["stock_ms"], row["plugin_ms"] = time_pair(
+            row.update(timing_fields(time_pair(
                 os.path.join(here, stock["vmfb"]), os.path.join(here, plugin["vmfb"]),
                 input_paths, function=function, device=device, rounds=rounds,
-                repetitions=repetitions, extra_flags=runtime_flags)
-            row["ratio"] = (row["stock_ms"] / row["plugin_ms"] if row["plugin_ms"] > 0
-                            else float("inf"))
+                repetitions=repetitions, extra_flags=runtime_flags, max_rounds=max_rounds,
+                budget_s=budget_s, margin=margin)))
     except Exception as e:  # one model's failure is reported in its row
         message = str(e).strip().splitlines()[0] if str(e).strip() else ""
         row["ok"], row["error"] = False, f"{type(e).__name__}: {message}"
@@ -400,7 +676,8 @@ def version_warning(manifest: dict) -> str | None:
 
 def run_bundle(folder: str, *, device: str | None = None, models: Sequence[str] = (),
                rounds: int = 5, repetitions: int = 10, atol: float = 1e-5, rtol: float = 1e-4,
-               runtime_flags: Sequence[str] = (),
+               runtime_flags: Sequence[str] = (), max_rounds: int = MAX_ROUNDS,
+               budget_s: float | None = BUDGET_S, margin: float = MARGIN,
                progress: Callable[[str], None] | None = None) -> list[dict]:
     """Runs every model of a bundle (or those named) on `device` (default: the device it was
     compiled for). Returns the rows, in the bundle's order."""
@@ -423,7 +700,8 @@ def run_bundle(folder: str, *, device: str | None = None, models: Sequence[str] 
         progress(f"({i}/{len(entries)}) {entry['name']}")
         rows.append(run_model(folder, entry, manifest, device=device, rounds=rounds,
                               repetitions=repetitions, atol=atol, rtol=rtol,
-                              runtime_flags=runtime_flags, progress=progress))
+                              runtime_flags=runtime_flags, max_rounds=max_rounds,
+                              budget_s=budget_s, margin=margin, progress=progress))
     return rows
 
 
@@ -449,11 +727,23 @@ def _pair(row: dict, key: str, spec: str) -> str:
     return f"{_fmt(a, spec)}->{_fmt(b, spec)}"
 
 
+def _interval(row: dict) -> str:
+    low, high = row.get("ratio_low"), row.get("ratio_high")
+    if low is None or high is None or math.isnan(low):
+        return "-"
+    return f"[{low:.2f}, {high:.2f}]"
+
+
+def _verdict(row: dict) -> str:
+    return "-" if row.get("verdict") is None else f"{row['verdict']} ({row.get('rounds')})"
+
+
 def format_table(rows: Sequence[dict]) -> str:
     """The results table of iree-fusions-bench (rows as dicts with ROW_KEYS)."""
     header = (f"{'model':32s} {'disp stock':>10s} {'disp plug':>10s} {'MB stock':>9s} "
               f"{'MB plug':>9s} {'max abs err':>11s} {'ms stock':>9s} {'ms plug':>9s} "
-              f"{'ratio':>6s}  {'load: disp':>10s} {'ms':>13s}  ok")
+              f"{'ratio':>6s} {'interval':>14s} {'verdict (rounds)':17s} "
+              f"{'load: disp':>10s} {'ms':>13s}  ok")
     lines = [header, "-" * len(header)]
     for r in rows:
         def mb(key):
@@ -464,17 +754,54 @@ def format_table(rows: Sequence[dict]) -> str:
             f"{_fmt(r.get('plugin_dispatches'), '10d')} "
             f"{_fmt(mb('stock_bytes'), '9.3f')} {_fmt(mb('plugin_bytes'), '9.3f')} "
             f"{_fmt(r.get('max_abs'), '11.2e')} {_fmt(r.get('stock_ms'), '9.4f')} "
-            f"{_fmt(r.get('plugin_ms'), '9.4f')} {_fmt(r.get('ratio'), '6.2f')}  "
+            f"{_fmt(r.get('plugin_ms'), '9.4f')} {_fmt(r.get('ratio'), '6.2f')} "
+            f"{_interval(r):>14s} {_verdict(r):17s} "
             f"{_pair(r, 'init_dispatches', 'd'):>10s} {_pair(r, 'load_ms', '.1f'):>13s}  "
             f"{'yes' if r.get('ok') else 'NO: ' + (r.get('error') or '')}"
         )
     return "\n".join(lines)
 
 
+def legend(rows: Sequence[dict]) -> list[str]:
+    """What the timing columns mean, and where the figures were taken (lines under the
+    table; none when nothing was timed)."""
+    timed = [r for r in rows if r.get("verdict") is not None]
+    if not timed:
+        return []
+    margin = timed[0].get("margin") or MARGIN
+    lines = ["ratio: stock/plugin of the median round times (> 1: the plugin is faster); "
+             "interval: confidence interval of the per-round ratio (order statistics, >= 90% "
+             "from 5 rounds on); verdict: faster or slower only when a one-sided sign test at "
+             f"5% over the rounds and a {margin:.0%} margin in the medians agree, else within "
+             "noise; rounds taken in parentheses"]
+    few = [r["model"] for r in timed if (r.get("ratio_confidence") or 0) < 1 - 2 * SIGN_LEVEL]
+    if few:
+        lines.append(f"fewer than 5 rounds (interval below 90% confidence): {', '.join(few)}")
+    lines.append(where_measured(timed))
+    return lines
+
+
+def where_measured(rows: Sequence[dict]) -> str:
+    """`measured on <CPU>; compiled for <target> (native vector N bytes)` of timed rows."""
+    machines = sorted({describe_cpu(r["machine"]) for r in rows if r.get("machine")})
+    targets = sorted({_describe_target(r.get("compiled_for")) for r in rows})
+    return (f"measured on {'; '.join(machines) or 'an unrecorded CPU'}; compiled for "
+            f"{', '.join(targets)}")
+
+
+def _describe_target(target: dict | None) -> str:
+    if not target:
+        return "an unrecorded target"
+    size = target.get("native_vector_size")
+    return target["target"] + (f" (native vector {size} bytes)" if size else "")
+
+
 def report(rows: Sequence[dict], json_path: str | None = None) -> int:
     """Prints the table (stdout) and each row's error (stderr); writes the rows as JSON to
     `json_path` ("-": stdout). Returns the exit status: 0 when every row is ok."""
     print(format_table(rows))
+    for line in legend(rows):
+        print(line)
     for r in rows:
         if r.get("error") and r["error"] != "outputs differ":
             print(f"{r['model']}: {r['error']}", file=sys.stderr)
@@ -500,8 +827,7 @@ def main(argv: list[str] | None = None) -> int:
                    "compiled for), e.g. local-task, local-sync, cuda, hip, vulkan")
     p.add_argument("--model", action="append", default=[], help="run only this model "
                    "(repeatable)")
-    p.add_argument("--rounds", type=int, default=5, help="alternating timing rounds (0: none)")
-    p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
+    add_timing_arguments(p)
     p.add_argument("--atol", type=float, default=1e-5, help="stock vs plugin abs tolerance")
     p.add_argument("--rtol", type=float, default=1e-4, help="stock vs plugin rel tolerance")
     p.add_argument("--runtime-flag", action="append", default=[],
@@ -514,7 +840,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         rows = run_bundle(args.folder, device=args.device, models=args.model,
                           rounds=args.rounds, repetitions=args.repetitions, atol=args.atol,
-                          rtol=args.rtol, runtime_flags=args.runtime_flag)
+                          rtol=args.rtol, runtime_flags=args.runtime_flag,
+                          max_rounds=args.max_rounds, budget_s=args.budget,
+                          margin=args.margin)
     except BundleError as e:
         print(f"run_bundle.py: error: {e}", file=sys.stderr)
         return 2

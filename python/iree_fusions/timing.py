@@ -1,23 +1,26 @@
-"""Side-by-side latency: stock vs plugin, alternating, medians, one device, one run.
+"""Side-by-side latency: stock vs plugin, alternating, medians, a verdict, one device, one run.
 
 Each round runs `iree-benchmark-module` once for A then once for B (B then A on odd rounds),
 each with `repetitions` repetitions; a round's figure is the median repetition. The result is
-the median over rounds for each, and the ratio stock/plugin of those medians. On a noisy
-2-core machine this is the figure to quote, never a single run.
+the median over rounds for each, the ratio stock/plugin of those medians, and the verdict of
+`bundle_runner.judge` (a confidence interval of the per-round ratio; faster / slower / within
+noise by a sign test and a margin). With `max_rounds` above `rounds`, rounds are added while
+that verdict is unsettled. On a noisy 2-core machine this is the figure to quote, never a
+single run. The rounds and the statistics are bundle_runner's (`alternate`, `judge`): one
+implementation for the bench, bundles and the tuner.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from .bundle_runner import MARGIN, alternate, benchmark_ms, judge
 
 
 @dataclass
@@ -26,16 +29,18 @@ class LatencyPair:
     plugin_ms: float
     stock_rounds: list[float]
     plugin_rounds: list[float]
+    judgement: dict | None = None  # judge() of the round medians (compare_latency sets it)
 
     @property
     def ratio(self) -> float:
         """stock / plugin: > 1 means the plugin is faster."""
         return self.stock_ms / self.plugin_ms if self.plugin_ms > 0 else float("inf")
 
-
-def _benchmark_tool() -> str:
-    exe = os.path.join(os.path.dirname(sys.executable), "iree-benchmark-module")
-    return exe if os.path.exists(exe) else "iree-benchmark-module"
+    def judged(self, margin: float = MARGIN) -> dict:
+        """The verdict on the rounds (`bundle_runner.judge`)."""
+        if self.judgement is not None:
+            return self.judgement
+        return judge(self.stock_rounds, self.plugin_rounds, margin)
 
 
 def _save_inputs(inputs: Sequence[np.ndarray], folder: str) -> list[str]:
@@ -52,21 +57,8 @@ def repetition_times_ms(vmfb_path: str, input_flags: list[str], *, function: str
                         min_time: str = "0.05s", extra_flags: Sequence[str] = ()) -> list[float]:
     """Real time (ms) of each of `repetitions` repetitions of one iree-benchmark-module run;
     `extra_flags` go to the tool (e.g. `--task_topology_max_group_count=1`)."""
-    cmd = [_benchmark_tool(), f"--module={vmfb_path}", f"--device={device}",
-           f"--function={function}", *input_flags, f"--benchmark_repetitions={repetitions}",
-           f"--benchmark_min_time={min_time}", "--benchmark_format=json", *extra_flags]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"benchmark failed: {' '.join(cmd)}\n{proc.stderr.strip()}")
-    data = json.loads(proc.stdout)
-    times = [b["real_time"] * _MS_PER_UNIT[b.get("time_unit", "ns")]
-             for b in data["benchmarks"] if b.get("run_type") == "iteration"]
-    if not times:
-        raise RuntimeError(f"no repetitions in benchmark output of {' '.join(cmd)}")
-    return times
-
-
-_MS_PER_UNIT = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
+    return benchmark_ms(vmfb_path, input_flags, function=function, device=device,
+                        repetitions=repetitions, min_time=min_time, extra_flags=extra_flags)
 
 
 def median_latency_ms(vmfb_path: str, input_flags: list[str], **kwargs) -> float:
@@ -79,13 +71,21 @@ def compare_latency(stock_vmfb: bytes, plugin_vmfb: bytes, inputs: Sequence[np.n
                     function: str = "main", device: str = "local-task", rounds: int = 5,
                     repetitions: int = 10, min_time: str = "0.05s",
                     extra_flags: Sequence[str] = (), every_repetition: bool = False,
-                    plugin_inputs: Sequence[np.ndarray] | None = None) -> LatencyPair:
-    """Alternates stock and plugin runs `rounds` times; returns medians and the ratio.
+                    plugin_inputs: Sequence[np.ndarray] | None = None,
+                    max_rounds: int | None = None, budget_s: float | None = None,
+                    margin: float = MARGIN,
+                    unsettled: Callable[[list[float], list[float]], bool] | None = None
+                    ) -> LatencyPair:
+    """Alternates stock and plugin runs `rounds` times (then more while the verdict is
+    unsettled, up to `max_rounds` and within `budget_s` seconds: `bundle_runner.alternate`;
+    `unsettled(stock_rounds, plugin_rounds)` replaces judge's rule); returns medians, the
+    ratio and `judgement`, the verdict of `bundle_runner.judge` with `margin`.
 
     The per-side lists hold each round's median repetition, or with `every_repetition`
     every repetition of every round (for a minimum: on a loaded machine the steadier estimate
-    of the uncontended time). `plugin_inputs`: the second module's own inputs, where the two
-    compare different signatures (default: `inputs` for both)."""
+    of the uncontended time; the judgement is still the rounds'). `plugin_inputs`: the second
+    module's own inputs, where the two compare different signatures (default: `inputs` for
+    both)."""
     with tempfile.TemporaryDirectory(prefix="iree-fusions-bench-") as tmp:
         paths = {}
         for name, blob in (("stock", stock_vmfb), ("plugin", plugin_vmfb)):
@@ -98,13 +98,20 @@ def compare_latency(stock_vmfb: bytes, plugin_vmfb: bytes, inputs: Sequence[np.n
         else:
             os.makedirs(os.path.join(tmp, "plugin-inputs"))
             input_flags["plugin"] = _save_inputs(plugin_inputs, os.path.join(tmp, "plugin-inputs"))
-        times: dict[str, list[float]] = {"stock": [], "plugin": []}
-        for r in range(rounds):
-            order = ("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")
-            for name in order:
-                reps = repetition_times_ms(paths[name], input_flags[name], function=function,
-                                           device=device, repetitions=repetitions,
-                                           min_time=min_time, extra_flags=extra_flags)
-                times[name].extend(reps if every_repetition else [statistics.median(reps)])
-    return LatencyPair(statistics.median(times["stock"]), statistics.median(times["plugin"]),
-                       times["stock"], times["plugin"])
+        every: dict[str, list[float]] = {"stock": [], "plugin": []}
+
+        def time_side(name: str) -> float:
+            reps = repetition_times_ms(paths[name], input_flags[name], function=function,
+                                       device=device, repetitions=repetitions,
+                                       min_time=min_time, extra_flags=extra_flags)
+            every[name].extend(reps)
+            return statistics.median(reps)
+
+        stock, plugin = alternate(
+            time_side, rounds=rounds, max_rounds=max_rounds, budget_s=budget_s,
+            unsettled=unsettled or (lambda s, p: not judge(s, p, margin)["settled"]))
+    judgement = judge(stock, plugin, margin)
+    if every_repetition:
+        stock, plugin = every["stock"], every["plugin"]
+    return LatencyPair(statistics.median(stock), statistics.median(plugin), stock, plugin,
+                       judgement)

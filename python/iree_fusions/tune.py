@@ -12,7 +12,8 @@ on DEVICE, alternating, `--rounds` rounds of `--repetitions` repetitions, median
 passes apply by default stays applied unless it is measured slower: by more than `--margin`
 in the medians *and* in enough of the alternating rounds that chance is unlikely (a one-sided
 sign test at 5%: 5 of 5 rounds, 7 of 7, 8 of 9, 9 of 11...); a key a pass declines by its cost
-rule is applied only when measured faster by the same test. On a noisy machine a decision
+rule is applied only when measured faster by the same test (the statistics are
+bundle_runner's, shared with iree-fusions-bench and bundles). On a noisy machine a decision
 therefore stays with the pass's rule rather than follow one lucky round. A split verdict (the
 medians apart beyond the margin, the rounds not agreeing enough) gets `--rounds` more rounds,
 up to `--max-rounds`, before it is decided; so does a tuned build that looks slower than stock
@@ -32,7 +33,6 @@ several models (tune them into one file with `--resume`).
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import statistics
 import sys
@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 
 from . import api
+from .bundle_runner import MARGIN, MAX_ROUNDS, clearly_better, round_ratios, split_verdict
 from .decisions import Decision, DecisionSet, load
 from .files import UserError, check_output
 from .target import Target
@@ -116,23 +117,19 @@ class Tuner:
         verdict (medians apart, rounds not agreeing); while it is, `--rounds` more rounds are
         taken, up to `--max-rounds` in all (noisy devices)."""
         t0 = time.time()
-        without_rounds: list[float] = []
-        with_rounds: list[float] = []
-        while True:
-            pair = compare_latency(without, with_, self.inputs, function=self.function,
-                                   device=self.args.device, rounds=self.args.rounds,
-                                   repetitions=self.args.repetitions,
-                                   extra_flags=self.args.runtime_flag)
-            without_rounds += pair.stock_rounds
-            with_rounds += pair.plugin_rounds
-            ms_without = statistics.median(without_rounds)
-            ms_with = statistics.median(with_rounds)
-            ratios = [a / b for a, b in zip(without_rounds, with_rounds) if b > 0]
-            if (undecided is None or len(ratios) + self.args.rounds > self.args.max_rounds
-                    or not undecided(ratios, ms_without / ms_with)):
-                break
+
+        def unsettled(without_rounds: list[float], with_rounds: list[float]) -> bool:
+            return undecided(round_ratios(without_rounds, with_rounds),
+                             statistics.median(without_rounds) / statistics.median(with_rounds))
+
+        pair = compare_latency(without, with_, self.inputs, function=self.function,
+                               device=self.args.device, rounds=self.args.rounds,
+                               repetitions=self.args.repetitions,
+                               extra_flags=self.args.runtime_flag,
+                               max_rounds=self.args.max_rounds if undecided else None,
+                               unsettled=unsettled if undecided else None)
         self.timing_s += time.time() - t0
-        return ms_without, ms_with, ratios
+        return pair.stock_ms, pair.plugin_ms, round_ratios(pair.stock_rounds, pair.plugin_rounds)
 
 
 def _keys(reports: list[dict]) -> dict[str, KeyInfo]:
@@ -264,9 +261,9 @@ def _decide_key(tuner: Tuner, info: KeyInfo, current: Build, toggled: Build, mar
         return _inverted(ratios, ratio) if info.applied else (ratios, ratio)
 
     ms_without, ms_with, ratios = tuner.time_pair(
-        without.vmfb, with_.vmfb, lambda rs, r: _split_verdict(*against_default(rs, r), margin))
+        without.vmfb, with_.vmfb, lambda rs, r: split_verdict(*against_default(rs, r), margin))
     ratio = ms_without / ms_with
-    apply = info.applied != _clearly_better(*against_default(ratios, ratio), margin)
+    apply = info.applied != clearly_better(*against_default(ratios, ratio), margin)
     return apply, {"ms_with": round(ms_with, 5), "ms_without": round(ms_without, 5),
                    "ratio": round(ratio, 4), "round_ratios": [round(r, 3) for r in ratios]}, (
         f"with {ms_with:.4f} ms, without {ms_without:.4f} ms -> {'apply' if apply else 'skip'}")
@@ -275,29 +272,6 @@ def _decide_key(tuner: Tuner, info: KeyInfo, current: Build, toggled: Build, mar
 def _inverted(round_ratios: list[float], median_ratio: float) -> tuple[list[float], float]:
     """The same timings read the other way round (second build over first)."""
     return [1 / r for r in round_ratios], 1 / median_ratio
-
-
-def rounds_needed(n: int, level: float = 0.05) -> int:
-    """The fewest of n rounds that must agree for a one-sided sign test at `level`."""
-    tail = 0.0
-    for k in range(n, -1, -1):
-        tail += math.comb(n, k) / 2 ** n
-        if tail > level:
-            return k + 1
-    return 0
-
-
-def _clearly_better(round_ratios: list[float], median_ratio: float, margin: float) -> bool:
-    """Whether the alternative (ratios: default/alternative times per round) beats the
-    default: by more than `margin` in the medians, and in enough rounds (sign test)."""
-    wins = sum(r > 1 for r in round_ratios)
-    return median_ratio > 1 + margin and wins >= rounds_needed(len(round_ratios))
-
-
-def _split_verdict(round_ratios: list[float], median_ratio: float, margin: float) -> bool:
-    """The medians favour the alternative beyond `margin`, but too few rounds agree to say so:
-    more rounds may settle it."""
-    return median_ratio > 1 + margin and not _clearly_better(round_ratios, median_ratio, margin)
 
 
 def _check_against_stock(tuner: Tuner, decided: DecisionSet, config: dict, args,
@@ -322,7 +296,7 @@ def _check_against_stock(tuner: Tuner, decided: DecisionSet, config: dict, args,
             return
         # A tuned build that looks slower than stock gets more rounds before keys go off.
         ms_stock, ms_tuned, _ = tuner.time_pair(
-            stock, build.vmfb, lambda rs, r: _split_verdict(*_inverted(rs, r), args.margin))
+            stock, build.vmfb, lambda rs, r: split_verdict(*_inverted(rs, r), args.margin))
         ratio = ms_stock / ms_tuned
         print(f"{PROG}: {label}: stock {ms_stock:.4f} ms, plugin {ms_tuned:.4f} ms, "
               f"stock/plugin {ratio:.3f}", file=sys.stderr)
@@ -371,11 +345,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rounds", type=int, default=7,
                    help="alternating timing rounds per key (a default changes only when "
                    "5 of 5, 7 of 7, 8 of 9... rounds agree)")
-    p.add_argument("--max-rounds", type=int, default=21,
+    p.add_argument("--max-rounds", type=int, default=MAX_ROUNDS,
                    help="when the medians differ beyond the margin but the rounds split, "
-                   "take --rounds more, up to this many in all (default 21; = --rounds: never)")
+                   "take --rounds more, up to this many in all (default %(default)s; "
+                   "= --rounds: never)")
     p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
-    p.add_argument("--margin", type=float, default=0.02,
+    p.add_argument("--margin", type=float, default=MARGIN,
                    help="noise margin: a change of the default needs this relative difference")
     p.add_argument("--runtime-flag", action="append", default=[],
                    help="extra iree-benchmark-module flag (repeatable)")

@@ -18,6 +18,7 @@ from iree_fusions.models.catalog import torch_available
 FUSIONS = "interchange-permuted-consumers,batch-gathers"
 # The bundled model needs nothing; the DLRM part brings PyTorch reference outputs.
 MODELS = ["attention_projection_transpose"] + (["dlrm-sparse-b8"] if torch_available() else [])
+QUICK = ["--rounds=1", "--max-rounds=1", "--repetitions=2"]  # a timing, no verdict: fast
 
 
 def _run(cmd, **kw):
@@ -55,6 +56,8 @@ def test_export_writes_a_self_contained_bundle(bundle):
     assert manifest["format"] == bundle_runner.FORMAT
     assert manifest["device"] == "local-task" and manifest["fusions"] == FUSIONS
     assert manifest["tool_versions"]["iree-base-compiler"].startswith("3.13")
+    # Where it was made: the exporting CPU, and per model the target IREE resolved.
+    assert manifest["exported_on"] == bundle_runner.cpu_info()
     assert [m["name"] for m in manifest["models"]] == MODELS
     attn = manifest["models"][0]
     assert attn["stock"]["dispatches"] == 2 and attn["plugin"]["dispatches"] == 1
@@ -62,6 +65,10 @@ def test_export_writes_a_self_contained_bundle(bundle):
     assert "--iree-hal-target-device=local" in attn["stock"]["flags"]
     assert f"--fusions={FUSIONS}" in attn["plugin"]["flags"]
     assert attn["plugin"]["changes"]
+    cpu = os.environ["IREE_FUSIONS_CPU"]  # conftest: --cpu, host by default
+    assert attn["compiled_for"]["target"].startswith("llvm-cpu:")
+    assert cpu == "host" or attn["compiled_for"]["target"] == f"llvm-cpu:{cpu}"
+    assert attn["compiled_for"]["native_vector_size"] in (16, 32, 64)
     here = os.path.join(bundle, attn["dir"])
     for name in ["stock.vmfb", "plugin.vmfb", *attn["inputs"]]:
         assert os.path.getsize(os.path.join(here, name)) > 0
@@ -78,7 +85,7 @@ def test_from_runs_the_bundle_importing_neither_compiler_nor_torch(bundle, tmp_p
     script = textwrap.dedent(f"""
         import sys
         from iree_fusions import bench
-        code = bench.main(["--from", {bundle!r}, "--rounds=1", "--repetitions=2",
+        code = bench.main(["--from", {bundle!r}, *{QUICK!r},
                            "--json", {str(rows_path)!r}])
         heavy = sorted(m for m in sys.modules if m.startswith(("iree.compiler", "torch"))
                        or m == "torch" or m.startswith("iree_fusions.models"))
@@ -93,15 +100,20 @@ def test_from_runs_the_bundle_importing_neither_compiler_nor_torch(bundle, tmp_p
     for r in rows:
         assert r["ok"] and r["max_abs"] <= 1e-5 and r["stock_ms"] > 0 and r["ratio"] > 0
         assert r["stock_dispatches"] >= r["plugin_dispatches"]
+        # One round: an interval of no confidence, so no verdict but noise.
+        assert r["verdict"] == "within noise" and r["rounds"] == 1 and not r["settled"]
+        assert r["ratio_low"] == r["ratio_high"] and r["ratio_confidence"] == 0
+        assert r["machine"] == bundle_runner.cpu_info() and r["compiled_for"]["target"]
     if len(MODELS) > 1:
         assert rows[1]["reference_max_abs"] is not None
     assert "disp stock" in res.stdout and "attention_projection_transpose" in res.stdout
+    assert "interval" in res.stdout and "measured on " in res.stdout
 
 
 def test_from_with_plot(bundle, tmp_path):
     pytest.importorskip("matplotlib")
     out = tmp_path / "bundle.png"
-    res = _run([tool("iree-fusions-bench"), "--from", bundle, "--rounds=1", "--repetitions=2",
+    res = _run([tool("iree-fusions-bench"), "--from", bundle, *QUICK,
                 "--plot", str(out)])
     assert res.returncode == 0, res.stderr
     assert out.read_bytes()[:4] == b"\x89PNG" and "plot written to" in res.stderr
@@ -173,6 +185,19 @@ def test_vulkan_export_for_nvidia(tmp_path):
     assert "runs only on AMD" in hint and "--target ampere" in hint
 
 
+def test_a_bundle_for_vector_features_this_cpu_lacks_is_refused(bundle, monkeypatch):
+    """Modules compiled for AVX2 where the CPU has only SSE: the row says why (they would
+    stop the process with an illegal instruction) before anything runs."""
+    manifest = bundle_runner.load_manifest(bundle)
+    entry = dict(manifest["models"][0], compiled_for={
+        "target": "llvm-cpu:haswell", "cpu_features": "+avx,+avx2,+fma,+sse2",
+        "native_vector_size": 32})
+    monkeypatch.setattr(bundle_runner, "cpu_flags", lambda: {"sse", "sse2"})
+    row = bundle_runner.run_model(bundle, entry, manifest, device="local-task", rounds=0)
+    assert not row["ok"] and "using avx, avx2, fma, which this CPU lacks" in row["error"]
+    assert "--target" in row["error"]
+
+
 def _copy_project(dest):
     """The files a wheel is built from (so that the build does not write into the tree)."""
     os.makedirs(dest)
@@ -201,12 +226,12 @@ def test_bundle_runs_in_a_compiler_free_venv(bundle, tmp_path):
         probe = subprocess.run([py, "-c", f"import {module}"], capture_output=True)
         assert probe.returncode != 0, f"{module} is importable in the compiler-free venv"
     rows_path = tmp_path / "rows.json"
-    res = _run([str(venv / "bin" / "iree-fusions-bench"), "--from", bundle, "--rounds=1",
-                "--repetitions=2", "--json", str(rows_path)])
+    res = _run([str(venv / "bin" / "iree-fusions-bench"), "--from", bundle, *QUICK,
+                "--json", str(rows_path)])
     assert res.returncode == 0, res.stderr
     rows = json.loads(rows_path.read_text())
     assert all(r["ok"] and r["ratio"] > 0 for r in rows) and len(rows) == len(MODELS)
-    res = _run([py, os.path.join(bundle, "run_bundle.py"), "--rounds=1", "--repetitions=2"],
+    res = _run([py, os.path.join(bundle, "run_bundle.py"), *QUICK],
                cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert all(m in res.stdout for m in MODELS)

@@ -1,9 +1,16 @@
-"""The numerics harness, output comparison and flow-IR counting that every pass test uses."""
+"""The numerics harness, output comparison and flow-IR counting that every pass test uses;
+the timing statistics (intervals and verdicts) of the bench, bundles and the tuner; where
+figures were taken (CPU, the target IREE resolved and its vector width)."""
+
+import math
 
 import numpy as np
 import pytest
 
-from iree_fusions import api
+from conftest import CPU_FLAGS
+from iree_fusions import api, bundle_runner
+from iree_fusions.bundle_runner import (FASTER, NOISE, SLOWER, alternate, clearly_better, judge,
+                                        ratio_interval, rounds_needed)
 from iree_fusions.counting import count_flow_ir
 from iree_fusions.models import bundled_mlir_models
 from iree_fusions.numerics import compare_compilations, function_arg_specs, random_inputs
@@ -56,7 +63,7 @@ def test_counts_and_bytes_between_dispatches_from_flow_ir():
 def test_compare_compilations_reports_both_sides():
     path = bundled_mlir_models()["attention_projection_transpose"]
     check = compare_compilations(path, fusions="none")
-    assert check.agreement.within(0.0)
+    assert check.agreement.within(0.0)  # the same program twice: identical on any target
     assert check.stock_dispatches == check.plugin_dispatches == 2
     assert [a.shape for a in check.plugin] == [(12, 128, 32)]
 
@@ -73,8 +80,7 @@ def test_compare_latency_gives_each_module_its_own_inputs():
         add = "" if n_args == 1 else "  %s = arith.addf %a0, %a1 : tensor<4xf32>\n"
         src = (f"func.func @main({args}) -> tensor<4xf32> {{\n{add}"
                f"  return {body} : tensor<4xf32>\n}}")
-        return ireec.compile_str(src, target_backends=["llvm-cpu"],
-                                 extra_args=["--iree-llvmcpu-target-cpu=host"])
+        return ireec.compile_str(src, target_backends=["llvm-cpu"], extra_args=CPU_FLAGS[-1:])
 
     one, two = module(1), module(2)
     x = np.ones(4, np.float32)
@@ -83,3 +89,128 @@ def test_compare_latency_gives_each_module_its_own_inputs():
     assert len(pair.stock_rounds) == len(pair.plugin_rounds) == 2 and pair.plugin_ms > 0
     with pytest.raises(RuntimeError, match="benchmark failed"):  # one input for two args
         compare_latency(one, two, [x], device="local-sync", rounds=1, repetitions=1)
+
+
+# ---------------------------------------------------------------- timing statistics
+
+
+def test_interval_bounds_are_the_sign_tests():
+    """low > 1 exactly when the one-sided sign test says the plugin is faster (high < 1:
+    slower), for any rounds: the interval and the verdict cannot disagree."""
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        n = int(rng.integers(1, 26))
+        ratios = list(np.exp(rng.normal(rng.normal(0, 0.1), 0.1, n)))
+        low, high, confidence = ratio_interval(ratios)
+        wins, losses = sum(r > 1 for r in ratios), sum(r < 1 for r in ratios)
+        # (Fewer than 5 rounds: the range, of lower confidence; no sign test passes.)
+        needed = rounds_needed(n) if n >= 5 else n
+        assert (low > 1) == (wins >= needed) and (high < 1) == (losses >= needed)
+        assert clearly_better(ratios, 2.0) == (low > 1 and n >= 5)
+        assert low <= high and (confidence >= 0.9 if n >= 5 else confidence < 0.9)
+
+
+def test_interval_covers_the_true_ratio():
+    """Rounds drawn from a known ratio (log-normal noise, heavy-tailed outliers): the
+    interval holds it in at least its stated confidence of 4000 runs, and the verdict is
+    wrong (faster for a slower plugin or the reverse) in at most 5% of them."""
+    rng = np.random.default_rng(1)
+    for n, true_ratio in ((5, 1.0), (9, 1.3), (21, 0.8)):
+        covered = wrong = 0
+        for _ in range(4000):
+            noise = rng.normal(0, 0.15, n) + (rng.random(n) < 0.1) * rng.normal(0, 0.5, n)
+            stock = list(np.exp(rng.normal(0, 0.05, n)) * true_ratio)
+            plugin = list(np.exp(rng.normal(0, 0.05, n) - noise))
+            ratios = [s / p for s, p in zip(stock, plugin)]
+            low, high, confidence = ratio_interval(ratios)
+            covered += low <= true_ratio <= high
+            verdict = judge(stock, plugin)["verdict"]
+            wrong += verdict == (SLOWER if true_ratio > 1 else FASTER)
+        assert covered / 4000 >= confidence - 0.02, (n, covered)
+        assert wrong / 4000 <= 0.05, (n, wrong)
+
+
+def test_verdicts():
+    assert judge([1.0] * 5, [0.8] * 5)["verdict"] == FASTER
+    assert judge([0.8] * 5, [1.0] * 5)["verdict"] == SLOWER
+    # Every round the same way but within the margin: noise, and settled (the interval is
+    # inside the margin).
+    even = judge([1.0] * 5, [0.99] * 5)
+    assert even["verdict"] == NOISE and even["settled"]
+    # The issue's case: 5 noisy rounds whose medians say 0.91: not "slower" (2 of 5 rounds
+    # favour the plugin); unsettled, so the bench takes more rounds.
+    noisy = judge([1.0] * 5, [1.3, 0.7, 1.2, 1.1, 0.7])
+    assert noisy["ratio"] < 1 and noisy["verdict"] == NOISE and not noisy["settled"]
+    assert noisy["ratio_low"] < 1 < noisy["ratio_high"]
+    # Fewer than 5 rounds never decide, whatever they show.
+    few = judge([1.0] * 3, [0.5] * 3)
+    assert few["verdict"] == NOISE and not few["settled"] and few["ratio_confidence"] < 0.9
+    assert math.isnan(judge([], [])["ratio_low"])
+    assert not clearly_better([2.0] * 4, 2.0)
+
+
+def test_alternate_takes_rounds_until_settled_or_capped():
+    def fake(plugin_times):
+        times = iter(plugin_times)
+        order = []
+
+        def time_side(side):
+            order.append(side)
+            return 1.0 if side == "stock" else next(times)
+        return time_side, order
+
+    time_side, order = fake([0.5] * 30)
+    stock, plugin = alternate(time_side, rounds=5, max_rounds=21)
+    assert len(stock) == len(plugin) == 5  # faster at once
+    assert order[:4] == ["stock", "plugin", "plugin", "stock"]
+    time_side, _ = fake([0.8, 1.25] * 20)  # even split: never settles
+    stock, _ = alternate(time_side, rounds=5, max_rounds=21)
+    assert len(stock) == 21
+    time_side, _ = fake([0.8, 1.25] * 20)
+    assert len(alternate(time_side, rounds=5, max_rounds=21, budget_s=0)[0]) == 5
+    time_side, _ = fake([0.8, 1.25] * 20)
+    assert len(alternate(time_side, rounds=5)[0]) == 5  # max_rounds defaults to rounds
+
+
+def test_no_ratio_below_one_without_its_interval_and_verdict():
+    row = bundle_runner.empty_row("m")
+    row.update(stock_dispatches=2, plugin_dispatches=1, **bundle_runner.timing_fields(
+        judge([1.0] * 5, [1.3, 0.7, 1.2, 1.1, 0.7])))
+    table = bundle_runner.format_table([row])
+    line = table.splitlines()[-1]
+    assert " 0.91 " in line and "[0.77, 1.43]" in line and "within noise (5)" in line
+    lines = bundle_runner.legend([row])
+    assert "sign test" in lines[0] and lines[-1].startswith("measured on ")
+
+
+# ---------------------------------------------------------------- where figures come from
+
+
+def test_cpu_info_names_this_machine():
+    info = bundle_runner.cpu_info()
+    assert info["model"] and info["cores"] >= 1
+    line = bundle_runner.describe_cpu(info)
+    assert line.startswith(info["model"]) and f"{info['cores']} cores" in line
+
+
+@pytest.mark.parametrize("cpu, vector_bytes", [("x86-64-v3", 32), ("x86-64", 16)])
+def test_compiled_for_reads_the_resolved_target(cpu, vector_bytes):
+    src = ("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+           "  %b = arith.addf %a, %a : tensor<4xf32>\n  return %b : tensor<4xf32>\n}")
+    out = api.compile_str(src, stock=True, target=cpu, compile_to="flow")
+    target = bundle_runner.compiled_for(out.output)
+    assert target["target"] == f"llvm-cpu:{cpu}"
+    assert target["native_vector_size"] == vector_bytes
+    assert ("+avx2" in target["cpu_features"]) == (cpu == "x86-64-v3")
+    # Code for AVX2 cannot run where the CPU lacks it; SSE2 code runs anywhere.
+    missing = bundle_runner.missing_features(target, {"sse2", "sse4_2", "fma"})
+    assert missing == (["avx", "avx2", "f16c", "sse4.1", "ssse3"] if cpu == "x86-64-v3" else [])
+    assert bundle_runner.missing_features(target, set()) == []  # flags unknown: no claim
+
+
+def test_compiled_for_gpu_targets():
+    text = ('util.global private @__device_0 = #hal.device.target<"cuda", [#hal.executable.'
+            'target<"cuda", "cuda-nvptx-fb", {iree_codegen.target_info = #iree_gpu.target<'
+            'arch = "sm_80", features = "+ptx76">}>]> : !hal.device')
+    assert bundle_runner.compiled_for(text) == {"target": "cuda:sm_80"}
+    assert bundle_runner.compiled_for("module {}") is None

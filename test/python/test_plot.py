@@ -19,6 +19,14 @@ ROWS = [
          stock_ms=0.40, plugin_ms=0.55, ratio=0.73, ok=False),
     dict(model="needs-torch", ok=False, error="needs torch"),  # nothing to draw: left out
 ]
+# Rows as the bench writes them now: with the verdict, its interval and where they were taken.
+MACHINE = {"model": "Test CPU", "cores": 2, "vector": "avx2"}
+TARGET = {"target": "llvm-cpu:haswell", "native_vector_size": 32, "cpu_features": "+avx2"}
+JUDGED = [dict(r, ratio_low=lo, ratio_high=hi, verdict=v, rounds=n, margin=0.02,
+               machine=MACHINE, compiled_for=TARGET)
+          for r, (lo, hi, v, n) in zip(ROWS, [(1.5, 1.7, "faster", 5),
+                                              (0.9, 1.4, "within noise", 21),
+                                              (0.7, 0.76, "slower", 5)])] + ROWS[3:]
 
 
 def _is_png(path) -> bool:
@@ -48,3 +56,12 @@ def test_plot_module_reads_bench_json(tmp_path):
                          capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert _is_png(out)
+
+
+def test_plot_shows_intervals_verdicts_and_the_machine(tmp_path):
+    out = tmp_path / "judged.svg"
+    plot_rows(JUDGED, str(out), title="test")
+    svg = out.read_text()
+    for text in ("within noise (21)", "faster (5)", "slower (5)", "1.31x noise",
+                 "measured on Test CPU", "llvm-cpu:haswell", "within the 2% margin"):
+        assert text in svg, text

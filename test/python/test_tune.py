@@ -4,6 +4,7 @@ dispatches as recorded; files for another target and corrupt files are clear err
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 
 import pytest
@@ -144,17 +145,35 @@ def test_shipped_decisions_follow_the_target():
 
 
 def test_a_default_changes_only_on_consistent_rounds():
-    # One-sided sign test at 5%: the rounds that must agree before a default is changed.
-    from iree_fusions.tune import _clearly_better, rounds_needed
+    # One-sided sign test at 5%: the rounds that must agree before a default is changed
+    # (the statistics are bundle_runner's, shared with the bench and bundles).
+    from iree_fusions.bundle_runner import clearly_better, rounds_needed
 
-    assert [rounds_needed(n) for n in (3, 5, 7, 9, 11)] == [4, 5, 7, 8, 9]
-    assert _clearly_better([1.1, 1.2, 1.05, 1.1, 1.3], 1.1, 0.02)
+    assert [rounds_needed(n) for n in (3, 5, 7, 9, 11, 21)] == [4, 5, 7, 8, 9, 15]
+    assert clearly_better([1.1, 1.2, 1.05, 1.1, 1.3], 1.1, 0.02)
     # One round the other way (a noisy machine): the default stays.
-    assert not _clearly_better([1.1, 1.2, 0.69, 1.1, 1.3], 1.1, 0.02)
+    assert not clearly_better([1.1, 1.2, 0.69, 1.1, 1.3], 1.1, 0.02)
     # Every round agrees but within the margin: the default stays.
-    assert not _clearly_better([1.01, 1.01, 1.015, 1.01, 1.01], 1.01, 0.02)
+    assert not clearly_better([1.01, 1.01, 1.015, 1.01, 1.01], 1.01, 0.02)
     # Three rounds can never overturn a default.
-    assert not _clearly_better([2.0, 2.0, 2.0], 2.0, 0.02)
+    assert not clearly_better([2.0, 2.0, 2.0], 2.0, 0.02)
+
+
+def fake_benchmark(monkeypatch, plugin_rounds: list[float]) -> list[str]:
+    """iree-benchmark-module replaced: stock takes 1.0 ms, plugin the next of `plugin_rounds`
+    (a round each); returns the sides in the order they ran."""
+    from iree_fusions import timing
+
+    plugin = iter(plugin_rounds)
+    order: list[str] = []
+
+    def repetition_times_ms(path, input_flags, **kwargs):
+        side = os.path.basename(path).split(".")[0]
+        order.append(side)
+        return [1.0] if side == "stock" else [next(plugin)]
+
+    monkeypatch.setattr(timing, "repetition_times_ms", repetition_times_ms)
+    return order
 
 
 def test_a_split_verdict_gets_more_rounds(monkeypatch):
@@ -164,24 +183,18 @@ def test_a_split_verdict_gets_more_rounds(monkeypatch):
     import argparse
 
     from iree_fusions import tune
-    from iree_fusions.timing import LatencyPair
+    from iree_fusions.bundle_runner import clearly_better, split_verdict
 
     def run(plugin_rounds: list[list[float]], max_rounds: int) -> tuple[int, list[float]]:
-        calls = iter(plugin_rounds)
-
-        def fake_compare(*args, rounds, **kwargs):
-            plugin = next(calls)
-            assert len(plugin) == rounds
-            return LatencyPair(1.0, 0.0, [1.0] * rounds, plugin)
-
-        monkeypatch.setattr(tune, "compare_latency", fake_compare)
+        order = fake_benchmark(monkeypatch, [t for r in plugin_rounds for t in r])
         args = argparse.Namespace(device="local-sync", rounds=5, max_rounds=max_rounds,
                                   repetitions=2, runtime_flag=[])
         tuner = tune.Tuner("m.mlir", [], "main", [], args, "/nonexistent")
-        n = len(plugin_rounds)
         ms_without, ms_with, ratios = tuner.time_pair(
-            b"stock", b"plugin", lambda rs, r: tune._split_verdict(rs, r, 0.02))
-        assert ms_without == 1.0 and len(ratios) <= 5 * n
+            b"stock", b"plugin", lambda rs, r: split_verdict(rs, r, 0.02))
+        assert ms_without == 1.0 and len(order) == 2 * len(ratios)
+        # Alternating: stock first on even rounds, plugin first on odd ones.
+        assert order[:4] == ["stock", "plugin", "plugin", "stock"]
         return len(ratios), ratios
 
     split = [0.9, 0.9, 1.1, 0.9, 0.9]  # 4 of 5 rounds faster: not enough for the sign test
@@ -190,11 +203,11 @@ def test_a_split_verdict_gets_more_rounds(monkeypatch):
     assert run([agree], max_rounds=21)[0] == 5  # clear at once
     assert run([[1.0, 0.99, 1.01, 1.0, 1.0]], max_rounds=21)[0] == 5  # within the margin
     even = [0.9, 1.1, 0.9, 1.1, 0.9]  # 3 of 5: stays split
-    assert run([even, even, even, even], max_rounds=21)[0] == 20  # 21 is the ceiling
+    assert run([even] * 5, max_rounds=21)[0] == 21  # 21 is the ceiling (the last step: 1)
     assert run([split], max_rounds=5)[0] == 5  # --max-rounds = --rounds: never extended
     # With the extra rounds the verdict is the sign test's over all of them.
     n, ratios = run([split, agree], max_rounds=21)
-    assert tune._clearly_better(ratios, 1 / 0.9, 0.02)
+    assert clearly_better(ratios, 1 / 0.9, 0.02)
 
 
 def _fake_tuning(monkeypatch, tmp_path, program, times):
