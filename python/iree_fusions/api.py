@@ -54,17 +54,25 @@ TARGET_ALIASES = {
 }
 
 
+# The CPU that llvm-cpu code is compiled for when no `target` names one: $IREE_FUSIONS_CPU
+# if set (e.g. x86-64-v3; the tests compile for several CPUs with it), else the host's.
+CPU_ENV = "IREE_FUSIONS_CPU"
+
+
 def target_flags(device: str, target: str | None = None) -> list[str]:
     """iree-compile flags for a runtime device name (local-task, cuda, hip, vulkan).
 
     `target` overrides the chip/CPU (e.g. `gfx90a`, `sm_86`, `ampere`, `valhall`, `znver4`);
-    the defaults are the ones verified with IREE 3.13: host CPU, sm_80 (runs on A100 and
-    H100), gfx942, rdna3 (AMD only: use `ampere`, or the alias `nvidia`, on NVIDIA GPUs).
+    the defaults are the ones verified with IREE 3.13: host CPU (or $IREE_FUSIONS_CPU), sm_80
+    (runs on A100 and H100), gfx942, rdna3 (AMD only: use `ampere`, or the alias `nvidia`, on
+    NVIDIA GPUs).
     """
     try:
         flags = list(DEVICE_FLAGS[device])
     except KeyError:
         raise ValueError(f"unknown device '{device}' (known: {', '.join(DEVICE_FLAGS)})") from None
+    if target is None and TARGET_FLAG[device] == "--iree-llvmcpu-target-cpu":
+        target = os.environ.get(CPU_ENV) or None
     if target:
         target = TARGET_ALIASES.get(device, {}).get(target.lower(), target)
         prefix = TARGET_FLAG[device] + "="

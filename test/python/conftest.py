@@ -1,17 +1,109 @@
+"""Shared test setup: the llvm-cpu target CPU the tests compile for, numerics bounds.
+
+`pytest --cpu=NAME` (or $IREE_FUSIONS_CPU) compiles every llvm-cpu module of the session for
+that CPU instead of the host's: the option sets $IREE_FUSIONS_CPU, which
+`iree_fusions.api.target_flags` (hence the numerics harness, the bench and the tuner, also
+in child processes) reads, and `CPU_FLAGS` below. Code for an older x86 CPU runs on a newer
+one, so one machine checks several vector widths: `host`, `x86-64-v3` (AVX2, 32-byte
+vectors, like an AVX2 laptop or server) and `x86-64` (SSE2, 16 bytes). Tests that compare
+outputs (stock vs plugin, or vs a reference) carry the `numerics` marker (given here to every
+test of a file that calls the numerics harness), so `.ci/run` runs the default suite for the
+host and then
+
+    pytest -q -m "numerics and not slow" --cpu=x86-64-v3
+    pytest -q -m "numerics and not slow" --cpu=x86-64
+
+No assertion may depend on the host's vector width: bit-identity only where a rewrite keeps
+the order of floating-point operations for every target (copies, elementwise code moved
+between dispatches, the same program), else `reassociation_bound`.
+"""
+
 import os
+import re
 import sys
 
+import numpy as np
 import pytest
 
 HERE = os.path.dirname(__file__)
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)  # `support.*` modules
 
+CPU_ENV = "IREE_FUSIONS_CPU"  # = iree_fusions.api.CPU_ENV (not imported: conftest stays light)
+CPUS = ("host", "x86-64-v3", "x86-64")  # the targets CI runs the numerics tests for
+
 CPU_FLAGS = [
     "--iree-hal-target-device=local",
     "--iree-hal-local-target-device-backends=llvm-cpu",
-    "--iree-llvmcpu-target-cpu=host",
+    "--iree-llvmcpu-target-cpu=host",  # --cpu / $IREE_FUSIONS_CPU replace it (in place)
 ]
+
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu", default=os.environ.get(CPU_ENV) or "host",
+                     help="llvm-cpu target CPU to compile the tests' modules for (default: "
+                     f"${CPU_ENV} or host; CI also runs x86-64-v3 and x86-64)")
+
+
+def pytest_configure(config):
+    cpu = config.getoption("--cpu")
+    if not re.fullmatch(r"[A-Za-z0-9_.+-]+", cpu):
+        raise pytest.UsageError(f"--cpu={cpu!r}: not a CPU name (e.g. host, x86-64-v3, x86-64)")
+    os.environ[CPU_ENV] = cpu
+    CPU_FLAGS[-1] = f"--iree-llvmcpu-target-cpu={cpu}"
+    config.addinivalue_line("markers", "numerics: compares outputs of compiled modules (CI "
+                            "runs these for every CPU of conftest.CPUS)")
+
+
+def pytest_report_header(config):
+    return f"llvm-cpu target CPU: {os.environ[CPU_ENV]} (--cpu / ${CPU_ENV})"
+
+
+# Calls that run compiled modules and compare what they return.
+_NUMERICS = re.compile(r"\b(compare_compilations|compare_outputs|api\.run|iree_fusions\.run|"
+                       r"run_module|assert_allclose|assert_array_equal|array_equal)\(")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test of a file that compares compiled outputs is a `numerics` test."""
+    numerics: dict[str, bool] = {}
+    for item in items:
+        path = str(item.path)
+        if path not in numerics:
+            with open(path) as f:
+                numerics[path] = bool(_NUMERICS.search(f.read()))
+        if numerics[path]:
+            item.add_marker(pytest.mark.numerics)
+
+
+# ---------------------------------------------------------------- numerics bounds
+
+
+def unit_roundoff(dtype) -> float:
+    """u = half the machine epsilon of a float type (2**-24 for f32, 2**-8 for bf16)."""
+    import ml_dtypes  # noqa: F401  (registers bfloat16 with numpy)
+
+    return float(np.finfo(dtype).eps) / 2
+
+
+def reassociation_bound(n: int, dtype=np.float32, scale: float = 1.0) -> float:
+    """The most two summation orders of one n-term reduction can differ by, for terms with
+    sum |term| <= `scale`: 2 gamma(n) scale, gamma(n) = n u / (1 - n u) with u the unit
+    roundoff of `dtype` (each order is within gamma(n-1) sum |term| of the exact sum: Higham,
+    Accuracy and Stability of Numerical Algorithms, 2nd ed., eq. 4.4; one more u covers a
+    final rounding, e.g. a mean's division). Another vector width, tiling or padding changes
+    the order in which generated code adds; this bounds what that may change. With terms of
+    one sign, scale = |the sum| and the bound is relative: compare `max_rel` with
+    `reassociation_bound(n)`."""
+    u = unit_roundoff(dtype)
+    gamma = n * u / (1 - n * u)
+    return 2 * gamma * scale
+
+
+def tool(name: str) -> str:
+    """A console script of the running interpreter's environment."""
+    path = os.path.join(os.path.dirname(sys.executable), name)
+    return path if os.path.exists(path) else name
 
 
 @pytest.fixture
@@ -19,9 +111,3 @@ def support_on_path(monkeypatch):
     """Child processes (iree-fusions-compile) can import `support.extra_passes`."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         [HERE, *filter(None, [os.environ.get("PYTHONPATH")])]))
-
-
-def tool(name: str) -> str:
-    """A console script of the running interpreter's environment."""
-    path = os.path.join(os.path.dirname(sys.executable), name)
-    return path if os.path.exists(path) else name
