@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from iree.compiler import ir
 
+from conftest import reassociation_bound
 from iree_fusions.numerics import compare_compilations
 from support import passes
 
@@ -224,14 +225,19 @@ def test_lit_case_numerics_with_options(name, options):
 
 @pytest.mark.parametrize("batch", [2, 4])
 @pytest.mark.parametrize("act", ["relu", "silu", "gelu"])
-def test_padded_heads_bit_identical(batch, act):
-    """Heads of different widths padded to the widest: the real columns are bit-identical
-    to stock with rows (M > 1). At B = 1 the matvec codegen reduces K across vector lanes and
-    the padded K changes the association: not bit-identical there (checked below)."""
+def test_padded_heads_match_stock(batch, act):
+    """Heads of different widths padded to the widest: the real columns equal stock's up to
+    the order of the K sums (the padded K changes how generated code splits them across
+    vector lanes, which depends on the target: identical with 64-byte vectors, 7.5e-9 apart
+    with 32-byte ones); a wrong or leaking padded column would differ by ~0.1."""
     text = towers_ir(batch, [[16, 4, 1], [16, 8, 3], [16, 12, 2]], [act] * 3, seed=1)
     check = compare_compilations(text, fusions=PAD, keep_no_gain=True)
     assert any("padded to 12x3" in c for c in check.changes()), check.changes()
-    assert check.agreement.max_abs == 0.0, check.agreement
+    # Layer 1 sums K = 16 terms, sum |x w| < 8 (3.9 here), passed on through the activation
+    # (slope <= 1.13) and layer 2's weights (sum |w| < 4; 2.8 here); layer 2 sums K = 12
+    # terms, sum |a w| < 4 (1.5 here): 7.5e-5 for f32.
+    bound = reassociation_bound(16, scale=8 * 1.13 * 4) + reassociation_bound(12, scale=4)
+    assert check.agreement.max_abs <= bound, (check.agreement, bound)
     assert check.plugin_dispatches < check.stock_dispatches
 
 
