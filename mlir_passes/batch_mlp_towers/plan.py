@@ -13,7 +13,7 @@ import numpy as np
 from iree.compiler import ir
 
 from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import NoMatch
+from iree_fusions.pass_base import NoMatch, block_ops, round_analysis
 
 from .match import Layer, Positions, Tower, TowerGroup, position, trace_constant
 
@@ -596,9 +596,8 @@ def placement(block: ir.Block, positions: Positions, externals: list[ir.Value],
                           "inputs are all available and cannot be moved")
         sink.add(op)
         work += early_users(op)
-    anchor = next((op.operation for op in block.operations
-                   if positions[op.operation] > last and op.operation not in removed
-                   and op.operation not in sink), None)
+    ops = round_analysis(block_ops, block)  # in block order, listed once per round
+    anchor = next((op for op in ops[last + 1:] if op not in removed and op not in sink), None)
     if anchor is None:
         raise NoMatch("no op after the group's inputs to put the batched ops before")
     return anchor, sorted(sink, key=lambda o: position(o, positions))

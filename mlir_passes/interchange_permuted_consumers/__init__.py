@@ -63,7 +63,7 @@ from iree_fusions.pass_base import (Candidate, CandidatePass, Footprint, NoMatch
 from .build import (LayoutPlan, apply_layout, can_fold_copy, contraction_order_ok,
                     fold_copy_into_producer, interchange, interchange_order, layout_plan,
                     merge_siblings)
-from .match import InterchangePlan, match_consumer, plan_footprint
+from .match import InterchangePlan, match_consumer, plan_footprint, sure_gain
 from .paths import Path, trace_path
 from .reshape import apply_bubble, apply_sink, plan_bubble_expand, plan_sink_collapse
 from .views import normalize_reshape, reshape_view
@@ -105,14 +105,17 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
 
     def apply(self, candidate: Candidate[InterchangePlan], ctx: PassContext) -> str:
         path = candidate.plan.path
+        sure = sure_gain(path)  # read before the rewrite changes the path
         steps: list[str] = []
         try:
-            return self._rewrite(path, steps)
+            text = self._rewrite(path, steps)
         except NoMatch as e:
             if not steps:
                 raise  # nothing changed yet: the candidate is skipped with this reason
             # A later step failed after earlier reshape steps changed the IR (still correct).
             return f"{'; '.join(steps)}; stopped: {e}"
+        candidate.sure = sure
+        return text
 
     def end_round(self, block: ir.Block, ctx: PassContext) -> None:
         _erase_dead_views(block)  # once per round, not per change (a walk of the block)

@@ -213,3 +213,17 @@ def plan_footprint(path: Path) -> Footprint:
         writes += [d for v in op.operands if (d := h.defining_op(v)) is not None]
         writes += [u for r in op.results for u in h.users(r)]
     return Footprint.of(reads, writes)
+
+
+def sure_gain(path: Path) -> str | None:
+    """Why rewriting this path saves a dispatch whatever stock IREE does, when the path
+    itself says so (Candidate.sure): a reshape between the producer and its permuted
+    reader, or a value with several readers, is what keeps IREE's dispatch creation from
+    fusing the reader into the producer (module docstring, NOTES.md)."""
+    if path.reshapes:
+        return ("a reshape sits between the producer and its permuted reader: IREE fuses "
+                "no reader into a producer across it")
+    if len({u for u in h.users(path.value) if u.name != "tensor.dim"}) > 1:
+        return ("the value has several readers: IREE fuses readers only into a producer "
+                "whose value has one")
+    return None

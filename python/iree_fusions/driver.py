@@ -157,7 +157,8 @@ def compile_request(
             raise CompileError(f"IREE failed while compiling to phase '{hook}'")
         module = inv.export_module()
         current = hook
-        if plugin_phase == "flow" and linalg_before is not None:
+        if plugin_phase == "flow" and linalg_before is not None and \
+                _must_weigh(reports, request):
             stage(f"iree {HOOK_PHASE['linalg']} {hook} (stock, to weigh the linalg changes)")
             module = _keep_if_it_pays(runner, module, linalg_before, reports, request)
         steps = request.steps.get(plugin_phase, [])
@@ -188,6 +189,22 @@ def compile_request(
     if timing is not None:
         timing.finish(reports)
     return CompileResult(output, reports, timing)
+
+
+def _must_weigh(reports: list[PassReport], request: CompileRequest) -> bool:
+    """Whether the linalg changes are weighed against stock IREE (one extra run of its
+    dispatch creation, from the IR before them): when the report asks for their effect, or
+    when no cheaper signal decides. Kept without weighing: changes of which one is exempt
+    (a measured decision chose it, or it saves work rather than dispatches: everything is
+    kept then), and changes that are each sure to pay (their pass names the limitation of
+    stock IREE's dispatch creation they work around: `Candidate.sure`)."""
+    if request.effect:
+        return True
+    if not request.revert_if_no_gain:
+        return False
+    changes = [c for r in reports for c in r.changes]
+    exempt = any(c.decided_by != "rule" or c.gain == "work" for c in changes)
+    return not exempt and not all(c.sure for c in changes)
 
 
 def _keep_if_it_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operation,

@@ -450,7 +450,10 @@ def op_signature(op: ir.Operation | ir.OpView) -> tuple:
 def _own_affinities(op: ir.Operation) -> set[str]:
     out = set()
     for name in attr_names(op):
-        text = str(op.attributes[name])
+        attr = op.attributes[name]
+        if type(attr) is not ir.Attribute:
+            continue  # a builtin attribute (the bindings give its own class): never a device
+        text = str(attr)
         if text.startswith(("#hal.device.affinity", "#hal.device.promise")):
             out.add(text)
     return out
@@ -464,10 +467,12 @@ def block_placements(block: ir.Block) -> dict[ir.Operation, frozenset[str]]:
     of the values they read (operands, and values their bodies capture). Passes group only
     ops with equal placements, so nothing placed on different devices is merged. Empty sets
     everywhere in single-device programs."""
+    ops = [op.operation for op in block.operations]
+    owns = [_own_affinities(op) for op in ops]
+    if not any(owns):  # no op names a device: nothing to propagate
+        return dict.fromkeys(ops, frozenset())
     out: dict[ir.Operation, frozenset[str]] = {}
-    for op in block.operations:
-        op = op.operation
-        own = _own_affinities(op)
+    for op, own in zip(ops, owns):
         if op.name == "flow.tensor.transfer":
             out[op] = frozenset(own)
             continue

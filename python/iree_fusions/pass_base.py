@@ -199,6 +199,11 @@ class Candidate(Generic[P]):
     # driver reverts linalg changes that reduce neither) or "work" (less computation, e.g. a
     # quadratic scan made linear: kept even at equal dispatch counts).
     gain: Literal["dispatches", "work"] = "dispatches"
+    # Why the change saves dispatches or bytes between them whatever stock IREE does: the
+    # limitation of IREE's dispatch creation the rewrite works around, stated by the pass
+    # (before or while applying it). The driver weighs a compile's linalg changes against
+    # stock IREE (one extra dispatch-creation run) only when one of them has no such reason.
+    sure: str | None = None
 
     @property
     def blocked(self) -> bool:
@@ -223,6 +228,7 @@ class Change:
     location: str
     decided_by: str = "rule"  # "rule" (the pass's own) or the decisions file that chose it
     gain: str = "dispatches"  # what the change saves (Candidate.gain)
+    sure: str | None = None  # why it pays whatever stock IREE does (Candidate.sure)
 
 
 @dataclass(frozen=True)
@@ -300,8 +306,8 @@ class PassReport:
     timing: dict[str, float] = field(default_factory=dict)
 
     def change(self, key: str, what: str, location: str, decided_by: str = "rule",
-               gain: str = "dispatches") -> None:
-        self.changes.append(Change(key, what, location, decided_by, gain))
+               gain: str = "dispatches", sure: str | None = None) -> None:
+        self.changes.append(Change(key, what, location, decided_by, gain, sure))
 
     def skip(self, key: str, reason: str, location: str, decided_by: str = "rule",
              feasible: bool = False) -> None:
@@ -333,7 +339,7 @@ class PassReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "pass": self.pass_name,
-            "changes": [{"pass": self.pass_name, **dataclasses.asdict(c)} for c in self.changes],
+            "changes": [{"pass": self.pass_name, **_change_json(c)} for c in self.changes],
             "skipped": [{"pass": self.pass_name, **dataclasses.asdict(s)} for s in self.skipped],
             "notes": self.notes,
             "ops_before": dict(self.ops_before),
@@ -352,6 +358,13 @@ class PassReport:
             yield
         finally:
             self.timing[part] = self.timing.get(part, 0.0) + time.perf_counter() - start
+
+
+def _change_json(change: Change) -> dict[str, Any]:
+    """A change as the JSON report has it (`sure` is the driver's, to skip weighing)."""
+    out = dataclasses.asdict(change)
+    del out["sure"]
+    return out
 
 
 def _by(decided_by: str) -> str:
@@ -559,6 +572,12 @@ def round_analysis(compute: Callable[[ir.Block], T], block: ir.Block) -> T:
     return cache[key]
 
 
+def block_ops(block: ir.Block) -> list[ir.Operation]:
+    """The block's ops in order (with `round_analysis`: listed once per round, so that a
+    scan from a known position does not walk the block from its start)."""
+    return [op.operation for op in block.operations]
+
+
 @contextlib.contextmanager
 def _finding(report: PassReport, cache: dict | None = None) -> Iterator[None]:
     """(A step of) the find of a round: timed, with the round's analysis cache."""
@@ -631,7 +650,7 @@ def _run_round(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> bool:
             except NoMatch as e:  # found unworkable before anything changed
                 skipped.append(Skip(cand.key, str(e), cand.location))
                 continue
-        report.change(cand.key, what, cand.location, decided_by, cand.gain)
+        report.change(cand.key, what, cand.location, decided_by, cand.gain, cand.sure)
         report.stats["applied"] += 1
         changed = True
         if fp is None:
@@ -668,7 +687,7 @@ def _run_round_first(pass_: CandidatePass, block: ir.Block, ctx: PassContext) ->
             except NoMatch as e:
                 skipped.append(Skip(cand.key, str(e), cand.location))
                 continue
-        report.change(cand.key, what, cand.location, decided_by, cand.gain)
+        report.change(cand.key, what, cand.location, decided_by, cand.gain, cand.sure)
         report.stats["applied"] += 1
         return True
 
@@ -694,7 +713,7 @@ def _run_round_all(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> b
     with report.timed("apply"):
         whats = pass_.apply_all([c for c, _ in chosen], ctx)
     for (cand, decided_by), what in zip(chosen, whats):
-        report.change(cand.key, what, cand.location, decided_by, cand.gain)
+        report.change(cand.key, what, cand.location, decided_by, cand.gain, cand.sure)
     report.stats["applied"] += len(chosen)
     return True
 
