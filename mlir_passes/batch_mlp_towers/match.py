@@ -3,6 +3,7 @@ together (the reason at the check that failed when a matmul is not a tower layer
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -384,10 +385,15 @@ def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
 _SIZES = re.compile(r"(?<=[<x])\d+(?=x)")
 
 
+@functools.lru_cache(maxsize=4096)
+def _sizes_erased(text: str) -> str:
+    return _SIZES.sub("?", text)  # the same few type texts in every layer: computed once
+
+
 def _without_sizes(part):
     """A signature part with every size of the tensor types in it replaced by `?`."""
     if isinstance(part, str):
-        return _SIZES.sub("?", part)
+        return _sizes_erased(part)
     if isinstance(part, tuple):
         return tuple(_without_sizes(p) for p in part)
     return part

@@ -194,17 +194,18 @@ def compile_request(
 def _must_weigh(reports: list[PassReport], request: CompileRequest) -> bool:
     """Whether the linalg changes are weighed against stock IREE (one extra run of its
     dispatch creation, from the IR before them): when the report asks for their effect, or
-    when no cheaper signal decides. Kept without weighing: changes of which one is exempt
-    (a measured decision chose it, or it saves work rather than dispatches: everything is
-    kept then), and changes that are each sure to pay (their pass names the limitation of
-    stock IREE's dispatch creation they work around: `Candidate.sure`)."""
+    when no cheaper signal decides. The weighing keeps all of them or none, and keeps them
+    when one is exempt (a measured decision chose it, or it saves work rather than
+    dispatches). It also keeps them whenever together they reduce dispatches or bytes, which
+    a change that is sure to pay guarantees (its pass names the limitation of stock IREE's
+    dispatch creation it works around: `Candidate.sure`; no rewrite adds a dispatch or
+    bytes between dispatches). So one exempt or sure change decides without the run."""
     if request.effect:
         return True
     if not request.revert_if_no_gain:
         return False
     changes = [c for r in reports for c in r.changes]
-    exempt = any(c.decided_by != "rule" or c.gain == "work" for c in changes)
-    return not exempt and not all(c.sure for c in changes)
+    return not any(c.decided_by != "rule" or c.gain == "work" or c.sure for c in changes)
 
 
 def _keep_if_it_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operation,

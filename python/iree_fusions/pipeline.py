@@ -13,6 +13,7 @@ import shlex
 import tempfile
 import time
 import traceback
+from collections import Counter
 from dataclasses import dataclass
 
 from iree.compiler import ir, passmanager
@@ -191,15 +192,17 @@ def _where(location: ir.Location, source_name: str | None) -> str:
 
 
 def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | None = None,
-                    decider: Decider | None = None) -> PassReport:
+                    decider: Decider | None = None, ops_before: Counter | None = None
+                    ) -> PassReport:
     """Runs one plugin pass in place; verifies its output. Raises PipelineError on failure.
 
     `target`: what the module is compiled for (default: read from the module's device
-    targets when it has exactly one); `decider`: measured decisions to follow."""
+    targets when it has exactly one); `decider`: measured decisions to follow;
+    `ops_before`: the module's op counts when the caller has them (the previous pass's)."""
     report = PassReport(plugin.name)
     started = time.perf_counter()
     with report.timed("count"):
-        report.ops_before = count_compute_ops(module)
+        report.ops_before = count_compute_ops(module) if ops_before is None else Counter(ops_before)
     if target is None:
         targets = module_targets(module)
         target = targets[0] if len(targets) == 1 else None
@@ -266,15 +269,18 @@ def run_pipeline(
     reproducer command, and the pipeline continues with the IR from before that pass.
     """
     reports: list[PassReport] = []
+    counts: Counter | None = None  # the module's op counts, while no other step changed it
     for step in steps:
         if step.plugin is None:
             run_mlir_pipeline(module, step.text)
+            counts = None
             continue
         started = time.perf_counter()
         snapshot = module.clone() if keep_going else None
         cloned = time.perf_counter() - started
         try:
-            reports.append(run_plugin_pass(module, step.plugin, target, decider))
+            reports.append(run_plugin_pass(module, step.plugin, target, decider, counts))
+            counts = reports[-1].ops_after
             if keep_going:  # the copy kept in case the pass fails
                 reports[-1].timing["snapshot"] = cloned
                 reports[-1].timing["total"] += cloned
@@ -290,4 +296,5 @@ def run_pipeline(
                     f"(IR from before it is used): {e}\n  reproduce with: {repro}"
                 )
             module = snapshot
+            counts = None
     return module, reports

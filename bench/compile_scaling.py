@@ -1,0 +1,279 @@
+"""Compile time as models grow: iree-compile vs iree-fusions-compile --fusions=all.
+
+    python bench/compile_scaling.py --rounds 3 --json bench/results/compile-scaling.json \
+        --plot bench/results/compile-scaling.png
+
+Two families of random-weight models (hidden 256, sequence 128, batch 1), built at 2, 12, 24
+and 48 layers (`--layers`):
+
+- encoder: transformers' BertModel (4 heads of 64, FFN 1024) with mean pooling
+  (`models.transformers.build_tiny_bert`);
+- decoder: the project's Llama-style decoder (`models.llama.build_llama("start_pos")`: RMSNorm,
+  4 heads of 64, RoPE from positions, causal mask, SwiGLU 512).
+
+Each model is exported once (torch-dialect MLIR bytecode, cached in `--work`), then compiled
+to a .vmfb for llvm-cpu with both tools, alternating which goes first every round, `--rounds`
+times. Per model: median wall time of each tool and their ratio, median CPU time (user +
+system of the process tree), peak resident memory (ru_maxrss of the process tree, the largest
+process), and from the plugin's `--fusions-timing-json` the time of its own passes (every
+plugin pass with find/apply/verify/count, and the canonicalize/cse after them) and of the
+stock dispatch-creation run that weighs the linalg changes when one is needed. Checks (exit 1
+when one fails): plugin <= 1.10x stock at every size; the passes' time at 48 layers <= 2.2x
+their time at 24 (when both sizes run).
+
+Needs a quiet machine for the wall times: other processes on the cores change them (the CPU
+times and pass times move much less).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field
+
+from iree_fusions import api
+
+FAMILIES = ("encoder", "decoder")
+LAYERS = (2, 12, 24, 48)
+HIDDEN, HEADS, HEAD_DIM, SEQ = 256, 4, 64, 128
+MAX_RATIO = 1.10  # plugin / stock wall time, every size
+MAX_PASS_GROWTH = 2.2  # plugin pass time at 48 layers / at 24
+
+
+def tool(name: str) -> str:
+    path = os.path.join(os.path.dirname(sys.executable), name)
+    return path if os.path.exists(path) else name
+
+
+def export_model(family: str, layers: int) -> bytes:
+    """Torch-dialect MLIR bytecode of one model (random weights, seeded)."""
+    from iree_fusions.models.torch_export import export_to_mlir
+
+    if family == "encoder":
+        from iree_fusions.models.transformers import TinyBertConfig, build_tiny_bert
+
+        cfg = TinyBertConfig(hidden=HIDDEN, heads=HEADS, layers=layers, intermediate=4 * HIDDEN)
+        model, args = build_tiny_bert(1, SEQ, cfg)
+        return export_to_mlir(model, args)
+    from iree_fusions.models.llama import build_llama, keep_ops
+
+    model, args = build_llama("start_pos", SEQ, n_layers=layers, dim=HIDDEN, n_heads=HEADS,
+                              head_dim=HEAD_DIM)
+    return export_to_mlir(model, args, keep_ops=keep_ops("start_pos"))
+
+
+def model_file(work: str, family: str, layers: int) -> str:
+    path = os.path.join(work, f"{family}-{layers}.mlirbc")
+    if not os.path.exists(path):
+        data = export_model(family, layers)
+        with open(path + ".tmp", "wb") as f:
+            f.write(data)
+        os.replace(path + ".tmp", path)
+    return path
+
+
+@dataclass
+class Run:
+    wall_s: float
+    cpu_s: float
+    maxrss_mb: float
+
+
+def run_compile(cmd: list[str], log: str) -> Run:
+    """One compile: wall time, CPU time and peak RSS of its process tree (os.wait4)."""
+    with open(log, "wb") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        with open(log, errors="replace") as f:
+            raise RuntimeError(f"compile failed ({proc.returncode}): {' '.join(cmd)}\n{f.read()}")
+    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+
+
+def pass_seconds(timing: dict) -> tuple[float, float, dict[str, float]]:
+    """(the plugin's passes, the weighing run, seconds per pass) from a --fusions-timing-json
+    entry: top-level `plugin ...` steps are the passes (with the canonicalize/cse after
+    them); their children, the passes one by one."""
+    passes = weigh = 0.0
+    per_pass: dict[str, float] = {}
+    parent = None
+    for step in timing["steps"]:
+        if step["depth"] == 0:
+            parent = step["name"]
+            if parent.startswith("plugin "):
+                passes += step["seconds"]
+            elif "to weigh" in parent:
+                weigh += step["seconds"]
+        elif step["depth"] == 1 and parent and parent.startswith("plugin "):
+            name = step["name"].split(" (")[0]
+            per_pass[name] = per_pass.get(name, 0.0) + step["seconds"]
+    return passes, weigh, per_pass
+
+
+@dataclass
+class Row:
+    family: str
+    layers: int
+    stock: list[Run] = field(default_factory=list)
+    plugin: list[Run] = field(default_factory=list)
+    pass_s: list[float] = field(default_factory=list)
+    weigh_s: list[float] = field(default_factory=list)
+    per_pass: list[dict[str, float]] = field(default_factory=list)
+
+    def median(self, side: str, what: str) -> float:
+        return statistics.median(getattr(r, what) for r in getattr(self, side))
+
+    @property
+    def ratio(self) -> float:
+        return self.median("plugin", "wall_s") / self.median("stock", "wall_s")
+
+    def to_json(self) -> dict:
+        med = {f"{side}_{what}": round(self.median(side, what), 4)
+               for side in ("stock", "plugin") for what in ("wall_s", "cpu_s")}
+        return {
+            "family": self.family, "layers": self.layers, **med,
+            "ratio": round(self.ratio, 4),
+            "cpu_ratio": round(med["plugin_cpu_s"] / med["stock_cpu_s"], 4),
+            "stock_maxrss_mb": round(max(r.maxrss_mb for r in self.stock), 1),
+            "plugin_maxrss_mb": round(max(r.maxrss_mb for r in self.plugin), 1),
+            "pass_s": round(statistics.median(self.pass_s), 4),
+            "pass_ms_per_layer": round(1000 * statistics.median(self.pass_s) / self.layers, 3),
+            "weigh_s": round(statistics.median(self.weigh_s), 4),
+            "per_pass_s": {k: round(statistics.median(p.get(k, 0.0) for p in self.per_pass), 4)
+                           for k in self.per_pass[0]} if self.per_pass else {},
+            "runs": {"stock": [asdict(r) for r in self.stock],
+                     "plugin": [asdict(r) for r in self.plugin]},
+        }
+
+
+def measure(family: str, layers: int, rounds: int, work: str, flags: list[str]) -> Row:
+    src = model_file(work, family, layers)
+    row = Row(family, layers)
+    out = os.path.join(work, "out.vmfb")
+    timing_json = os.path.join(work, "timing.json")
+    cmds = {"stock": [tool("iree-compile"), src, *flags, "-o", out],
+            "plugin": [tool("iree-fusions-compile"), src, *flags, "--fusions=all",
+                       f"--fusions-timing-json={timing_json}", "-o", out]}
+    for r in range(rounds):
+        for side in (("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")):
+            run = run_compile(cmds[side], os.path.join(work, f"{side}.log"))
+            getattr(row, side).append(run)
+            if side == "plugin":
+                with open(timing_json) as f:
+                    passes, weigh, per_pass = pass_seconds(json.load(f)[0])
+                row.pass_s.append(passes)
+                row.weigh_s.append(weigh)
+                row.per_pass.append(per_pass)
+        print(f"  {family}-{layers} round {r + 1}: stock {row.stock[-1].wall_s:.2f} s, "
+              f"plugin {row.plugin[-1].wall_s:.2f} s (passes {row.pass_s[-1]:.3f} s)",
+              file=sys.stderr, flush=True)
+    return row
+
+
+def checks(rows: list[Row]) -> list[str]:
+    """What fails the issue's bounds, in words (empty: all hold)."""
+    failed = [f"{r.family}-{r.layers}: plugin {r.ratio:.3f}x of stock (> {MAX_RATIO})"
+              for r in rows if r.ratio > MAX_RATIO]
+    for family in FAMILIES:
+        by = {r.layers: r for r in rows if r.family == family}
+        if 24 in by and 48 in by:
+            growth = statistics.median(by[48].pass_s) / statistics.median(by[24].pass_s)
+            if growth > MAX_PASS_GROWTH:
+                failed.append(f"{family}: pass time 48/24 layers = {growth:.2f} "
+                              f"(> {MAX_PASS_GROWTH})")
+    return failed
+
+
+def table(rows: list[Row]) -> str:
+    lines = ["| model | layers | iree-compile | iree-fusions-compile | ratio | CPU ratio | "
+             "plugin passes | per layer | weighing run | maxrss stock / plugin |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        j = r.to_json()
+        lines.append(
+            f"| {r.family} | {r.layers} | {j['stock_wall_s']:.2f} s | {j['plugin_wall_s']:.2f} s"
+            f" | {j['ratio']:.3f}x | {j['cpu_ratio']:.3f}x | {j['pass_s']:.3f} s | "
+            f"{j['pass_ms_per_layer']:.1f} ms | {j['weigh_s']:.3f} s | "
+            f"{j['stock_maxrss_mb']:.0f} / {j['plugin_maxrss_mb']:.0f} MB |")
+    return "\n".join(lines)
+
+
+def plot(rows: list[Row], path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+    for family, marker in zip(FAMILIES, ("o", "s")):
+        mine = sorted((r for r in rows if r.family == family), key=lambda r: r.layers)
+        if not mine:
+            continue
+        layers = [r.layers for r in mine]
+        left.plot(layers, [r.median("stock", "wall_s") for r in mine], marker=marker,
+                  linestyle="--", label=f"{family}: iree-compile")
+        left.plot(layers, [r.median("plugin", "wall_s") for r in mine], marker=marker,
+                  label=f"{family}: iree-fusions-compile --fusions=all")
+        right.plot(layers, [1000 * statistics.median(r.pass_s) / r.layers for r in mine],
+                   marker=marker, label=family)
+    left.set(xlabel="layers", ylabel="compile wall time (s, median)",
+             title="full .vmfb compile, llvm-cpu")
+    right.set(xlabel="layers", ylabel="plugin passes (ms per layer, median)",
+              title="the plugin's own passes per layer")
+    right.set_ylim(bottom=0)
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--families", default=",".join(FAMILIES))
+    p.add_argument("--layers", default=",".join(map(str, LAYERS)))
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--work", help="folder for the exported models (kept: a second run reuses "
+                   "them) and compile outputs (default: a temporary folder)")
+    p.add_argument("--json", help="write the rows (compile times, memory, pass times) here")
+    p.add_argument("--plot", help="draw wall times and pass time per layer into this .png")
+    args = p.parse_args(argv)
+    if args.rounds < 3:
+        p.error("--rounds: at least 3 (medians)")
+    families = [f for f in args.families.split(",") if f]
+    if any(f not in FAMILIES for f in families):
+        p.error(f"--families: {', '.join(FAMILIES)}")
+    layers = [int(n) for n in args.layers.split(",") if n]
+    flags = api.target_flags("local-task", None) + ["--iree-input-type=torch"]
+    load = os.getloadavg()
+    work = args.work or tempfile.mkdtemp(prefix="compile-scaling-")
+    os.makedirs(work, exist_ok=True)
+    rows = []
+    for family in families:
+        for n in layers:
+            rows.append(measure(family, n, args.rounds, work, flags))
+    print(table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"flags": flags, "rounds": args.rounds, "load_before": load,
+                       "load_after": os.getloadavg(),
+                       "rows": [r.to_json() for r in rows]}, f, indent=1)
+    if args.plot:
+        plot(rows, args.plot)
+    failed = checks(rows)
+    for line in failed:
+        print(f"FAILED: {line}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
