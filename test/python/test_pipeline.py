@@ -1,6 +1,7 @@
 """Pipeline parsing and running: plugin passes mixed with MLIR passes, options, failures."""
 
 import tempfile
+from unittest import mock
 
 import pytest
 from iree.compiler import ir
@@ -98,3 +99,28 @@ def test_report_counts_ops_before_and_after():
     assert [c.what for c in reports[0].changes] == ["marked f"]
     assert reports[0].ops_before["linalg.generic"] == 1
     assert "linalg.yield" not in reports[0].ops_before
+
+
+def test_op_counts_carry_from_one_plugin_pass_to_the_next():
+    """A pass's counts after it are the next plugin pass's counts before it (one walk per
+    pass); an MLIR step in between counts again; each report times its parts."""
+    import iree_fusions.pipeline as pipeline
+
+    walks = []
+    real = pipeline.count_compute_ops
+
+    def counting(module):
+        walks.append(module)
+        return real(module)
+
+    with ir.Context(), mock.patch.object(pipeline, "count_compute_ops", counting):
+        m = _module()
+        steps = [Step("a", MarkFunctionsPass()), Step("b", MarkFunctionsPass()), Step("cse"),
+                 Step("c", MarkFunctionsPass())]
+        _, reports = run_pipeline(m.operation, steps, keep_going=True)
+    assert len(walks) == 5  # a: before + after, b: after, c: before + after
+    assert reports[1].ops_before == reports[0].ops_after
+    assert reports[1].ops_before is not reports[0].ops_after
+    for report in reports:
+        assert {"count", "verify", "snapshot", "total"} <= set(report.timing)
+        assert report.timing["total"] >= report.timing["count"]

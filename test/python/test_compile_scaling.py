@@ -1,0 +1,316 @@
+"""Compile time that stays flat as models grow (issue 21): the driver's rounds, finds and
+matches grow with the model no faster than the model (counted, never timed), the round
+driver changes the IR exactly as find-after-each-change does, whole-block analyses run once
+per round, the weighing run happens only when no cheaper signal decides, and
+--fusions-timing reports where a compile's time went."""
+
+# ruff: noqa: E501  (IR lines)
+
+from __future__ import annotations
+
+import json
+import subprocess
+from contextlib import contextmanager
+from dataclasses import dataclass
+from unittest import mock
+
+import pytest
+from iree.compiler import ir
+
+import iree_fusions
+import iree_fusions.passes.interchange_permuted_consumers as interchange
+from conftest import CPU_FLAGS, tool
+from iree_fusions import pass_base
+from iree_fusions.driver import CompileRequest, _must_weigh
+from iree_fusions.pass_base import (Candidate, CandidatePass, Footprint, PassContext, PassReport,
+                                    round_analysis, structural_key)
+from iree_fusions.pipeline import parse_pipeline, run_pipeline
+from iree_fusions.timing_report import CompileTiming
+from support.passes import lit_cases
+
+INTERCHANGE = "interchange-permuted-consumers"
+LINALG_PASSES = "batch-gathers,forward-factory-ops,batch-mlp-towers,interchange-permuted-consumers"
+
+
+def layered_model(layers: int) -> str:
+    """`layers` attention-projection-like layers in a chain: matmul -> expand_shape ->
+    permuted elementwise reader (interchanged with the reshape moved above the matmul), whose
+    reader in turn becomes a candidate only after that change (two rounds of changes)."""
+    lines = ["util.func public @main(%x0: tensor<128x256xf32>, %w: tensor<256x256xf32>) -> tensor<128x256xf32> {",
+             "  %cst = arith.constant 0.0 : f32"]
+    for i in range(layers):
+        lines += [
+            f"  %e0_{i} = tensor.empty() : tensor<128x256xf32>",
+            f"  %f_{i} = linalg.fill ins(%cst : f32) outs(%e0_{i} : tensor<128x256xf32>) -> tensor<128x256xf32>",
+            f"  %m_{i} = linalg.matmul ins(%x{i}, %w : tensor<128x256xf32>, tensor<256x256xf32>) outs(%f_{i} : tensor<128x256xf32>) -> tensor<128x256xf32>",
+            f"  %r_{i} = tensor.expand_shape %m_{i} [[0], [1, 2]] output_shape [128, 4, 64] : tensor<128x256xf32> into tensor<128x4x64xf32>",
+            f"  %e1_{i} = tensor.empty() : tensor<4x128x64xf32>",
+            f"  %t_{i} = linalg.generic {{indexing_maps = [affine_map<(h, s, d) -> (s, h, d)>, affine_map<(h, s, d) -> (h, s, d)>], iterator_types = [\"parallel\", \"parallel\", \"parallel\"]}} ins(%r_{i} : tensor<128x4x64xf32>) outs(%e1_{i} : tensor<4x128x64xf32>) {{",
+            "  ^bb0(%a: f32, %o: f32):",
+            "    %y = math.exp %a : f32",
+            "    linalg.yield %y : f32",
+            "  } -> tensor<4x128x64xf32>",
+            f"  %e2_{i} = tensor.empty() : tensor<128x4x64xf32>",
+            f"  %b_{i} = linalg.generic {{indexing_maps = [affine_map<(s, h, d) -> (h, s, d)>, affine_map<(s, h, d) -> (s, h, d)>], iterator_types = [\"parallel\", \"parallel\", \"parallel\"]}} ins(%t_{i} : tensor<4x128x64xf32>) outs(%e2_{i} : tensor<128x4x64xf32>) {{",
+            "  ^bb0(%a: f32, %o: f32):",
+            "    %y = arith.addf %a, %a : f32",
+            "    linalg.yield %y : f32",
+            "  } -> tensor<128x4x64xf32>",
+            f"  %x{i + 1} = tensor.collapse_shape %b_{i} [[0], [1, 2]] : tensor<128x4x64xf32> into tensor<128x256xf32>",
+        ]
+    lines += [f"  util.return %x{layers} : tensor<128x256xf32>", "}"]
+    return "\n".join(lines) + "\n"
+
+
+@contextmanager
+def find_after_each_change():
+    """The reference driver: every pass finds again after each change (no footprints)."""
+    with mock.patch.object(CandidatePass, "declares_footprints", property(lambda self: False)):
+        yield
+
+
+def _run(text: str, pipeline: str) -> tuple[str, list[PassReport]]:
+    with ir.Context():
+        module = ir.Module.parse(text)
+        _, reports = run_pipeline(module.operation, parse_pipeline(pipeline))
+        return str(module), reports
+
+
+def _counted_matches(text: str) -> tuple[PassReport, int]:
+    """The interchange pass's report and how many ops its finds matched."""
+    calls = 0
+    real = interchange.match_consumer
+
+    def counting(op, options):
+        nonlocal calls
+        calls += 1
+        return real(op, options)
+
+    with mock.patch.object(interchange, "match_consumer", counting):
+        _, (report,) = _run(text, INTERCHANGE)
+    return report, calls
+
+
+# ---------------------------------------------------------------- linear in the IR
+
+
+def test_interchange_work_grows_linearly_with_layers():
+    """N and 2N layers: the same number of rounds and finds (changes depend on each other
+    two deep, whatever N), twice the changes, and twice the ops matched. The driver that
+    finds again after each change would need N + 1 finds (quadratic)."""
+    small, small_calls = _counted_matches(layered_model(6))
+    big, big_calls = _counted_matches(layered_model(12))
+    assert len(small.changes) == 12 and len(big.changes) == 24
+    assert small.stats["rounds"] == big.stats["rounds"] == 3
+    assert small.stats["finds"] == big.stats["finds"] == 3
+    assert big_calls == 2 * small_calls
+    with find_after_each_change():
+        old, old_calls = _counted_matches(layered_model(6))
+        _, old_big_calls = _counted_matches(layered_model(12))
+    assert old.stats["finds"] == len(old.changes) + 1 == 13
+    assert old_big_calls > 3 * old_calls  # quadratic
+
+
+def test_every_linalg_pass_finds_a_fixed_number_of_times():
+    """Every linalg pass (`--fusions=all`): finds per block do not depend on the depth."""
+    _, small = _run(layered_model(4), LINALG_PASSES)
+    _, big = _run(layered_model(8), LINALG_PASSES)
+    for a, b in zip(small, big):
+        assert a.pass_name == b.pass_name
+        assert a.stats["finds"] == b.stats["finds"], a.pass_name
+        assert b.stats["candidates"] <= 2 * a.stats["candidates"], a.pass_name
+
+
+@pytest.mark.parametrize("layers", [1, 5])
+def test_round_driver_changes_the_ir_as_find_after_each_change(layers):
+    new, new_reports = _run(layered_model(layers), INTERCHANGE)
+    with find_after_each_change():
+        old, old_reports = _run(layered_model(layers), INTERCHANGE)
+    assert new == old
+    assert sorted(c.key for c in new_reports[0].changes) == \
+        sorted(c.key for c in old_reports[0].changes)
+
+
+def test_round_driver_on_every_interchange_lit_case():
+    """Same IR and the same changes and skips (keys, reasons) on every lit case."""
+    for name, text in lit_cases(INTERCHANGE).items():
+        new, (a,) = _run(text, INTERCHANGE)
+        with find_after_each_change():
+            old, (b,) = _run(text, INTERCHANGE)
+        assert new == old, name
+        assert sorted((c.key, c.what) for c in a.changes) == \
+            sorted((c.key, c.what) for c in b.changes), name
+        assert sorted((s.key, s.reason) for s in a.skipped) == \
+            sorted((s.key, s.reason) for s in b.skipped), name
+
+
+# ---------------------------------------------------------------- the driver, on toy passes
+
+TOY = """
+util.func public @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = arith.negf %a : tensor<4xf32>
+  %1 = arith.negf %0 : tensor<4xf32>
+  %2 = arith.negf %1 : tensor<4xf32>
+  %3 = arith.negf %a : tensor<4xf32>
+  %4 = arith.addf %2, %3 : tensor<4xf32>
+  util.return %4 : tensor<4xf32>
+}
+"""
+
+
+@dataclass(frozen=True)
+class NegToAbs(CandidatePass[ir.Operation]):
+    """arith.negf -> math.absf; the plan reads the negf and its operand's producer, writes
+    the negf and its users. Each find asks for one whole-block analysis per candidate."""
+
+    name = "test-neg-to-abs-footprints"
+    phase = "linalg"
+    description = "test only"
+
+    def find(self, block, ctx):
+        for op in list(block.operations):
+            op = op.operation
+            round_analysis(_count_analysis, block)  # asked for every op: computed once
+            if op.name == "arith.negf":
+                yield Candidate(structural_key("neg"), "here", "a negf", op)
+
+    def footprint(self, candidate, ctx):
+        op = candidate.plan
+        producer = op.operands[0].owner
+        reads = [op] + ([producer] if not isinstance(producer, ir.Block) else [])
+        return Footprint.of(reads, [op] + [u.owner for u in op.results[0].uses])
+
+    def apply(self, candidate, ctx):
+        op = candidate.plan
+        with ir.InsertionPoint(op), op.location:
+            new = ir.Operation.create("math.absf", [op.results[0].type], [op.operands[0]])
+        op.results[0].replace_all_uses_with(new.results[0])
+        op.erase()
+        return "negf -> absf"
+
+
+ANALYSES = []
+
+
+def _count_analysis(block):
+    ANALYSES.append(block)
+    return len(list(block.operations))
+
+
+def test_plans_that_read_what_a_change_wrote_wait_for_the_next_round():
+    """%1 reads %0 (rewritten first), %2 reads %1: a chain of three waits one round per
+    link; %3 is independent and goes with %0. The analysis runs once per round."""
+    ANALYSES.clear()
+    with ir.Context():
+        module = ir.Module.parse(TOY)
+        report = PassReport("toy")
+        NegToAbs().run(module.operation, PassContext(module.operation, report))
+        text = str(module)
+    assert text.count("math.absf") == 4 and "arith.negf" not in text
+    assert report.stats["rounds"] == 4 and report.stats["finds"] == 4
+    assert report.stats["applied"] == 4 and report.stats["waited"] == 3
+    assert len(ANALYSES) == report.stats["finds"]
+
+
+def test_round_analysis_outside_a_find_is_computed_afresh():
+    with ir.Context():
+        module = ir.Module.parse(TOY)
+        block = module.body.operations[0].regions[0].blocks[0]
+        ANALYSES.clear()
+        round_analysis(_count_analysis, block)
+        round_analysis(_count_analysis, block)
+    assert len(ANALYSES) == 2
+
+
+def test_op_ids_are_identities_not_contents():
+    with ir.Context():
+        module = ir.Module.parse(TOY)
+        ops = [op.operation for op in module.body.operations[0].regions[0].blocks[0].operations]
+        first = pass_base.op_id(ops[0])
+        ops[0].attributes["marked"] = ir.UnitAttr.get()  # hash() would change
+        again = [op.operation for op in module.body.operations[0].regions[0].blocks[0].operations]
+        assert pass_base.op_id(again[0]) == first
+        assert len({pass_base.op_id(o) for o in again}) == len(again)
+
+
+# ---------------------------------------------------------------- the no-gain check
+
+
+def _reports(*changes: dict) -> list[PassReport]:
+    report = PassReport("p")
+    for c in changes:
+        report.change("k", "w", "l", c.get("decided_by", "rule"), c.get("gain", "dispatches"),
+                      c.get("sure"))
+    return [report]
+
+
+@pytest.mark.parametrize("changes, effect, keep, weigh", [
+    ([{}], False, False, True),  # nothing else decides: the stock run
+    ([{}, {"sure": "a reshape"}], False, False, False),  # one sure change decides
+    ([{}, {"decided_by": "decisions.json"}], False, False, False),  # a measured decision
+    ([{"gain": "work"}], False, False, False),  # saves work: kept anyway
+    ([{"sure": "x"}], True, False, True),  # the report asks for the effect: one run
+    ([{}], False, True, False),  # --fusions-keep-no-gain
+])
+def test_the_weighing_run_only_where_no_cheaper_signal_decides(changes, effect, keep, weigh):
+    request = CompileRequest(b"", effect=effect, revert_if_no_gain=not keep)
+    assert _must_weigh(_reports(*changes), request) is weigh
+
+
+def _timing(tmp_path, model, *flags):
+    path = tmp_path / "timing.json"
+    res = subprocess.run([tool("iree-fusions-compile"), model, *CPU_FLAGS,
+                          "--fusions=interchange-permuted-consumers", "--fusions-timing",
+                          f"--fusions-timing-json={path}", "-o", str(tmp_path / "m.vmfb"),
+                          *flags], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    (timing,) = json.loads(path.read_text())
+    return timing, res.stderr
+
+
+def test_timing_report_and_a_sure_change_without_weighing(tmp_path):
+    """--fusions-timing prints every step like --mlir-timing (IREE phase ranges, the plugin
+    passes with find/apply/verify/count); the interchange change through a reshape is sure
+    to pay, so no stock dispatch-creation run weighs it, unless the report asks for the
+    effect (--fusions-report: exactly one run)."""
+    model = tmp_path / "m.mlir"
+    model.write_text(layered_model(2))
+    timing, stderr = _timing(tmp_path, str(model))
+    names = [s["name"] for s in timing["steps"]]
+    assert "iree start -> global-optimization" in names
+    assert "iree dispatch-creation -> end" in names
+    assert any(n.startswith("interchange-permuted-consumers (4 change(s), 3 round(s))")
+               for n in names)
+    assert {"find", "apply", "verify", "count"} <= set(names)
+    assert not any("to weigh" in n for n in names)
+    top = sum(s["seconds"] for s in timing["steps"] if s["depth"] == 0)
+    assert abs(top - timing["total_s"]) < 1e-3
+    assert "iree-fusions-compile timing report" in stderr and "Total Execution Time" in stderr
+    timing, _ = _timing(tmp_path, str(model), "--fusions-report")
+    assert sum("to weigh" in s["name"] for s in timing["steps"]) == 1
+
+
+def test_api_returns_the_timing(tmp_path):
+    model = tmp_path / "m.mlir"
+    model.write_text(layered_model(1))
+    out = iree_fusions.compile_file(str(model), fusions=INTERCHANGE, timing=True)
+    assert out.timing["total_s"] > 0
+    assert any(s["name"] == "find" and s["depth"] == 2 for s in out.timing["steps"])
+    assert iree_fusions.compile_file(str(model), fusions=INTERCHANGE).timing is None
+
+
+def test_timing_rows_nest_pass_parts_under_their_hook():
+    timing = CompileTiming()
+    timing.mark("iree start global-optimization")
+    timing.mark("plugin global-optimization a-pass")
+    timing.mark("emit")
+    report = PassReport("a-pass")
+    report.timing = {"find": 0.5, "apply": 0.25, "total": 1.0}
+    report.stats["rounds"] = 2
+    timing.finish([report])
+    rows = [(r.depth, r.name) for r in timing.rows]
+    assert rows == [(0, "iree start -> global-optimization"),
+                    (0, "plugin global-optimization: a-pass"),
+                    (1, "a-pass (0 change(s), 2 round(s))"), (2, "find"), (2, "apply"),
+                    (2, "other"), (0, "emit")]
+    assert "Total Execution Time" in timing.format()
