@@ -482,8 +482,11 @@ def test_torch_moe_one_layer_experts(batch):
                for c in check.changes()), check.changes()
     assert (check.stock_dispatches, check.plugin_dispatches) == ((14, 7) if batch == 1
                                                                  else (22, 7))
-    if batch > 1:
-        assert check.agreement.max_abs == 0.0
+    # The batched experts' K = 128 sums may be added in another order than stock's (by the
+    # target's vector width): sum |x w| < 8 (5.6 here), through SiLU (slope <= 1.1) and gates
+    # summing to < 1 (0.53); the final sum over 8 experts adds terms < 1 (0.42): 1.4e-4.
+    assert check.agreement.max_abs <= (reassociation_bound(128, scale=8 * 1.1)
+                                       + reassociation_bound(8, scale=1)), check.agreement
 
 
 @pytest.mark.slow
@@ -496,8 +499,11 @@ def test_torch_multitask_heads_padded(batch):
     assert any("widths 32x1/64x1/96x1/128x1" in c and "padded to 128x1" in c
                for c in check.changes()), check.changes()
     assert check.plugin_dispatches == 3
-    if batch > 1:
-        assert check.agreement.max_abs == 0.0
+    # Padded K sums (as test_padded_heads_match_stock): the heads' K = 256 terms sum to
+    # |h w| < 5 (2.4 here), through ReLU and second layers with sum |w| < 8 (5.7); their
+    # K <= 128 terms < 2 (0.7): 1.3e-3 (the TOL above is the binding check).
+    assert check.agreement.max_abs <= (reassociation_bound(256, scale=5 * 8)
+                                       + reassociation_bound(128, scale=2)), check.agreement
 
 
 @pytest.mark.slow
