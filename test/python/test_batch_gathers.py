@@ -843,8 +843,8 @@ def test_every_form_like_static(model, form, tmp_path):
 @pytest.mark.parametrize("batch", [8, 64])
 def test_torch_embedding_bag_modules_with_offsets(batch):
     """nn.EmbeddingBag(mode="sum") modules called with (flat ids, offsets), ragged bags (an
-    empty one too), three tables of different sizes: one batched generic, outputs
-    bit-identical to stock and equal to PyTorch."""
+    empty one too), three tables of different sizes: one batched generic, outputs equal to
+    stock (up to the order of the sums) and to PyTorch."""
     import torch
     from torch import nn
 
@@ -875,7 +875,11 @@ def test_torch_embedding_bag_modules_with_offsets(batch):
     inputs = [a.numpy() for a in args]
     check = compare_compilations(source, inputs, fusions=PASS, flags=TORCH_INPUT_FLAGS)
     assert any("run-time offsets" in c for c in check.changes()), check.reports
-    assert check.agreement.max_abs == 0.0, check.agreement
+    # Each bag sums <= n rows of a table (n ids scanned) in an order the target may choose:
+    # within 2 gamma(n) n max|weight| (weights of both signs).
+    n = max(len(a) for a in args[0::2])
+    w = max(float(b.weight.abs().max()) for b in model.bags)
+    assert check.agreement.max_abs <= reassociation_bound(n, scale=n * w), check.agreement
     assert api.compare_outputs(torch_outputs(model, args), check.plugin).within(1e-5)
     assert check.plugin_dispatches < check.stock_dispatches
 
