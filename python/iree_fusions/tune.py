@@ -42,7 +42,8 @@ from dataclasses import dataclass, field
 from importlib import metadata
 
 from . import api
-from .bundle_runner import MARGIN, MAX_ROUNDS, clearly_better, round_ratios, split_verdict
+from .bundle_runner import (MARGIN, MAX_ROUNDS, clearly_better, ratio_interval, round_ratios,
+                            split_verdict)
 from .decisions import Decision, DecisionSet, load
 from .files import UserError, check_output
 from .target import Target
@@ -295,11 +296,13 @@ def _check_against_stock(tuner: Tuner, decided: DecisionSet, config: dict, args,
             _turn_off(decided, cfg, label)
             return
         # A tuned build that looks slower than stock gets more rounds before keys go off.
-        ms_stock, ms_tuned, _ = tuner.time_pair(
+        ms_stock, ms_tuned, ratios = tuner.time_pair(
             stock, build.vmfb, lambda rs, r: split_verdict(*_inverted(rs, r), args.margin))
         ratio = ms_stock / ms_tuned
+        low, high, _ = ratio_interval(ratios)
         print(f"{PROG}: {label}: stock {ms_stock:.4f} ms, plugin {ms_tuned:.4f} ms, "
-              f"stock/plugin {ratio:.3f}", file=sys.stderr)
+              f"stock/plugin {ratio:.3f} [{low:.2f}, {high:.2f}] over {len(ratios)} rounds",
+              file=sys.stderr)
         checks.append({"config": label, "ms_stock": round(ms_stock, 5),
                        "ms_plugin": round(ms_tuned, 5), "ratio": round(ratio, 4)})
         if ratio >= 1 - args.margin or label == "all off":
