@@ -36,6 +36,12 @@ transcendental), with constants measured on llvm-cpu (bench/results/forward-fact
     saved  = bytes * (readers + 1 if the producer disappears else readers)
     forward when extra <= ops-per-byte * saved + ops-per-dispatch * (producer disappears)
 
+Shapes may be dynamic (a causal mask of [S, S], positions `arange(S)`, RoPE tables of [S, D]
+for a dynamic sequence length S): the consumer recomputes the value at its own indices whatever
+its loop ranges; a reshape in the chain reads its dynamic sizes from the values IREE holds
+(`tensor.empty` operands, an expand_shape's `output_shape`, `util.assume.int`). In the cost
+model a dynamic dim counts as its `util.assume.int` umax, else `dynamic-dim-estimate`.
+
 Fully constant factory chains never reach this pass as chains: IREE's global optimization
 const-evaluates them into globals (cos/sin tables) or, for index-only broadcasts (masks), keeps
 them and fuses them into their consumers itself; the pass leaves both alone.
@@ -61,7 +67,8 @@ from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, op_location, option
 
 from .analysis import OP_COST, Factory, FactoryAnalysis
-from .dispatches import CloneForward, clone_into, consumer_candidates, factory_dispatches
+from .dispatches import (CloneForward, clone_into, consumer_candidates, dynamic_generators,
+                         factory_dispatches)
 from .forward import compact, erase_dead_chains, forward_roots
 from .roots import (CompactPlan, ForwardPlan, collect_roots, compaction_candidates,
                     generator_key, plan_forward, root_key, worth_compacting)
@@ -82,6 +89,11 @@ OPS_PER_DISPATCH = 8.0e6
 MAX_ELEMENT_OPS = 40
 # Largest non-factory tensor a factory chain may read element-wise (start_pos, inv_freq).
 MAX_LEAF_ELEMENTS = 4096
+# A dynamic dim (a sequence length) in the cost model: its `util.assume.int` umax when IREE
+# carries one, else this. Recomputing scales like the bytes it saves, but the per-dispatch term
+# does not: a forward that pays at the largest size pays at every smaller one, so the bound
+# (not a typical size) is the safe count; without one, a long sequence.
+DYNAMIC_DIM_ESTIMATE = 1024
 
 FactoryPlan = ForwardPlan | CompactPlan
 
@@ -101,6 +113,9 @@ class FactoryCostOptions:
         "element-wise (start_pos, inv_freq)")
     ignore_cost: bool = option(
         False, "forward regardless of the byte/recompute balance (measurements only)")
+    dynamic_dim_estimate: int = option(
+        DYNAMIC_DIM_ESTIMATE, "size a dynamic dim counts as in the cost model when IREE "
+        "carries no util.assume.int bound for it (with a bound: the bound)", min=1)
 
     def __post_init__(self) -> None:
         if self.max_leaf_elements < 1:
@@ -121,7 +136,8 @@ class ForwardFactoryOps(CandidatePass[FactoryPlan], FactoryCostOptions):
         "and leaves instead of its chain (values of one shape share it)")
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[FactoryPlan]]:
-        analysis = FactoryAnalysis(self.max_leaf_elements, self.max_element_ops, block=block)
+        analysis = FactoryAnalysis(self.max_leaf_elements, self.max_element_ops, block=block,
+                                   dynamic_estimate=self.dynamic_dim_estimate)
         roots, generators = collect_roots(block, analysis)
         for value, reason in generators:
             yield Candidate(generator_key(value), op_location(h.defining_op(value)),
@@ -194,6 +210,7 @@ class ForwardFactoryDispatches(CandidatePass[CloneForward], FactoryCostOptions):
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[CloneForward]]:
         for producer in factory_dispatches(block, self):
             yield from consumer_candidates(producer, self)
+        yield from dynamic_generators(block, self)
 
     def apply(self, candidate: Candidate[CloneForward], ctx: PassContext) -> str:
         return clone_into(candidate.plan)

@@ -65,9 +65,12 @@ class FactoryAnalysis:
     """Decides which values of a function are factory values (memoized), and why not."""
 
     def __init__(self, max_leaf_elements: int, max_element_ops: int,
-                 isolated: bool = False, block: ir.Block | None = None):
+                 isolated: bool = False, block: ir.Block | None = None,
+                 dynamic_estimate: int = 1024):
         self.max_leaf_elements = max_leaf_elements
         self.max_element_ops = max_element_ops
+        # How many elements a dynamic dim without a `util.assume.int` bound counts as.
+        self.dynamic_estimate = dynamic_estimate
         # Inside a dispatch body the chain is cloned into another dispatch: scalars it captures
         # must be constants (they are cloned along).
         self.isolated = isolated
@@ -113,8 +116,8 @@ class FactoryAnalysis:
             deps.append(sub)
             return None
         if self.is_leaf(value):
-            if result is not None and 2 * h.numel(h.static_shape(value)) > h.numel(
-                    h.static_shape(result)):
+            if result is not None and 2 * h.numel(h.static_shape(value)) > h.estimated_numel(
+                    result, self.dynamic_estimate):
                 return (f"operand {describe_value(value)} is read elementwise, not generated "
                         f"from a smaller leaf")
             leaves.append(value)
@@ -140,8 +143,8 @@ class FactoryAnalysis:
             return None, "a block argument"
         if self.block is not None and op.block != self.block:
             return None, "defined in another block"
-        if h.static_shape(value) is None:
-            return None, "not a statically shaped tensor"
+        if h.static_shape(value) is None and self.isolated:
+            return None, "a dynamically shaped tensor inside a dispatch"
         name = op.name
         if name == "arith.constant":
             if h.splat_value(op) is None:
@@ -158,10 +161,11 @@ class FactoryAnalysis:
         deps: list[Factory] = []
         leaves: list[ir.Value] = []
         if name == "tensor.insert_slice":
-            if any(s != 1 for s in h.i64_array(op, "static_strides")) or len(op.operands) != 2:
-                return None, "insert_slice with strides or dynamic offsets"
-            src, dest = op.operands
-            if len(h.static_shape(src) or []) != len(h.static_shape(dest) or [None]):
+            src, dest = op.operands[:2]
+            problem = slice_problem(op, dest)
+            if problem:
+                return None, problem
+            if h.tensor_type(src).rank != h.tensor_type(dest).rank:
                 return None, "rank-changing insert_slice"
             # Into a tensor.empty (the first piece of a concat): elements outside the slice are
             # undefined, so the source value may stand for them.
@@ -174,9 +178,10 @@ class FactoryAnalysis:
                     return None, reason
             return self._combine(value, op, CONCAT_COST, deps, leaves), ""
         if name == "tensor.extract_slice":
-            if len(op.operands) != 1:
-                return None, "extract_slice with dynamic offsets"
-            if len(h.i64_array(op, "static_sizes")) != len(h.static_shape(value)) and \
+            if h.has_dynamic_offsets(op) or any(
+                    ir.ShapedType.is_dynamic_size(s) for s in h.i64_array(op, "static_strides")):
+                return None, "extract_slice with dynamic offsets or strides"
+            if len(h.i64_array(op, "static_sizes")) != h.tensor_type(value).rank and \
                     dropped_dims(op) is None:
                 return None, "rank-reducing extract_slice that drops non-unit dims"
             reason = self._operand(op.operands[0], deps, leaves, value)
@@ -184,12 +189,17 @@ class FactoryAnalysis:
                 return None, reason
             return self._combine(value, op, INDEX_MATH_COST, deps, leaves), ""
         if name in RESHAPES:
-            if len(op.operands) != 1 or h.static_shape(op.operands[0]) is None:
-                return None, "dynamic reshape"
+            if self.isolated and len(op.operands) != 1:
+                return None, "dynamic reshape inside a dispatch"
+            if name == "tensor.collapse_shape":  # the body delinearizes over the source dims
+                problem = missing_sizes(op.operands[0], [k for g in h.reassociation(op)
+                                                         if len(g) > 1 for k in g])
+                if problem:
+                    return None, problem
             reason = self._operand(op.operands[0], deps, leaves, value)
             if reason:
                 return None, reason
-            cost = INDEX_MATH_COST * (len(h.static_shape(value)) +
+            cost = INDEX_MATH_COST * (h.tensor_type(value).rank +
                                       (_DIVISION if name == "tensor.collapse_shape" else 0))
             return self._combine(value, op, cost, deps, leaves), ""
         if name in ("linalg.broadcast", "linalg.transpose"):
@@ -240,7 +250,7 @@ class FactoryAnalysis:
 def dropped_dims(op: ir.Operation) -> list[int] | None:
     """Source dims an extract_slice drops (unit sizes), or None when that is ambiguous."""
     sizes = h.i64_array(op, "static_sizes")
-    result = h.static_shape(op.results[0])
+    result = list(h.tensor_type(op.results[0]).shape)
     dropped, r = [], 0
     for k, s in enumerate(sizes):
         if r < len(result) and result[r] == s:
@@ -250,3 +260,81 @@ def dropped_dims(op: ir.Operation) -> list[int] | None:
         else:
             return None
     return dropped if r == len(result) else None
+
+
+def slice_problem(op: ir.Operation, full: ir.Value) -> str | None:
+    """Why an insert_slice cannot be scalarized (None: it can): strides must be 1, offsets
+    static, and a dynamic size must cover the whole dim of `full` (a concat's other dims)."""
+    strides = h.i64_array(op, "static_strides")
+    if any(s != 1 for s in strides):
+        return "insert_slice with strides"
+    if h.has_dynamic_offsets(op):
+        return "insert_slice with dynamic offsets"
+    sizes = slice_sizes(op)
+    for k, (off, size) in enumerate(zip(h.i64_array(op, "static_offsets"), sizes)):
+        if not isinstance(size, int) and (
+                off != 0 or h.size_key(size) != size_key(available_size(full, k))):
+            return f"insert_slice with a dynamic size along dim {k} that is not the whole dim"
+    return None
+
+
+def slice_sizes(op: ir.Operation) -> list[int | ir.Value]:
+    """The sizes of a tensor.insert_slice / extract_slice: static, or its size operands."""
+    dynamic = iter(op.operands[len(op.operands) - _dynamic_count(op, "static_sizes")
+                               - _dynamic_count(op, "static_strides"):])
+    return [next(dynamic) if ir.ShapedType.is_dynamic_size(s) else s
+            for s in h.i64_array(op, "static_sizes")]
+
+
+def _dynamic_count(op: ir.Operation, attr: str) -> int:
+    return sum(ir.ShapedType.is_dynamic_size(s) for s in h.i64_array(op, attr))
+
+
+
+def available_size(value: ir.Value, d: int) -> int | ir.Value | None:
+    """Dim `d` of a chain value as a static size or an index value already in the IR that a
+    body (or a new tensor.empty) after the chain may use: a `tensor.empty` / expand_shape /
+    `flow.tensor.tie_shape` operand, through the inits of linalg ops, the dests of
+    insert_slices, the sizes of extract_slices and unit collapse groups. None when only a
+    `tensor.dim` of the chain would give it (that would keep the chain alive)."""
+    t = h.tensor_type(value)
+    if not ir.ShapedType.is_dynamic_size(t.shape[d]):
+        return t.shape[d]
+    op = h.defining_op(value)
+    if op is None:
+        return None
+    if op.name in h.SHAPE_CARRIERS and len(op.results) == 1:
+        dyn = [i for i, x in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(x)]
+        sizes = [v for v in op.operands if isinstance(v.type, ir.IndexType)]
+        return sizes[len(sizes) - len(dyn) + dyn.index(d)] if len(sizes) >= len(dyn) else None
+    if op.name == "tensor.cast":
+        return available_size(op.operands[0], d)
+    if op.name == "tensor.insert_slice":
+        return available_size(op.operands[1], d)
+    if op.name == "tensor.extract_slice":
+        return slice_sizes(op)[d] if dropped_dims(op) == [] else None
+    if op.name == "tensor.collapse_shape":
+        group = h.reassociation(op)[d]
+        src = op.operands[0]
+        dynamic = [k for k in group if ir.ShapedType.is_dynamic_size(h.tensor_type(src).shape[k])]
+        return available_size(src, dynamic[0]) if len(dynamic) == 1 and h.numel(
+            [h.tensor_type(src).shape[k] for k in group if k not in dynamic]) == 1 else None
+    if "operandSegmentSizes" in op.attributes and op.name.startswith("linalg."):
+        inits = h.dps_inits(op)
+        i = h.result_index(value)
+        return available_size(inits[i], d) if i < len(inits) else None
+    return None
+
+
+def size_key(size: int | ir.Value | None) -> h.DimKey | None:
+    """The key (ir_helpers.size_key) of an available size, to compare two of them."""
+    return size if size is None or isinstance(size, int) else h.size_key(size)
+
+
+def missing_sizes(value: ir.Value, dims: list[int]) -> str | None:
+    """Why a body cannot compute with these dims of `value` (None: their sizes are in reach)."""
+    for d in dims:
+        if available_size(value, d) is None:
+            return (f"dim {d} of {describe_value(value)} is dynamic and no op in reach holds "
+                    "its size")
+    return None

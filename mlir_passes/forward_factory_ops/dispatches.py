@@ -119,6 +119,56 @@ def factory_dispatches(block: ir.Block, options: ForwardFactoryDispatches
             if not any(f is not None and f in ops for f in map(h.defining_op, p.op.operands))]
 
 
+def dynamic_generators(block: ir.Block, options: ForwardFactoryDispatches
+                       ) -> Iterator[Candidate[CloneForward]]:
+    """Blocked candidates for dispatches that generate a tensor of dynamic shape (from index
+    operands and tiny leaves only, read by another dispatch): a clone would need the
+    producer's sizes inside the consumer, which this pass does not build. The reason names the
+    dynamic dims."""
+    for op in block.operations:
+        op = op.operation
+        if op.name != WORKGROUPS or not _read_by(op, options.consumers):
+            continue
+        tensors = [v for v in op.operands if isinstance(v.type, ir.RankedTensorType)]
+        if any(h.static_shape(v) is None or h.numel(h.static_shape(v)) > options.max_leaf_elements
+               for v in tensors):
+            continue
+        if any(not isinstance(v.type, (ir.RankedTensorType, ir.IndexType)) for v in op.operands):
+            continue
+        dynamic = [(r, [d for d, n in enumerate(r.type.shape) if ir.ShapedType.is_dynamic_size(n)])
+                   for r in op.results if isinstance(r.type, ir.RankedTensorType)]
+        dynamic = [(r, dims) for r, dims in dynamic if dims]
+        if not dynamic:
+            continue
+        what = "; ".join(f"{r.type}: dim(s) {', '.join(map(str, dims))} dynamic"
+                         for r, dims in dynamic)
+        reason = (f"a generated tensor of dynamic shape ({what}): a clone would need its "
+                  "sizes inside the consuming dispatch (only static ones are cloned)")
+        key = structural_key("forward-dispatch", h.op_signature(op), "dynamic generator")
+        yield Candidate(key, op_location(op), f"{len(dynamic)} dynamic result(s)", None, reason)
+
+
+def _read_by(producer: ir.Operation, names: tuple[str, ...]) -> bool:
+    """Some dispatch reads a result of `producer` (directly or through flow.tensor.reshape)
+    in one of the ops `names` (the ops forward-factory-dispatches may clone into)."""
+    values = list(producer.results)
+    values += [u.results[0] for r in producer.results for u in h.users(r) if u.name == _RESHAPE]
+    for v in values:
+        for use in v.uses:
+            user = h.use_owner(use)
+            if user.name != WORKGROUPS:
+                continue
+            seg = h.segment_sizes(user)  # workload, arguments, argument dims, result dims
+            n = use.operand_number - seg[0]
+            if not 0 <= n < seg[1]:
+                continue
+            arg = list(_entry_block(user).arguments)[n]
+            readers = [r for load in h.users(arg) for r in h.users(load.results[0])]
+            if any(r.name in names for r in readers):
+                return True
+    return False
+
+
 def _producer_signature(producer: FactoryDispatch) -> tuple:
     chains = tuple(tuple(h.op_signature(o) for o in producer.analysis.info(v).ops)
                    for v in producer.stored)

@@ -10,7 +10,7 @@ from iree_fusions import ir_build as b
 from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import op_location
 
-from .analysis import FactoryAnalysis
+from .analysis import FactoryAnalysis, available_size
 from .roots import CompactPlan, ForwardPlan
 from .scalarize import Scalarizer
 
@@ -85,11 +85,11 @@ def build_factory_generic(values: list[ir.Value], before: ir.Operation,
                           analysis: FactoryAnalysis) -> ir.Operation:
     """One input-less generic, inserted before `before`, whose results are `values` (factory
     values of one shape) computed from loop indices and leaves only."""
-    shape = list(values[0].type.shape)
-    rank = len(shape)
+    rank = h.tensor_type(values[0]).rank
     loc = before.location
     ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
     with loc, ir.InsertionPoint(before):
+        shape = [available_size(values[0], d) for d in range(rank)]
         empties = [tensor.EmptyOp(shape, v.type.element_type).result for v in values]
         gen = b.new_generic([], empties, [ident] * len(values), ["parallel"] * rank)
         block = b.append_body_block(gen, empties)

@@ -13,7 +13,7 @@ from iree.compiler import ir
 from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import Candidate, NoMatch, structural_key
 
-from .analysis import Factory, FactoryAnalysis
+from .analysis import Factory, FactoryAnalysis, missing_sizes
 
 if TYPE_CHECKING:
     from . import ForwardFactoryOps
@@ -70,8 +70,8 @@ def _consumer_problem(op: ir.Operation) -> str | None:
     for body_op in h.body_block(op).operations:
         if len(body_op.operation.regions):
             return "consumer body has nested regions"
-    if h.loop_ranges(op) is None:
-        return "consumer has dynamic loop ranges"
+    if h.loop_keys(op) is None:
+        return "a consumer loop ranges over no tensor dim"
     return None
 
 
@@ -159,8 +159,9 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardFactoryO
     """Forward the root into its consumers, or NoMatch: why not (IREE does it already, it
     is materialized anyway, or recomputing costs more than it saves)."""
     f = root.factory
-    elements = h.numel(h.static_shape(f.value))
-    nbytes = h.static_tensor_bytes(f.value.type) or 0
+    estimate = options.dynamic_dim_estimate
+    elements = h.estimated_numel(f.value, estimate)
+    nbytes = h.estimated_bytes(f.value, estimate)
     if len(f.ops) == 1 and f.ops[0].name in ("linalg.fill", "arith.constant"):
         raise NoMatch("a fill/splat: IREE already clones it into its consumers")
     if root.escapes:
@@ -177,16 +178,31 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardFactoryO
         raise NoMatch("one elementwise generic of constants (a broadcast bias): IREE clones it "
                       "into the dispatches that read it itself")
     # The consumer body recomputes the value once per iteration (broadcast dims repeat it).
-    iterations = sum(h.numel(h.loop_ranges(c)) for c in consumers)
+    iterations = sum(h.numel([h.estimated_size(k, estimate) for k in h.loop_keys(c)])
+                     for c in consumers)
     extra = f.cost * (iterations - elements)
     disappears = not root.blocked
     saved = nbytes * (len(consumers) + (1 if disappears else 0))
     budget = options.ops_per_byte * saved + (options.ops_per_dispatch if disappears else 0)
     detail = (f"{f.cost:g} weighted ops/element x {iterations} iterations vs {elements} "
-              f"elements: {extra:.3g} extra ops; {saved} bytes saved, budget {budget:.3g}")
+              f"elements: {extra:.3g} extra ops; {saved} bytes saved, budget {budget:.3g}"
+              + (_estimate_note(f.value, consumers, estimate)))
     if not options.ignore_cost and extra > budget:
         raise NoMatch(f"recomputing costs more than it saves ({detail})")
     return ForwardPlan(root, detail, analysis)
+
+
+def _estimate_note(value: ir.Value, consumers: list[ir.Operation], estimate: int) -> str:
+    """How dynamic dims were counted (empty when every size is static)."""
+    keys = [*h.shape_keys(value), *[k for c in consumers for k in h.loop_keys(c)]]
+    dynamic = [k for k in keys if not isinstance(k, int)]
+    if not dynamic:
+        return ""
+    bounds = sorted({b for k in dynamic if (b := h.assumed_max(k)) is not None})
+    unbounded = any(h.assumed_max(k) is None for k in dynamic)
+    parts = ([f"util.assume.int umax {', '.join(map(str, bounds))}"] if bounds else []) + (
+        [f"dynamic-dim-estimate={estimate}"] if unbounded else [])
+    return f" (dynamic dims counted as {' and '.join(parts)})"
 
 
 def _clones_constant_broadcast(f) -> bool:
@@ -217,7 +233,8 @@ def compaction_candidates(roots: list[tuple[Root, bool]], block: ir.Block,
     groups: dict[tuple, list[tuple[Root, bool]]] = {}
     for root, forwarded in roots:
         where = placements.get(root.op, frozenset())
-        groups.setdefault((tuple(root.value.type.shape), where), []).append((root, forwarded))
+        # Equal keys are equal sizes (a dynamic dim by the value IREE holds for it).
+        groups.setdefault((h.shape_keys(root.value), where), []).append((root, forwarded))
     for group in groups.values():
         parts = [group]
         if len(group) > 1 and _leaf_after_first_reader(group, block) is not None:
@@ -232,7 +249,9 @@ def compaction_candidates(roots: list[tuple[Root, bool]], block: ir.Block,
 
 def _plan_compaction(group: list[tuple[Root, bool]], block: ir.Block,
                      analysis: FactoryAnalysis) -> CompactPlan:
-    problem = _leaf_after_first_reader(group, block)
+    value = group[0][0].value
+    problem = missing_sizes(value, list(range(h.tensor_type(value).rank))) or \
+        _leaf_after_first_reader(group, block)
     if problem is not None:
         raise NoMatch(problem)
     return CompactPlan([r for r, _ in group], block, analysis)

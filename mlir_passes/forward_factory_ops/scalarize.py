@@ -8,7 +8,7 @@ from iree.compiler.dialects import arith, tensor
 from iree_fusions import ir_helpers as h
 from iree_fusions.ir_build import BodyBuilder
 
-from .analysis import FactoryAnalysis, dropped_dims
+from .analysis import FactoryAnalysis, available_size, dropped_dims, slice_sizes
 
 
 class Scalarizer(BodyBuilder):
@@ -16,6 +16,8 @@ class Scalarizer(BodyBuilder):
 
     `value_at(v, idx)` returns the scalar `v[idx]` (idx: index-typed values), memoized so that
     one body computes each (value, indices) once. Index arithmetic comes from BodyBuilder.
+    Dynamic sizes a reshape needs are the index values the IR holds for them (the analysis
+    accepts a reshape only when they are in reach: analysis.available_size).
     """
 
     def __init__(self, analysis: FactoryAnalysis, ip: ir.InsertionPoint, loc: ir.Location,
@@ -26,6 +28,13 @@ class Scalarizer(BodyBuilder):
         self.leaf_map = leaf_map or {}
         self._memo: dict[tuple, ir.Value] = {}
         self._generic_memo: dict[tuple, list[ir.Value]] = {}
+
+    @staticmethod
+    def dims(value: ir.Value, which: list[int]) -> list[int | ir.Value]:
+        """Sizes of these dims of a chain value (static, or an index value in reach)."""
+        sizes = [available_size(value, d) for d in which]
+        assert all(s is not None for s in sizes), "the analysis checks that sizes are in reach"
+        return sizes
 
     def value_at(self, value: ir.Value, idx: list[ir.Value]) -> ir.Value:
         key = (value, *idx)
@@ -62,8 +71,7 @@ class Scalarizer(BodyBuilder):
         if name == "tensor.extract_slice":
             return self.value_at(op.operands[0], self._extract_slice_source(op, idx))
         if name == "tensor.expand_shape":
-            result_shape = h.static_shape(value)
-            src_idx = [self.linearize([idx[d] for d in g], [result_shape[d] for d in g])
+            src_idx = [self.linearize([idx[d] for d in g], self.dims(value, g))
                        for g in h.reassociation(op)]
             return self.value_at(op.operands[0], src_idx)
         if name == "tensor.collapse_shape":
@@ -96,11 +104,10 @@ class Scalarizer(BodyBuilder):
         return src_idx
 
     def _collapse_source(self, op: ir.Operation, idx: list[ir.Value]) -> list[ir.Value]:
-        src_shape = h.static_shape(op.operands[0])
-        src_idx: list[ir.Value] = [None] * len(src_shape)
+        src = op.operands[0]
+        src_idx: list[ir.Value] = [None] * h.tensor_type(src).rank
         for r, g in enumerate(h.reassociation(op)):
-            parts = (self.delinearize(idx[r], [src_shape[d] for d in g])
-                     if len(g) > 1 else [idx[r]])
+            parts = (self.delinearize(idx[r], self.dims(src, g)) if len(g) > 1 else [idx[r]])
             for d, p in zip(g, parts):
                 src_idx[d] = p
         return src_idx
@@ -113,7 +120,7 @@ class Scalarizer(BodyBuilder):
         while op is not None and op.name == "tensor.insert_slice":
             if op.operands[0] != src:
                 return None
-            pieces.append((h.i64_array(op, "static_offsets"), h.i64_array(op, "static_sizes")))
+            pieces.append((h.i64_array(op, "static_offsets"), slice_sizes(op)))
             op = h.defining_op(op.operands[1])
         return pieces if op is not None and op.name == "tensor.empty" else None
 
@@ -121,14 +128,13 @@ class Scalarizer(BodyBuilder):
         pieces = self._concat_pieces(op)
         if pieces is not None and len(pieces) > 1:
             return self._emit_self_concat(op.operands[0], pieces, idx)
-        src, dest = op.operands
+        src, dest = op.operands[:2]
         offsets = h.i64_array(op, "static_offsets")
-        sizes = h.i64_array(op, "static_sizes")
-        full = h.static_shape(dest)
+        sizes = slice_sizes(op)
         conds, src_idx = [], []
         for k, (i, off, size) in enumerate(zip(idx, offsets, sizes)):
-            if off == 0 and size == full[k]:
-                src_idx.append(i)
+            if off == 0 and (size == h.tensor_type(dest).shape[k] or not isinstance(size, int)):
+                src_idx.append(i)  # the whole dim (a dynamic size is: analysis.slice_problem)
                 continue
             with self:
                 lo = arith.CmpIOp(arith.CmpIPredicate.sge, i, self.const(off)).result
@@ -151,8 +157,9 @@ class Scalarizer(BodyBuilder):
 
     def _emit_self_concat(self, src: ir.Value, pieces: list[tuple[list[int], list[int]]],
                           idx: list[ir.Value]) -> ir.Value:
-        """cat(x, x, ...): select where in x to read, then compute x once."""
-        src_shape = h.static_shape(src)
+        """cat(x, x, ...): select where in x to read, then compute x once (the concat dim is
+        static: analysis.slice_problem)."""
+        src_shape = h.tensor_type(src).shape
         src_idx = []
         for k, i in enumerate(idx):
             offs = [p[0][k] for p in pieces]
@@ -207,3 +214,4 @@ class Scalarizer(BodyBuilder):
                 mapping[old] = new
         self._generic_memo[key] = yielded
         return yielded[result]
+

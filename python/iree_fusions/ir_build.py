@@ -235,24 +235,38 @@ class BodyBuilder:
         with self:
             return affine.AffineApplyOp(amap, dims).result
 
-    def linearize(self, idx: list[ir.Value], sizes: list[int]) -> ir.Value:
-        """Row-major linear index of `idx` in a tensor of `sizes`."""
+    def size(self, s: int | ir.Value) -> ir.Value:
+        """A size as an index value: a constant, or the (dynamic) value itself."""
+        return s if isinstance(s, ir.Value) else self.const(s)
+
+    def product(self, sizes: Sequence[int | ir.Value]) -> int | ir.Value:
+        """The product of static and dynamic sizes: an int when all are static."""
+        static = h.numel([s for s in sizes if isinstance(s, int)])
+        out: int | ir.Value = static
+        for s in sizes:
+            if isinstance(s, ir.Value):
+                out = s if out == 1 else self.binary(arith.MulIOp, self.size(out), s)
+        return out
+
+    def linearize(self, idx: list[ir.Value], sizes: Sequence[int | ir.Value]) -> ir.Value:
+        """Row-major linear index of `idx` in a tensor of `sizes` (static or dynamic)."""
         out = None
         for i, s in zip(idx, sizes):
             if out is None:
                 out = i
                 continue
-            scaled = self.binary(arith.MulIOp, out, self.const(s)) if s != 1 else out
+            scaled = self.binary(arith.MulIOp, out, self.size(s)) if s != 1 else out
             out = self.binary(arith.AddIOp, scaled, i)
         return out if out is not None else self.const(0)
 
-    def delinearize(self, i: ir.Value, sizes: list[int]) -> list[ir.Value]:
-        """The indices of the row-major linear index `i` in a tensor of `sizes`."""
+    def delinearize(self, i: ir.Value, sizes: Sequence[int | ir.Value]) -> list[ir.Value]:
+        """The indices of the row-major linear index `i` in a tensor of `sizes` (static or
+        dynamic)."""
         out: list[ir.Value] = []
         for k in range(len(sizes)):
-            inner = h.numel(sizes[k + 1:])
-            q = self.binary(arith.DivUIOp, i, self.const(inner)) if inner != 1 else i
-            out.append(self.binary(arith.RemUIOp, q, self.const(sizes[k])) if k else q)
+            inner = self.product(sizes[k + 1:])
+            q = self.binary(arith.DivUIOp, i, self.size(inner)) if inner != 1 else i
+            out.append(self.binary(arith.RemUIOp, q, self.size(sizes[k])) if k else q)
         return out
 
 
@@ -260,12 +274,16 @@ class BodyBuilder:
 
 
 def erase_dead(roots: Iterable[ir.Operation | ir.Value],
-               erasable: Callable[[ir.Operation], bool]) -> None:
+               erasable: Callable[[ir.Operation], bool]) -> set[int]:
     """Erases the ops of `roots` (or defining `roots`) that `erasable` accepts once none of
-    their results is used, then, recursively, the erasable ops that fed them.
+    their results is used, then, recursively, the erasable ops that fed them. Returns the
+    identities (`pass_base.op_id`) of the erased ops and of the producers of their operands
+    (whose users changed), taken before erasing.
 
     Dead ops are all found first and erased afterwards, users before producers: a Python
     handle of an erased op is unusable (not even for hashing), so none is touched after."""
+    from .pass_base import op_id
+
     work: list[ir.Operation] = []
     for r in roots:
         op = h.defining_op(r) if isinstance(r, ir.Value) else r.operation
@@ -279,8 +297,11 @@ def erase_dead(roots: Iterable[ir.Operation | ir.Value],
         if all(u in dead for r in op.results for u in h.users(r)):
             dead[op] = None
             work += [f for f in map(h.defining_op, op.operands) if f is not None]
+    touched = {op_id(x) for op in dead
+               for x in [op, *(f for f in map(h.defining_op, op.operands) if f is not None)]}
     for op in dead:
         op.erase()
+    return touched
 
 
 def of_kind(*names: str) -> Callable[[ir.Operation], bool]:

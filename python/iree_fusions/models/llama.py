@@ -118,10 +118,10 @@ def _torch_modules():
             self.cfg, self.variant = cfg, variant
             self.layers = nn.ModuleList(Layer(cfg, variant) for _ in range(cfg.n_layers))
 
-        def factory_tensors(self, start_pos):
-            """cos, sin [S, head_dim] and the additive mask ([S,S] or [H,S,S])."""
+        def factory_tensors(self, s, start_pos):
+            """cos, sin [S, head_dim] and the additive mask ([S,S] or [H,S,S]) for S = s
+            tokens (the input's: a dynamic dim in a dynamic-sequence export)."""
             cfg = self.cfg
-            s = cfg.seq_len
             keys = torch.arange(s)
             queries = keys if start_pos is None else keys + start_pos
             inv_freq = 1.0 / (cfg.rope_theta ** (
@@ -147,7 +147,7 @@ def _torch_modules():
             return cos, sin, mask
 
         def forward(self, x, start_pos=None):
-            cos, sin, mask = self.factory_tensors(start_pos)
+            cos, sin, mask = self.factory_tensors(x.shape[1], start_pos)
             for layer in self.layers:
                 x = layer(x, cos, sin, mask)
             return x
@@ -159,8 +159,10 @@ def config_for(seq_len: int = 512, **overrides) -> LlamaConfig:
     return replace(LlamaConfig(seq_len=seq_len), **overrides)
 
 
-def build_llama(variant: str, seq_len: int = 512, start_pos: int = 3, **overrides):
-    """(torch module, example args) for one variant; overrides set LlamaConfig fields."""
+def build_llama(variant: str, seq_len: int = 512, start_pos: int = 3, batch: int = 1,
+                **overrides):
+    """(torch module, example args) for one variant; overrides set LlamaConfig fields. The
+    model takes any batch and sequence length (`seq_len` is the example's)."""
     import torch
 
     if variant not in VARIANTS:
@@ -172,7 +174,7 @@ def build_llama(variant: str, seq_len: int = 512, start_pos: int = 3, **override
         for name, p in model.named_parameters():
             if not name.endswith("norm.weight"):
                 p.mul_(0.5)
-    x = torch.randn(1, cfg.seq_len, cfg.dim, generator=torch.Generator().manual_seed(1))
+    x = torch.randn(batch, cfg.seq_len, cfg.dim, generator=torch.Generator().manual_seed(1))
     if cfg.dtype != "float32":
         model, x = model.to(torch_dtype(cfg.dtype)), x.to(torch_dtype(cfg.dtype))
     if variant == "const":
