@@ -110,14 +110,15 @@ class FactoryAnalysis:
 
         A leaf must be expanded (broadcast) by the op reading it: at most half as many elements
         as `result`. An op that reads a tiny input elementwise computes data, it does not
-        generate it."""
+        generate it; an integer constant is the exception: positions an exporter folded
+        (ONNX's `arange(S)` arrives as a literal), and IREE folds constant-only ops itself."""
         sub = self.info(value)
         if sub is not None:
             deps.append(sub)
             return None
         if self.is_leaf(value):
-            if result is not None and 2 * h.numel(h.static_shape(value)) > h.estimated_numel(
-                    result, self.dynamic_estimate):
+            if result is not None and not _integer_constant(value) and 2 * h.numel(
+                    h.static_shape(value)) > h.estimated_numel(result, self.dynamic_estimate):
                 return (f"operand {describe_value(value)} is read elementwise, not generated "
                         f"from a smaller leaf")
             leaves.append(value)
@@ -245,6 +246,12 @@ class FactoryAnalysis:
             if reason:
                 return None, f"its body reads an init: {reason}"
         return self._combine(value, op, own, deps, leaves, own_ops), ""
+
+
+def _integer_constant(value: ir.Value) -> bool:
+    """An `arith.constant` tensor of integers (folded positions, not weights)."""
+    return h.is_constant(value) and isinstance(h.tensor_type(value).element_type,
+                                               ir.IntegerType)
 
 
 def dropped_dims(op: ir.Operation) -> list[int] | None:

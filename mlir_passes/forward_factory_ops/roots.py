@@ -193,16 +193,22 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardFactoryO
 
 
 def _estimate_note(value: ir.Value, consumers: list[ir.Operation], estimate: int) -> str:
-    """How dynamic dims were counted (empty when every size is static)."""
-    keys = [*h.shape_keys(value), *[k for c in consumers for k in h.loop_keys(c)]]
-    dynamic = [k for k in keys if not isinstance(k, int)]
-    if not dynamic:
-        return ""
-    bounds = sorted({b for k in dynamic if (b := h.assumed_max(k)) is not None})
-    unbounded = any(h.assumed_max(k) is None for k in dynamic)
-    parts = ([f"util.assume.int umax {', '.join(map(str, bounds))}"] if bounds else []) + (
-        [f"dynamic-dim-estimate={estimate}"] if unbounded else [])
-    return f" (dynamic dims counted as {' and '.join(parts)})"
+    """Which sizes were dynamic and what each counted as (empty when all are static)."""
+    def count(key: h.DimKey) -> str:
+        bound = h.assumed_max(key)
+        return f"{estimate} (dynamic-dim-estimate)" if bound is None else \
+            f"{bound} (util.assume.int umax)"
+
+    notes = [f"dim {d} of the value as {count(k)}" for d, k in enumerate(h.shape_keys(value))
+             if not isinstance(k, int)]
+    loops: dict[str, list[int]] = {}
+    for c in consumers:
+        for d, k in enumerate(h.loop_keys(c)):
+            if not isinstance(k, int) and d not in loops.setdefault(count(k), []):
+                loops[count(k)].append(d)
+    notes += [f"consumer loop(s) {', '.join(map(str, ds))} as {what}"
+              for what, ds in loops.items() if ds]
+    return f" (dynamic sizes: {'; '.join(notes)})" if notes else ""
 
 
 def _clones_constant_broadcast(f) -> bool:
