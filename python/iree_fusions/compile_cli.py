@@ -213,6 +213,7 @@ def _request(args: CliArgs, source: bytes, steps, by_path: bool) -> CompileReque
         strict=args.strict,
         effect=args.report or args.report_effect,
         timing=args.timing or args.timing_json is not None,
+        count_ops=args.report or args.report_json is not None,
         revert_if_no_gain=not args.keep_no_gain,
         decisions=args.decisions,
     )

@@ -75,6 +75,9 @@ class CompileRequest:
     effect: bool = False
     revert_if_no_gain: bool = True
     timing: bool = False  # time each step (--fusions-timing): CompileResult.timing
+    # Count each pass's ops before and after it (the reports' `ops:` line): only when a
+    # report is shown or written.
+    count_ops: bool = True
 
 
 @dataclass
@@ -283,7 +286,8 @@ def _run_hook(module: ir.Operation, steps: list[Step], plugin_phase: str,
               ) -> tuple[ir.Operation, list[PassReport]]:
     try:
         module, reports = run_pipeline(module, steps, keep_going=not request.strict, warn=warn,
-                                       target=decider.target, decider=decider)
+                                       target=decider.target, decider=decider,
+                                       count_ops=request.count_ops)
         if plugin_phase == "linalg" and any(r.changed for r in reports):
             stage(f"plugin {HOOK_PHASE[plugin_phase]} {LINALG_CLEANUP}")  # crash: the plugin's
             module, _ = run_pipeline(module, [Step(LINALG_CLEANUP)])

@@ -274,16 +274,12 @@ class BodyBuilder:
 
 
 def erase_dead(roots: Iterable[ir.Operation | ir.Value],
-               erasable: Callable[[ir.Operation], bool]) -> set[int]:
+               erasable: Callable[[ir.Operation], bool]) -> None:
     """Erases the ops of `roots` (or defining `roots`) that `erasable` accepts once none of
-    their results is used, then, recursively, the erasable ops that fed them. Returns the
-    identities (`pass_base.op_id`) of the erased ops and of the producers of their operands
-    (whose users changed), taken before erasing.
+    their results is used, then, recursively, the erasable ops that fed them.
 
     Dead ops are all found first and erased afterwards, users before producers: a Python
     handle of an erased op is unusable (not even for hashing), so none is touched after."""
-    from .pass_base import op_id
-
     work: list[ir.Operation] = []
     for r in roots:
         op = h.defining_op(r) if isinstance(r, ir.Value) else r.operation
@@ -297,11 +293,8 @@ def erase_dead(roots: Iterable[ir.Operation | ir.Value],
         if all(u in dead for r in op.results for u in h.users(r)):
             dead[op] = None
             work += [f for f in map(h.defining_op, op.operands) if f is not None]
-    touched = {op_id(x) for op in dead
-               for x in [op, *(f for f in map(h.defining_op, op.operands) if f is not None)]}
     for op in dead:
         op.erase()
-    return touched
 
 
 def of_kind(*names: str) -> Callable[[ir.Operation], bool]:

@@ -253,7 +253,10 @@ _capsule_name.argtypes = [ctypes.py_object]
 def op_id(op: ir.Operation | ir.OpView) -> int:
     """The identity of a live operation (its address). Stable while the op lives, unlike
     `hash()`, which follows the op's contents; never ask it of an erased op."""
-    capsule = op.operation._CAPIPtr
+    return _capsule_address(op.operation._CAPIPtr)
+
+
+def _capsule_address(capsule) -> int:
     return _capsule_pointer(capsule, _capsule_name(capsule))
 
 
@@ -385,9 +388,26 @@ _FILE_LINE_COL = re.compile(r'"([^"]*)":(\d+):(\d+)')
 def format_location(location: ir.Location) -> str:
     """`file.mlir:12:5`: the first file location in `loc(...)` (the callee of a callsite,
     the first of a fused location); other locations as printed."""
-    text = str(location)
+    cache = _LOCATION_TEXTS.get()
+    if cache is None:
+        return _format_location(location)
+    key = _capsule_address(location._CAPIPtr)  # locations are uniqued: one per address
+    text = cache.get(key)
+    if text is None:
+        text = cache[key] = _format_location(location)
+    return text
+
+
+def _format_location(location: ir.Location) -> str:
+    text = str(location)  # ~36 us for the call-site locations of a torch export
     found = _FILE_LINE_COL.search(text)
     return f"{found.group(1)}:{found.group(2)}:{found.group(3)}" if found else text
+
+
+# Location texts while a pass runs on one module (one context): every layer's ops share a
+# few source locations, and every round finds the blocked candidates again.
+_LOCATION_TEXTS: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "iree_fusions_location_texts", default=None)
 
 
 def op_location(op: ir.Operation | ir.OpView) -> str:
@@ -548,9 +568,13 @@ def run_candidates(pass_: CandidatePass, module: ir.Operation, ctx: PassContext)
     """The one driver: every block of every function body, to a fixpoint."""
     from .ir_helpers import functions
 
-    for func in functions(module):
-        for block in func.regions[0].blocks:
-            _run_block(pass_, block, ctx)
+    token = _LOCATION_TEXTS.set({})
+    try:
+        for func in functions(module):
+            for block in func.regions[0].blocks:
+                _run_block(pass_, block, ctx)
+    finally:
+        _LOCATION_TEXTS.reset(token)
 
 
 _ROUND_ANALYSES: contextvars.ContextVar[dict | None] = contextvars.ContextVar(

@@ -192,17 +192,20 @@ def _where(location: ir.Location, source_name: str | None) -> str:
 
 
 def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | None = None,
-                    decider: Decider | None = None, ops_before: Counter | None = None
-                    ) -> PassReport:
+                    decider: Decider | None = None, ops_before: Counter | None = None,
+                    count_ops: bool = True) -> PassReport:
     """Runs one plugin pass in place; verifies its output. Raises PipelineError on failure.
 
     `target`: what the module is compiled for (default: read from the module's device
     targets when it has exactly one); `decider`: measured decisions to follow;
-    `ops_before`: the module's op counts when the caller has them (the previous pass's)."""
+    `ops_before`: the module's op counts when the caller has them (the previous pass's);
+    `count_ops=False`: no op counts (nobody will read the report's `ops:` line)."""
     report = PassReport(plugin.name)
     started = time.perf_counter()
-    with report.timed("count"):
-        report.ops_before = count_compute_ops(module) if ops_before is None else Counter(ops_before)
+    if count_ops:
+        with report.timed("count"):
+            report.ops_before = count_compute_ops(module) if ops_before is None else \
+                Counter(ops_before)
     if target is None:
         targets = module_targets(module)
         target = targets[0] if len(targets) == 1 else None
@@ -222,8 +225,9 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | N
         raise PipelineError(
             f"pass '{plugin.name}' produced IR that fails verification: {format_mlir_error(e)}"
         ) from None
-    with report.timed("count"):
-        report.ops_after = count_compute_ops(module)
+    if count_ops:
+        with report.timed("count"):
+            report.ops_after = count_compute_ops(module)
     report.timing["total"] = time.perf_counter() - started
     return report
 
@@ -261,12 +265,14 @@ def run_pipeline(
     warn=None,
     target: Target | None = None,
     decider: Decider | None = None,
+    count_ops: bool = True,
 ) -> tuple[ir.Operation, list[PassReport]]:
     """Runs the steps in order. Returns the (possibly replaced) module and one report per plugin.
 
     keep_going=False: the first failure raises PipelineError.
     keep_going=True: a failing plugin pass is reported through `warn(message)` with a
     reproducer command, and the pipeline continues with the IR from before that pass.
+    count_ops=False: the reports hold no op counts (a compile that shows no report).
     """
     reports: list[PassReport] = []
     counts: Counter | None = None  # the module's op counts, while no other step changed it
@@ -279,7 +285,8 @@ def run_pipeline(
         snapshot = module.clone() if keep_going else None
         cloned = time.perf_counter() - started
         try:
-            reports.append(run_plugin_pass(module, step.plugin, target, decider, counts))
+            reports.append(run_plugin_pass(module, step.plugin, target, decider, counts,
+                                           count_ops))
             counts = reports[-1].ops_after
             if keep_going:  # the copy kept in case the pass fails
                 reports[-1].timing["snapshot"] = cloned
