@@ -13,6 +13,14 @@ constant weights, `view(B, 128, 12, 32)` and `transpose(1, 2)` (query) or
 
 Exported models are cached under --cache (default /tmp/ipc-bench) as .mlirbc + inputs +
 reference, keyed by model name, so repeated runs skip the slow torch export.
+
+    python bench/interchange_permuted_consumers.py --forms [bert-tiny minilm zoo-t5 ...] \
+        [--form static --form dynamic-seq]
+
+checks the pass on the forms users compile (models/forms.py: static, dynamic batch / sequence,
+turbine parameters, ONNX, ONNX with parameters): dispatches stock -> plugin per form, what
+changed, plugin vs stock at the export's size and at a size a dynamic export never saw (bit
+identity), plugin vs PyTorch; a markdown table (bench/results/interchange-permuted-consumers.md).
 """
 
 from __future__ import annotations
@@ -94,9 +102,51 @@ def transposes(names: list[str]) -> int:
     return sum(1 for n in names if "transpose" in n)
 
 
+def form_models():
+    """The models of `--forms` (forms.FormModel): encoders and decoders with transposed Q/K/V
+    epilogues, at B=2 (torch.export specializes a batch of 1) and other sizes 3 / 40 tokens."""
+    from iree_fusions.models import forms, zoo
+    from iree_fusions.models.transformers import build_minilm, build_tiny_bert
+
+    tokens = (*forms.FORMS, "dynamic-seq-facts", "onnx-dynamic-seq")
+    out = [forms.FormModel("bert-tiny", build_tiny_bert, 2, 64, tokens),
+           forms.FormModel("minilm", build_minilm, 2, 128, tokens, other_seq=77)]
+    for name in ("bert", "gpt2", "llama", "t5", "vit"):
+        arch = next(a for a in zoo.ARCHITECTURES if a.name == name)
+        token = arch.takes_seq()
+        out.append(forms.FormModel(
+            f"zoo-{name}", lambda b, s, arch=arch: zoo.build_positional(arch, b, s), 2,
+            zoo.SEQ if token else None,
+            tokens if token else tuple(f for f in forms.FORMS if "seq" not in f),
+            other_seq=21,
+            export_kwargs=lambda form, arch=arch: _zoo_export_kwargs(arch, form)))
+    return out
+
+
+def _zoo_export_kwargs(arch, form: str) -> dict:
+    """A zoo token model's dynamic-sequence dims; an encoder-decoder's decoder length below
+    the example's encoder length (T5's export guards `dec_seq != 32`)."""
+    from iree_fusions.models import zoo
+
+    if "dynamic-seq" not in form:
+        return {}
+    ranges = {"dec_seq": (2, zoo.SEQ - 1)} if len(arch.seq_dims) > 1 else {}
+    return {"dims": list(arch.seq_dims), "ranges": ranges}
+
+
+def forms_table(names: list[str], form_names: list[str] | None, fusions: str) -> None:
+    from iree_fusions.models import forms
+
+    models = [m for m in form_models() if not names or m.name in names]
+    forms.run_table(models, fusions, form_names)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("models", nargs="+")
+    p.add_argument("models", nargs="*")
+    p.add_argument("--forms", action="store_true",
+                   help="the forms table (models: form_models(); default all)")
+    p.add_argument("--form", action="append", help="with --forms: only these forms")
     p.add_argument("--cache", default="/tmp/ipc-bench")
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--repetitions", type=int, default=10)
@@ -106,6 +156,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gpu-compile", action="store_true", help="also compile for hip/cuda/vulkan")
     p.add_argument("--kinds", action="store_true", help="print dispatch kinds")
     args = p.parse_args(argv)
+    if args.forms:
+        forms_table(args.models, args.form, args.fusions)
+        return 0
+    if not args.models:
+        p.error("give models (or --forms)")
     for name in args.models:
         art = load_artifact(name, args.cache)
         with tempfile.TemporaryDirectory() as tmp:

@@ -36,7 +36,7 @@ import os
 import subprocess
 import sys
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -329,3 +329,87 @@ def check(model, args: Sequence, form: str, fusions: str, *, other_args: Sequenc
     changes = [c["what"] for r in reports for c in r.get("changes", [])]
     skipped = [s["reason"] for r in reports for s in r.get("skipped", [])]
     return FormCheck(form, counts["stock"], counts["plugin"], changes, skipped, errors)
+
+
+# ---------------------------------------------------------------- a model across forms
+
+
+@dataclass(frozen=True)
+class FormModel:
+    """A model to check across forms: `build(batch, seq)` gives (module, example args) with the
+    same weights at any size (`seq` None: no sequence dim); dynamic forms also run at
+    (`other_batch`, `other_seq`), sizes the export never saw. `export_kwargs(form)`: extra
+    arguments of `export` (keep_ops, dims) for a form."""
+
+    name: str
+    build: Callable[[int, int | None], tuple]
+    batch: int
+    seq: int | None
+    forms: tuple[str, ...]
+    other_batch: int = 3
+    other_seq: int = 40
+    export_kwargs: Callable[[str], dict] | None = None
+
+    def check(self, form: str, fusions: str, device: str = "local-task") -> FormCheck:
+        spec = FormSpec.parse(form)
+        model, args = self.build(self.batch, self.seq)
+        other = None
+        if spec.dynamic:
+            _, other = self.build(self.other_batch if spec.dynamic == "batch" else self.batch,
+                                  self.other_seq if spec.dynamic == "seq" else self.seq)
+        kwargs = self.export_kwargs(form) if self.export_kwargs else {}
+        return check(model, args, form, fusions, other_args=other, device=device, **kwargs)
+
+
+TABLE_HEADER = ("| model | form | dispatches stock -> plugin | removed (static) | changes | "
+                "plugin vs stock (export size / other size) | plugin vs torch | new reasons |\n"
+                "|---|---|---|---|---|---|---|---|")
+
+
+def table_row(name: str, c: FormCheck, static: FormCheck | None) -> str:
+    """One markdown row; `static`: the same model's static form (for the removed count and
+    the reasons this form adds)."""
+    errs = " / ".join("0 (bit-identical)" if e[0] == 0 else f"{e[0]:.1e}" for e in c.errors)
+    torch_err = max(e[1] for e in c.errors)
+    base = static.removed if static is not None else c.removed
+    flag = "" if c.removed >= base - 1 else " **(-{})**".format(base - c.removed)
+    new = [r for r in dict.fromkeys(c.skipped) if static is None or r not in static.skipped]
+    kinds: dict[str, int] = {}
+    for what in c.changes:
+        kinds[_change_kind(what)] = kinds.get(_change_kind(what), 0) + 1
+    changes = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
+    return (f"| {name} | {c.form} | {c.stock_dispatches} -> {c.plugin_dispatches} | "
+            f"{c.removed} ({base}){flag} | {changes} | {errs} | {torch_err:.1e} | "
+            f"{'; '.join(r[:160] for r in new[:2]) or '-'} |")
+
+
+def _change_kind(what: str) -> str:
+    for prefix, kind in (("reading", "interchange"), ("forwarded", "forward"),
+                         ("compacted", "compact"), ("cloned", "clone")):
+        if what.startswith(prefix):
+            return kind
+    return what.split(" ", 1)[0]
+
+
+def run_table(models: Sequence[FormModel], fusions: str, forms: Sequence[str] | None = None,
+              device: str = "local-task", out=None) -> list[tuple[str, FormCheck]]:
+    """Checks every model in each of its forms (or `forms`), printing markdown rows as they
+    finish (to `out`, default stdout); a form that fails to export or compile is a row that
+    says so. Returns the checks."""
+    out = out or sys.stdout
+    print(TABLE_HEADER, file=out, flush=True)
+    done = []
+    for m in models:
+        static = None
+        for form in [f for f in m.forms if forms is None or f in forms]:
+            try:
+                c = m.check(form, fusions, device)
+            except Exception as e:  # a form the exporter or stock IREE cannot take
+                first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+                print(f"| {m.name} | {form} | failed: {first[:200]} | | | | | |", file=out,
+                      flush=True)
+                continue
+            static = c if form == "static" else static
+            done.append((m.name, c))
+            print(table_row(m.name, c, static), file=out, flush=True)
+    return done

@@ -40,11 +40,11 @@ def _text_config(cls_name: str, **extra):
     return getattr(transformers, cls_name)(**common)
 
 
-def _ids(batch: int, seed: int = 0):
+def _ids(batch: int, seed: int = 0, seq: int = SEQ):
     import torch
 
     gen = torch.Generator().manual_seed(seed)
-    return torch.randint(3, VOCAB, (batch, SEQ), generator=gen, dtype=torch.int64)
+    return torch.randint(3, VOCAB, (batch, seq), generator=gen, dtype=torch.int64)
 
 
 def _one_output(model, output: str = "last_hidden_state"):
@@ -62,58 +62,59 @@ def _one_output(model, output: str = "last_hidden_state"):
     return OneOutput().eval()
 
 
-def _encoder(config_cls: str, model_cls: str, **extra) -> Callable[[int], tuple]:
-    def build(batch: int):
+def _encoder(config_cls: str, model_cls: str, **extra) -> Callable[..., tuple]:
+    def build(batch: int, seq: int = SEQ):
         import transformers
 
         config = _text_config(config_cls, **extra)
         model = getattr(transformers, model_cls)(config).eval()
-        return _one_output(model), (_ids(batch),)
+        return _one_output(model), (_ids(batch, seq=seq),)
 
     return build
 
 
-def _distilbert(batch: int):
+def _distilbert(batch: int, seq: int = SEQ):
     import transformers
 
     config = transformers.DistilBertConfig(vocab_size=VOCAB, dim=HIDDEN, n_layers=LAYERS,
                                            n_heads=HEADS, hidden_dim=FFN,
                                            max_position_embeddings=128,
                                            attn_implementation="eager")
-    return _one_output(transformers.DistilBertModel(config).eval()), (_ids(batch),)
+    return _one_output(transformers.DistilBertModel(config).eval()), (_ids(batch, seq=seq),)
 
 
-def _gpt2(batch: int):
+def _gpt2(batch: int, seq: int = SEQ):
     import transformers
 
     config = transformers.GPT2Config(vocab_size=VOCAB, n_embd=HIDDEN, n_layer=LAYERS,
                                      n_head=HEADS, n_positions=128, use_cache=False,
                                      attn_implementation="eager")
-    return _one_output(transformers.GPT2Model(config).eval()), (_ids(batch),)
+    return _one_output(transformers.GPT2Model(config).eval()), (_ids(batch, seq=seq),)
 
 
-def _decoder(config_cls: str, model_cls: str, **extra) -> Callable[[int], tuple]:
-    def build(batch: int):
+def _decoder(config_cls: str, model_cls: str, **extra) -> Callable[..., tuple]:
+    def build(batch: int, seq: int = SEQ):
         import transformers
 
         config = _text_config(config_cls, use_cache=False, **extra)
         model = getattr(transformers, model_cls)(config).eval()
-        return _one_output(model), (_ids(batch),)
+        return _one_output(model), (_ids(batch, seq=seq),)
 
     return build
 
 
-def _t5(batch: int):
+def _t5(batch: int, seq: int = SEQ):
     import transformers
 
     config = transformers.T5Config(vocab_size=VOCAB, d_model=HIDDEN, d_kv=HIDDEN // HEADS,
                                    d_ff=FFN, num_layers=LAYERS, num_heads=HEADS,
                                    use_cache=False, attn_implementation="eager")
     model = transformers.T5Model(config).eval()
-    return _one_output(model), (_ids(batch), None, _ids(batch, seed=1)[:, :SEQ // 2])
+    return _one_output(model), (_ids(batch, seq=seq), None,
+                                _ids(batch, seed=1, seq=seq)[:, :seq // 2])
 
 
-def _bart(batch: int):
+def _bart(batch: int, seq: int = SEQ):
     import transformers
 
     config = transformers.BartConfig(vocab_size=VOCAB, d_model=HIDDEN, encoder_layers=LAYERS,
@@ -122,7 +123,8 @@ def _bart(batch: int):
                                      decoder_ffn_dim=FFN, max_position_embeddings=128,
                                      use_cache=False, attn_implementation="eager")
     model = transformers.BartModel(config).eval()
-    return _one_output(model), (_ids(batch), None, _ids(batch, seed=1)[:, :SEQ // 2])
+    return _one_output(model), (_ids(batch, seq=seq), None,
+                                _ids(batch, seed=1, seq=seq)[:, :seq // 2])
 
 
 def _whisper(batch: int):
@@ -258,32 +260,42 @@ def _moe_top2(batch: int):
 class Architecture:
     name: str
     family: str  # encoder, decoder, encoder-decoder, vision, multi-branch
-    build: Callable[[int], tuple]  # batch -> (torch module, example args)
+    # build(batch) -> (torch module, example args); token models also take `seq=` (tokens;
+    # an encoder-decoder's decoder gets seq // 2)
+    build: Callable[..., tuple]
+    # The dynamic dims of a dynamic-sequence export, per non-None argument ({dim: name}, as
+    # forms.export's `dims=`); None: no sequence dim (vision, fixed-length audio, torch.nn).
+    seq_dims: tuple | None = None
+
+    def takes_seq(self) -> bool:
+        return self.seq_dims is not None
 
 
+_TOKENS = ({1: "seq"},)
+_ENC_DEC = ({1: "seq"}, {1: "dec_seq"})
 ARCHITECTURES: list[Architecture] = [
-    Architecture("bert", "encoder", _encoder("BertConfig", "BertModel")),
+    Architecture("bert", "encoder", _encoder("BertConfig", "BertModel"), _TOKENS),
     Architecture("roberta", "encoder", _encoder("RobertaConfig", "RobertaModel",
-                                                pad_token_id=1)),
-    Architecture("distilbert", "encoder", _distilbert),
+                                                pad_token_id=1), _TOKENS),
+    Architecture("distilbert", "encoder", _distilbert, _TOKENS),
     Architecture("albert", "encoder", _encoder("AlbertConfig", "AlbertModel",
-                                               embedding_size=64)),
+                                               embedding_size=64), _TOKENS),
     Architecture("electra", "encoder", _encoder("ElectraConfig", "ElectraModel",
-                                                embedding_size=64)),
-    Architecture("gpt2", "decoder", _gpt2),
-    Architecture("gpt-neox", "decoder", _decoder("GPTNeoXConfig", "GPTNeoXModel")),
+                                                embedding_size=64), _TOKENS),
+    Architecture("gpt2", "decoder", _gpt2, _TOKENS),
+    Architecture("gpt-neox", "decoder", _decoder("GPTNeoXConfig", "GPTNeoXModel"), _TOKENS),
     Architecture("opt", "decoder", _decoder("OPTConfig", "OPTModel", ffn_dim=FFN,
-                                            word_embed_proj_dim=HIDDEN)),
-    Architecture("llama", "decoder", _decoder("LlamaConfig", "LlamaModel")),
+                                            word_embed_proj_dim=HIDDEN), _TOKENS),
+    Architecture("llama", "decoder", _decoder("LlamaConfig", "LlamaModel"), _TOKENS),
     Architecture("mistral", "decoder", _decoder("MistralConfig", "MistralModel",
-                                                num_key_value_heads=2)),
+                                                num_key_value_heads=2), _TOKENS),
     Architecture("qwen2", "decoder", _decoder("Qwen2Config", "Qwen2Model",
-                                              num_key_value_heads=2)),
+                                              num_key_value_heads=2), _TOKENS),
     Architecture("gemma", "decoder", _decoder("GemmaConfig", "GemmaModel", head_dim=32,
-                                              num_key_value_heads=1)),
-    Architecture("phi", "decoder", _decoder("PhiConfig", "PhiModel")),
-    Architecture("t5", "encoder-decoder", _t5),
-    Architecture("bart", "encoder-decoder", _bart),
+                                              num_key_value_heads=1), _TOKENS),
+    Architecture("phi", "decoder", _decoder("PhiConfig", "PhiModel"), _TOKENS),
+    Architecture("t5", "encoder-decoder", _t5, _ENC_DEC),
+    Architecture("bart", "encoder-decoder", _bart, _ENC_DEC),
     Architecture("whisper", "encoder-decoder", _whisper),
     Architecture("vit", "vision", _vit),
     Architecture("clip-vision", "vision", _clip_vision),
@@ -295,13 +307,18 @@ ARCHITECTURES: list[Architecture] = [
 BATCHES = (1, 4)
 
 
-def zoo_artifact(arch: Architecture, batch: int) -> Artifact:
+def build_positional(arch: Architecture, batch: int, seq: int | None = None) -> tuple:
+    """(module, example args) of an architecture with the None arguments left out (the module
+    passes None in their place); `seq`: the token count of a token model (default SEQ)."""
     import torch
 
     torch.manual_seed(0)
-    model, args = arch.build(batch)
-    example = tuple(a for a in args if a is not None)
-    kwargs_free = _positional(model, args)
+    model, args = arch.build(batch) if seq is None else arch.build(batch, seq=seq)
+    return _positional(model, args), tuple(a for a in args if a is not None)
+
+
+def zoo_artifact(arch: Architecture, batch: int) -> Artifact:
+    kwargs_free, example = build_positional(arch, batch)
     return Artifact(export_to_mlir(kwargs_free, example), [a.numpy() for a in example],
                     list(TORCH_INPUT_FLAGS), torch_outputs(kwargs_free, example),
                     reference_atol=1e-4)
