@@ -229,14 +229,17 @@ def _keep_if_it_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operati
     effect = f"dispatches {d0} -> {d1}, bytes between dispatches {b0} -> {b1} (vs stock IREE)"
     changed = [r for r in reports if r.changed]
     # Kept regardless of the counts: changes a measured decision chose, and changes that save
-    # work rather than dispatches.
+    # work rather than dispatches; and those with a change sure to pay, as without weighing
+    # (a report must not change the output: then the note shows a claim that was wrong).
     exempt = any(c.decided_by != "rule" or c.gain == "work" for r in changed for c in r.changes)
+    sure = next((c.sure for r in changed for c in r.changes if c.sure), None)
     pays = d1 < d0 or b1 < b0
-    if pays or exempt or not request.revert_if_no_gain:
+    if pays or exempt or sure or not request.revert_if_no_gain:
         if request.effect:
+            kept = f" (kept: a change is sure to pay: {sure})" if sure and not exempt else ""
             for r in changed:
                 r.note(effect if pays else
-                       f"the changes reduced neither dispatches nor bytes: {effect}")
+                       f"the changes reduced neither dispatches nor bytes: {effect}{kept}")
         return plugin
     reason = (f"reverted: the linalg passes' changes reduced neither dispatches nor bytes "
               f"between dispatches ({effect})")

@@ -42,6 +42,7 @@ import ctypes
 import dataclasses
 import fnmatch
 import hashlib
+import os
 import re
 import time
 import typing
@@ -622,8 +623,14 @@ def _skip(cand: Candidate, reason: str, decided_by: str = "rule") -> Skip:
     return Skip(cand.key, reason, cand.location, decided_by, feasible=not cand.blocked)
 
 
+# $IREE_FUSIONS_DRIVER=each-change: every pass finds again after each change, as before
+# footprints (the reference the round driver is checked against: same IR).
+DRIVER_ENV = "IREE_FUSIONS_DRIVER"
+
+
 def _run_block(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> None:
-    if pass_.declares_footprints and not pass_.independent_candidates:
+    if pass_.declares_footprints and not pass_.independent_candidates and \
+            os.environ.get(DRIVER_ENV) != "each-change":
         run = _run_round
     else:
         run = _run_round_all if pass_.independent_candidates else _run_round_first
