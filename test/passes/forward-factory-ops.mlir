@@ -507,3 +507,287 @@ util.func public @nothing_to_forward(%a: tensor<64x64xf32>, %b: tensor<64x64xf32
   %mm = linalg.matmul ins(%t, %b : tensor<64x64xf32>, tensor<64x64xf32>) outs(%fill : tensor<64x64xf32>) -> tensor<64x64xf32>
   util.return %mm : tensor<64x64xf32>
 }
+
+
+// -----
+
+// A dynamic sequence length %s: positions arange(s) + start, a causal [s, s] mask read by two
+// reductions with dynamic loop ranges. Each recomputes it at its own indices; no [s, s] tensor
+// is left.
+// CHECK-LABEL: util.func public @dynamic_mask_two_reductions
+// CHECK-SAME: (%[[START:[a-z0-9]+]]: tensor<i64>, %[[A:[a-z0-9]+]]: tensor<4x?x?xf32>, %[[B:[a-z0-9]+]]: tensor<4x?x?xf32>, %[[S:[a-z0-9]+]]: index)
+// CHECK-NOT: tensor<?x?xf32>
+// CHECK-NOT: tensor<?xi64>
+// CHECK: %[[RA:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[A]], %[[START]] : tensor<4x?x?xf32>, tensor<i64>)
+// CHECK: arith.cmpi sle
+// CHECK: arith.maximumf
+// CHECK: %[[RB:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[B]], %[[START]] : tensor<4x?x?xf32>, tensor<i64>)
+// CHECK: arith.cmpi sle
+// CHECK: util.return %[[RA]], %[[RB]]
+// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
+// REPORT-NEXT: changed [forward-factory-{{.+}}] linalg.generic at {{.+}}: forwarded tensor<?x?xf32> from linalg.generic at {{.*}} (2 op chain) into 2 consuming generic(s); {{.*}} (dynamic sizes: dim 0 of the value as 1024 (dynamic-dim-estimate){{.*}}consumer loop(s) 1, 2 as 1024 (dynamic-dim-estimate))
+// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.fill
+util.func public @dynamic_mask_two_reductions(%start: tensor<i64>, %a: tensor<4x?x?xf32>, %b: tensor<4x?x?xf32>, %s: index) -> (tensor<4x?xf32>, tensor<4x?xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant -1.0e+30 : f32
+  %es = tensor.empty(%s) : tensor<?xi64>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%start : tensor<i64>) outs(%es : tensor<?xi64>) {
+  ^bb0(%st: i64, %o: i64):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %p = arith.addi %ii, %st : i64
+    linalg.yield %p : i64
+  } -> tensor<?xi64>
+  %ess = tensor.empty(%s, %s) : tensor<?x?xf32>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%pos : tensor<?xi64>) outs(%ess : tensor<?x?xf32>) {
+  ^bb0(%q: i64, %o: f32):
+    %j = linalg.index 1 : index
+    %jj = arith.index_cast %j : index to i64
+    %ok = arith.cmpi sle, %jj, %q : i64
+    %m = arith.select %ok, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<?x?xf32>
+  %e4s = tensor.empty(%s) : tensor<4x?xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e4s : tensor<4x?xf32>) -> tensor<4x?xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %mask : tensor<4x?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<4x?xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %r = arith.maximumf %y, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4x?xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%b, %mask : tensor<4x?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<4x?xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %r = arith.addf %y, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4x?xf32>
+  util.return %ra, %rb : tensor<4x?xf32>, tensor<4x?xf32>
+}
+
+// -----
+
+// RoPE tables for a dynamic sequence: positions -> freqs [s, 16] -> cat(freqs, freqs) (two
+// insert_slices of dynamic size %s along the whole first dim) -> cos, read by two generics.
+// Recomputing a cos per head costs more than it saves: the table stays materialized, computed
+// by one generic of [s, 32] from indices and the leaves (the concat copies are gone).
+// CHECK-LABEL: util.func public @dynamic_rope_compacted
+// CHECK-SAME: %[[S:[a-z0-9]+]]: index)
+// CHECK-NOT: tensor.insert_slice
+// CHECK: %[[E:.+]] = tensor.empty(%[[S]]) : tensor<?x32xf32>
+// CHECK: %[[TAB:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<i64>) outs(%[[E]] : tensor<?x32xf32>)
+// CHECK: linalg.index 0
+// CHECK: linalg.index 1
+// CHECK: math.cos
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[TAB]] : tensor<8x?x32xf32>, tensor<?x32xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[TAB]] : tensor<8x?x32xf32>, tensor<?x32xf32>)
+// CHECK-NOT: math.cos
+// CHECK: util.return
+// REPORT: [forward-factory-ops] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [compact-factory-{{.+}}] linalg.generic at {{.+}}: compacted 1 materialized factory value(s) tensor<?x32xf32> (5 chain ops) into one linalg.generic reading 1 leaf input(s)
+util.func public @dynamic_rope_compacted(%start: tensor<i64>, %inv: tensor<16xf32>, %q: tensor<8x?x32xf32>, %k: tensor<8x?x32xf32>, %s: index) -> (tensor<8x?x32xf32>, tensor<8x?x32xf32>) {
+  %es = tensor.empty(%s) : tensor<?xf32>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%start : tensor<i64>) outs(%es : tensor<?xf32>) {
+  ^bb0(%st: i64, %o: f32):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %p = arith.addi %ii, %st : i64
+    %f = arith.sitofp %p : i64 to f32
+    linalg.yield %f : f32
+  } -> tensor<?xf32>
+  %e16 = tensor.empty(%s) : tensor<?x16xf32>
+  %freqs = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%pos, %inv : tensor<?xf32>, tensor<16xf32>) outs(%e16 : tensor<?x16xf32>) {
+  ^bb0(%p: f32, %w: f32, %o: f32):
+    %m = arith.mulf %p, %w : f32
+    linalg.yield %m : f32
+  } -> tensor<?x16xf32>
+  %e32 = tensor.empty(%s) : tensor<?x32xf32>
+  %lo = tensor.insert_slice %freqs into %e32[0, 0] [%s, 16] [1, 1] : tensor<?x16xf32> into tensor<?x32xf32>
+  %cat = tensor.insert_slice %freqs into %lo[0, 16] [%s, 16] [1, 1] : tensor<?x16xf32> into tensor<?x32xf32>
+  %cos = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%cat : tensor<?x32xf32>) outs(%e32 : tensor<?x32xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %c = math.cos %x : f32
+    linalg.yield %c : f32
+  } -> tensor<?x32xf32>
+  %e8 = tensor.empty(%s) : tensor<8x?x32xf32>
+  %qr = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q, %cos : tensor<8x?x32xf32>, tensor<?x32xf32>) outs(%e8 : tensor<8x?x32xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %m = arith.mulf %x, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<8x?x32xf32>
+  %kr = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%k, %cos : tensor<8x?x32xf32>, tensor<?x32xf32>) outs(%e8 : tensor<8x?x32xf32>) {
+  ^bb0(%x: f32, %c: f32, %o: f32):
+    %m = arith.mulf %x, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<8x?x32xf32>
+  util.return %qr, %kr : tensor<8x?x32xf32>, tensor<8x?x32xf32>
+}
+
+// -----
+
+// A dynamic batch without a bound: the [64, 64] mask recomputed for every batch row would cost
+// more than it saves at dynamic-dim-estimate=1024 rows; the reason names the dynamic loop.
+// CHECK-LABEL: util.func public @dynamic_batch_unbounded
+// CHECK: %[[MASK:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<64x64xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[MASK]] : tensor<?x64x64xf32>, tensor<64x64xf32>)
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[MASK]] : tensor<?x64x64xf32>, tensor<64x64xf32>)
+// REPORT: [forward-factory-ops] 1 change(s), 2 skipped
+// REPORT-NEXT: changed [compact-factory-{{.+}}] {{.+}}: compacted 1 materialized factory value(s) tensor<64x64xf32>
+// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.fill
+// REPORT-NEXT: skipped [forward-factory-{{.+}}] {{.+}}: recomputing costs more than it saves ({{.*}}(dynamic sizes: consumer loop(s) 0 as 1024 (dynamic-dim-estimate)))
+util.func public @dynamic_batch_unbounded(%start: tensor<i64>, %a: tensor<?x64x64xf32>, %b: tensor<?x64x64xf32>, %n: index) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant -1.0e+30 : f32
+  %at = flow.tensor.tie_shape %a : tensor<?x64x64xf32>{%n}
+  %bt = flow.tensor.tie_shape %b : tensor<?x64x64xf32>{%n}
+  %e64 = tensor.empty() : tensor<64xi64>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%start : tensor<i64>) outs(%e64 : tensor<64xi64>) {
+  ^bb0(%st: i64, %o: i64):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %p = arith.addi %ii, %st : i64
+    linalg.yield %p : i64
+  } -> tensor<64xi64>
+  %ess = tensor.empty() : tensor<64x64xf32>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%pos : tensor<64xi64>) outs(%ess : tensor<64x64xf32>) {
+  ^bb0(%q: i64, %o: f32):
+    %j = linalg.index 1 : index
+    %jj = arith.index_cast %j : index to i64
+    %ok = arith.cmpi sle, %jj, %q : i64
+    %m = arith.select %ok, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<64x64xf32>
+  %en = tensor.empty(%n) : tensor<?x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%en : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%at, %mask : tensor<?x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<?x64xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %r = arith.maximumf %y, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<?x64xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%bt, %mask : tensor<?x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<?x64xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %r = arith.addf %y, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<?x64xf32>
+  util.return %ra, %rb : tensor<?x64xf32>, tensor<?x64xf32>
+}
+
+// -----
+
+// The same with the shape fact IREE carries (util.assume.int umax = 4): at most 4 rows, the
+// mask is forwarded.
+// CHECK-LABEL: util.func public @dynamic_batch_bounded
+// CHECK-NOT: tensor<64x64xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<?x64x64xf32>, tensor<i64>)
+// CHECK: arith.cmpi sle
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<?x64x64xf32>, tensor<i64>)
+// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
+// REPORT-NEXT: changed [forward-factory-{{.+}}] {{.+}}: forwarded tensor<64x64xf32> {{.*}}(dynamic sizes: consumer loop(s) 0 as 4 (util.assume.int umax))
+util.func public @dynamic_batch_bounded(%start: tensor<i64>, %a: tensor<?x64x64xf32>, %b: tensor<?x64x64xf32>, %n0: index) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant -1.0e+30 : f32
+  %n = util.assume.int %n0<umin = 1, umax = 4> : index
+  %at = flow.tensor.tie_shape %a : tensor<?x64x64xf32>{%n}
+  %bt = flow.tensor.tie_shape %b : tensor<?x64x64xf32>{%n}
+  %e64 = tensor.empty() : tensor<64xi64>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%start : tensor<i64>) outs(%e64 : tensor<64xi64>) {
+  ^bb0(%st: i64, %o: i64):
+    %i = linalg.index 0 : index
+    %ii = arith.index_cast %i : index to i64
+    %p = arith.addi %ii, %st : i64
+    linalg.yield %p : i64
+  } -> tensor<64xi64>
+  %ess = tensor.empty() : tensor<64x64xf32>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%pos : tensor<64xi64>) outs(%ess : tensor<64x64xf32>) {
+  ^bb0(%q: i64, %o: f32):
+    %j = linalg.index 1 : index
+    %jj = arith.index_cast %j : index to i64
+    %ok = arith.cmpi sle, %jj, %q : i64
+    %m = arith.select %ok, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<64x64xf32>
+  %en = tensor.empty(%n) : tensor<?x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%en : tensor<?x64xf32>) -> tensor<?x64xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%at, %mask : tensor<?x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<?x64xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %r = arith.maximumf %y, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<?x64xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%bt, %mask : tensor<?x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<?x64xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %r = arith.addf %y, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<?x64xf32>
+  util.return %ra, %rb : tensor<?x64xf32>, tensor<?x64xf32>
+}
+
+// -----
+
+// ONNX folds arange(64) into an integer literal: positions = literal + start are still
+// generated (an integer constant is a leaf even when read elementwise); the mask is forwarded.
+// CHECK-LABEL: util.func public @onnx_folded_positions
+// CHECK-NOT: tensor<64x64xf32>
+// CHECK: linalg.generic {{.*}} : tensor<4x64x64xf32>, tensor<64xi64>, tensor<64xi64>, tensor<i64>)
+// CHECK: arith.cmpi sle
+// CHECK: linalg.generic {{.*}} : tensor<4x64x64xf32>, tensor<64xi64>, tensor<64xi64>, tensor<i64>)
+// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
+// REPORT-NEXT: changed [forward-factory-{{.+}}] {{.+}}: forwarded tensor<64x64xf32>
+util.func public @onnx_folded_positions(%start: tensor<i64>, %a: tensor<4x64x64xf32>, %b: tensor<4x64x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant -1.0e+30 : f32
+  %range = arith.constant dense<[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63]> : tensor<64xi64>
+  %e64 = tensor.empty() : tensor<64xi64>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%range, %start : tensor<64xi64>, tensor<i64>) outs(%e64 : tensor<64xi64>) {
+  ^bb0(%r: i64, %st: i64, %o: i64):
+    %p = arith.addi %r, %st : i64
+    linalg.yield %p : i64
+  } -> tensor<64xi64>
+  %ess = tensor.empty() : tensor<64x64xf32>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%range, %pos : tensor<64xi64>, tensor<64xi64>) outs(%ess : tensor<64x64xf32>) {
+  ^bb0(%k: i64, %q: i64, %o: f32):
+    %ok = arith.cmpi sle, %k, %q : i64
+    %m = arith.select %ok, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<64x64xf32>
+  %e4 = tensor.empty() : tensor<4x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %mask : tensor<4x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<4x64xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %r = arith.maximumf %y, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4x64xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%b, %mask : tensor<4x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<4x64xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %r = arith.addf %y, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4x64xf32>
+  util.return %ra, %rb : tensor<4x64xf32>, tensor<4x64xf32>
+}

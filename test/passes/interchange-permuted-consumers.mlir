@@ -586,3 +586,146 @@ util.func public @reduction_consumer(%a: tensor<32x16xf32>, %w: tensor<16x48xf32
 }
 
 // REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
+
+
+// -----
+
+// A dynamic sequence: torch's view(b, s, h, d) with a dynamic s is a tensor.reshape of a
+// from_elements shape; it is the expand_shape [[0], [1], [2, 3]] it is (its dims pair up: the
+// element counts are equal). The expand_shapes move into the weight and the contraction; the
+// transpose copy is gone; new tensors take the sequence length %s IREE holds.
+// CHECK-LABEL: util.func public @query_dynamic_seq
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<?x128xf32>, %[[W:[a-z0-9]+]]: tensor<128x128xf32>, %[[B:[a-z0-9]+]]: tensor<128xf32>, %[[S:[a-z0-9]+]]: index)
+// CHECK-NOT: tensor.reshape
+// CHECK-NOT: linalg.matmul
+// CHECK-DAG: %[[X3:.+]] = tensor.expand_shape %[[X]] {{\[\[}}0, 1], [2]] output_shape [2, %[[S]], 128]
+// CHECK-DAG: %[[W3:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1], [2]] output_shape [4, 32, 128]
+// CHECK: %[[E:.+]] = tensor.empty(%[[S]]) : tensor<2x4x?x32xf32>
+// CHECK: %[[MM:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]
+// CHECK-SAME: ins(%[[X3]], %[[W3]] : tensor<2x?x128xf32>, tensor<4x32x128xf32>) outs(%{{.+}} : tensor<2x4x?x32xf32>)
+// CHECK: %[[OUT:.+]] = linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %[[MM]] : tensor<4x32xf32>, tensor<2x4x?x32xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: util.return %[[OUT]] : tensor<2x4x?x32xf32>
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [interchange-{{[0-9a-f]+}}] {{.+}}: reading linalg.matmul: expand_shape moved above linalg.generic, linalg.matmul (loops split); tensor.reshape rewritten as the expand_shape it is; expand_shape moved above
+util.func public @query_dynamic_seq(%x: tensor<?x128xf32>, %w: tensor<128x128xf32>, %b: tensor<128xf32>, %s: index) -> tensor<2x4x?x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %c2 = arith.constant 2 : index
+  %c2_i64 = arith.constant 2 : i64
+  %c4_i64 = arith.constant 4 : i64
+  %c32_i64 = arith.constant 32 : i64
+  %rows = arith.muli %s, %c2 : index
+  %e = tensor.empty(%rows) : tensor<?x128xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %m = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%x, %w : tensor<?x128xf32>, tensor<128x128xf32>) outs(%f : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %biased = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%b, %m : tensor<128xf32>, tensor<?x128xf32>) outs(%e : tensor<?x128xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %a = arith.addf %in, %in_0 : f32
+    linalg.yield %a : f32
+  } -> tensor<?x128xf32>
+  %ex = tensor.expand_shape %biased [[0, 1], [2]] output_shape [2, %s, 128] : tensor<?x128xf32> into tensor<2x?x128xf32>
+  %si = arith.index_cast %s : index to i64
+  %shape = tensor.from_elements %c2_i64, %si, %c4_i64, %c32_i64 : tensor<4xi64>
+  %r = tensor.reshape %ex(%shape) : (tensor<2x?x128xf32>, tensor<4xi64>) -> tensor<2x?x4x32xf32>
+  %et = tensor.empty(%s) : tensor<2x4x?x32xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%r : tensor<2x?x4x32xf32>) outs(%et : tensor<2x4x?x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x4x?x32xf32>
+  util.return %t : tensor<2x4x?x32xf32>
+}
+
+// -----
+
+// The sequence length the expand_shape uses is computed after the matmul: the expansion
+// cannot move above it, and the reason says so.
+// CHECK-LABEL: util.func public @size_after_producer
+// CHECK: linalg.matmul
+// CHECK: tensor.expand_shape
+// CHECK: linalg.generic {indexing_maps = [#{{.+}}, #{{.+}}]
+// REPORT: [interchange-permuted-consumers] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [interchange-{{[0-9a-f]+}}] {{.+}}: operand 0 (linalg.matmul): cannot expand linalg.matmul: a dynamic size of the reshape (arith.divui) is computed after linalg.matmul
+util.func public @size_after_producer(%x: tensor<?x128xf32>, %w: tensor<128x128xf32>) -> tensor<2x4x?x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %rows = tensor.dim %x, %c0 : tensor<?x128xf32>
+  %e = tensor.empty(%rows) : tensor<?x128xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %m = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%x, %w : tensor<?x128xf32>, tensor<128x128xf32>) outs(%f : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %s = arith.divui %rows, %c2 : index
+  %ex = tensor.expand_shape %m [[0, 1], [2, 3]] output_shape [2, %s, 4, 32] : tensor<?x128xf32> into tensor<2x?x4x32xf32>
+  %et = tensor.empty(%s) : tensor<2x4x?x32xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ex : tensor<2x?x4x32xf32>) outs(%et : tensor<2x4x?x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<2x4x?x32xf32>
+  util.return %t : tensor<2x4x?x32xf32>
+}
+
+// -----
+
+// A tensor.reshape whose dynamic dims do not pair up (two unrelated lengths): not a reshape
+// the pass can move; the path ends there and nothing changes.
+// CHECK-LABEL: util.func public @reshape_undetermined
+// CHECK: linalg.matmul
+// CHECK: tensor.reshape
+// CHECK: linalg.generic
+// REPORT: [interchange-permuted-consumers] 0 change(s), 0 skipped
+util.func public @reshape_undetermined(%x: tensor<?x128xf32>, %w: tensor<128x128xf32>, %p: i64, %q: i64) -> tensor<?x4x?x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %c4_i64 = arith.constant 4 : i64
+  %c32_i64 = arith.constant 32 : i64
+  %rows = tensor.dim %x, %c0 : tensor<?x128xf32>
+  %e = tensor.empty(%rows) : tensor<?x128xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %m = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%x, %w : tensor<?x128xf32>, tensor<128x128xf32>) outs(%f : tensor<?x128xf32>) -> tensor<?x128xf32>
+  %shape = tensor.from_elements %p, %q, %c4_i64, %c32_i64 : tensor<4xi64>
+  %r = tensor.reshape %m(%shape) : (tensor<?x128xf32>, tensor<4xi64>) -> tensor<?x?x4x32xf32>
+  %pi = arith.index_cast %p : i64 to index
+  %qi = arith.index_cast %q : i64 to index
+  %et = tensor.empty(%pi, %qi) : tensor<?x4x?x32xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%r : tensor<?x?x4x32xf32>) outs(%et : tensor<?x4x?x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<?x4x?x32xf32>
+  util.return %t : tensor<?x4x?x32xf32>
+}
+
+// -----
+
+// Weights read from an external parameter (iree-turbine / iree-import-onnx
+// --externalize-params): the expand_shape moves into the parameter as into an inline weight.
+// CHECK-LABEL: util.func public @query_parameter_weight
+// CHECK: %[[P:.+]] = flow.tensor.constant #flow.parameter.named<"model"::"q.weight"> : tensor<384x384xf32>
+// CHECK: %[[P3:.+]] = tensor.expand_shape %[[P]] {{\[\[}}0, 1], [2]] output_shape [12, 32, 384]
+// CHECK: %[[MM:.+]] = linalg.generic
+// CHECK-SAME: ins(%{{.+}}, %[[P3]] : tensor<128x384xf32>, tensor<12x32x384xf32>) outs(%{{.+}} : tensor<12x128x32xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: util.return %[[MM]]
+// REPORT: [interchange-permuted-consumers] 1 change(s), 0 skipped
+util.func public @query_parameter_weight(%x: tensor<128x384xf32>) -> tensor<12x128x32xf32> {
+  %cst = arith.constant 0.0 : f32
+  %w = flow.tensor.constant #flow.parameter.named<"model"::"q.weight"> : tensor<384x384xf32>
+  %e = tensor.empty() : tensor<128x384xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x384xf32>) -> tensor<128x384xf32>
+  %m = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>]
+      ins(%x, %w : tensor<128x384xf32>, tensor<384x384xf32>) outs(%f : tensor<128x384xf32>) -> tensor<128x384xf32>
+  %mx = tensor.expand_shape %m [[0], [1, 2]] output_shape [128, 12, 32] : tensor<128x384xf32> into tensor<128x12x32xf32>
+  %e4 = tensor.empty() : tensor<12x128x32xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%mx : tensor<128x12x32xf32>) outs(%e4 : tensor<12x128x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<12x128x32xf32>
+  util.return %t : tensor<12x128x32xf32>
+}
