@@ -385,15 +385,11 @@ def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
 _SIZES = re.compile(r"(?<=[<x])\d+(?=x)")
 
 
-@functools.lru_cache(maxsize=4096)
-def _sizes_erased(text: str) -> str:
-    return _SIZES.sub("?", text)  # the same few type texts in every layer: computed once
-
-
+@functools.lru_cache(maxsize=8192)  # the same few parts in every layer: computed once
 def _without_sizes(part):
     """A signature part with every size of the tensor types in it replaced by `?`."""
     if isinstance(part, str):
-        return _sizes_erased(part)
+        return _SIZES.sub("?", part)
     if isinstance(part, tuple):
         return tuple(_without_sizes(p) for p in part)
     return part
