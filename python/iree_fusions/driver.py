@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 from iree.compiler.api import ctypes_dl as capi
 
-from . import consteval
 from .counting import count_flow_module
 from .decisions import Decider, DecisionsError
 from .pass_base import PassReport, Skip
@@ -271,6 +270,8 @@ def _fold_load_time_stacks(runner: _Pipeline, module: ir.Operation,
     if any(f.replace(" ", "") in ("--iree-opt-const-eval=false", "--iree-opt-const-eval=0")
            for f in _global_flags or ()):
         return
+
+    from . import consteval  # numpy: imported only when there is something to fold
 
     def evaluate(small: ir.Operation) -> ir.Operation | None:
         inv = runner.invocation("preprocessing", HOOK_PHASE["linalg"])
