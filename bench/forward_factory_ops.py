@@ -11,6 +11,15 @@ bytes passed between dispatches, the largest error against PyTorch, and the medi
 local-task, timing all configurations round-robin (one iree-benchmark-module run each per round)
 so that machine noise hits them alike. Exports and stock compilations are cached under
 /tmp/iree-fusions-ffo-cache.
+
+    python bench/forward_factory_ops.py --forms [llama-start_pos zoo-gpt2 ...] \
+        [--form static --form dynamic-seq]
+
+checks both passes on the forms users compile (models/forms.py: static, dynamic batch /
+sequence with and without shape facts, turbine parameters, ONNX, ONNX with parameters, ONNX
+with a dynamic sequence): dispatches stock -> plugin per form, what changed, plugin vs stock
+at the export's size and at a size a dynamic export never saw, plugin vs PyTorch; a markdown
+table (bench/results/forward-factory-ops.md).
 """
 
 from __future__ import annotations
@@ -219,8 +228,34 @@ def micro_ir(kind: str, seq: int, heads: int, dim: int = 64, consumers: int = 2)
     return "\n".join(out)
 
 
+FORMS_FUSIONS = "forward-factory-ops,forward-factory-dispatches"
+
+
+def form_models():
+    """The models of `--forms`: the Llama-style variants (B=2, S=64: torch.export specializes
+    a batch of 1; other sizes B=3 / S=40) and zoo decoders with masks and rotary tables."""
+    from iree_fusions.models import forms, llama, zoo
+
+    every = (*forms.FORMS, "dynamic-seq-facts", "dynamic-batch-facts", "onnx-dynamic-seq")
+    out = [forms.FormModel(
+        f"llama-{v}", lambda b, s, v=v: llama.build_llama(v, s, batch=b), 2, 64, every,
+        export_kwargs=lambda form, v=v: {} if "onnx" in form else {"keep_ops": llama.keep_ops(v)})
+        for v in llama.VARIANTS]
+    for name in ("gpt2", "gpt-neox", "llama"):
+        arch = next(a for a in zoo.ARCHITECTURES if a.name == name)
+        out.append(forms.FormModel(
+            f"zoo-{name}", lambda b, s, arch=arch: zoo.build_positional(arch, b, s), 2,
+            zoo.SEQ, (*forms.FORMS, "onnx-dynamic-seq"), other_seq=21,
+            export_kwargs=lambda form, arch=arch: (
+                {"dims": list(arch.seq_dims)} if "dynamic-seq" in form else {})))
+    return out
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--forms", nargs="*", metavar="MODEL",
+                   help="the forms table for these models of form_models() (none: all)")
+    p.add_argument("--form", action="append", help="with --forms: only these forms")
     p.add_argument("--variant", default="start_pos")
     p.add_argument("--seq", type=int, default=512)
     p.add_argument("--set", action="append", default=[], metavar="FIELD=INT",
@@ -238,6 +273,12 @@ def main(argv=None) -> int:
     p.add_argument("--heads", type=int, default=8, help="micro: broadcast factor H")
     p.add_argument("--dim", type=int, default=64, help="micro rope: table width D")
     args = p.parse_args(argv)
+    if args.forms is not None:
+        from iree_fusions.models import forms
+
+        models = [m for m in form_models() if not args.forms or m.name in args.forms]
+        forms.run_table(models, FORMS_FUSIONS, args.form)
+        return 0
     configs = [c.split("=", 1) for c in (args.config or ["stock=none",
                                                           "plugin=forward-factory-ops"])]
     overrides = {k: int(v) for k, v in (s.split("=", 1) for s in args.set)}

@@ -76,9 +76,11 @@ def compact(plan: CompactPlan) -> str:
         for user in readers:
             user.replace_uses_of_with(root.value, new)
     ops = sum(len(r.factory.ops) for r in plan.roots)
+    why = list(dict.fromkeys(r.not_forwarded for r in plan.roots if r.not_forwarded))
     return (f"compacted {len(values)} materialized factory value(s) "
             f"{', '.join(str(v.type) for v in values)} ({ops} chain ops) into one "
-            f"linalg.generic reading {len(h.dps_inputs(gen))} leaf input(s)")
+            f"linalg.generic reading {len(h.dps_inputs(gen))} leaf input(s)"
+            + "".join(f"; not forwarded: {w}" for w in why))
 
 
 def build_factory_generic(values: list[ir.Value], before: ir.Operation,

@@ -35,6 +35,7 @@ class Root:
     blocked: list[str] = field(default_factory=list)  # users it cannot be forwarded into
     escapes: bool = False
     chain_users: list[ir.Operation] = field(default_factory=list)  # factory ops reading it
+    not_forwarded: str | None = None  # the cost rule's reason, when it declined the forward
 
     @property
     def value(self) -> ir.Value:
@@ -188,7 +189,8 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardFactoryO
               f"elements: {extra:.3g} extra ops; {saved} bytes saved, budget {budget:.3g}"
               + (_estimate_note(f.value, consumers, estimate)))
     if not options.ignore_cost and extra > budget:
-        raise NoMatch(f"recomputing costs more than it saves ({detail})")
+        root.not_forwarded = f"recomputing costs more than it saves ({detail})"
+        raise NoMatch(root.not_forwarded)
     return ForwardPlan(root, detail, analysis)
 
 

@@ -52,6 +52,35 @@ LIT_EXPECTATIONS = {
     "rng_like": (False, 0, 0),
     "rope_tables_kept": (True, 0, 0),  # compacted into one generic; IREE fuses this chain too
     "nothing_to_forward": (False, 0, 0),
+    # Dynamic dims (bytes between dynamic tensors are not counted) and ONNX's folded arange.
+    "dynamic_mask_two_reductions": (True, 1, 0),
+    "dynamic_rope_compacted": (True, 0, 0),
+    "dynamic_batch_unbounded": (True, 0, 0),  # compacted, not forwarded (cost at 1024 rows)
+    "dynamic_batch_bounded": (True, 1, 0),
+    "onnx_folded_positions": (True, 1, 64 * 64 * 4),
+}
+
+
+def _f32(rng, *shape) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def _start(rng) -> np.ndarray:
+    return np.array(rng.integers(0, 5), dtype=np.int64)
+
+
+# Inputs of the cases whose arguments must agree (a dynamic size and the tensors it sizes;
+# index scalars as Python ints), at a dynamic size `s`; the others get inputs_for.
+LIT_INPUTS = {
+    "dynamic_mask_two_reductions": lambda rng, s: [_start(rng), _f32(rng, 4, s, s),
+                                                   _f32(rng, 4, s, s), s],
+    "dynamic_rope_compacted": lambda rng, s: [_start(rng), _f32(rng, 16), _f32(rng, 8, s, 32),
+                                              _f32(rng, 8, s, 32), s],
+    "dynamic_batch_unbounded": lambda rng, s: [_start(rng), _f32(rng, s, 64, 64),
+                                               _f32(rng, s, 64, 64), s],
+    # util.assume.int umax = 4: at most 4 rows
+    "dynamic_batch_bounded": lambda rng, s: [_start(rng), _f32(rng, 3, 64, 64),
+                                             _f32(rng, 3, 64, 64), 3],
 }
 
 
@@ -63,7 +92,9 @@ def test_lit_cases_are_all_covered():
 def test_lit_case_numerics_and_counts(name):
     text = lit_cases()[name]
     changed, saved, bytes_removed = LIT_EXPECTATIONS[name]
-    check = compare_compilations(text, inputs_for(text, name), fusions=PASS, function=name,
+    inputs = (LIT_INPUTS[name](np.random.default_rng(0), 7) if name in LIT_INPUTS
+              else inputs_for(text, name))
+    check = compare_compilations(text, inputs, fusions=PASS, function=name,
                                  keep_no_gain=True)  # the mechanics, even where nothing is saved
     assert check.agreement.shapes_match
     assert check.agreement.within(1e-5), check.agreement
@@ -512,3 +543,56 @@ def test_llama_compiles_for_gpu_targets(device, variant, ffo_bench):
     assert out.output
     # const: IREE const-evaluates the tables and fuses the index-only mask; nothing to do.
     assert any(r["changes"] for r in out.reports) == (variant != "const")
+
+
+# ---------------------------------------------------------------- the forms users compile
+
+_STATIC: dict = {}
+
+
+def _check_llama_form(variant: str, form: str, seq: int, **overrides):
+    """A Llama-style variant (B=2: torch.export specializes a batch of 1) in `form` removes
+    as many dispatches as in its static form, at most one fewer where the form's report names
+    the dynamic dim that blocks (at S=16 the static form forwards RoPE tables that a dynamic
+    size counted as its bound or dynamic-dim-estimate does not); it agrees with stock IREE
+    and PyTorch at the export's size and an unseen one (B=3 / S=seq-5)."""
+    pytest.importorskip("torch")
+    from iree_fusions.models import forms, llama
+
+    model = forms.FormModel(
+        f"llama-{variant}", lambda b, s: llama.build_llama(variant, s, batch=b, **overrides),
+        2, seq, (), other_seq=seq - 5,
+        export_kwargs=lambda f: {} if "onnx" in f else {"keep_ops": llama.keep_ops(variant)})
+    key = (variant, seq, tuple(sorted(overrides.items())))
+    if key not in _STATIC:
+        _STATIC[key] = model.check("static", BOTH)
+    static = _STATIC[key]
+    check = static if form == "static" else model.check(form, BOTH)
+    assert static.removed >= 1
+    if check.removed < static.removed:
+        assert check.removed == static.removed - 1, (form, check.skipped)
+        # the dynamic dim the cost rule counted is named (a skip, or a compaction's reason)
+        assert any("dynamic sizes" in r for r in check.skipped + check.changes), check.skipped
+    for stock_err, torch_err in check.errors:
+        assert stock_err <= 1e-5 and torch_err <= 1e-4, check.errors
+    return check
+
+
+@pytest.mark.parametrize("form", ["static", "dynamic-seq", "dynamic-batch"])
+def test_tiny_llama_forms(form):
+    check = _check_llama_form("start_pos", form, 16, **TINY)
+    assert len(check.errors) == (2 if "dynamic" in form else 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", ["params", "onnx", "onnx-params", "onnx-dynamic-seq",
+                                  "dynamic-seq-facts", "params-dynamic-seq"])
+def test_tiny_llama_forms_slow(form):
+    _check_llama_form("start_pos", form, 16, **TINY)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["start_pos", "sdpa", "alibi", "sliding"])
+@pytest.mark.parametrize("form", ["dynamic-seq", "dynamic-batch", "onnx"])
+def test_llama_forms(variant, form):
+    _check_llama_form(variant, form, 64)

@@ -55,6 +55,29 @@ LIT_EXPECTATIONS = {
     "multi_use_returned": (False, 0),
     "index_blocks_expand": (False, 0),
     "reduction_consumer": (False, 0),
+    # Dynamic dims and parameters (the forms users compile).
+    "query_dynamic_seq": (True, 1),
+    "size_after_producer": (False, 0),
+    "reshape_undetermined": (False, 0),
+    "query_parameter_weight": (True, 1),
+}
+
+
+def _f32(rng, *shape) -> np.ndarray:
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+# Inputs of the cases whose arguments must agree (a sequence length and tensors of that many
+# rows; i64 / index scalars as Python ints), at a sequence length `s`; others get
+# random_inputs. Parameters: the external weights a case reads.
+LIT_INPUTS = {
+    "query_dynamic_seq": lambda rng, s: [_f32(rng, 2 * s, 128), _f32(rng, 128, 128),
+                                         _f32(rng, 128), s],
+    "size_after_producer": lambda rng, s: [_f32(rng, 2 * s, 128), _f32(rng, 128, 128)],
+    "reshape_undetermined": lambda rng, s: [_f32(rng, 2 * s, 128), _f32(rng, 128, 128), 2, s],
+}
+LIT_PARAMETERS = {
+    "query_parameter_weight": lambda rng: {"model": {"q.weight": _f32(rng, 384, 384)}},
 }
 
 
@@ -65,15 +88,18 @@ def test_expectations_cover_every_lit_case():
 @pytest.mark.parametrize("name", sorted(LIT_EXPECTATIONS))
 def test_lit_case_numerics_and_dispatches(name):
     rewritten, saved = LIT_EXPECTATIONS[name]
+    rng = np.random.default_rng(0)
+    inputs = LIT_INPUTS[name](rng, 5) if name in LIT_INPUTS else None
+    params = LIT_PARAMETERS[name](rng) if name in LIT_PARAMETERS else None
     # keep_no_gain: the rewrite's numbers and counts even where it saves nothing (the
     # default then reverts it: test_cli.py)
-    check = compare_compilations(lit_cases()[name], fusions=PASS, function=name,
-                                 keep_no_gain=True)
+    check = compare_compilations(lit_cases()[name], inputs, fusions=PASS, function=name,
+                                 keep_no_gain=True, parameters=params)
     assert check.agreement.within(1e-5, 1e-5), check.agreement
     assert bool(check.changes()) == rewritten, check.changes()
     assert check.plugin_dispatches == check.stock_dispatches - saved, (
         check.stock_counts.dispatch_names, check.plugin_counts.dispatch_names)
-    if saved:
+    if saved and check.stock_counts.total_bytes_between:  # dynamic tensors are not counted
         assert check.plugin_counts.total_bytes_between < check.stock_counts.total_bytes_between
 
 
@@ -387,3 +413,75 @@ def test_keys_depend_on_structure_only():
         assert keys and passes.change_keys(passes.disguise(cases[name]), PASS) == keys, name
     assert (passes.change_keys(cases["minilm_query"], PASS)
             != passes.change_keys(cases["minilm_key_b8"], PASS))
+
+
+# ---------------------------------------------------------------- the forms users compile
+
+
+def _projection(batch: int, seq: int):
+    """A query projection on [B, S, 32] tokens: Linear, view(B, S, 4, 8), transpose(1, 2),
+    scale (weights seeded: the same at every size)."""
+    import torch
+
+    torch.manual_seed(0)
+
+    class Projection(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(32, 32)
+
+        def forward(self, x):
+            b, s, _ = x.shape
+            return self.linear(x).view(b, s, 4, 8).transpose(1, 2) * 0.5
+
+    x = torch.randn(batch, seq, 32, generator=torch.Generator().manual_seed(1))
+    return Projection().eval(), (x,)
+
+
+def _form_model(name: str):
+    from iree_fusions.models import forms
+    from iree_fusions.models.transformers import build_tiny_bert
+
+    every = (*forms.FORMS, *forms.EXTRA_FORMS)
+    if name == "projection":
+        return forms.FormModel("projection", _projection, 2, 16, every, other_seq=11)
+    return forms.FormModel("bert-tiny", build_tiny_bert, 2, 64, every)
+
+
+_STATIC: dict = {}
+
+
+def _check_form(name: str, form: str):
+    """The model in `form` and in its static form: the form removes as many dispatches as the
+    static one, agrees with stock IREE and PyTorch at the export's size and an unseen one."""
+    pytest.importorskip("torch")
+    model = _form_model(name)
+    if name not in _STATIC:
+        _STATIC[name] = model.check("static", PASS)
+    static = _STATIC[name]
+    check = static if form == "static" else model.check(form, PASS)
+    assert static.removed >= 1
+    assert check.removed == static.removed, (form, check.skipped)
+    for stock_err, torch_err in check.errors:
+        assert stock_err <= 1e-5 and torch_err <= 1e-5, check.errors
+    return check
+
+
+@pytest.mark.parametrize("form", ["static", "dynamic-batch", "dynamic-seq", "dynamic-seq-facts"])
+def test_projection_forms(form):
+    check = _check_form("projection", form)
+    assert len(check.errors) == (2 if "dynamic" in form else 1)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", ["params", "params-dynamic-seq", "onnx", "onnx-params",
+                                  "onnx-dynamic-seq"])
+def test_projection_forms_slow(form):
+    _check_form("projection", form)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("form", ["dynamic-batch", "dynamic-seq", "params", "onnx",
+                                  "onnx-params", "onnx-dynamic-seq"])
+def test_bert_tiny_forms(form):
+    _check_form("bert-tiny", form)
