@@ -247,7 +247,8 @@ def form_models():
             f"zoo-{name}", lambda b, s, arch=arch: zoo.build_positional(arch, b, s), 2,
             zoo.SEQ, (*forms.FORMS, "onnx-dynamic-seq"), other_seq=21,
             export_kwargs=lambda form, arch=arch: (
-                {"dims": list(arch.seq_dims)} if "dynamic-seq" in form else {})))
+                {"dims": list(arch.seq_dims), "ranges": arch.seq_ranges()}
+                if "dynamic-seq" in form else {})))
     return out
 
 

@@ -124,14 +124,10 @@ def form_models():
 
 
 def _zoo_export_kwargs(arch, form: str) -> dict:
-    """A zoo token model's dynamic-sequence dims; an encoder-decoder's decoder length below
-    the example's encoder length (T5's export guards `dec_seq != 32`)."""
-    from iree_fusions.models import zoo
-
+    """A zoo token model's dynamic-sequence dims and their ranges."""
     if "dynamic-seq" not in form:
         return {}
-    ranges = {"dec_seq": (2, zoo.SEQ - 1)} if len(arch.seq_dims) > 1 else {}
-    return {"dims": list(arch.seq_dims), "ranges": ranges}
+    return {"dims": list(arch.seq_dims), "ranges": arch.seq_ranges()}
 
 
 def forms_table(names: list[str], form_names: list[str] | None, fusions: str) -> None:

@@ -26,6 +26,7 @@ from .catalog import Artifact, BenchModel
 from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, torch_outputs
 
 SEQ = 32
+MAX_POSITIONS = 128  # max_position_embeddings / n_positions of the token models' configs
 HIDDEN, HEADS, LAYERS, FFN, VOCAB = 128, 4, 2, 256, 1000
 IMAGE = 32
 
@@ -35,7 +36,7 @@ def _text_config(cls_name: str, **extra):
 
     common = dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
                   num_attention_heads=HEADS, intermediate_size=FFN,
-                  max_position_embeddings=128, attn_implementation="eager")
+                  max_position_embeddings=MAX_POSITIONS, attn_implementation="eager")
     common.update(extra)
     return getattr(transformers, cls_name)(**common)
 
@@ -269,6 +270,12 @@ class Architecture:
 
     def takes_seq(self) -> bool:
         return self.seq_dims is not None
+
+    def seq_ranges(self) -> dict[str, tuple[int, int]]:
+        """The ranges of the dynamic-sequence dims (forms.export's `ranges=`): up to the
+        configs' 128 positions; an encoder-decoder's decoder below the example's encoder
+        length (T5's export guards `dec_seq != 32`)."""
+        return {"seq": (2, MAX_POSITIONS), "dec_seq": (2, SEQ - 1)}
 
 
 _TOKENS = ({1: "seq"},)
