@@ -27,6 +27,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -75,22 +76,33 @@ class Row:
     ok: bool = True
     error: str | None = None
     changes: list[str] = field(default_factory=list)
+    # Compile wall times of the .vmfb builds (seconds; `--jobs` compiles run side by side),
+    # and the plugin's own part of its compile (its passes, --fusions-timing).
+    stock_compile_s: float | None = None
+    plugin_compile_s: float | None = None
+    plugin_passes_s: float | None = None
 
 
-def _compile_all(path: str, model_flags: list[str], fusions: str,
-                 args, decisions: str | None) -> dict[str, api.CompileOutput]:
+def _compile_all(path: str, model_flags: list[str], fusions: str, args, decisions: str | None
+                 ) -> tuple[dict[str, api.CompileOutput], dict[str, float]]:
+    """Each build's output, and its wall time in seconds."""
     flags = [*model_flags, *args.flag]
     jobs = {
         "stock": dict(stock=True),
-        "plugin": dict(fusions=fusions, decisions=decisions),
+        "plugin": dict(fusions=fusions, decisions=decisions, timing=True),
         "stock_flow": dict(stock=True, compile_to="flow"),
         "plugin_flow": dict(fusions=fusions, compile_to="flow", decisions=decisions),
     }
+
+    def timed(**kw) -> tuple[api.CompileOutput, float]:
+        start = time.perf_counter()
+        out = api.compile_file(path, device=args.device, target=args.target, flags=flags, **kw)
+        return out, time.perf_counter() - start
+
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {k: pool.submit(api.compile_file, path, device=args.device,
-                                  target=args.target, flags=flags, **kw)
-                   for k, kw in jobs.items()}
-        return {k: f.result() for k, f in futures.items()}
+        futures = {k: pool.submit(timed, **kw) for k, kw in jobs.items()}
+        done = {k: f.result() for k, f in futures.items()}
+    return {k: out for k, (out, _) in done.items()}, {k: t for k, (_, t) in done.items()}
 
 
 def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = None,
@@ -110,7 +122,7 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
             decisions = _tune(model.name, fusions, args, progress)
         progress.note(f"{model.name}: compiling stock and plugin (--fusions={fusions}"
                       + (f", --fusions-decisions={decisions})" if decisions else ")"))
-        outs = _compile_all(path, artifact.flags, fusions, args, decisions)
+        outs, seconds = _compile_all(path, artifact.flags, fusions, args, decisions)
     # What the plugin compile said (e.g. a pass that failed and was skipped) stays visible.
     said = outs["plugin"].stderr.strip() or outs["plugin_flow"].stderr.strip()
     for line in said.splitlines():
@@ -125,6 +137,12 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
         stock_counts.initializer_dispatches, plugin_counts.initializer_dispatches)
     row.changes = [f"[{c['key']}] {c['what']}" for r in outs["plugin"].reports
                    for c in r.get("changes", [])]
+    row.stock_compile_s = round(seconds["stock"], 3)
+    row.plugin_compile_s = round(seconds["plugin"], 3)
+    if outs["plugin"].timing is not None:
+        row.plugin_passes_s = round(sum(s["seconds"] for s in outs["plugin"].timing["steps"]
+                                        if s["depth"] == 0 and s["name"].startswith("plugin ")),
+                                    3)
     row.compiled_for = bundle_runner.compiled_for(outs["stock_flow"].output)
     if bundle is not None:
         _add_to_bundle(bundle, model.name, artifact, outs, path, (stock_counts, plugin_counts),

@@ -317,3 +317,15 @@ def test_timing_rows_nest_pass_parts_under_their_hook():
                     (1, "a-pass (0 change(s), 2 round(s))"), (2, "find"), (2, "apply"),
                     (2, "other"), (0, "emit")]
     assert "Total Execution Time" in timing.format()
+
+
+def test_bench_rows_carry_compile_times(tmp_path):
+    """iree-fusions-bench --json: each row has both builds' compile wall times and the
+    plugin's own part (its passes)."""
+    rows = tmp_path / "rows.json"
+    res = subprocess.run([tool("iree-fusions-bench"), "attention_projection_transpose",
+                          "--compile-only", f"--json={rows}"], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    (row,) = json.loads(rows.read_text())
+    assert row["stock_compile_s"] > 0 and row["plugin_compile_s"] > 0
+    assert 0 < row["plugin_passes_s"] < row["plugin_compile_s"]
