@@ -32,12 +32,17 @@ INTERCHANGE = "interchange-permuted-consumers"
 LINALG_PASSES = "batch-gathers,forward-factory-ops,batch-mlp-towers,interchange-permuted-consumers"
 
 
-def layered_model(layers: int) -> str:
+def layered_model(layers: int, constant_weight: bool = False) -> str:
     """`layers` attention-projection-like layers in a chain: matmul -> expand_shape ->
     permuted elementwise reader (interchanged with the reshape moved above the matmul), whose
-    reader in turn becomes a candidate only after that change (two rounds of changes)."""
-    lines = ["util.func public @main(%x0: tensor<128x256xf32>, %w: tensor<256x256xf32>) -> tensor<128x256xf32> {",
-             "  %cst = arith.constant 0.0 : f32"]
+    reader in turn becomes a candidate only after that change (two rounds of changes). The
+    weight is an argument, or a constant (then the reshape splits the weight: a sure gain)."""
+    if constant_weight:
+        lines = ["util.func public @main(%x0: tensor<128x256xf32>) -> tensor<128x256xf32> {",
+                 "  %w = arith.constant dense<0.5> : tensor<256x256xf32>"]
+    else:
+        lines = ["util.func public @main(%x0: tensor<128x256xf32>, %w: tensor<256x256xf32>) -> tensor<128x256xf32> {"]
+    lines.append("  %cst = arith.constant 0.0 : f32")
     for i in range(layers):
         lines += [
             f"  %e0_{i} = tensor.empty() : tensor<128x256xf32>",
@@ -270,11 +275,12 @@ def _timing(tmp_path, model, *flags):
 
 def test_timing_report_and_a_sure_change_without_weighing(tmp_path):
     """--fusions-timing prints every step like --mlir-timing (IREE phase ranges, the plugin
-    passes with find/apply/verify); the interchange change through a reshape is sure to pay,
-    so no stock dispatch-creation run weighs it, unless the report asks for the effect
-    (--fusions-report: exactly one run, and op counts for its `ops:` lines)."""
+    passes with find/apply/verify); the interchange change through a reshape that splits a
+    constant weight is sure to pay, so no stock dispatch-creation run weighs it, unless the
+    report asks for the effect (--fusions-report: exactly one run, and op counts for its
+    `ops:` lines); with the weight an argument it is not sure, and weighed once."""
     model = tmp_path / "m.mlir"
-    model.write_text(layered_model(2))
+    model.write_text(layered_model(2, constant_weight=True))
     timing, stderr = _timing(tmp_path, str(model))
     names = [s["name"] for s in timing["steps"]]
     assert "iree start -> global-optimization" in names
@@ -291,6 +297,9 @@ def test_timing_report_and_a_sure_change_without_weighing(tmp_path):
     assert sum("to weigh" in s["name"] for s in timing["steps"]) == 1
     assert "count" in [s["name"] for s in timing["steps"]]
     assert "  ops: " in stderr
+    model.write_text(layered_model(2))  # the weight an argument: no sure change, weighed
+    timing, _ = _timing(tmp_path, str(model))
+    assert sum("to weigh" in s["name"] for s in timing["steps"]) == 1
 
 
 def test_api_returns_the_timing(tmp_path):
