@@ -103,14 +103,18 @@ def transposes(names: list[str]) -> int:
 
 
 def form_models():
-    """The models of `--forms` (forms.FormModel): encoders and decoders with transposed Q/K/V
-    epilogues, at B=2 (torch.export specializes a batch of 1) and other sizes 3 / 40 tokens."""
-    from iree_fusions.models import forms, zoo
+    """The models of `--forms` (forms.FormModel): encoders, a Llama-style layer and zoo models
+    with transposed Q/K/V epilogues, at B=2 (torch.export specializes a batch of 1) and other
+    sizes B=3 / S=40 (MiniLM 77, zoo 21)."""
+    from iree_fusions.models import forms, llama, zoo
     from iree_fusions.models.transformers import build_minilm, build_tiny_bert
 
     tokens = (*forms.FORMS, "dynamic-seq-facts", "onnx-dynamic-seq")
     out = [forms.FormModel("bert-tiny", build_tiny_bert, 2, 64, tokens),
-           forms.FormModel("minilm", build_minilm, 2, 128, tokens, other_seq=77)]
+           forms.FormModel("minilm", build_minilm, 2, 128, tokens, other_seq=77),
+           forms.FormModel("llama-start_pos", lambda b, s: llama.build_llama("start_pos", s,
+                                                                              batch=b),
+                           2, 64, tokens)]
     for name in ("bert", "gpt2", "llama", "t5", "vit"):
         arch = next(a for a in zoo.ARCHITECTURES if a.name == name)
         token = arch.takes_seq()
