@@ -25,6 +25,12 @@ and their combinations (`EXTRA_FORMS`): `dynamic-*-facts` imports the symbolic s
 dims. Which dims are dynamic can be given per argument (`dims=`); their ranges by name
 (`ranges=`). torch.export specializes sizes 0 and 1: an example whose dynamic dim is 1 is
 refused (give one with size >= 2).
+
+To check a pass on a form: `check(model, args, form, fusions)` compiles stock and with the
+plugin (dispatch counts of `--compile-to=flow`, what changed, the reasons given) and compares
+outputs at the export's size and, for a dynamic form, at `other_args`' sizes; `FormModel`
+(a model buildable at any size with the same weights) and `run_table` print one markdown row
+per model and form (the bench scripts' `--forms`).
 """
 
 from __future__ import annotations
