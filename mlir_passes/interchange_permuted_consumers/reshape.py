@@ -82,14 +82,16 @@ def _expand_value(value: ir.Value, groups: list[list[int]], keys: list[h.DimKey]
     return b.expand_mixed(value, groups, sizes)
 
 
-def _unavailable(keys: list[h.DimKey], op: ir.Operation) -> str | None:
-    """Why a dynamic size cannot be used where `op` is rebuilt (None: every one can)."""
-    for k in keys:
-        v = k[0] if isinstance(k, tuple) else k
-        if isinstance(v, ir.Value) and not h.dominates(v, op):
-            what = h.defining_op(v).name if h.defining_op(v) is not None else "a value"
-            return (f"a dynamic size of the reshape ({what}) is computed after "
-                    f"{op_location(op)}")
+def _unavailable(splits: dict[int, list[h.DimKey]], op: ir.Operation) -> str | None:
+    """Why a dynamic size of a split cannot be used where `op` is rebuilt (None: every one
+    can); the reason names the loop, its split and where the size is computed."""
+    for d, sizes in splits.items():
+        for k in sizes:
+            v = k[0] if isinstance(k, tuple) else k
+            if isinstance(v, ir.Value) and not h.dominates(v, op):
+                what = h.defining_op(v).name if h.defining_op(v) is not None else "a value"
+                return (f"loop {d} splits into [{', '.join(map(size_text, sizes))}]: a dynamic "
+                        f"size of the reshape ({what}) is computed after {op_location(op)}")
     return None
 
 
@@ -136,7 +138,7 @@ def expansion_blocker(op: ir.Operation, splits: dict[int, list[h.DimKey]]) -> st
                     f"[{', '.join(map(size_text, sizes))}]")
     if h.index_dims(op) & set(splits):
         return "the body uses linalg.index on a loop that would be split"
-    return _unavailable([k for sizes in splits.values() for k in sizes], op)
+    return _unavailable(splits, op)
 
 
 def expand_op(op: ir.Operation, splits: dict[int, list[h.DimKey]]
