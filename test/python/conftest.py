@@ -87,13 +87,14 @@ def unit_roundoff(dtype) -> float:
 
 
 def reassociation_bound(n: int, dtype=np.float32, scale: float = 1.0) -> float:
-    """The most two summation orders of one n-term reduction can differ by, for terms with
+    """The most two orders of one n-term reduction can differ by, for terms with
     sum |term| <= `scale`: 2 gamma(n) scale, gamma(n) = n u / (1 - n u) with u the unit
-    roundoff of `dtype` (each order is within gamma(n-1) sum |term| of the exact sum: Higham,
-    Accuracy and Stability of Numerical Algorithms, 2nd ed., eq. 4.4; one more u covers a
-    final rounding, e.g. a mean's division). Another vector width, tiling or padding changes
-    the order in which generated code adds; this bounds what that may change. With terms of
-    one sign, scale = |the sum| and the bound is relative: compare `max_rel` with
+    roundoff of `dtype`. Any order of a dot product of length n is within gamma(n) sum |x y|
+    of the exact value, of a sum within gamma(n-1) sum |x| (Higham, Accuracy and Stability of
+    Numerical Algorithms, 2nd ed., (3.5) and (4.4)); the extra u of a sum covers a final
+    rounding (a mean's division). Another vector width, tiling or padding changes the order
+    in which generated code adds; this bounds what that may change. With terms of one sign,
+    scale = |the sum| and the bound is relative: compare `max_rel` with
     `reassociation_bound(n)`."""
     u = unit_roundoff(dtype)
     gamma = n * u / (1 - n * u)
