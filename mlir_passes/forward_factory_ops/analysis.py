@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from iree.compiler import ir
+from iree.compiler.dialects import arith
 
 from iree_fusions import ir_helpers as h
 from iree_fusions.ir_helpers import RESHAPES
@@ -45,7 +46,7 @@ CONCAT_COST = 3.0  # bounds compare + select + clamp of an insert_slice
 
 # Where a leaf may come from (through the look-through ops): inputs, constants, globals.
 _LEAF_SOURCES = ("hal.tensor.import", "arith.constant", "util.global.load",
-                 "iree_tensor_ext.dispatch.tensor.load")
+                 "iree_tensor_ext.dispatch.tensor.load", "flow.tensor.constant")
 _LEAF_LOOK_THROUGH = ("iree_tensor_ext.compute_barrier.start", "tensor.cast",
                       "tensor.expand_shape", "tensor.collapse_shape", "flow.tensor.reshape")
 
@@ -81,7 +82,8 @@ class FactoryAnalysis:
         self.reasons: dict[ir.Value, str] = {}
 
     def is_leaf(self, value: ir.Value) -> bool:
-        """A tiny tensor read from outside the computation: an input, a constant, a global."""
+        """A tiny tensor read from outside the computation: an input, a constant, a global, a
+        parameter."""
         shape = h.static_shape(value)
         if shape is None or h.numel(shape) > self.max_leaf_elements:
             return False
@@ -249,9 +251,10 @@ class FactoryAnalysis:
 
 
 def _integer_constant(value: ir.Value) -> bool:
-    """An `arith.constant` tensor of integers (folded positions, not weights)."""
-    return h.is_constant(value) and isinstance(h.tensor_type(value).element_type,
-                                               ir.IntegerType)
+    """A tensor of integers known at load time (folded positions: an `arith.constant`, or an
+    external parameter when the ONNX importer externalized the literal)."""
+    return h.is_constant_like(value) and isinstance(h.tensor_type(value).element_type,
+                                                    ir.IntegerType)
 
 
 def dropped_dims(op: ir.Operation) -> list[int] | None:
@@ -338,10 +341,34 @@ def size_key(size: int | ir.Value | None) -> h.DimKey | None:
     return size if size is None or isinstance(size, int) else h.size_key(size)
 
 
-def missing_sizes(value: ir.Value, dims: list[int]) -> str | None:
-    """Why a body cannot compute with these dims of `value` (None: their sizes are in reach)."""
+def built_size(value: ir.Value, d: int, build: bool = True) -> int | ir.Value | None:
+    """available_size, or for a collapse_shape's group of several dims the product of their
+    sizes (arith.muli at the current insertion point; `build=False`: only whether it can)."""
+    size = available_size(value, d)
+    op = h.defining_op(value)
+    if size is not None or op is None or op.name != "tensor.collapse_shape":
+        return size
+    parts = [built_size(op.operands[0], k, build) for k in h.reassociation(op)[d]]
+    if any(p is None for p in parts):
+        return None
+    if not build:
+        return 0
+    out: int | ir.Value = 1
+    for p in parts:
+        if isinstance(p, int) and isinstance(out, int):
+            out *= p
+            continue
+        a = out if isinstance(out, ir.Value) else arith.ConstantOp(ir.IndexType.get(), out).result
+        b = p if isinstance(p, ir.Value) else arith.ConstantOp(ir.IndexType.get(), p).result
+        out = arith.MulIOp(a, b).result
+    return out
+
+
+def missing_sizes(value: ir.Value, dims: list[int], products: bool = False) -> str | None:
+    """Why a body cannot compute with these dims of `value` (None: their sizes are in reach;
+    `products`: also as products of collapsed dims, built outside a body)."""
     for d in dims:
-        if available_size(value, d) is None:
+        if (built_size(value, d, build=False) if products else available_size(value, d)) is None:
             return (f"dim {d} of {describe_value(value)} is dynamic and no op in reach holds "
                     "its size")
     return None

@@ -10,7 +10,7 @@ from iree_fusions import ir_build as b
 from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import op_location
 
-from .analysis import FactoryAnalysis, available_size
+from .analysis import FactoryAnalysis, built_size
 from .roots import CompactPlan, ForwardPlan
 from .scalarize import Scalarizer
 
@@ -91,7 +91,7 @@ def build_factory_generic(values: list[ir.Value], before: ir.Operation,
     loc = before.location
     ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
     with loc, ir.InsertionPoint(before):
-        shape = [available_size(values[0], d) for d in range(rank)]
+        shape = [built_size(values[0], d) for d in range(rank)]
         empties = [tensor.EmptyOp(shape, v.type.element_type).result for v in values]
         gen = b.new_generic([], empties, [ident] * len(values), ["parallel"] * rank)
         block = b.append_body_block(gen, empties)

@@ -258,7 +258,7 @@ def compaction_candidates(roots: list[tuple[Root, bool]], block: ir.Block,
 def _plan_compaction(group: list[tuple[Root, bool]], block: ir.Block,
                      analysis: FactoryAnalysis) -> CompactPlan:
     value = group[0][0].value
-    problem = missing_sizes(value, list(range(h.tensor_type(value).rank))) or \
+    problem = missing_sizes(value, list(range(h.tensor_type(value).rank)), products=True) or \
         _leaf_after_first_reader(group, block)
     if problem is not None:
         raise NoMatch(problem)

@@ -791,3 +791,52 @@ util.func public @onnx_folded_positions(%start: tensor<i64>, %a: tensor<4x64x64x
   } -> tensor<4x64xf32>
   util.return %ra, %rb : tensor<4x64xf32>, tensor<4x64xf32>
 }
+
+// -----
+
+// The same literal externalized by `iree-import-onnx --externalize-params` (64 elements is
+// above its threshold): an integer parameter is a leaf too; the mask is forwarded.
+// CHECK-LABEL: util.func public @onnx_parameter_positions
+// CHECK-NOT: tensor<64x64xf32>
+// CHECK: linalg.generic {{.*}} : tensor<4x64x64xf32>, tensor<64xi64>, tensor<64xi64>, tensor<i64>)
+// CHECK: arith.cmpi sle
+// CHECK: linalg.generic {{.*}} : tensor<4x64x64xf32>, tensor<64xi64>, tensor<64xi64>, tensor<i64>)
+// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
+// REPORT-NEXT: changed [forward-factory-{{.+}}] {{.+}}: forwarded tensor<64x64xf32>
+util.func public @onnx_parameter_positions(%start: tensor<i64>, %a: tensor<4x64x64xf32>, %b: tensor<4x64x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant -1.0e+30 : f32
+  %range = flow.tensor.constant #flow.parameter.named<"model"::"positions"> : tensor<64xi64>
+  %e64 = tensor.empty() : tensor<64xi64>
+  %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%range, %start : tensor<64xi64>, tensor<i64>) outs(%e64 : tensor<64xi64>) {
+  ^bb0(%r: i64, %st: i64, %o: i64):
+    %p = arith.addi %r, %st : i64
+    linalg.yield %p : i64
+  } -> tensor<64xi64>
+  %ess = tensor.empty() : tensor<64x64xf32>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%range, %pos : tensor<64xi64>, tensor<64xi64>) outs(%ess : tensor<64x64xf32>) {
+  ^bb0(%k: i64, %q: i64, %o: f32):
+    %ok = arith.cmpi sle, %k, %q : i64
+    %m = arith.select %ok, %zero, %ninf : f32
+    linalg.yield %m : f32
+  } -> tensor<64x64xf32>
+  %e4 = tensor.empty() : tensor<4x64xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4x64xf32>) -> tensor<4x64xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %mask : tensor<4x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<4x64xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %r = arith.maximumf %y, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4x64xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%b, %mask : tensor<4x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<4x64xf32>) {
+  ^bb0(%x: f32, %m: f32, %acc: f32):
+    %y = arith.addf %x, %m : f32
+    %r = arith.addf %y, %acc : f32
+    linalg.yield %r : f32
+  } -> tensor<4x64xf32>
+  util.return %ra, %rb : tensor<4x64xf32>, tensor<4x64xf32>
+}

@@ -58,6 +58,11 @@ LIT_EXPECTATIONS = {
     "dynamic_batch_unbounded": (True, 0, 0),  # compacted, not forwarded (cost at 1024 rows)
     "dynamic_batch_bounded": (True, 1, 0),
     "onnx_folded_positions": (True, 1, 64 * 64 * 4),
+    "onnx_parameter_positions": (True, 1, 64 * 64 * 4),
+}
+# External parameters a case reads (scope -> {name: array}).
+LIT_PARAMETERS = {
+    "onnx_parameter_positions": {"model": {"positions": np.arange(64, dtype=np.int64)}},
 }
 
 
@@ -95,7 +100,8 @@ def test_lit_case_numerics_and_counts(name):
     inputs = (LIT_INPUTS[name](np.random.default_rng(0), 7) if name in LIT_INPUTS
               else inputs_for(text, name))
     check = compare_compilations(text, inputs, fusions=PASS, function=name,
-                                 keep_no_gain=True)  # the mechanics, even where nothing is saved
+                                 keep_no_gain=True,  # the mechanics, even where nothing is saved
+                                 parameters=LIT_PARAMETERS.get(name))
     assert check.agreement.shapes_match
     assert check.agreement.within(1e-5), check.agreement
     assert bool(check.changes()) == changed, check.reports
