@@ -214,11 +214,13 @@ def _estimate_note(value: ir.Value, consumers: list[ir.Operation], estimate: int
 
 
 def _clones_constant_broadcast(f) -> bool:
-    """A single elementwise generic whose leaves are all `arith.constant`s: IREE's dispatch
+    """A single elementwise generic whose leaves are all constants known at load time
+    (`arith.constant`, or the same weights as external parameters): IREE's dispatch
     formation clones such producers into their consumers' dispatches (measured: ConvNeXt's
-    per-channel scale/bias broadcasts, 21 -> 21 dispatches forwarded or not)."""
+    per-channel scale/bias broadcasts, 21 -> 21 dispatches forwarded or not); a parameter
+    form is left as its inline form is."""
     return (len(f.ops) == 1 and h.is_elementwise_generic(f.ops[0]) and bool(f.leaves)
-            and all(h.is_constant(v) for v in f.leaves))
+            and all(h.is_constant_like(v) for v in f.leaves))
 
 
 def worth_compacting(root: Root) -> bool:
