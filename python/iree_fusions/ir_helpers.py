@@ -8,6 +8,8 @@ builders that go with them (new generics, body cloning, reshapes, dead-op erasur
 
 from __future__ import annotations
 
+import contextvars
+import ctypes
 import math
 import re
 from collections.abc import Iterator, Sequence
@@ -17,6 +19,20 @@ from iree.compiler import ir
 FUNC_OPS = ("util.func", "func.func")
 LINALG_EXT_PREFIX = "iree_linalg_ext."
 RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_name = ctypes.pythonapi.PyCapsule_GetName
+_capsule_name.restype = ctypes.c_char_p
+_capsule_name.argtypes = [ctypes.py_object]
+
+
+def capsule_address(capsule) -> int:
+    """The address behind a binding object's `_CAPIPtr` capsule (an op, attribute or
+    location): its identity while it lives."""
+    return _capsule_pointer(capsule, _capsule_name(capsule))
 
 
 def as_operation(op: ir.Operation | ir.OpView) -> ir.Operation:
@@ -285,6 +301,10 @@ def has_indexing_maps(op: ir.Operation | ir.OpView) -> bool:
 
 
 _ITERATOR = re.compile(r"<(\w+)>")
+# Texts of uniqued attributes by address while a pass runs on one module (one context):
+# pass_base.run_candidates opens it. The same few iterator arrays recur in every layer.
+ATTRIBUTE_TEXTS: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
+    "iree_fusions_attribute_texts", default=None)
 
 
 def iterator_types(op: ir.Operation | ir.OpView) -> list[str]:
@@ -294,7 +314,15 @@ def iterator_types(op: ir.Operation | ir.OpView) -> list[str]:
     if "iterator_types" in operation.attributes:
         # '[#linalg.iterator_type<parallel>, ...]' printed once: reading the array's
         # elements one by one through the bindings costs ~100 us per op.
-        return _ITERATOR.findall(str(operation.attributes["iterator_types"]))
+        attr = operation.attributes["iterator_types"]
+        cache = ATTRIBUTE_TEXTS.get()
+        if cache is None:
+            return _ITERATOR.findall(str(attr))
+        key = capsule_address(attr._CAPIPtr)
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = _ITERATOR.findall(str(attr))
+        return list(found)
     maps = indexing_maps(operation)
     n_out = len(dps_inits(operation))
     in_output = {d for m in maps[len(maps) - n_out:] for d in (map_dim_positions(m) or [])}

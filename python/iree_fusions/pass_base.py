@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import ctypes
 import dataclasses
 import fnmatch
 import hashlib
@@ -54,6 +53,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 from iree.compiler import ir
 
 from .files import UserError
+from .ir_helpers import ATTRIBUTE_TEXTS, capsule_address
 
 if typing.TYPE_CHECKING:
     from .decisions import Decider
@@ -243,22 +243,10 @@ class Skip:
 
 # ---------------------------------------------------------------- footprints
 
-_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_capsule_pointer.restype = ctypes.c_void_p
-_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_capsule_name = ctypes.pythonapi.PyCapsule_GetName
-_capsule_name.restype = ctypes.c_char_p
-_capsule_name.argtypes = [ctypes.py_object]
-
-
 def op_id(op: ir.Operation | ir.OpView) -> int:
     """The identity of a live operation (its address). Stable while the op lives, unlike
     `hash()`, which follows the op's contents; never ask it of an erased op."""
-    return _capsule_address(op.operation._CAPIPtr)
-
-
-def _capsule_address(capsule) -> int:
-    return _capsule_pointer(capsule, _capsule_name(capsule))
+    return capsule_address(op.operation._CAPIPtr)
 
 
 @dataclass(frozen=True)
@@ -392,7 +380,7 @@ def format_location(location: ir.Location) -> str:
     cache = _LOCATION_TEXTS.get()
     if cache is None:
         return _format_location(location)
-    key = _capsule_address(location._CAPIPtr)  # locations are uniqued: one per address
+    key = capsule_address(location._CAPIPtr)  # locations are uniqued: one per address
     text = cache.get(key)
     if text is None:
         text = cache[key] = _format_location(location)
@@ -569,13 +557,14 @@ def run_candidates(pass_: CandidatePass, module: ir.Operation, ctx: PassContext)
     """The one driver: every block of every function body, to a fixpoint."""
     from .ir_helpers import functions
 
-    token = _LOCATION_TEXTS.set({})
+    tokens = _LOCATION_TEXTS.set({}), ATTRIBUTE_TEXTS.set({})
     try:
         for func in functions(module):
             for block in func.regions[0].blocks:
                 _run_block(pass_, block, ctx)
     finally:
-        _LOCATION_TEXTS.reset(token)
+        _LOCATION_TEXTS.reset(tokens[0])
+        ATTRIBUTE_TEXTS.reset(tokens[1])
 
 
 _ROUND_ANALYSES: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
