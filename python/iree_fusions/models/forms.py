@@ -386,7 +386,16 @@ def table_row(name: str, c: FormCheck, static: FormCheck | None) -> str:
     changes = ", ".join(f"{n} {k}" for k, n in kinds.items()) or "none"
     return (f"| {name} | {c.form} | {c.stock_dispatches} -> {c.plugin_dispatches} | "
             f"{c.removed} ({base}){flag} | {changes} | {errs} | {torch_err:.1e} | "
-            f"{'; '.join(r[:160] for r in new[:2]) or '-'} |")
+            f"{'; '.join(_short_reason(r) for r in new[:2]) or '-'} |")
+
+
+def _short_reason(reason: str, width: int = 160) -> str:
+    """A reason cut to `width`, keeping what names the dynamic sizes when it has that."""
+    at = reason.find("(dynamic sizes:")
+    if at > 0 and len(reason) > width:
+        head = reason[:reason.find("(")].rstrip()
+        return f"{head} ... {reason[at:]}"[:width + 80]
+    return reason[:width]
 
 
 def _change_kind(what: str) -> str:
