@@ -14,7 +14,8 @@ and prints each one's median wall time over the rounds and the ratios to stock. 
 cost of the driver itself (Python start-up, imports, splitting the pipeline into three
 invocations, moving the module between them); `all - none` is what the passes cost;
 `all - keep` is the extra stock dispatch-creation run that decides whether the linalg
-changes are kept (it runs only when they changed the IR).
+changes are kept (it runs only when they changed the IR and none of them is sure to pay or
+exempt). `bench/compile_scaling.py` measures how all of it grows with the model's depth.
 """
 
 from __future__ import annotations
