@@ -262,8 +262,8 @@ def emit_size_checks(checks: Sequence[tuple[h.DimKey, h.DimKey]], what: str,
     with ip:
         for a, c in checks:
             ok = cmpi("eq", materialize(a), materialize(c))
-            cf.AssertOp(ok, f"batch-gathers: {what}: batch sizes differ ({match.size_text(a)} "
-                        f"vs {match.size_text(c)}; torch.cat needs them equal)")
+            cf.AssertOp(ok, f"batch-gathers: {what}: batch sizes differ ({h.size_text(a)} "
+                        f"vs {h.size_text(c)}; torch.cat needs them equal)")
 
 
 def _is_size_op(op: ir.Operation) -> bool:

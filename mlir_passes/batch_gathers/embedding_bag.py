@@ -18,7 +18,7 @@ from iree.compiler import ir
 from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import NoMatch
 
-from .match import CASTS, CMPI, is_zero_fill, size_text, traces_to
+from .match import CASTS, CMPI, is_zero_fill, traces_to
 
 BAG_BODY_OPS = ("arith.select", "arith.addf", "tensor.extract", "linalg.yield", "linalg.index",
                 "arith.constant", "arith.cmpi", "arith.andi", "arith.ori", "arith.xori",
@@ -290,7 +290,7 @@ def _match_dynamic_embedding_bag(op: ir.Operation, dims: tuple) -> EmbeddingBag:
                      and isinstance(v.type, (ir.IntegerType, ir.IndexType))]
     leaves = _free_sizes([v for roots, _ in exprs for v in roots] + captured)
     if len(leaves) != 1:
-        names = ", ".join(sorted(size_text(v) for v in leaves))
+        names = ", ".join(sorted(h.size_text(v) for v in leaves))
         raise NoMatch(f"the bag count and the ids' length come from separate dynamic sizes "
                       f"({names}): nothing in the IR says the bags have one fixed length")
     leaf = leaves.pop()

@@ -640,29 +640,6 @@ class SameSizes:
         return a == b or self._find(a) == self._find(b)
 
 
-def size_text(key: h.DimKey) -> str:
-    """A size for a reason: the number, or what it is read from (`dim 0 of argument 3`,
-    `dim 0 of %ids`), else the value that holds it (`%3`)."""
-    if isinstance(key, int):
-        return str(key)
-    if isinstance(key, tuple):
-        return f"dim {key[1]} of {_value_text(key[0])}"
-    op = h.defining_op(key)
-    if op is not None and op.name == "util.assume.int":
-        return size_text(h.size_key(op.operands[0]))
-    if op is not None and op.name == "hal.buffer_view.dim":
-        dim = op.attributes["index"].value if "index" in op.attributes else "?"
-        return f"dim {dim} of {_value_text(op.operands[0])}"
-    return key.get_name()
-
-
-def _value_text(value: ir.Value) -> str:
-    """`argument N` for a function argument, else the value's name."""
-    if isinstance(value.owner, ir.Block):
-        return f"argument {ir.BlockArgument(value).arg_number}"
-    return value.get_name()
-
-
 # ---------------------------------------------------------------- positions
 
 

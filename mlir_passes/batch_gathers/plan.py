@@ -22,7 +22,7 @@ from iree_fusions.pass_base import Candidate, NoMatch, op_location, structural_k
 from .embedding_bag import (EmbeddingBag, OffsetsBag, VariableBags, match_embedding_bag,
                             match_offsets_bag)
 from .match import (Concat, Lookup, SameSizes, def_pos, distinct_tables, first_use_pos,
-                    index_count, is_lookup_like, match_lookup, size_text, stacked_source)
+                    index_count, is_lookup_like, match_lookup, stacked_source)
 
 if TYPE_CHECKING:
     from . import BatchGathers
@@ -335,7 +335,7 @@ def group_layout(g: list[Lookup], sizes: SameSizes) -> Layout:
             if sizes.same(a, b):
                 checks.append((a, b))
             else:
-                unequal.append(f"{size_text(a)} vs {size_text(b)}")
+                unequal.append(f"{h.size_text(a)} vs {h.size_text(b)}")
     if not unequal:
         return "stacked", list(dict.fromkeys(checks)), None
     if first.pool is None:
@@ -503,7 +503,7 @@ def _writer_checks(c: Concat, gathered: dict[int, Lookup], sizes: SameSizes
         if rows == c.batch:
             continue
         if not sizes.same(rows, c.batch):
-            raise NoMatch(f"concat: slot {s} has {size_text(rows)} rows, not known to equal "
-                          f"the concat's {size_text(c.batch)}")
+            raise NoMatch(f"concat: slot {s} has {h.size_text(rows)} rows, not known to equal "
+                          f"the concat's {h.size_text(c.batch)}")
         checks.append((rows, c.batch))
     return list(dict.fromkeys(checks))

@@ -85,7 +85,7 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
 
     min_layers: int = option(
         1, "minimum number of batched layers in a group (a hard floor; what a group saves is "
-        "decided by min-net-dispatches)")
+        "decided by min-net-dispatches)", min=1)
     min_net_dispatches: int = option(
         0, "apply a group when the dispatches it saves (towers x layers - batched layers, + "
         "stack copies stock runs as slow_memcpy dispatches) less the result copies it adds "
@@ -94,17 +94,21 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
     max_padding_waste: float = option(
         0.0, "towers of different widths are padded to the widest with zero weights when at "
         "most this share of the batched contraction work is padding; 0 (default) never pads: "
-        "llvm-cpu, four heads 32/64/96/128 (38% padding) lost 0.94-0.98x")
+        "llvm-cpu, four heads 32/64/96/128 (38% padding) lost 0.94-0.98x", min=0.0, max=1.0)
     runtime_stack_bytes_per_dispatch: int = option(
         32768, "run-time tensors (weights/biases passed as arguments, separate tower inputs) "
         "are stacked on every call; only when the copied bytes are at most this x the "
-        "dispatches saved (llvm-cpu: 20 KB per saved dispatch won, 131 KB lost 2x)")
+        "dispatches saved (llvm-cpu: 20 KB per saved dispatch won, 131 KB lost 2x)", min=0)
     named_batch_matmul: bool = option(
         True, "batched contractions as linalg.batch_matmul (with a broadcast map for a shared "
         "input) wherever the layouts allow; linalg.generic contractions otherwise")
     weight_layout: Literal["keep", "kn", "nk"] = option(
         "kn", "layout of stacked constant weights: the towers' own (keep), or transposed at "
         "load time to [T,K,N] (kn) or [T,N,K] (nk)")
+    dynamic_dim_estimate: int = option(
+        64, "rows a dynamic dim 0 (batch, tokens) count as when separate inputs are stacked "
+        "per call (runtime-stack-bytes-per-dispatch) and IREE holds no upper bound for it "
+        "(util.assume.int umax)", min=1)
     drop_unit_rows: bool = option(
         True, "with one row (batch 1), drop the row dim from the batched tensors: [T, N] "
         "instead of [T, 1, N]")

@@ -405,7 +405,8 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
     stack_sizes = list(stack.empty.operands) if stack else []  # its dynamic dims
 
     parents = {id(c): k for k, node in enumerate(nodes) for c in node.children}
-    node_plans = [plan_node(node, parents.get(id(node)), towers, group.shared)
+    node_plans = [plan_node(node, parents.get(id(node)), towers, group.shared,
+                            options.dynamic_dim_estimate)
                   for node in nodes]
     if group.padded:
         _plan_padding(node_plans)
@@ -501,7 +502,8 @@ def _group_ops(towers: list[Tower], batched_depth: list[int]) -> set[ir.Operatio
     return ops
 
 
-def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool) -> NodePlan:
+def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool,
+              dynamic_estimate: int = 64) -> NodePlan:
     """Checks one batched layer and decides how each of its operands is provided."""
     layers = [towers[i].layers[node.depth] for i in range(node.lo, node.hi)]
     t0 = layers[0]
@@ -514,12 +516,13 @@ def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool)
             externals.append(t0.lhs)
         else:
             stack_inputs = [lay.lhs for lay in layers]
-            if not t0.lhs.type.has_static_shape:
-                raise NoMatch("separate inputs with a dynamic dim 0 (rows M): stacking them "
-                              "on every call copies T x M x K elements, M unknown at compile "
-                              "time (and their row counts are not provably equal)")
+            rows = list(dict.fromkeys(h.dim_key(v, 0) for v in stack_inputs))
+            if len(rows) > 1:
+                raise NoMatch("separate inputs whose rows M are sizes not provably equal ("
+                              + " vs ".join(h.size_text(r) for r in rows[:3]) + "): they "
+                              "cannot be stacked (shape facts relating them would tell)")
             externals += stack_inputs
-            runtime_bytes += _bytes(stack_inputs)
+            runtime_bytes += _bytes(stack_inputs, dynamic_estimate)
     slots = [[lay.weight for lay in layers]] + [
         [lay.params[j] for lay in layers] for j in range(len(t0.params))]
     kinds = [_slot_kind(values) for values in slots]
@@ -546,8 +549,11 @@ def _slot_kind(values: list[ir.Value]) -> str:
     return "const" if all(trace_constant(v) for v in values) else "runtime"
 
 
-def _bytes(values: list[ir.Value]) -> int:
-    return sum(h.static_tensor_bytes(v.type) for v in values)
+def _bytes(values: list[ir.Value], dynamic_estimate: int = 64) -> int:
+    """Bytes of the values; a dynamic dim counts as its util.assume.int umax, else
+    `dynamic_estimate`."""
+    return sum(h.estimated_numel(v, dynamic_estimate) * h.element_bytes(v.type.element_type)
+               for v in values)
 
 
 def _check_same_values_from_above(layers: list[Layer]) -> None:

@@ -554,6 +554,17 @@ def dim_key(value: ir.Value, dim: int) -> DimKey:
             return size_key(sizes[len(sizes) - len(dyn) + dyn.index(dim)])
     elif op.name == "tensor.cast" and tensor_type(op.operands[0]).rank == t.rank:
         return dim_key(op.operands[0], dim)
+    elif op.name == "tensor.extract_slice":
+        size = _slice_size_value(op, dim)
+        if size is not None:
+            return size_key(size)
+    elif op.name == "tensor.collapse_shape":
+        # A dynamic dim that only absorbed unit dims is its one non-unit source dim.
+        group = reassociation(op)[dim]
+        src = tensor_type(op.operands[0]).shape
+        big = [d for d in group if src[d] != 1]
+        if len(big) == 1:
+            return dim_key(op.operands[0], big[0])
     elif "operandSegmentSizes" in op.attributes and \
             op.name.startswith(("linalg.", LINALG_EXT_PREFIX)):
         inits = dps_inits(op)
@@ -561,6 +572,47 @@ def dim_key(value: ir.Value, dim: int) -> DimKey:
         if i < len(inits):
             return dim_key(inits[i], dim)
     return (value, dim)
+
+
+def _slice_size_value(op: ir.Operation, dim: int) -> ir.Value | None:
+    """The index value giving dim `dim` of an extract_slice's (maybe rank-reduced) result:
+    its dynamic size operand for the source dim that result dim keeps."""
+    sizes = i64_array(op, "static_sizes")
+    shape = tensor_type(op.results[0]).shape
+    kept, r = [], 0
+    for d, size in enumerate(sizes):  # dims of size 1 the result drops, left to right
+        if r < len(shape) and (len(sizes) - d > len(shape) - r - 1 or size != 1) and \
+                (size == shape[r] or ir.ShapedType.is_dynamic_size(size)):
+            kept.append(d)
+            r += 1
+    if len(kept) != len(shape) or not ir.ShapedType.is_dynamic_size(sizes[kept[dim]]):
+        return None
+    n_offsets = segment_sizes(op)[1]
+    k = sum(ir.ShapedType.is_dynamic_size(x) for x in sizes[:kept[dim]])
+    return list(op.operands)[1 + n_offsets + k]
+
+
+def size_text(key: DimKey) -> str:
+    """A size for a reason: the number, or what it is read from (`dim 0 of argument 3`,
+    `dim 0 of %ids`), else the value that holds it (`%3`)."""
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, tuple):
+        return f"dim {key[1]} of {_value_text(key[0])}"
+    op = defining_op(key)
+    if op is not None and op.name == "util.assume.int":
+        return size_text(size_key(op.operands[0]))
+    if op is not None and op.name == "hal.buffer_view.dim":
+        dim = op.attributes["index"].value if "index" in op.attributes else "?"
+        return f"dim {dim} of {_value_text(op.operands[0])}"
+    return key.get_name()
+
+
+def _value_text(value: ir.Value) -> str:
+    """`argument N` for a function argument, else the value's name."""
+    if isinstance(value.owner, ir.Block):
+        return f"argument {ir.BlockArgument(value).arg_number}"
+    return value.get_name()
 
 
 def dim_value(value: ir.Value, dim: int) -> int | ir.Value | None:

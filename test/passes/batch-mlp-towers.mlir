@@ -1821,3 +1821,80 @@ util.func public @token_experts(%x: tensor<2x3x4xf32>) -> tensor<2x3x8xf32> {
   %c1 = tensor.insert_slice %ob3 into %c0[0, 0, 4] [2, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> into tensor<2x3x8xf32>
   util.return %c1 : tensor<2x3x8xf32>
 }
+
+// -----
+
+// Separate inputs with dynamic rows: stacked per call when IREE holds one size for their
+// rows (here both are made with tensor.empty(%m)), never when the sizes are unrelated
+// (two arguments, each its own dynamic batch: the reason names both).
+// CHECK-LABEL: util.func public @separate_dynamic_rows
+// CHECK: tensor.insert_slice %{{.+}} into %{{.+}}[0, 0, 0] [1, %{{.+}}, 16] [1, 1, 1] : tensor<?x16xf32> into tensor<2x?x16xf32>
+// CHECK-NOT: linalg.matmul
+// REPORT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none/relu, separate input)
+util.func public @separate_dynamic_rows(%x: tensor<?x16xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %m = tensor.dim %x, %c0 : tensor<?x16xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %e16 = tensor.empty(%m) : tensor<?x16xf32>
+  %x0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x16xf32>) outs(%e16 : tensor<?x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<?x16xf32>
+  %x1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<?x16xf32>) outs(%e16 : tensor<?x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.mulf %in, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<?x16xf32>
+  %w0 = arith.constant dense<0.1> : tensor<8x16xf32>
+  %w1 = arith.constant dense<0.2> : tensor<8x16xf32>
+  %v = arith.constant dense<0.3> : tensor<8x8xf32>
+  %e = tensor.empty(%m) : tensor<?x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x0, %w0 : tensor<?x16xf32>, tensor<8x16xf32>) outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x8xf32>
+  %a2 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%ra, %v : tensor<?x8xf32>, tensor<8x8xf32>) outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x1, %w1 : tensor<?x16xf32>, tensor<8x16xf32>) outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<?x8xf32>) outs(%e : tensor<?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x8xf32>
+  %b2 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%rb, %v : tensor<?x8xf32>, tensor<8x8xf32>) outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+  util.return %a2, %b2 : tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: util.func public @separate_unrelated_rows
+// CHECK-COUNT-2: linalg.matmul
+// REPORT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 1, relu, separate input): separate inputs whose rows M are sizes not provably equal (dim 0 of argument 0 vs dim 0 of argument 1): they cannot be stacked (shape facts relating them would tell)
+util.func public @separate_unrelated_rows(%x0: tensor<?x16xf32>, %x1: tensor<?x16xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %m0 = tensor.dim %x0, %c0 : tensor<?x16xf32>
+  %m1 = tensor.dim %x1, %c0 : tensor<?x16xf32>
+  %zero = arith.constant 0.000000e+00 : f32
+  %w0 = arith.constant dense<0.1> : tensor<8x16xf32>
+  %w1 = arith.constant dense<0.2> : tensor<8x16xf32>
+  %e0 = tensor.empty(%m0) : tensor<?x8xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %e1 = tensor.empty(%m1) : tensor<?x8xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x0, %w0 : tensor<?x16xf32>, tensor<8x16xf32>) outs(%f0 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<?x8xf32>) outs(%e0 : tensor<?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x8xf32>
+  %b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x1, %w1 : tensor<?x16xf32>, tensor<8x16xf32>) outs(%f1 : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %rb = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<?x8xf32>) outs(%e1 : tensor<?x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %zero : f32
+    linalg.yield %r : f32
+  } -> tensor<?x8xf32>
+  util.return %ra, %rb : tensor<?x8xf32>, tensor<?x8xf32>
+}

@@ -177,6 +177,8 @@ LIT_EXPECTATIONS = {
     "parameter_weights": True,
     "mutable_global_weights": False,
     "token_experts": True,
+    "separate_dynamic_rows": True,
+    "separate_unrelated_rows": False,
 }
 _RNG = np.random.default_rng(7)
 # How a lit case runs, where its signature or external weights need saying: dynamic dims at
@@ -184,6 +186,8 @@ _RNG = np.random.default_rng(7)
 LIT_RUN_OPTIONS = {
     "dynamic_rows": {"dynamic_size": 5},
     "dynamic_k": {"dynamic_size": 5},
+    "separate_dynamic_rows": {"dynamic_size": 5},
+    "separate_unrelated_rows": {"dynamic_size": 5},
     "parameter_weights": {"parameters": {"model": {
         name: _RNG.standard_normal((8, 16)).astype(np.float32) for name in ("w0", "w1")}}},
 }
