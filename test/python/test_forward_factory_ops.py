@@ -577,8 +577,11 @@ def _check_llama_form(variant: str, form: str, seq: int, **overrides):
     assert static.removed >= 1
     if check.removed < static.removed:
         assert check.removed == static.removed - 1, (form, check.skipped)
-        # the dynamic dim the cost rule counted is named (a skip, or a compaction's reason)
-        assert any("dynamic sizes" in r for r in check.skipped + check.changes), check.skipped
+        if not (variant == "sdpa" and form.startswith("onnx")):
+            # the dynamic size the rules counted is named (a skip, or a compaction's reason)
+            assert any("dynamic" in r for r in check.skipped + check.changes), check.skipped
+        # else the ONNX exporter decomposes SDPA: no attention dispatch to clone the mask
+        # into, the mask is forwarded at the linalg phase instead
     for stock_err, torch_err in check.errors:
         assert stock_err <= 1e-5 and torch_err <= 1e-4, check.errors
     return check
