@@ -97,7 +97,7 @@ from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, option
 
 from .build import (TablePool, emit_group, emit_offsets_bags, rewrite_embedding_bag,
-                    unflatten_lookups)
+                    slice_column_selects, unflatten_lookups)
 from .embedding_bag import EmbeddingBag, OffsetsBag, is_bag_like
 from .match import SameSizes, hoist_view_chain, mark_immutable_load, match_concats
 from .plan import (GroupPlan, OffsetsBagGroup, Plan, WriterPlan, bag_candidate,
@@ -182,6 +182,7 @@ class BatchGathers(CandidatePass[Plan]):
         # The driver applies the first selected candidate and finds again without resuming
         # this generator: what follows runs once no embedding_bag rewrite is left to apply.
         unflatten_lookups(block)
+        slice_column_selects(block)
         lookups, not_lookups = collect_lookups(block, self.gather_mode != "ins")
         # Normalization (not a candidate, changes no value): index views made just before
         # each lookup are moved up to right after their operands, so that independent

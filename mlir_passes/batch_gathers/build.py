@@ -148,6 +148,67 @@ def unflatten_lookups(block: ir.Block) -> None:
                                        "iree_tensor_ext.compute_barrier.start"))
 
 
+def slice_column_selects(block: ir.Block) -> None:
+    """A column (or row) of a 2-D tensor picked by a constant (ONNX's Gather of `ids[:, i]`
+    lowers to a generic whose body extracts `ids[d0, c]`, `c` a 0-d constant) becomes the
+    `tensor.extract_slice` the torch form has: a view, so that a batched gather or a concat
+    writer reads the ids where they are instead of from a dispatch of their own. Changes no
+    value (the constant is checked in bounds); idempotent."""
+    for op in list(block.operations):
+        op = op.operation
+        picked = _constant_select(op)
+        if picked is None:
+            continue
+        src, axis, c = picked
+        out = op.results[0]
+        with op.location, ir.InsertionPoint(op):
+            other = b.size_of(src, 1 - axis)
+            offsets, sizes = [0, 0], [other, other]
+            offsets[axis], sizes[axis] = c, 1
+            view = b.extract_slice(src, offsets, sizes, out.type)
+        out.replace_all_uses_with(view)
+        op.erase()
+
+
+def _constant_select(op: ir.Operation) -> tuple[ir.Value, int, int] | None:
+    """(source, picked axis, constant) of `out[d0] = src[d0, c]` / `src[c, d0]`, else None."""
+    if op.name != "linalg.generic" or len(op.results) != 1 or \
+            h.iterator_types(op) != ["parallel"] or len(h.dps_inits(op)) != 1:
+        return None
+    ins, body = h.dps_inputs(op), [o.operation for o in h.body_block(op).operations]
+    args = list(h.body_block(op).arguments)
+    if len(ins) != 1 or h.tensor_type(ins[0]) is None or h.tensor_type(ins[0]).rank != 0 or \
+            [o.name for o in body] != ["arith.index_cast", "linalg.index", "tensor.extract",
+                                      "linalg.yield"]:
+        return None
+    const = h.defining_op(ins[0])
+    if const is None or const.name != "arith.constant":
+        return None
+    c = int(ir.DenseIntElementsAttr(const.attributes["value"]).get_splat_value().value)
+    cast, index, extract, done = body
+    if cast.operands[0] != args[0] or done.operands[0] != extract.results[0]:
+        return None
+    src = extract.operands[0]
+    src_t = h.tensor_type(src)
+    if src_t is None or src_t.rank != 2 or h.defined_inside(src, op):
+        return None
+    at = list(extract.operands)[1:]
+    if at == [index.results[0], cast.results[0]]:
+        axis = 1
+    elif at == [cast.results[0], index.results[0]]:
+        axis = 0
+    else:
+        return None
+    if ir.IntegerAttr(index.attributes["dim"]).value != 0:
+        return None
+    size = src_t.shape[axis]
+    if ir.ShapedType.is_dynamic_size(size) or not 0 <= c < size:
+        return None
+    if h.tensor_type(op.results[0]).shape[0] != src_t.shape[1 - axis]:
+        return None
+    return src, axis, c
+
+
 # ---------------------------------------------------------------- scalar code in bodies
 # At the current insertion point and location (inside a generic's body).
 

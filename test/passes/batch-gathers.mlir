@@ -2271,3 +2271,34 @@ util.func public @narrow_concat(%d: tensor<8x3xf32>, %i0: tensor<8xi64>, %i1: te
   %c3 = tensor.insert_slice %l2 into %c2[0, 11] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x15xf32>
   util.return %c3 : tensor<8x15xf32>
 }
+
+// -----
+
+// ONNX's Gather of a column of the ids (`ids[:, 1]`) lowers to a generic that extracts
+// ids[d0, 1]; it becomes the extract_slice view the torch form has, so the lookup reads the
+// ids where they are (no dispatch of its own once the lookups are batched or written in place).
+// CHECK-LABEL: util.func public @onnx_column_select
+// CHECK-SAME: (%[[IDS:.+]]: tensor<4x3xi64>)
+// CHECK: %[[COL:.+]] = tensor.extract_slice %[[IDS]][0, 1] [4, 1] [1, 1] : tensor<4x3xi64> to tensor<4xi64>
+// CHECK: linalg.generic {{.+}} ins(%[[COL]] : tensor<4xi64>)
+util.func public @onnx_column_select(%ids: tensor<4x3xi64>) -> tensor<4x8xf32> {
+  %c1 = arith.constant dense<1> : tensor<i64>
+  %t = arith.constant dense<1.5> : tensor<50x8xf32>
+  %e = tensor.empty() : tensor<4xi64>
+  %col = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%c1 : tensor<i64>) outs(%e : tensor<4xi64>) {
+  ^bb0(%in: i64, %out: i64):
+    %j = arith.index_cast %in : i64 to index
+    %i = linalg.index 0 : index
+    %x = tensor.extract %ids[%i, %j] : tensor<4x3xi64>
+    linalg.yield %x : i64
+  } -> tensor<4xi64>
+  %le = tensor.empty() : tensor<4x8xf32>
+  %l = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%col : tensor<4xi64>) outs(%le : tensor<4x8xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %jj = linalg.index 1 : index
+    %x = tensor.extract %t[%a, %jj] : tensor<50x8xf32>
+    linalg.yield %x : f32
+  } -> tensor<4x8xf32>
+  util.return %l : tensor<4x8xf32>
+}

@@ -120,6 +120,7 @@ LIT_EXPECTATIONS = {
     # The ONNX import's forms: wrapped indices, flattened bag ids, other loop orders.
     "onnx_bags_into_concat": (True, 5),
     "permuted_loop_order": (True, 1),
+    "onnx_column_select": (False, 0),  # a normalization (a view), no candidate
     # The Criteo layout: raw dense features beside the embeddings (narrow-concat=run).
     "narrow_concat": (True, 2),
 }
