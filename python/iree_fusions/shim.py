@@ -138,25 +138,27 @@ def main(argv: list[str] | None = None) -> int:
     """The shim's body: iree-fusions-compile with the passes of IREE_FUSIONS."""
     argv = sys.argv[1:] if argv is None else argv
     _without_shim_on_path()
-    try:
-        if os.environ.get(_ENV_DEPTH):  # the shim ran the shim: stop, never loop
-            raise ShimError("the iree-compile shim was called by itself (a hand-off found the "
-                            "shim instead of iree-compile); please report this")
-        os.environ[_ENV_DEPTH] = "1"
-        passes = os.environ.get(ENV_PASSES, "").strip() or "all"
-        try:
-            extra = shlex.split(os.environ.get(ENV_FLAGS, ""))
-        except ValueError as e:
-            raise ShimError(f"{ENV_FLAGS}: {e} in {os.environ[ENV_FLAGS]!r}") from None
-        if passes == "none" and not extra:
-            exe = real_iree_compile()
-            os.execv(exe, [exe, *argv])
-    except ShimError as e:
-        print(f"iree-compile (iree-fusions shim): error: {e}", file=sys.stderr)
+    if os.environ.get(_ENV_DEPTH):  # the shim ran the shim: stop, never loop
+        print("iree-compile (iree-fusions shim): error: the iree-compile shim was called by "
+              "itself (a hand-off found the shim instead of iree-compile); please report this",
+              file=sys.stderr)
         return 2
-    from . import compile_cli
-
+    os.environ[_ENV_DEPTH] = "1"  # for what this process runs; unset on every way out
     try:
+        try:
+            passes = os.environ.get(ENV_PASSES, "").strip() or "all"
+            try:
+                extra = shlex.split(os.environ.get(ENV_FLAGS, ""))
+            except ValueError as e:
+                raise ShimError(f"{ENV_FLAGS}: {e} in {os.environ[ENV_FLAGS]!r}") from None
+            if passes == "none" and not extra:
+                exe = real_iree_compile()
+                os.execv(exe, [exe, *argv])
+        except ShimError as e:
+            print(f"iree-compile (iree-fusions shim): error: {e}", file=sys.stderr)
+            return 2
+        from . import compile_cli
+
         return compile_cli.main([f"--fusions={passes}", *extra, *argv])
     finally:
         os.environ.pop(_ENV_DEPTH, None)

@@ -549,7 +549,7 @@ def test_item7_option_ranges_and_spaces():
     (step,) = parse_pipeline("batch-mlp-towers{min-net-dispatches=-10}")
     assert step.plugin.min_net_dispatches == -10
     towers = lookup("batch-mlp-towers").load()
-    assert "min-layers=int (default 1, >= 0)" in "\n".join(towers.option_help())
+    assert "min-layers=int (default 1, >= 1)" in "\n".join(towers.option_help())  # declared
     with pytest.raises(PassOptionError, match="must be >= 0"):
         lookup("batch-gathers").load().from_options({"min-pooled-indices": "-5"})
 
