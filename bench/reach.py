@@ -57,6 +57,9 @@ class ReachModel:
     other: dict[str, int] = field(default_factory=dict)  # dynamic dim name -> unseen size
     atol: float = 1e-4  # plugin vs PyTorch (stock vs plugin must be within 1e-5)
     keep_ops: Callable[[], list] | None = None
+    # form -> forms.export keywords (which dims are dynamic and their ranges), where the
+    # defaults (dim 0 "batch", dim 1 "seq" of every argument) do not fit the model
+    export_kwargs: Callable[[str], dict] | None = None
 
 
 def _towers(**kw):
@@ -117,18 +120,29 @@ def _decode(**kw):
     return build
 
 
+def _zoo_arch(name: str):
+    from iree_fusions.models import zoo
+
+    return next(a for a in zoo.ARCHITECTURES if a.name == name)
+
+
 def _zoo(arch: str, batch: int = 4):
     def build():
-        import torch
-
         from iree_fusions.models import zoo
 
-        torch.manual_seed(0)
-        found = next(a for a in zoo.ARCHITECTURES if a.name == arch)
-        model, args = found.build(batch)
-        example = tuple(a for a in args if a is not None)
-        return zoo._positional(model, args), example
+        return zoo.build_positional(_zoo_arch(arch), batch)
     return build
+
+
+def _zoo_export_kwargs(arch: str) -> Callable[[str], dict]:
+    """A zoo token model's dynamic-sequence dims (an encoder-decoder's two lengths) and
+    their ranges (up to the configs' positions), as the architecture declares them."""
+    def kwargs(form: str) -> dict:
+        if "dynamic-seq" not in form:
+            return {}
+        found = _zoo_arch(arch)
+        return {"dims": list(found.seq_dims), "ranges": found.seq_ranges()}
+    return kwargs
 
 
 # Zoo architectures in the suite, by family, and whether they take tokens (a sequence dim).
@@ -159,7 +173,8 @@ MODELS: list[ReachModel] = [
     ReachModel("llm-decode-b4", "decoder (decode step, static KV cache)", _decode(batch=4),
                BATCH_FORMS, {"batch": 3}),
     *[ReachModel(f"zoo-{arch}-b4", family, _zoo(arch), TOKEN_FORMS if tokens else BATCH_FORMS,
-                 {"batch": 3, "seq": 21})
+                 {"batch": 3, "seq": 21, "dec_seq": 11},
+                 export_kwargs=_zoo_export_kwargs(arch))
       for arch, (family, tokens) in ZOO.items()],
 ]
 BY_NAME = {m.name: m for m in MODELS}
@@ -226,7 +241,8 @@ def measure(model: ReachModel, form: str, tmp: str, args) -> dict:
     row = {"model": model.name, "family": model.family, "form": form, "ok": False}
     t0 = time.perf_counter()
     keep = model.keep_ops() if model.keep_ops else ()
-    ex = forms.export(torch_model, example, form, tmp, keep_ops=keep)
+    extra = model.export_kwargs(form) if model.export_kwargs else {}
+    ex = forms.export(torch_model, example, form, tmp, keep_ops=keep, **extra)
     path = ex.write(tmp, form)
     outs = _compile_both(path, ex.flags, args.fusions)
     stock_counts = count_flow_ir(outs["stock_flow"].output)
