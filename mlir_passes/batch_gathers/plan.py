@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Literal
 from iree.compiler import ir
 
 from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import Candidate, NoMatch, op_location, structural_key
+from iree_fusions.pass_base import Candidate, NoMatch, structural_key
 
 from .embedding_bag import (EmbeddingBag, OffsetsBag, VariableBags, match_embedding_bag,
                             match_offsets_bag)
@@ -84,7 +84,7 @@ def bag_candidate(op: ir.Operation) -> Candidate[EmbeddingBag] | OffsetsBag | No
     """The rewrite of a fixed-length embedding_bag-like generic; an embedding_bag with
     run-time offsets (for `offsets_bag_candidates`); None: not one and reads no table."""
     try:
-        return Candidate(_bag_key(op), op_location(op), "embedding_bag generic",
+        return Candidate(_bag_key(op), op, "embedding_bag generic",
                          match_embedding_bag(op), gain="work")  # a quadratic scan made linear
     except VariableBags:
         try:
@@ -95,7 +95,7 @@ def bag_candidate(op: ir.Operation) -> Candidate[EmbeddingBag] | OffsetsBag | No
         reason = f"embedding_bag-like generic: {e}"
     if not h.reads_table_in_body(op):
         return None
-    return Candidate(_bag_key(op), op_location(op), "embedding_bag generic", None, reason)
+    return Candidate(_bag_key(op), op, "embedding_bag generic", None, reason)
 
 
 def _bag_key(op: ir.Operation) -> str:
@@ -175,7 +175,7 @@ def collect_lookups(block: ir.Block, unroll_means: bool
             lookups.append(match_lookup(op, unroll_means))
         except NoMatch as e:
             key = structural_key("gathers-lookup", h.op_signature(op))
-            blocked.append(Candidate(key, op_location(op), "lookup-like op", None, str(e)))
+            blocked.append(Candidate(key, op, "lookup-like op", None, str(e)))
     return lookups, blocked
 
 
@@ -239,7 +239,7 @@ def _buckets(lookups: list, key: Callable[..., tuple]) -> list[list]:
 
 
 def _left_alone(key: str, lk: Lookup, reason: str) -> Candidate[GroupPlan]:
-    return Candidate(key, op_location(lk.op), "lookup left alone", None, reason)
+    return Candidate(key, lk.op, "lookup left alone", None, reason)
 
 
 def group_candidates(lookups: list[Lookup], order: dict, sizes: SameSizes,

@@ -66,7 +66,7 @@ from typing import Literal
 from iree.compiler import ir
 
 from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, op_location, option
+from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, option
 
 from .build import BuildOptions, build_group, change_text
 from .match import (Positions, TowerGroup, find_layers, group_key, group_towers, link_towers,
@@ -119,7 +119,7 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
         positions = h.block_positions(block)
         layers, rejected = find_layers(block, positions)
         for mm, reason in rejected:
-            yield Candidate(matmul_key(mm), op_location(mm), "linalg.matmul (no tower layer)",
+            yield Candidate(matmul_key(mm), mm, "linalg.matmul (no tower layer)",
                             None, reason)
         towers = link_towers(layers)
         place_towers(towers, h.block_placements(block))

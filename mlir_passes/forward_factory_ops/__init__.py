@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, op_location, option
+from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, option
 
 from .analysis import OP_COST, Factory, FactoryAnalysis
 from .dispatches import (CloneForward, clone_into, consumer_candidates, dynamic_generators,
@@ -140,7 +140,7 @@ class ForwardFactoryOps(CandidatePass[FactoryPlan], FactoryCostOptions):
                                    dynamic_estimate=self.dynamic_dim_estimate)
         roots, generators = collect_roots(block, analysis)
         for value, reason in generators:
-            yield Candidate(generator_key(value), op_location(h.defining_op(value)),
+            yield Candidate(generator_key(value), h.defining_op(value),
                             f"{value.type} generator", None, reason)
         materialized = []
         for root in roots:

@@ -145,7 +145,7 @@ def dynamic_generators(block: ir.Block, options: ForwardFactoryDispatches
         reason = (f"a generated tensor of dynamic shape ({what}): a clone would need its "
                   "sizes inside the consuming dispatch (only static ones are cloned)")
         key = structural_key("forward-dispatch", h.op_signature(op), "dynamic generator")
-        yield Candidate(key, op_location(op), f"{len(dynamic)} dynamic result(s)", None, reason)
+        yield Candidate(key, op, f"{len(dynamic)} dynamic result(s)", None, reason)
 
 
 def _read_by(producer: ir.Operation, names: tuple[str, ...]) -> bool:
@@ -205,7 +205,7 @@ def consumer_candidates(producer: FactoryDispatch, options: ForwardFactoryDispat
                        f"consumers={','.join(allowed)})")
         if problem is not None:
             key = structural_key("forward-dispatch", signature, str(view), problem)
-            yield Candidate(key, op_location(user), f"a read of {view}", None, problem)
+            yield Candidate(key, user, f"a read of {view}", None, problem)
             continue
         reads.setdefault(user, []).append((operand, result, view))
         names.setdefault(user, []).append((str(view), readers))

@@ -244,7 +244,7 @@ def _keep_if_it_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operati
               f"between dispatches ({effect})")
     for r in changed:
         r.note(reason)
-        r.skipped = [Skip(c.key, reason, c.location, c.decided_by, feasible=True)
+        r.skipped = [Skip(c.key, reason, c.location, c.decided_by, feasible=True, at=c.at)
                      for c in r.changes] + r.skipped
         r.changes = []
     return stock

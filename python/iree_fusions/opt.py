@@ -1,6 +1,7 @@
 """iree-fusions-opt: parse MLIR, run a pipeline of plugin and MLIR/IREE passes, print.
 
     iree-fusions-opt FILE|- -p PIPELINE [-o OUT] [--split-input-file] [--fusions-report]
+                     [--fusions-remarks | -verify-diagnostics] [--mlir-print-local-scope]
 
 PIPELINE mixes plugin passes (`batch-gathers{min-group-size=2}`) with any registered
 MLIR/IREE pass (`canonicalize,cse,util.func(iree-dispatch-creation-...)`).
@@ -9,14 +10,17 @@ MLIR/IREE pass (`canonicalize,cse,util.func(iree-dispatch-creation-...)`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from iree.compiler import ir
 
 from . import registry
 from .decisions import Decider, DecisionsError
+from .diagnostics import Diagnostic, DiagnosticCollector, expectations, from_mlir_error, verify
 from .files import (SPLIT_INPUT_LIMIT, SPLIT_MARKER, OutputError, UserError, at_file_line,
-                    check_output, claim_std_streams, read_input, split_input, write_file)
+                    check_output, claim_std_streams, is_bytecode, read_input, split_input,
+                    write_file)
 from .target import Target, module_targets
 from .pipeline import PipelineError, format_mlir_error, parse_pipeline, run_pipeline
 
@@ -33,6 +37,13 @@ def _build_parser() -> argparse.ArgumentParser:
                    help="split the input at '// -----' and process each chunk on its own")
     p.add_argument("--fusions-report", action="store_true",
                    help="print what each plugin pass changed and skipped (stderr)")
+    p.add_argument("--fusions-remarks", action="store_true",
+                   help="print each change and skipped candidate as a remark at its op "
+                        "(stderr, `file:line:col: remark: ...`)")
+    p.add_argument("-verify-diagnostics", "--verify-diagnostics", dest="verify_diagnostics",
+                   action="store_true",
+                   help="check the remarks and errors against the input's expected-* "
+                        "annotations, as mlir-opt -verify-diagnostics (implies the remarks)")
     p.add_argument("--fusions-target", metavar="BACKEND:CHIP",
                    help="the target the passes see (e.g. cuda:sm_80; default: the module's "
                         "device target, if it has one)")
@@ -44,6 +55,8 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fusions-load", action="append", default=[], metavar="MODULE",
                    help="import a Python module that registers extra passes")
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")
+    p.add_argument("--mlir-print-local-scope", action="store_true",
+                   help="print attributes and types in place (no #map aliases)")
     p.add_argument("--emit-bytecode", action="store_true", help="write MLIR bytecode")
     return p
 
@@ -53,7 +66,7 @@ def _process(ctx: ir.Context, name: str, offset: int, data: bytes, pipeline: str
     try:
         module = ir.Module.parse(at_file_line(offset, data), ctx)
     except ir.MLIRError as e:
-        raise PipelineError(format_mlir_error(e, name)) from None
+        raise ParseError(format_mlir_error(e, name), from_mlir_error(e)) from None
     steps = parse_pipeline(pipeline) if pipeline else []
     targets = [args.target] if args.target else module_targets(module.operation)
     try:  # as iree-fusions-compile: the user's file, then the decisions shipped for the target
@@ -68,7 +81,16 @@ def _process(ctx: ir.Context, name: str, offset: int, data: bytes, pipeline: str
         buf = io.BytesIO()
         op.write_bytecode(buf)
         return buf.getvalue(), reports
-    return op.get_asm(enable_debug_info=args.mlir_print_debuginfo), reports
+    return op.get_asm(enable_debug_info=args.mlir_print_debuginfo,
+                      use_local_scope=args.mlir_print_local_scope), reports
+
+
+class ParseError(PipelineError):
+    """The input does not parse; its diagnostics, for -verify-diagnostics."""
+
+    def __init__(self, message: str, diagnostics: list[Diagnostic]) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -101,17 +123,26 @@ def _run(args: argparse.Namespace) -> int:
     name = "<stdin>" if args.input == "-" else args.input
     outputs: list[str | bytes] = []
     failed = False
-    with ir.Context() as ctx:
+    with ir.Context() as ctx, contextlib.ExitStack() as diagnostics:
         ctx.allow_unregistered_dialects = False
         parse_pipeline(args.pipeline)  # unknown passes are reported once, before any input
+        if args.fusions_remarks or args.verify_diagnostics:
+            ctx.enable_remarks(all_filter=".*")  # emitted as remark diagnostics
+            collected = diagnostics.enter_context(DiagnosticCollector(
+                ctx, None if args.verify_diagnostics else sys.stderr, name))
         chunks = split_input(data) if args.split_input_file else [(0, data)]
         for offset, chunk in chunks:
             try:
                 out, reports = _process(ctx, name, offset, chunk, args.pipeline, args)
             except PipelineError as e:
+                if args.verify_diagnostics and isinstance(e, ParseError):
+                    failed |= _verify(collected.take() + e.diagnostics, offset, chunk, name)
+                    continue
                 print(f"{PROG}: error: {e}", file=sys.stderr)
                 failed = True
                 continue
+            if args.verify_diagnostics:
+                failed |= _verify(collected.take(), offset, chunk, name)
             outputs.append(out)
             if args.fusions_report:
                 for r in reports:
@@ -125,6 +156,16 @@ def _run(args: argparse.Namespace) -> int:
             str(o).rstrip("\n").encode() for o in outputs) + b"\n"
     write_file(args.output, payload)  # stdout: the chunks that worked, as mlir-opt prints them
     return 1 if failed else 0
+
+
+def _verify(found: list[Diagnostic], offset: int, chunk: bytes, name: str) -> bool:
+    """-verify-diagnostics for one chunk (whose first line is line `offset + 1` of the file):
+    prints what does not match; returns whether something did not."""
+    text = "" if is_bytecode(chunk) else chunk.decode("utf-8", errors="replace")
+    problems = verify(found, expectations(text, offset + 1), name)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    return bool(problems)
 
 
 if __name__ == "__main__":

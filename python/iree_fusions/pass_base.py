@@ -189,7 +189,9 @@ class Candidate(Generic[P]):
     """One rewrite a pass can make: its key, where, what it is, and its plan or reason."""
 
     key: str
-    location: str  # `file.mlir:12:5` of the op the candidate is anchored at
+    # The op the candidate is anchored at; kept as its text (`linalg.generic at
+    # file.mlir:12:5`, what reports print) and its MLIR location (`at`, where remarks go).
+    location: str | ir.Operation | ir.OpView
     summary: str  # what the candidate is, in words (used in the report)
     plan: P | None = None
     reason: str | None = None  # why it is blocked (set at the check that failed)
@@ -205,6 +207,12 @@ class Candidate(Generic[P]):
     # (before or while applying it). The driver weighs a compile's linalg changes against
     # stock IREE (one extra dispatch-creation run) only when one of them has no such reason.
     sure: str | None = None
+    at: ir.Location | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.location, str):
+            self.at = self.location.operation.location
+            self.location = op_location(self.location)
 
     @property
     def blocked(self) -> bool:
@@ -215,11 +223,10 @@ class Candidate(Generic[P]):
            make_plan: Callable[[], P], gain: Literal["dispatches", "work"] = "dispatches"
            ) -> Candidate[P]:
         """A candidate whose plan is `make_plan()`, or blocked with the NoMatch it raised."""
-        location = where if isinstance(where, str) else op_location(where)
         try:
-            return Candidate(key, location, summary, make_plan(), gain=gain)
+            return Candidate(key, where, summary, make_plan(), gain=gain)
         except NoMatch as e:
-            return Candidate(key, location, summary, None, str(e), gain=gain)
+            return Candidate(key, where, summary, None, str(e), gain=gain)
 
 
 @dataclass(frozen=True)
@@ -230,6 +237,7 @@ class Change:
     decided_by: str = "rule"  # "rule" (the pass's own) or the decisions file that chose it
     gain: str = "dispatches"  # what the change saves (Candidate.gain)
     sure: str | None = None  # why it pays whatever stock IREE does (Candidate.sure)
+    at: ir.Location | None = field(default=None, compare=False, repr=False)  # for remarks
 
 
 @dataclass(frozen=True)
@@ -239,6 +247,14 @@ class Skip:
     location: str
     decided_by: str = "rule"
     feasible: bool = False  # the plan exists: a decision could apply it
+    at: ir.Location | None = field(default=None, compare=False, repr=False)  # for remarks
+
+    @staticmethod
+    def of(cand: Candidate, reason: str, decided_by: str = "rule",
+           feasible: bool | None = None) -> Skip:
+        """A candidate left alone (`feasible`: default, whether it has a plan)."""
+        return Skip(cand.key, reason, cand.location, decided_by,
+                    not cand.blocked if feasible is None else feasible, cand.at)
 
 
 # ---------------------------------------------------------------- footprints
@@ -298,8 +314,13 @@ class PassReport:
     timing: dict[str, float] = field(default_factory=dict)
 
     def change(self, key: str, what: str, location: str, decided_by: str = "rule",
-               gain: str = "dispatches", sure: str | None = None) -> None:
-        self.changes.append(Change(key, what, location, decided_by, gain, sure))
+               gain: str = "dispatches", sure: str | None = None,
+               at: ir.Location | None = None) -> None:
+        self.changes.append(Change(key, what, location, decided_by, gain, sure, at))
+
+    def applied(self, cand: Candidate, what: str, decided_by: str) -> None:
+        """Records the change a candidate made."""
+        self.change(cand.key, what, cand.location, decided_by, cand.gain, cand.sure, cand.at)
 
     def skip(self, key: str, reason: str, location: str, decided_by: str = "rule",
              feasible: bool = False) -> None:
@@ -331,8 +352,9 @@ class PassReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "pass": self.pass_name,
-            "changes": [{"pass": self.pass_name, **_change_json(c)} for c in self.changes],
-            "skipped": [{"pass": self.pass_name, **dataclasses.asdict(s)} for s in self.skipped],
+            "changes": [{"pass": self.pass_name, **_json_fields(c, "sure")}
+                        for c in self.changes],
+            "skipped": [{"pass": self.pass_name, **_json_fields(s)} for s in self.skipped],
             "notes": self.notes,
             "ops_before": dict(self.ops_before),
             "ops_after": dict(self.ops_after),
@@ -352,11 +374,30 @@ class PassReport:
             self.timing[part] = self.timing.get(part, 0.0) + time.perf_counter() - start
 
 
-def _change_json(change: Change) -> dict[str, Any]:
-    """A change as the JSON report has it (`sure` is the driver's, to skip weighing)."""
-    out = dataclasses.asdict(change)
-    del out["sure"]
-    return out
+    def emit_remarks(self, context: ir.Context) -> None:
+        """Each change (a passed remark) and each skipped candidate (a missed one) as an
+        MLIR optimization remark at its op, category the pass name, when the context has
+        remarks enabled (`Context.enable_remarks`: iree-fusions-opt --fusions-remarks or
+        -verify-diagnostics). Printed as a diagnostic:
+        `file.mlir:12:5: remark: [Missed] skipped | Category:batch-gathers |
+        Remark="<reason>", key=<key>`."""
+        if not context.remarks_enabled:
+            return
+        for c in self.changes:
+            if c.at is not None:
+                c.at.emit_remark(ir.RemarkKind.PASSED, "changed", category=self.pass_name,
+                                 message=c.what + _by(c.decided_by), args=[("key", c.key)])
+        for s in self.skipped:
+            if s.at is not None:
+                s.at.emit_remark(ir.RemarkKind.MISSED, "skipped", category=self.pass_name,
+                                 message=s.reason + _by(s.decided_by), args=[("key", s.key)])
+
+
+def _json_fields(record: Change | Skip, *leave_out: str) -> dict[str, Any]:
+    """A change or skip as the JSON report has it: its fields but the MLIR location (`at`)
+    and those in `leave_out` (a change's `sure` is the driver's, to skip weighing)."""
+    return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)
+            if f.name != "at" and f.name not in leave_out}
 
 
 def _by(decided_by: str) -> str:
@@ -608,10 +649,6 @@ def _decision(pass_: CandidatePass, cand: Candidate, ctx: PassContext
     return (cand.reason, "rule") if cand.blocked else pass_.decide(cand, ctx)
 
 
-def _skip(cand: Candidate, reason: str, decided_by: str = "rule") -> Skip:
-    return Skip(cand.key, reason, cand.location, decided_by, feasible=not cand.blocked)
-
-
 # $IREE_FUSIONS_DRIVER=each-change: every pass finds again after each change, as before
 # footprints (the reference the round driver is checked against: same IR).
 DRIVER_ENV = "IREE_FUSIONS_DRIVER"
@@ -655,7 +692,7 @@ def _run_round(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> bool:
     changed = unknown = False
     for cand, reason, decided_by, fp in selected:
         if reason is not None:
-            skipped.append(_skip(cand, reason, decided_by))
+            skipped.append(Skip.of(cand, reason, decided_by))
             continue
         if unknown or (fp is None and changed) or (
                 fp is not None and fp.waits_for(written, waiting_reads, waiting_writes)):
@@ -668,9 +705,9 @@ def _run_round(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> bool:
             try:
                 what = pass_.apply(cand, ctx)
             except NoMatch as e:  # found unworkable before anything changed
-                skipped.append(Skip(cand.key, str(e), cand.location))
+                skipped.append(Skip.of(cand, str(e), feasible=False))
                 continue
-        report.change(cand.key, what, cand.location, decided_by, cand.gain, cand.sure)
+        report.applied(cand, what, decided_by)
         report.stats["applied"] += 1
         changed = True
         if fp is None:
@@ -699,15 +736,15 @@ def _run_round_first(pass_: CandidatePass, block: ir.Block, ctx: PassContext) ->
             return False
         report.stats["candidates"] += 1
         if reason is not None:
-            skipped.append(_skip(cand, reason, decided_by))
+            skipped.append(Skip.of(cand, reason, decided_by))
             continue
         with report.timed("apply"):
             try:
                 what = pass_.apply(cand, ctx)
             except NoMatch as e:
-                skipped.append(Skip(cand.key, str(e), cand.location))
+                skipped.append(Skip.of(cand, str(e), feasible=False))
                 continue
-        report.change(cand.key, what, cand.location, decided_by, cand.gain, cand.sure)
+        report.applied(cand, what, decided_by)
         report.stats["applied"] += 1
         return True
 
@@ -724,7 +761,7 @@ def _run_round_all(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> b
             if reason is None:
                 chosen.append((cand, decided_by))
             else:
-                skipped.append(_skip(cand, reason, decided_by))
+                skipped.append(Skip.of(cand, reason, decided_by))
     report.stats["finds"] += 1
     report.stats["candidates"] += len(found)
     if not chosen:
@@ -733,7 +770,7 @@ def _run_round_all(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> b
     with report.timed("apply"):
         whats = pass_.apply_all([c for c, _ in chosen], ctx)
     for (cand, decided_by), what in zip(chosen, whats):
-        report.change(cand.key, what, cand.location, decided_by, cand.gain, cand.sure)
+        report.applied(cand, what, decided_by)
     report.stats["applied"] += len(chosen)
     return True
 

@@ -225,6 +225,7 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | N
         raise PipelineError(
             f"pass '{plugin.name}' produced IR that fails verification: {format_mlir_error(e)}"
         ) from None
+    report.emit_remarks(module.context)
     if count_ops:
         with report.timed("count"):
             report.ops_after = count_compute_ops(module)

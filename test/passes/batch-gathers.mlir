@@ -9,7 +9,7 @@
 // The small groups here are below the default thresholds (1024 ids for lookups whose results
 // are sliced back, 256 for bags), so most RUN lines lower them; DEFAULT shows the defaults.
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -verify-diagnostics -o /dev/null
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-group-size=3 min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s --check-prefix=MIN3
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | iree-fusions-opt - --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
 // RUN: iree-fusions-opt %s --split-input-file -p batch-gathers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=DEFAULT
@@ -54,8 +54,6 @@
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, 8, 4] [1, 1, 1]
 // CHECK-NOT: linalg.generic
 // CHECK: util.return %[[S0]], %[[S1]]
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather
 // DEFAULT: [batch-gathers] 0 change(s), 2 skipped
 // DEFAULT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
 // DEFAULT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
@@ -66,6 +64,7 @@ util.func public @cross_table_offsets(%i0: tensor<8xi64>, %i1: tensor<8xi64>) ->
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -107,14 +106,13 @@ util.func public @cross_table_offsets(%i0: tensor<8xi64>, %i1: tensor<8xi64>) ->
 // CHECK-SAME: tensor<3x8x4xf32>
 // CHECK-COUNT-3: tensor.extract_slice %[[G]]
 // CHECK-NOT: linalg.generic
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 3 lookups (3 distinct) of 2 table(s)
 // MIN3-LABEL: util.func public @shared_table_dedup
 // MIN3: tensor<3x8x4xf32>
 util.func public @shared_table_dedup(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 3 lookups (3 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -172,11 +170,10 @@ util.func public @shared_table_dedup(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2
 // CHECK-NOT: arith.addi
 // CHECK:   tensor.extract %[[T]][%{{.+}}, %{{.+}}] : tensor<10x4xf32>
 // CHECK-COUNT-2: tensor.extract_slice %[[G]]
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 stacked gather
 util.func public @same_table_basic(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 stacked gather"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -214,11 +211,10 @@ util.func public @same_table_basic(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (t
 // CHECK-SAME: outs(%{{.+}} : tensor<2x2x3x4xf32>)
 // CHECK: tensor.extract_slice %[[G]][0, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1] : tensor<2x2x3x4xf32> to tensor<2x3x4xf32>
 // CHECK: tensor.extract_slice %[[G]][1, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1]
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 2x3
 util.func public @same_table_2d_indices(%i0: tensor<2x3xi64>, %i1: tensor<2x3xi64>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<2x3x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 2x3 -> 1 stacked gather"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<2x3xi64>) outs(%l0_e : tensor<2x3x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -258,11 +254,10 @@ util.func public @same_table_2d_indices(%i0: tensor<2x3xi64>, %i1: tensor<2x3xi6
 // CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0]
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0]
 // CHECK: util.return %[[S0]], %[[S0]], %[[S1]]
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: same-table: 3 lookups (2 distinct) of 1 table(s)
 util.func public @same_table_shared_index(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="same-table: 3 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 stacked gather"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -321,11 +316,10 @@ util.func public @same_table_shared_index(%i0: tensor<8xi64>, %i1: tensor<8xi64>
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][8, 0] [6, 4] [1, 1]
 // CHECK: %[[E:.+]] = tensor.expand_shape %[[S1]] {{\[\[}}0, 1], [2]] output_shape [2, 3, 4]
 // CHECK: util.return %[[S0]], %[[E]]
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 flat gather
 util.func public @mixed_lengths(%i0: tensor<8xi64>, %i1: tensor<2x3xi64>) -> (tensor<8x4xf32>, tensor<2x3x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 flat gather"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -362,11 +356,10 @@ util.func public @mixed_lengths(%i0: tensor<8xi64>, %i1: tensor<2x3xi64>) -> (te
 // CHECK-NOT: util.global.load
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%{{.+}} : tensor<8xi64>)
-// REPORT: [batch-gathers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table)
 util.func public @below_threshold(%i0: tensor<8xi64>) -> (tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table)"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -390,13 +383,11 @@ util.func public @below_threshold(%i0: tensor<8xi64>) -> (tensor<8x4xf32>) {
 // CHECK-NOT: util.global.load
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>) outs(%{{.+}} : tensor<8x4xf32>)
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>) outs(%{{.+}} : tensor<8x8xf32>)
-// REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 4
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 8
 util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x8xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<10x8xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table)"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -411,6 +402,7 @@ util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (ten
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
   %l1_e = tensor.empty() : tensor<8x8xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 8, f32, i64 indices of shape 8 (or of the same table)"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x8xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -435,13 +427,11 @@ util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (ten
 // CHECK: %[[L0:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<8x4xf32>)
 // CHECK: %[[IDS:.+]] = linalg.generic {{.+}} ins(%[[L0]] : tensor<8x4xf32>)
 // CHECK: linalg.generic {{.+}} ins(%[[IDS]] : tensor<8xi64>)
-// REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses
 util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -462,6 +452,7 @@ util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, ten
     linalg.yield %v : i64
   } -> tensor<8xi64>
   %l1_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -484,11 +475,9 @@ util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, ten
 // CHECK-LABEL: util.func public @non_constant_tables
 // CHECK-NOT: util.global
 // CHECK-COUNT-2: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>)
-// REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: table is not a constant (stacking it would copy it on every call); only lookups of the same table merge
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: table is not a constant (stacking it would copy it on every call); only lookups of the same table merge
 util.func public @non_constant_tables(%ta: tensor<10x4xf32>, %tb: tensor<20x4xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="table is not a constant (stacking it would copy it on every call); only lookups of the same table merge"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -503,6 +492,7 @@ util.func public @non_constant_tables(%ta: tensor<10x4xf32>, %tb: tensor<20x4xf3
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
   %l1_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="table is not a constant (stacking it would copy it on every call); only lookups of the same table merge"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -527,10 +517,9 @@ util.func public @non_constant_tables(%ta: tensor<10x4xf32>, %tb: tensor<20x4xf3
 // CHECK: linalg.generic
 // CHECK-SAME: tensor<2x8x4xf32>
 // CHECK: tensor.extract %[[TA]]
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: same-table: 2 lookups (2 distinct) of 1 table(s)
 util.func public @non_constant_same_table(%ta: tensor<10x4xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 stacked gather"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -570,14 +559,11 @@ util.func public @non_constant_same_table(%ta: tensor<10x4xf32>, %i0: tensor<8xi
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<10x4xf32>
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<4x20xf32>
 // CHECK: iree_linalg_ext.gather dimension_map = [0, 1]
-// REPORT: [batch-gathers] 0 change(s), 3 skipped
-// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: column is not the loop of the result's last dim
-// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] iree_linalg_ext.gather at {{.+}}: gather is not a row gather along dim 0
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table)
 util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<10x4xf32>, %k: tensor<4x2xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<4x20xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table)"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -592,6 +578,7 @@ util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
   %l1_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="column is not the loop of the result's last dim"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -606,6 +593,7 @@ util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
   %ge_e = tensor.empty() : tensor<4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="gather is not a row gather along dim 0"}}
   %g = iree_linalg_ext.gather dimension_map = [0, 1] ins(%s, %k : tensor<10x4xf32>, tensor<4x2xi64>) outs(%ge_e : tensor<4xf32>) -> tensor<4xf32>
   util.return %l0, %l1, %g : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>
 }
@@ -621,12 +609,11 @@ util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0]
 // CHECK: linalg.matmul ins(%[[S0]], %{{.+}} : tensor<8x4xf32>, tensor<4x4xf32>)
 // CHECK: linalg.matmul ins(%[[S1]], %{{.+}} : tensor<8x4xf32>, tensor<4x4xf32>)
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s)
 util.func public @interleaved_consumers(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %w: tensor<4x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -672,13 +659,11 @@ util.func public @interleaved_consumers(%i0: tensor<8xi64>, %i1: tensor<8xi64>, 
 // CHECK-LABEL: util.func public @absorbed_by_consumer
 // CHECK-NOT: util.global.load
 // CHECK-COUNT-2: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<
-// REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch
-// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch
 util.func public @absorbed_by_consumer(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -699,6 +684,7 @@ util.func public @absorbed_by_consumer(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -
     linalg.yield %v : f32
   } -> tensor<8x4xf32>
   %l1_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -733,12 +719,11 @@ util.func public @absorbed_by_consumer(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -
 // CHECK:   tensor.extract %[[I1]]
 // CHECK:   arith.index_cast %{{.+}} : i32 to index
 // CHECK-NOT: iree_linalg_ext.gather
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] iree_linalg_ext.gather at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather
 util.func public @ext_gather(%i0: tensor<8x1xi32>, %i1: tensor<8xi32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather"}}
   %g0 = iree_linalg_ext.gather dimension_map = [0] ins(%t0, %i0 : tensor<10x4xf32>, tensor<8x1xi32>) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
   %g1 = iree_linalg_ext.gather dimension_map = [0] ins(%t1, %i1 : tensor<20x4xf32>, tensor<8xi32>) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
   util.return %g0, %g1 : tensor<8x4xf32>, tensor<8x4xf32>
@@ -757,13 +742,12 @@ util.func public @ext_gather(%i0: tensor<8x1xi32>, %i1: tensor<8xi32>) -> (tenso
 // CHECK-COUNT-2: tensor.extract_slice %[[G]]
 // CHECK-NOT: iterator_types = ["parallel", "reduction", "parallel"]
 // CHECK: util.return
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
 // DEFAULT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
 util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %p0g_e = tensor.empty() : tensor<8x5x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather"}}
   %p0g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<8x5xi64>) outs(%p0g_e : tensor<8x5x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -823,12 +807,11 @@ util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (te
 // CHECK: linalg.yield %[[D]]
 // CHECK-NOT: arith.divf
 // CHECK: util.return
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (mean) over axis 1 -> 1 stacked gather
 util.func public @mean_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %p0g_e = tensor.empty() : tensor<8x5x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (mean) over axis 1 -> 1 stacked gather"}}
   %p0g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<8x5xi64>) outs(%p0g_e : tensor<8x5x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -900,9 +883,6 @@ util.func public @mean_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tens
 // CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<8x5xi64>) outs(%{{.+}} : tensor<8x5x4xf32>)
 // CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[ROWS]] : tensor<8x5x4xf32>) outs(%[[FILL]] : tensor<8x4xf32>)
 // CHECK: util.return %[[SUM]]
-// REPORT: [batch-gathers] 1 change(s), 1 skipped
-// REPORT-NEXT: changed [gathers-bag-{{[0-9a-f]+}}] linalg.generic at {{.+}}: embedding_bag 8 bags x 5 ids: quadratic scan -> lookup + pooled sum
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 4, f32, i64 indices of shape 8x5, pooled (or of the same table)
 util.func public @embedding_bag(%ids: tensor<8x5xi64>) -> (tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c0 = arith.constant 0 : index
@@ -922,6 +902,8 @@ util.func public @embedding_bag(%ids: tensor<8x5xi64>) -> (tensor<8x4xf32>) {
   %flat = tensor.collapse_shape %ids [[0, 1]] : tensor<8x5xi64> into tensor<40xi64>
   %e = tensor.empty() : tensor<8x4xf32>
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8x5, pooled (or of the same table)"}}
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="embedding_bag 8 bags x 5 ids: quadratic scan -> lookup + pooled sum"}}
   %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%flat, %offsets : tensor<40xi64>, tensor<8xi64>) outs(%fill : tensor<8x4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
     %0 = linalg.index 0 : index
@@ -958,9 +940,6 @@ util.func public @embedding_bag(%ids: tensor<8x5xi64>) -> (tensor<8x4xf32>) {
 // CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[IDS]] : tensor<5xi64>) outs(%{{.+}} : tensor<5x4xf32>)
 // CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]} ins(%[[ROWS]] : tensor<5x4xf32>) outs(%{{.+}} : tensor<4xf32>)
 // CHECK: util.return %[[SUM]]
-// REPORT: [batch-gathers] 1 change(s), 1 skipped
-// REPORT-NEXT: changed [gathers-bag-{{[0-9a-f]+}}] linalg.generic at {{.+}}: embedding_bag 1 bags x 5 ids: quadratic scan -> lookup + pooled sum
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: no other lookup with dim 4, f32, i64 indices of shape 5, pooled (or of the same table)
 util.func public @embedding_bag_unit_batch(%ids: tensor<5xi64>) -> (tensor<4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c0_i64 = arith.constant 0 : i64
@@ -970,6 +949,8 @@ util.func public @embedding_bag_unit_batch(%ids: tensor<5xi64>) -> (tensor<4xf32
   %offsets = linalg.fill ins(%c0_i64 : i64) outs(%oe : tensor<i64>) -> tensor<i64>
   %e = tensor.empty() : tensor<4xf32>
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 5, pooled (or of the same table)"}}
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="embedding_bag 1 bags x 5 ids: quadratic scan -> lookup + pooled sum"}}
   %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%ids, %offsets : tensor<5xi64>, tensor<i64>) outs(%fill : tensor<4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
     %0 = linalg.index 0 : index
@@ -1006,8 +987,6 @@ util.func public @embedding_bag_unit_batch(%ids: tensor<5xi64>) -> (tensor<4xf32
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
 // DEFAULT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 0 from batched gathers, 1 copied values); 3 insert_slices removed
 util.func public @concat_writer(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x12xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -1042,6 +1021,7 @@ util.func public @concat_writer(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tens
   %ce = tensor.empty() : tensor<8x12xf32>
   %c0 = tensor.insert_slice %v into %ce[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
   %c1 = tensor.insert_slice %l0 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 0 from batched gathers, 1 copied values); 3 insert_slices removed"}}
   %c2 = tensor.insert_slice %l1 into %c1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
   util.return %c2 : tensor<8x12xf32>
 }
@@ -1058,8 +1038,6 @@ util.func public @concat_writer(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tens
 // CHECK: tensor.extract %{{.+}} : tensor<20x8xf32>
 // CHECK: tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x4x4xf32> into tensor<8x16xf32>
 // CHECK-NOT: tensor.insert_slice
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4/8) written in place by one generic in 4-column chunks (2 lookups gathered in it from 2 table group(s)
 util.func public @concat_mixed_widths(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x16xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x8xf32>
@@ -1094,6 +1072,7 @@ util.func public @concat_mixed_widths(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v
   %ce = tensor.empty() : tensor<8x16xf32>
   %c0 = tensor.insert_slice %l0 into %ce[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
   %c1 = tensor.insert_slice %l1 into %c0[0, 4] [8, 8] [1, 1] : tensor<8x8xf32> into tensor<8x16xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="concat of 3 slots (widths 4/8) written in place by one generic in 4-column chunks (2 lookups gathered in it from 2 table group(s), 0 from batched gathers, 1 copied values); 3 insert_slices removed"}}
   %c2 = tensor.insert_slice %v into %c1[0, 12] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
   util.return %c2 : tensor<8x16xf32>
 }
@@ -1124,9 +1103,6 @@ util.func public @concat_mixed_widths(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v
 // CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x5x4xf32> into tensor<8x20xf32>
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
-// REPORT: [batch-gathers] 2 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
-// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 5 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 2 from batched gathers, 1 copied values); 5 insert_slices removed
 // DEFAULT: [batch-gathers] 1 change(s), 2 skipped
 // DEFAULT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 5 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 0 from batched gathers, 3 copied values); 5 insert_slices removed
 // DEFAULT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
@@ -1137,6 +1113,7 @@ util.func public @bags_into_concat(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %
   %t2 = arith.constant dense<3.0> : tensor<30x4xf32>
   %t3 = arith.constant dense<4.0> : tensor<40x4xf32>
   %g0_e = tensor.empty() : tensor<8x5x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather"}}
   %g0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<8x5xi64>) outs(%g0_e : tensor<8x5x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1213,6 +1190,7 @@ util.func public @bags_into_concat(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %
   %c1 = tensor.insert_slice %l2 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x20xf32>
   %c2 = tensor.insert_slice %p0 into %c1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x20xf32>
   %c3 = tensor.insert_slice %l3 into %c2[0, 12] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x20xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="concat of 5 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 2 from batched gathers, 1 copied values); 5 insert_slices removed"}}
   %c4 = tensor.insert_slice %p1 into %c3[0, 16] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x20xf32>
   util.return %c4 : tensor<8x20xf32>
 }
@@ -1256,8 +1234,6 @@ util.func public @bags_into_concat(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %
 // CHECK: %[[R1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> to tensor<4x4xf32>
 // CHECK-NOT: linalg.generic
 // CHECK: util.return %[[R0]], %[[R1]]
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-offsets-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 embedding_bag(s) with run-time offsets (4 bags, dim 4, 17 ids) -> 1 generic summing each bag's ids (was: every id scanned for every bag)
 // DEFAULT: [batch-gathers] 1 change(s), 0 skipped
 // DEFAULT-NEXT: changed [gathers-offsets-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 embedding_bag(s) with run-time offsets
 util.func public @offsets_bags(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %ids1: tensor<7xi64>, %offs1: tensor<4xi64>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
@@ -1266,6 +1242,7 @@ util.func public @offsets_bags(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %id
   %b0_z = arith.constant 0.0 : f32
   %b0_e = tensor.empty() : tensor<4x4xf32>
   %b0_f = linalg.fill ins(%b0_z : f32) outs(%b0_e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="2 embedding_bag(s) with run-time offsets (4 bags, dim 4, 17 ids) -> 1 generic summing each bag's ids (was: every id scanned for every bag)"}}
   %b0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%ids0, %offs0 : tensor<10xi64>, tensor<4xi64>) outs(%b0_f : tensor<4x4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
     %c0 = arith.constant 0 : index
@@ -1336,8 +1313,6 @@ util.func public @offsets_bags(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %id
 // decisions file) it is rewritten: [1, 4] from one loop over ids offsets[] .. 5.
 // CHECK-LABEL: util.func public @offsets_bag_unit_batch
 // CHECK: linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]
-// REPORT: [batch-gathers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [gathers-offsets-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 1 bag(s) per table, below min-offsets-batch=2 (stock's scan is linear there)
 // UNIT-LABEL: util.func public @offsets_bag_unit_batch
 // UNIT-SAME: (%[[IDS:.+]]: tensor<5xi64>, %[[OFFS:.+]]: tensor<i64>)
 // UNIT: %[[G:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<1x4xf32>)
@@ -1352,6 +1327,7 @@ util.func public @offsets_bag_unit_batch(%ids0: tensor<5xi64>, %offs0: tensor<i6
   %b0_z = arith.constant 0.0 : f32
   %b0_e = tensor.empty() : tensor<4xf32>
   %b0_f = linalg.fill ins(%b0_z : f32) outs(%b0_e : tensor<4xf32>) -> tensor<4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="1 bag(s) per table, below min-offsets-batch=2 (stock's scan is linear there)"}}
   %b0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%ids0, %offs0 : tensor<5xi64>, tensor<i64>) outs(%b0_f : tensor<4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
     %n = arith.constant 5 : i64
@@ -1384,15 +1360,13 @@ util.func public @offsets_bag_unit_batch(%ids0: tensor<5xi64>, %offs0: tensor<i6
 // CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<4x2x4xf32> into tensor<4x8xf32>
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
-// REPORT: [batch-gathers] 2 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-offsets-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 embedding_bag(s) with run-time offsets (4 bags, dim 4, 17 ids)
-// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 2 slots (widths 4) written in place by one generic in 4-column chunks (0 lookups gathered in it from 0 table group(s), 2 from batched gathers, 0 copied values); 2 insert_slices removed
 util.func public @offsets_bags_into_concat(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %ids1: tensor<7xi64>, %offs1: tensor<4xi64>) -> (tensor<4x8xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %b0_z = arith.constant 0.0 : f32
   %b0_e = tensor.empty() : tensor<4x4xf32>
   %b0_f = linalg.fill ins(%b0_z : f32) outs(%b0_e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="2 embedding_bag(s) with run-time offsets (4 bags, dim 4, 17 ids) -> 1 generic summing each bag's ids (was: every id scanned for every bag)"}}
   %b0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%ids0, %offs0 : tensor<10xi64>, tensor<4xi64>) outs(%b0_f : tensor<4x4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
     %c0 = arith.constant 0 : index
@@ -1454,6 +1428,7 @@ util.func public @offsets_bags_into_concat(%ids0: tensor<10xi64>, %offs0: tensor
   } -> tensor<4x4xf32>
   %c_e = tensor.empty() : tensor<4x8xf32>
   %c0 = tensor.insert_slice %b0 into %c_e[0, 0] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x8xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="concat of 2 slots (widths 4) written in place by one generic in 4-column chunks (0 lookups gathered in it from 0 table group(s), 2 from batched gathers, 0 copied values); 2 insert_slices removed"}}
   %c1 = tensor.insert_slice %b1 into %c0[0, 4] [4, 4] [1, 1] : tensor<4x4xf32> into tensor<4x8xf32>
   util.return %c1 : tensor<4x8xf32>
 }
@@ -1465,13 +1440,12 @@ util.func public @offsets_bags_into_concat(%ids0: tensor<10xi64>, %offs0: tensor
 // CHECK-LABEL: util.func public @offsets_bag_off_by_one
 // CHECK: arith.cmpi sle
 // CHECK-NOT: scf.for
-// REPORT: [batch-gathers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [gathers-bag-{{[0-9a-f]+}}] linalg.generic at {{.+}}: embedding_bag-like generic with run-time offsets: bag condition does not select [offsets[b], offsets[b+1])
 util.func public @offsets_bag_off_by_one(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>) -> (tensor<4x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %b0_z = arith.constant 0.0 : f32
   %b0_e = tensor.empty() : tensor<4x4xf32>
   %b0_f = linalg.fill ins(%b0_z : f32) outs(%b0_e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="embedding_bag-like generic with run-time offsets: bag condition does not select [offsets[b], offsets[b+1])"}}
   %b0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%ids0, %offs0 : tensor<10xi64>, tensor<4xi64>) outs(%b0_f : tensor<4x4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
     %c0 = arith.constant 0 : index
@@ -1509,13 +1483,12 @@ util.func public @offsets_bag_off_by_one(%ids0: tensor<10xi64>, %offs0: tensor<4
 // expert id) is no row lookup; the report says so at the shape check.
 // CHECK-LABEL: util.func public @expert_weight_gather
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : tensor<10x4x4xf32>
-// REPORT: [batch-gathers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: gathers whole [4x4] slices of a 3-d table (tensor<10x4x4xf32>) by index (`W[ids]`, index_select: e.g. MoE expert weights): batching supports row gathers of 2-d tables
 util.func public @expert_weight_gather(%ids: tensor<2xi64>) -> (tensor<2x4x4xf32>) {
   %w = arith.constant dense<1.0> : tensor<10x4x4xf32>
   %c0_i64 = arith.constant 0 : i64
   %c10_i64 = arith.constant 10 : i64
   %e = tensor.empty() : tensor<2x4x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="gathers whole [4x4] slices of a 3-d table (tensor<10x4x4xf32>) by index (`W[ids]`, index_select: e.g. MoE expert weights): batching supports row gathers of 2-d tables"}}
   %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids : tensor<2xi64>) outs(%e : tensor<2x4x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %neg = arith.cmpi slt, %in, %c0_i64 : i64
@@ -1536,13 +1509,12 @@ util.func public @expert_weight_gather(%ids: tensor<2xi64>) -> (tensor<2x4x4xf32
 // the report names that instead of "does more than a row extract".
 // CHECK-LABEL: util.func public @indexed_rows
 // CHECK: arith.select
-// REPORT: [batch-gathers] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [gathers-lookup-{{[0-9a-f]+}}] linalg.generic at {{.+}}: body wraps negative indices (i < 0 ? i + rows : i, as `W[ids]` indexing lowers): batching supports F.embedding's bounds-checked row extract
 util.func public @indexed_rows(%ids: tensor<8xi64>) -> (tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c0_i64 = arith.constant 0 : i64
   %c10_i64 = arith.constant 10 : i64
   %e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="body wraps negative indices (i < 0 ? i + rows : i, as `W[ids]` indexing lowers): batching supports F.embedding's bounds-checked row extract"}}
   %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<8xi64>) outs(%e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %neg = arith.cmpi slt, %in, %c0_i64 : i64
@@ -1578,9 +1550,6 @@ util.func public @indexed_rows(%ids: tensor<8xi64>) -> (tensor<8x4xf32>) {
 // CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<?x4x4xf32> into tensor<?x16xf32>
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
-// REPORT: [batch-gathers] 2 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ?x5, pooled (sum) over axis 1 -> 1 stacked gather (checked at run time: 1 batch size(s) equal)
-// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 4 slots (widths 4) written in place by one generic in 4-column chunks (1 lookups gathered in it from 1 table group(s), 2 from batched gathers, 1 copied values); 4 insert_slices removed; checked at run time: 2 slot batch size(s) equal to the concat's
 // A dynamic dim counts as dynamic-dim-estimate=64 in the thresholds: 2 x 64 x 5 bag ids.
 // DEFAULT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ?x5, pooled (sum) over axis 1 -> 1 stacked gather (checked at run time: 1 batch size(s) equal)
 util.func public @dynamic_bags_into_concat(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi64>, %i2: tensor<?xi64>, %v: tensor<?x4xf32>) -> (tensor<?x16xf32>) {
@@ -1593,6 +1562,7 @@ util.func public @dynamic_bags_into_concat(%i0: tensor<?x5xi64>, %i1: tensor<?x5
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %t2 = arith.constant dense<3.0> : tensor<30x4xf32>
   %g0_e = tensor.empty(%b0) : tensor<?x5x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ?x5, pooled (sum) over axis 1 -> 1 stacked gather (checked at run time: 1 batch size(s) equal)"}}
   %g0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<?x5xi64>) outs(%g0_e : tensor<?x5x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1636,6 +1606,7 @@ util.func public @dynamic_bags_into_concat(%i0: tensor<?x5xi64>, %i1: tensor<?x5
   %c0s = tensor.insert_slice %v into %ce[0, 0] [%bv, 4] [1, 1] : tensor<?x4xf32> into tensor<?x16xf32>
   %c1s = tensor.insert_slice %p0 into %c0s[0, 4] [%b0, 4] [1, 1] : tensor<?x4xf32> into tensor<?x16xf32>
   %c2s = tensor.insert_slice %l2 into %c1s[0, 8] [%b2, 4] [1, 1] : tensor<?x4xf32> into tensor<?x16xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="concat of 4 slots (widths 4) written in place by one generic in 4-column chunks (1 lookups gathered in it from 1 table group(s), 2 from batched gathers, 1 copied values); 4 insert_slices removed; checked at run time: 2 slot batch size(s) equal to the concat's"}}
   %c3s = tensor.insert_slice %p1 into %c2s[0, 12] [%b1, 4] [1, 1] : tensor<?x4xf32> into tensor<?x16xf32>
   util.return %c3s : tensor<?x16xf32>
 }
@@ -1657,8 +1628,6 @@ util.func public @dynamic_bags_into_concat(%i0: tensor<?x5xi64>, %i1: tensor<?x5
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][%[[N0]], 0] [%[[N1]], 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
 // CHECK-NOT: cf.assert
 // CHECK: util.return %[[S0]], %[[S1]]
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ? -> 1 flat gather
 // DEFAULT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 128 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
 util.func public @dynamic_lookups_flat(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
@@ -1667,6 +1636,7 @@ util.func public @dynamic_lookups_flat(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty(%b0) : tensor<?x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ? -> 1 flat gather"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<?xi64>) outs(%l0_e : tensor<?x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1699,8 +1669,6 @@ util.func public @dynamic_lookups_flat(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -
 // CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0] [1, %[[B]], 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<?x4xf32>
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, %[[B]], 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<?x4xf32>
 // CHECK: util.return %[[S0]], %[[S1]]
-// REPORT: [batch-gathers] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ? -> 1 stacked gather
 // DEFAULT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 32 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
 util.func public @dynamic_shared_batch(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
@@ -1711,6 +1679,7 @@ util.func public @dynamic_shared_batch(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty(%b) : tensor<?x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ? -> 1 stacked gather"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%j0 : tensor<?xi64>) outs(%l0_e : tensor<?x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1736,8 +1705,6 @@ util.func public @dynamic_shared_batch(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -
 // CHECK-LABEL: util.func public @dynamic_bags_unrelated
 // CHECK-NOT: cf.assert
 // CHECK-COUNT-4: linalg.generic
-// REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: the bags' index shapes differ (dim 0 of argument 1 vs dim 0 of argument 0: dynamic dims not known to be equal) and bags are batched only stacked
 util.func public @dynamic_bags_unrelated(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %b0 = tensor.dim %i0, %c0 : tensor<?x5xi64>
@@ -1745,6 +1712,7 @@ util.func public @dynamic_bags_unrelated(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %g0_e = tensor.empty(%b0) : tensor<?x5x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="the bags' index shapes differ (dim 0 of argument 1 vs dim 0 of argument 0: dynamic dims not known to be equal) and bags are batched only stacked"}}
   %g0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<?x5xi64>) outs(%g0_e : tensor<?x5x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1761,6 +1729,7 @@ util.func public @dynamic_bags_unrelated(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi
     linalg.yield %s : f32
   } -> tensor<?x4xf32>
   %g1_e = tensor.empty(%b1) : tensor<?x5x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="the bags' index shapes differ (dim 0 of argument 1 vs dim 0 of argument 0: dynamic dims not known to be equal) and bags are batched only stacked"}}
   %g1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i1 : tensor<?x5xi64>) outs(%g1_e : tensor<?x5x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1791,7 +1760,6 @@ util.func public @dynamic_bags_unrelated(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi
 // CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<?x5xi64>) outs(%{{.+}} : tensor<?x5x4xf32>)
 // CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[ROWS]] : tensor<?x5x4xf32>)
 // CHECK: util.return %[[SUM]]
-// REPORT: changed [gathers-bag-{{[0-9a-f]+}}] linalg.generic at {{.+}}: embedding_bag ? bags x 5 ids: quadratic scan -> lookup + pooled sum
 util.func public @dynamic_embedding_bag(%ids: tensor<?x5xi64>) -> (tensor<?x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c5 = arith.constant 5 : index
@@ -1818,6 +1786,8 @@ util.func public @dynamic_embedding_bag(%ids: tensor<?x5xi64>) -> (tensor<?x4xf3
   %flat = tensor.collapse_shape %idsb [[0, 1]] : tensor<?x5xi64> into tensor<?xi64>
   %e = tensor.empty(%bags) : tensor<?x4xf32>
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4xf32>) -> tensor<?x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape ?x5, pooled (or of the same table)"}}
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="embedding_bag ? bags x 5 ids: quadratic scan -> lookup + pooled sum"}}
   %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%flat, %offsets : tensor<?xi64>, tensor<?xi64>) outs(%fill : tensor<?x4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
     %0 = linalg.index 0 : index
@@ -1852,7 +1822,6 @@ util.func public @dynamic_embedding_bag(%ids: tensor<?x5xi64>) -> (tensor<?x4xf3
 // ids' length, and nothing in the IR ties them: left alone, the reason names both sizes.
 // CHECK-LABEL: util.func public @dynamic_embedding_bag_no_facts
 // CHECK-NOT: tensor.expand_shape
-// REPORT: skipped [gathers-bag-{{[0-9a-f]+}}] linalg.generic at {{.+}}: embedding_bag-like generic: the bag count and the ids' length come from separate dynamic sizes (dim 0 of argument 0, dim 0 of argument 1): nothing in the IR says the bags have one fixed length
 util.func public @dynamic_embedding_bag_no_facts(%ids: tensor<?x5xi64>, %other: tensor<?xi64>) -> (tensor<?x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c5 = arith.constant 5 : index
@@ -1878,6 +1847,7 @@ util.func public @dynamic_embedding_bag_no_facts(%ids: tensor<?x5xi64>, %other: 
   %flat = tensor.collapse_shape %ids [[0, 1]] : tensor<?x5xi64> into tensor<?xi64>
   %e = tensor.empty(%bags) : tensor<?x4xf32>
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4xf32>) -> tensor<?x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="embedding_bag-like generic: the bag count and the ids' length come from separate dynamic sizes (dim 0 of argument 0, dim 0 of argument 1): nothing in the IR says the bags have one fixed length"}}
   %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%flat, %offsets : tensor<?xi64>, tensor<?xi64>) outs(%fill : tensor<?x4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
     %0 = linalg.index 0 : index
@@ -1921,7 +1891,6 @@ util.func public @dynamic_embedding_bag_no_facts(%ids: tensor<?x5xi64>, %other: 
 // CHECK:   util.global.load immutable @t0
 // CHECK:   util.global.load immutable @t1
 // CHECK:   util.global.store %{{.+}}, @[[TAB]]
-// REPORT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 3 insert_slices removed; 800 bytes stacked once at load from 3 global table(s) (read once at load; the stack stays resident)
 util.global private @t0 = dense<1.0> : tensor<10x4xf32>
 util.global private @t1 : tensor<20x4xf32>
 util.global private @t2 : tensor<20x4xf32>
@@ -1956,6 +1925,7 @@ util.func public @global_tables(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: ten
   %ce = tensor.empty() : tensor<8x12xf32>
   %c0 = tensor.insert_slice %l0 into %ce[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
   %c1 = tensor.insert_slice %l1 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 3 insert_slices removed; 800 bytes stacked once at load from 3 global table(s) (read once at load; the stack stays resident)"}}
   %c2 = tensor.insert_slice %l2 into %c1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
   util.return %c2 : tensor<8x12xf32>
 }
@@ -1972,13 +1942,12 @@ util.initializer {
 // A table held in a mutable global can change between calls: never stacked.
 // CHECK-LABEL: util.func public @mutable_global_table
 // CHECK-NOT: util.initializer
-// REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: table is the mutable global @m (it can change between calls: never stacked); only lookups of the same table merge
 util.global private mutable @m = dense<5.0> : tensor<10x4xf32>
 util.func public @mutable_global_table(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %m = util.global.load @m : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="table is the mutable global @m (it can change between calls: never stacked); only lookups of the same table merge"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1987,6 +1956,7 @@ util.func public @mutable_global_table(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
   %l1_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="the other lookups of this shape read tables that are not constants (stacking them would copy them on every call)"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -2014,7 +1984,6 @@ util.func public @mutable_global_table(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %
 // CHECK: util.global.load immutable @[[TAB]]
 // CHECK-NOT: flow.tensor.constant
 // CHECK: util.return
-// REPORT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 3 insert_slices removed; 800 bytes stacked once at load from 3 parameter table(s) (read once at load; the stack stays resident)
 util.func public @parameter_tables(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x12xf32>) {
   %t0 = flow.tensor.constant #flow.parameter.named<"model"::"t0"> : tensor<10x4xf32>
   %t1 = flow.tensor.constant #flow.parameter.named<"model"::"t1"> : tensor<20x4xf32>
@@ -2046,6 +2015,7 @@ util.func public @parameter_tables(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: 
   %ce = tensor.empty() : tensor<8x12xf32>
   %c0 = tensor.insert_slice %l0 into %ce[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
   %c1 = tensor.insert_slice %l1 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="concat of 3 slots (widths 4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 3 insert_slices removed; 800 bytes stacked once at load from 3 parameter table(s) (read once at load; the stack stays resident)"}}
   %c2 = tensor.insert_slice %l2 into %c1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x12xf32>
   util.return %c2 : tensor<8x12xf32>
 }
@@ -2069,8 +2039,6 @@ util.func public @parameter_tables(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: 
 // CHECK: tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x4x4xf32> into tensor<8x16xf32>
 // CHECK-NOT: arith.cmpi slt, %{{.+}}, %{{.+}} : i64
 // CHECK: util.return
-// REPORT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather
-// REPORT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 4 slots (widths 4) written in place by one generic in 4-column chunks (1 lookups gathered in it from 1 table group(s), 2 from batched gathers, 1 copied values); 4 insert_slices removed
 util.func public @onnx_bags_into_concat(%v: tensor<8x4xf32>, %i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %i2: tensor<8xi64>) -> (tensor<8x16xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -2096,6 +2064,7 @@ util.func public @onnx_bags_into_concat(%v: tensor<8x4xf32>, %i0: tensor<8x5xi64
   } -> tensor<8x5xi64>
   %p0_flat = tensor.collapse_shape %p0_w [[0, 1]] : tensor<8x5xi64> into tensor<40xi64>
   %p0_g_e = tensor.empty() : tensor<40x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8x5, pooled (sum) over axis 1 -> 1 stacked gather"}}
   %p0_g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%p0_flat : tensor<40xi64>) outs(%p0_g_e : tensor<40x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -2180,6 +2149,7 @@ util.func public @onnx_bags_into_concat(%v: tensor<8x4xf32>, %i0: tensor<8x5xi64
   %c0 = tensor.insert_slice %v into %ce[0, 0] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
   %c1 = tensor.insert_slice %p0 into %c0[0, 4] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
   %c2 = tensor.insert_slice %l2 into %c1[0, 8] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="concat of 4 slots (widths 4) written in place by one generic in 4-column chunks (1 lookups gathered in it from 1 table group(s), 2 from batched gathers, 1 copied values); 4 insert_slices removed"}}
   %c3 = tensor.insert_slice %p1 into %c2[0, 12] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x16xf32>
   util.return %c3 : tensor<8x16xf32>
 }
@@ -2191,11 +2161,11 @@ util.func public @onnx_bags_into_concat(%v: tensor<8x4xf32>, %i0: tensor<8x5xi64
 // CHECK-LABEL: util.func public @permuted_loop_order
 // CHECK: %[[G:.+]] = linalg.generic
 // CHECK-SAME: outs(%{{.+}} : tensor<2x8x4xf32>)
-// REPORT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather
 util.func public @permuted_loop_order(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d1, d0)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -2228,7 +2198,6 @@ util.func public @permuted_loop_order(%i0: tensor<8xi64>, %i1: tensor<8xi64>) ->
 // CHECK: %[[C0:.+]] = tensor.insert_slice %[[D]] into %{{.+}}[0, 0] [8, 3] [1, 1] : tensor<8x3xf32> into tensor<8x15xf32>
 // CHECK: %[[C1:.+]] = tensor.insert_slice %[[WRITTEN]] into %[[C0]][0, 3] [8, 12] [1, 1] : tensor<8x12xf32> into tensor<8x15xf32>
 // CHECK: util.return %[[C1]]
-// REPORT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 4 slots (widths 3/4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 4 insert_slices removed, 1 kept (inserted as they were: narrow-concat=run)
 // COLUMNS-LABEL: util.func public @narrow_concat
 // COLUMNS: %[[W:.+]] = linalg.generic
 // COLUMNS-SAME: outs(%{{.+}} : tensor<8x15x1xf32>)
@@ -2268,6 +2237,7 @@ util.func public @narrow_concat(%d: tensor<8x3xf32>, %i0: tensor<8xi64>, %i1: te
   %c0 = tensor.insert_slice %d into %ce[0, 0] [8, 3] [1, 1] : tensor<8x3xf32> into tensor<8x15xf32>
   %c1 = tensor.insert_slice %l0 into %c0[0, 3] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x15xf32>
   %c2 = tensor.insert_slice %l1 into %c1[0, 7] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x15xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="concat of 4 slots (widths 3/4) written in place by one generic in 4-column chunks (3 lookups gathered in it from 1 table group(s), 0 from batched gathers, 0 copied values); 4 insert_slices removed, 1 kept (inserted as they were: narrow-concat=run)"}}
   %c3 = tensor.insert_slice %l2 into %c2[0, 11] [8, 4] [1, 1] : tensor<8x4xf32> into tensor<8x15xf32>
   util.return %c3 : tensor<8x15xf32>
 }
@@ -2293,6 +2263,7 @@ util.func public @onnx_column_select(%ids: tensor<4x3xi64>) -> tensor<4x8xf32> {
     linalg.yield %x : i64
   } -> tensor<4xi64>
   %le = tensor.empty() : tensor<4x8xf32>
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 8, f32, i64 indices of shape 4 (or of the same table)"}}
   %l = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%col : tensor<4xi64>) outs(%le : tensor<4x8xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index

@@ -1,5 +1,5 @@
 // RUN: iree-fusions-opt %s --split-input-file -p forward-factory-dispatches | filecheck %s
-// RUN: iree-fusions-opt %s --split-input-file -p forward-factory-dispatches --fusions-report -o %t 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: iree-fusions-opt %s --split-input-file -p forward-factory-dispatches -verify-diagnostics -o /dev/null
 
 // A dispatch that only builds a causal mask from %start (flattened, then reshaped) and two
 // attention dispatches that read it: each attention dispatch gets its own copy of the mask
@@ -21,9 +21,6 @@
 // CHECK: linalg.generic
 // CHECK: iree_linalg_ext.attention
 // CHECK: util.return %[[O1]], %[[O2]]
-// REPORT: [forward-factory-dispatches] 2 change(s), 0 skipped
-// REPORT-NEXT: changed [forward-dispatch-{{.+}}] flow.dispatch.workgroups at {{.+}}: cloned flow.dispatch.workgroups at {{.*}} (tensor<2x4x4xf32>) into the dispatch at {{.*}}; it now reads tensor<i64> instead
-// REPORT-NEXT: changed [forward-dispatch-{{.+}}] flow.dispatch.workgroups at {{.+}}: cloned flow.dispatch.workgroups at {{.*}} (tensor<2x4x4xf32>) into the dispatch at {{.*}}; it now reads tensor<i64> instead
 util.func public @mask_into_two_attentions(%start: tensor<i64>, %q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: tensor<2x4x8xf32>) -> (tensor<2x4x8xf32>, tensor<2x4x8xf32>) {
   %m = flow.dispatch.workgroups(%start) : (tensor<i64>) -> tensor<32xf32> =
       (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<i64>>, %a1: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>) {
@@ -52,6 +49,7 @@ util.func public @mask_into_two_attentions(%start: tensor<i64>, %q: tensor<2x4x8
     flow.return %x, %y, %z : index, index, index
   }
   %mask = flow.tensor.reshape %m : tensor<32xf32> -> tensor<2x4x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:forward-factory-dispatches | Remark="cloned flow.dispatch.workgroups at}}
   %o1 = flow.dispatch.workgroups(%q, %k, %v, %mask) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32> =
       (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a1: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a2: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a3: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x4xf32>>, %a4: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<2x4x8xf32>>) {
     %scale = arith.constant 0.35355339 : f32
@@ -70,6 +68,7 @@ util.func public @mask_into_two_attentions(%start: tensor<i64>, %q: tensor<2x4x8
     %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
     flow.return %x, %y, %z : index, index, index
   }
+  // expected-remark@below {{[Passed] changed | Category:forward-factory-dispatches | Remark="cloned flow.dispatch.workgroups at}}
   %o2 = flow.dispatch.workgroups(%o1, %k, %v, %mask) : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<2x4x4xf32>) -> tensor<2x4x8xf32> =
       (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a1: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a2: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x8xf32>>, %a3: !iree_tensor_ext.dispatch.tensor<readonly:tensor<2x4x4xf32>>, %a4: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<2x4x8xf32>>) {
     %scale = arith.constant 0.35355339 : f32
@@ -99,8 +98,6 @@ util.func public @mask_into_two_attentions(%start: tensor<i64>, %q: tensor<2x4x8
 // CHECK: %[[M:.+]] = flow.dispatch.workgroups(%{{.+}}) : (tensor<i64>) -> tensor<32xf32>
 // CHECK: %[[R:.+]] = flow.dispatch.workgroups(%{{.+}}, %[[M]]) : (tensor<32xf32>, tensor<32xf32>)
 // CHECK: util.return %[[R]], %[[M]]
-// REPORT: [forward-factory-dispatches] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [forward-dispatch-{{.+}}] flow.dispatch.workgroups at {{.+}}: reads the factory tensor in linalg.generic (not in consumers=iree_linalg_ext.attention)
 util.func public @not_an_attention_consumer(%start: tensor<i64>, %x: tensor<32xf32>) -> (tensor<32xf32>, tensor<32xf32>) {
   %m = flow.dispatch.workgroups(%start) : (tensor<i64>) -> tensor<32xf32> =
       (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<i64>>, %a1: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>) {
@@ -120,6 +117,7 @@ util.func public @not_an_attention_consumer(%start: tensor<i64>, %x: tensor<32xf
     %x0, %y0, %z0 = iree_tensor_ext.dispatch.workgroup_count_from_slice()
     flow.return %x0, %y0, %z0 : index, index, index
   }
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-dispatches | Remark="reads the factory tensor in linalg.generic (not in consumers=iree_linalg_ext.attention)"}}
   %r = flow.dispatch.workgroups(%x, %m) : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> =
       (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<32xf32>>, %a1: !iree_tensor_ext.dispatch.tensor<readonly:tensor<32xf32>>, %a2: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>) {
     %lx = iree_tensor_ext.dispatch.tensor.load %a0, offsets = [0], sizes = [32], strides = [1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<32xf32>> -> tensor<32xf32>
@@ -148,12 +146,11 @@ util.func public @not_an_attention_consumer(%start: tensor<i64>, %x: tensor<32xf
 // CHECK: %[[M:.+]] = flow.dispatch.workgroups[%{{.+}}, %{{.+}}](%{{.+}}, %{{.+}}, %{{.+}}) : (index, index, tensor<i64>) -> tensor<?xf32>
 // CHECK: %[[R:.+]] = flow.tensor.reshape %[[M]]
 // CHECK: flow.dispatch.workgroups[%{{.+}}](%{{.+}}, %{{.+}}, %{{.+}}, %[[R]], %{{.+}})
-// REPORT: [forward-factory-dispatches] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [forward-dispatch-{{.+}}] flow.dispatch.workgroups at {{.+}}: a generated tensor of dynamic shape (tensor<?xf32>: dim(s) 0 dynamic): a clone would need its sizes inside the consuming dispatch (only static ones are cloned)
 util.func public @dynamic_mask_into_attention(%s: index, %start: tensor<i64>, %q: tensor<2x8x?x32xf32>, %k: tensor<2x8x?x32xf32>, %v: tensor<2x?x8x32xf32>) -> tensor<2x8x?x32xf32> {
   %c16 = arith.constant 16 : index
   %ss = arith.muli %s, %s overflow<nsw> : index
   %n = arith.muli %ss, %c16 overflow<nsw> : index
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-dispatches | Remark="a generated tensor of dynamic shape (tensor<?xf32>: dim(s) 0 dynamic): a clone would need its sizes inside the consuming dispatch (only static ones are cloned)"}}
   %m = flow.dispatch.workgroups[%n, %s](%n, %s, %start) : (index, index, tensor<i64>) -> tensor<?xf32>{%n} =
       (%a0: index, %a1: index, %a2: !iree_tensor_ext.dispatch.tensor<readonly:tensor<i64>>, %a3: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<?xf32>>) {
     %zero = arith.constant 0.000000e+00 : f32

@@ -1,5 +1,5 @@
 // RUN: iree-fusions-opt %s --split-input-file -p forward-factory-ops | filecheck %s
-// RUN: iree-fusions-opt %s --split-input-file -p forward-factory-ops --fusions-report -o %t 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: iree-fusions-opt %s --split-input-file -p forward-factory-ops -verify-diagnostics -o /dev/null
 // RUN: iree-fusions-opt %s --split-input-file -p 'forward-factory-ops{ignore-cost=true}' | filecheck %s --check-prefix=FORCE
 // RUN: iree-fusions-opt %s --split-input-file -p 'forward-factory-ops,forward-factory-ops' | filecheck %s --check-prefix=TWICE
 
@@ -30,9 +30,6 @@
 // TWICE-COUNT-2: linalg.generic
 // TWICE-NOT: linalg.generic
 // TWICE: util.return
-// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
-// REPORT-NEXT: changed [forward-factory-{{.+}}] linalg.generic at {{.+}}: forwarded tensor<8x8xf32> from linalg.generic at {{.*}} (2 op chain) into 2 consuming generic(s)
-// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.fill at {{.+}}: a fill/splat: IREE already clones it into its consumers
 util.func public @mask_used_by_two_dispatches(%start: tensor<i64>, %a: tensor<4x8x8xf32>, %b: tensor<4x8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant -1.0e+30 : f32
@@ -46,6 +43,7 @@ util.func public @mask_used_by_two_dispatches(%start: tensor<i64>, %a: tensor<4x
     linalg.yield %p : i64
   } -> tensor<8xi64>
   %e88 = tensor.empty() : tensor<8x8xf32>
+  // expected-remark@below {{(2 op chain) into 2 consuming generic(s); 4 weighted ops/element x 512 iterations vs 64 elements: 1.79e+03 extra ops; 768 bytes saved, budget 8.02e+06"}}
   %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%pos : tensor<8xi64>) outs(%e88 : tensor<8x8xf32>) {
   ^bb0(%q: i64, %o: f32):
@@ -56,6 +54,7 @@ util.func public @mask_used_by_two_dispatches(%start: tensor<i64>, %a: tensor<4x
     linalg.yield %m : f32
   } -> tensor<8x8xf32>
   %e48 = tensor.empty() : tensor<4x8xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
   %init = linalg.fill ins(%zero : f32) outs(%e48 : tensor<4x8xf32>) -> tensor<4x8xf32>
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %mask : tensor<4x8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) {
@@ -91,8 +90,6 @@ util.func public @mask_used_by_two_dispatches(%start: tensor<i64>, %a: tensor<4x
 // CHECK: %[[S:.+]] = arith.mulf %[[F]]
 // CHECK: %[[COS:.+]] = math.cos %[[S]]
 // CHECK: arith.mulf %[[IN]], %[[COS]]
-// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
-// REPORT-NEXT: changed [forward-factory-{{.+}}] linalg.generic at {{.+}}: forwarded tensor<32xf32> from linalg.generic at {{.*}} (4 op chain) into 1 consuming generic(s)
 util.func public @unary_chain(%start: tensor<i32>, %x: tensor<16x32xf32>) -> tensor<16xf32> {
   %zero = arith.constant 0.0 : f32
   %scale = arith.constant 0.125 : f32
@@ -115,12 +112,14 @@ util.func public @unary_chain(%start: tensor<i32>, %x: tensor<16x32xf32>) -> ten
     %c = arith.mulf %v, %scale : f32
     linalg.yield %c : f32
   } -> tensor<32xf32>
+  // expected-remark@below {{(4 op chain) into 1 consuming generic(s); 204 weighted ops/element x 512 iterations vs 32 elements: 9.79e+04 extra ops; 256 bytes saved, budget 8.01e+06"}}
   %cos = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%s : tensor<32xf32>) outs(%ef : tensor<32xf32>) {
   ^bb0(%v: f32, %o: f32):
     %c = math.cos %v : f32
     linalg.yield %c : f32
   } -> tensor<32xf32>
   %e = tensor.empty() : tensor<16xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%x, %cos : tensor<16x32xf32>, tensor<32xf32>) outs(%init : tensor<16xf32>) {
@@ -155,8 +154,6 @@ util.func public @unary_chain(%start: tensor<i32>, %x: tensor<16x32xf32>) -> ten
 // CHECK: arith.sitofp %[[DIST]]
 // CHECK-NOT: linalg.generic
 // CHECK: util.return
-// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
-// REPORT-NEXT: changed [forward-factory-{{.+}}] tensor.expand_shape at {{.+}}: forwarded tensor<2x4x8xf32> from tensor.expand_shape at {{.*}} (6 op chain) into 1 consuming generic(s)
 util.func public @chain_ending_at_binary_op(%start: tensor<i64>, %a: tensor<8x4xf32>, %b: tensor<4x8xf32>) -> tensor<2x4x8xf32> {
   %zero = arith.constant 0.0 : f32
   %e8 = tensor.empty() : tensor<8xi64>
@@ -185,8 +182,10 @@ util.func public @chain_ending_at_binary_op(%start: tensor<i64>, %a: tensor<8x4x
     %f = arith.sitofp %d : i64 to f32
     linalg.yield %f : f32
   } -> tensor<8x8xf32>
+  // expected-remark@below {{(6 op chain) into 1 consuming generic(s); 7 weighted ops/element x 64 iterations vs 64 elements: 0 extra ops; 512 bytes saved, budget 8.02e+06"}}
   %dist3 = tensor.expand_shape %dist [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
   %e = tensor.empty() : tensor<8x8xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
   %mm = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x8xf32>) outs(%fill : tensor<8x8xf32>) -> tensor<8x8xf32>
   %mm3 = tensor.expand_shape %mm [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
@@ -216,8 +215,6 @@ util.func public @chain_ending_at_binary_op(%start: tensor<i64>, %a: tensor<8x4x
 // CHECK-NOT: math.cos
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return
-// REPORT: [forward-factory-ops] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [forward-factory-{{.+}}] linalg.generic at {{.+}}: forwarded tensor<8x4xf32> from linalg.generic at {{.*}} (5 op chain) into 1 consuming generic(s)
 util.func public @rope_concat(%start: tensor<i64>, %inv: tensor<2xf32>, %q: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
   %e8 = tensor.empty() : tensor<8xi64>
   %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -239,6 +236,7 @@ util.func public @rope_concat(%start: tensor<i64>, %inv: tensor<2xf32>, %q: tens
   %e84 = tensor.empty() : tensor<8x4xf32>
   %lo = tensor.insert_slice %freqs into %e84[0, 0] [8, 2] [1, 1] : tensor<8x2xf32> into tensor<8x4xf32>
   %emb = tensor.insert_slice %freqs into %lo[0, 2] [8, 2] [1, 1] : tensor<8x2xf32> into tensor<8x4xf32>
+  // expected-remark@below {{(5 op chain) into 1 consuming generic(s); 216 weighted ops/element x 64 iterations vs 32 elements: 6.91e+03 extra ops; 256 bytes saved, budget 8.01e+06"}}
   %cos = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%emb : tensor<8x4xf32>) outs(%e84 : tensor<8x4xf32>) {
   ^bb0(%v: f32, %o: f32):
@@ -263,11 +261,10 @@ util.func public @rope_concat(%start: tensor<i64>, %inv: tensor<2xf32>, %q: tens
 // CHECK: %[[R:.+]] = linalg.generic
 // CHECK-SAME: ins(%{{.+}}, %[[POS]] : tensor<4x8xf32>, tensor<8xf32>)
 // CHECK: util.return %[[R]], %[[POS]]
-// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.generic at {{.+}}: the value is a function result (materialized anyway)
 util.func public @function_result(%start: tensor<i64>, %a: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>) {
   %zero = arith.constant 0.0 : f32
   %e8 = tensor.empty() : tensor<8xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="the value is a function result (materialized anyway)"}}
   %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
       ins(%start : tensor<i64>) outs(%e8 : tensor<8xf32>) {
   ^bb0(%s: i64, %o: f32):
@@ -299,8 +296,6 @@ util.func public @function_result(%start: tensor<i64>, %a: tensor<4x8xf32>) -> (
 // CHECK-SAME: ins(%{{.+}}, %[[RNG]] :
 // FORCE-LABEL: util.func public @rng_like
 // FORCE-COUNT-3: linalg.generic
-// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.generic at {{.+}}: expensive generator: 66 ops per element > max-element-ops=40
 util.func public @rng_like(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
   %m1 = arith.constant -766435501 : i32
   %m2 = arith.constant -845247145 : i32
@@ -308,6 +303,7 @@ util.func public @rng_like(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>) -> (tenso
   %c16 = arith.constant 16 : i32
   %scale = arith.constant 2.3283064e-10 : f32
   %e = tensor.empty() : tensor<4x64xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="expensive generator: 66 ops per element > max-element-ops=40"}}
   %rng = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x64xf32>) {
   ^bb0(%o: f32):
     %i = linalg.index 0 : index
@@ -424,10 +420,6 @@ util.func public @rng_like(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>) -> (tenso
 // FORCE-SAME: ins(%{{.+}}, %{{.+}} : tensor<32x256x64xf32>, tensor<i64>)
 // FORCE: math.cos
 // FORCE: math.sin
-// REPORT: [forward-factory-ops] 1 change(s), 2 skipped
-// REPORT-NEXT: changed [compact-factory-{{.+}}] linalg.generic at {{.+}}: compacted 2 materialized factory value(s) tensor<256x64xf32>, tensor<256x64xf32> (6 chain ops) into one linalg.generic reading 1 leaf input(s)
-// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.generic at {{.+}}: recomputing costs more than it saves
-// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.generic at {{.+}}: recomputing costs more than it saves
 util.func public @rope_tables_kept(%start: tensor<i64>, %q: tensor<32x256x64xf32>, %k: tensor<32x256x64xf32>) -> (tensor<32x256x64xf32>, tensor<32x256x64xf32>) {
   %e = tensor.empty() : tensor<256xf32>
   %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -452,6 +444,7 @@ util.func public @rope_tables_kept(%start: tensor<i64>, %q: tensor<32x256x64xf32
     %a = arith.mulf %p, %w : f32
     linalg.yield %a : f32
   } -> tensor<256x64xf32>
+  // expected-remark@below {{[Passed] changed | Category:forward-factory-ops | Remark="compacted 2 materialized factory value(s) tensor<256x64xf32>, tensor<256x64xf32> (6 chain ops) into one linalg.generic reading 1 leaf input(s); not forwarded: recomputing costs more than it saves (406 weighted ops/element x 1048576 iterations vs 16384 elements: 4.19e+08 extra ops; 196608 bytes saved, budget 1.43e+07)"}}
   %cos = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%ang : tensor<256x64xf32>) outs(%et : tensor<256x64xf32>) {
   ^bb0(%v: f32, %o: f32):
@@ -465,6 +458,8 @@ util.func public @rope_tables_kept(%start: tensor<i64>, %q: tensor<32x256x64xf32
     linalg.yield %c : f32
   } -> tensor<256x64xf32>
   %eq = tensor.empty() : tensor<32x256x64xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="recomputing costs more than it saves (606 weighted ops/element x 1048576 iterations vs 16384 elements: 6.26e+08 extra ops; 196608 bytes saved, budget 1.43e+07)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="recomputing costs more than it saves (606 weighted ops/element x 1048576 iterations vs 16384 elements: 6.26e+08 extra ops; 196608 bytes saved, budget 1.43e+07)"}}
   %rq = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
       ins(%q, %cos, %sin : tensor<32x256x64xf32>, tensor<256x64xf32>, tensor<256x64xf32>) outs(%eq : tensor<32x256x64xf32>) {
   ^bb0(%x: f32, %c: f32, %s: f32, %o: f32):
@@ -492,11 +487,10 @@ util.func public @rope_tables_kept(%start: tensor<i64>, %q: tensor<32x256x64xf32
 // CHECK: %[[FILL:.+]] = linalg.fill
 // CHECK: %[[T:.+]] = linalg.generic
 // CHECK: linalg.matmul ins(%[[T]], %{{.+}}) outs(%[[FILL]]
-// REPORT: [forward-factory-ops] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.fill at {{.+}}: a fill/splat: IREE already clones it into its consumers
 util.func public @nothing_to_forward(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x64xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
   %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%a : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) {
@@ -526,9 +520,6 @@ util.func public @nothing_to_forward(%a: tensor<64x64xf32>, %b: tensor<64x64xf32
 // CHECK-SAME: ins(%[[B]], %[[START]] : tensor<4x?x?xf32>, tensor<i64>)
 // CHECK: arith.cmpi sle
 // CHECK: util.return %[[RA]], %[[RB]]
-// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
-// REPORT-NEXT: changed [forward-factory-{{.+}}] linalg.generic at {{.+}}: forwarded tensor<?x?xf32> from linalg.generic at {{.*}} (2 op chain) into 2 consuming generic(s); {{.*}} (dynamic sizes: dim 0 of the value as 1024 (dynamic-dim-estimate){{.*}}consumer loop(s) 1, 2 as 1024 (dynamic-dim-estimate))
-// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.fill
 util.func public @dynamic_mask_two_reductions(%start: tensor<i64>, %a: tensor<4x?x?xf32>, %b: tensor<4x?x?xf32>, %s: index) -> (tensor<4x?xf32>, tensor<4x?xf32>) {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant -1.0e+30 : f32
@@ -542,6 +533,7 @@ util.func public @dynamic_mask_two_reductions(%start: tensor<i64>, %a: tensor<4x
     linalg.yield %p : i64
   } -> tensor<?xi64>
   %ess = tensor.empty(%s, %s) : tensor<?x?xf32>
+  // expected-remark@below {{(2 op chain) into 2 consuming generic(s); 4 weighted ops/element x 8388608 iterations vs 1048576 elements: 2.94e+07 extra ops; 12582912 bytes saved, budget 4.11e+08 (dynamic sizes: dim 0 of the value as 1024 (dynamic-dim-estimate); dim 1 of the value as 1024 (dynamic-dim-estimate); consumer loop(s) 1, 2 as 1024 (dynamic-dim-estimate))"}}
   %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%pos : tensor<?xi64>) outs(%ess : tensor<?x?xf32>) {
   ^bb0(%q: i64, %o: f32):
@@ -552,6 +544,7 @@ util.func public @dynamic_mask_two_reductions(%start: tensor<i64>, %a: tensor<4x
     linalg.yield %m : f32
   } -> tensor<?x?xf32>
   %e4s = tensor.empty(%s) : tensor<4x?xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
   %init = linalg.fill ins(%zero : f32) outs(%e4s : tensor<4x?xf32>) -> tensor<4x?xf32>
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %mask : tensor<4x?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<4x?xf32>) {
@@ -588,8 +581,6 @@ util.func public @dynamic_mask_two_reductions(%start: tensor<i64>, %a: tensor<4x
 // CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[TAB]] : tensor<8x?x32xf32>, tensor<?x32xf32>)
 // CHECK-NOT: math.cos
 // CHECK: util.return
-// REPORT: [forward-factory-ops] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [compact-factory-{{.+}}] linalg.generic at {{.+}}: compacted 1 materialized factory value(s) tensor<?x32xf32> (5 chain ops) into one linalg.generic reading 1 leaf input(s)
 util.func public @dynamic_rope_compacted(%start: tensor<i64>, %inv: tensor<16xf32>, %q: tensor<8x?x32xf32>, %k: tensor<8x?x32xf32>, %s: index) -> (tensor<8x?x32xf32>, tensor<8x?x32xf32>) {
   %es = tensor.empty(%s) : tensor<?xf32>
   %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -611,6 +602,7 @@ util.func public @dynamic_rope_compacted(%start: tensor<i64>, %inv: tensor<16xf3
   %e32 = tensor.empty(%s) : tensor<?x32xf32>
   %lo = tensor.insert_slice %freqs into %e32[0, 0] [%s, 16] [1, 1] : tensor<?x16xf32> into tensor<?x32xf32>
   %cat = tensor.insert_slice %freqs into %lo[0, 16] [%s, 16] [1, 1] : tensor<?x16xf32> into tensor<?x32xf32>
+  // expected-remark@below {{[Passed] changed | Category:forward-factory-ops | Remark="compacted 1 materialized factory value(s) tensor<?x32xf32> (5 chain ops) into one linalg.generic reading 1 leaf input(s); not forwarded: recomputing costs more than it saves (216 weighted ops/element x 524288 iterations vs 32768 elements: 1.06e+08 extra ops; 393216 bytes saved, budget 2.06e+07 (dynamic sizes: dim 0 of the value as 1024 (dynamic-dim-estimate); consumer loop(s) 1 as 1024 (dynamic-dim-estimate)))"}}
   %cos = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%cat : tensor<?x32xf32>) outs(%e32 : tensor<?x32xf32>) {
   ^bb0(%x: f32, %o: f32):
@@ -641,10 +633,6 @@ util.func public @dynamic_rope_compacted(%start: tensor<i64>, %inv: tensor<16xf3
 // CHECK: %[[MASK:.+]] = linalg.generic {{.*}} outs(%{{.+}} : tensor<64x64xf32>)
 // CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[MASK]] : tensor<?x64x64xf32>, tensor<64x64xf32>)
 // CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[MASK]] : tensor<?x64x64xf32>, tensor<64x64xf32>)
-// REPORT: [forward-factory-ops] 1 change(s), 2 skipped
-// REPORT-NEXT: changed [compact-factory-{{.+}}] {{.+}}: compacted 1 materialized factory value(s) tensor<64x64xf32>
-// REPORT-NEXT: skipped [forward-factory-{{.+}}] linalg.fill
-// REPORT-NEXT: skipped [forward-factory-{{.+}}] {{.+}}: recomputing costs more than it saves ({{.*}}(dynamic sizes: consumer loop(s) 0 as 1024 (dynamic-dim-estimate)))
 util.func public @dynamic_batch_unbounded(%start: tensor<i64>, %a: tensor<?x64x64xf32>, %b: tensor<?x64x64xf32>, %n: index) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant -1.0e+30 : f32
@@ -660,6 +648,7 @@ util.func public @dynamic_batch_unbounded(%start: tensor<i64>, %a: tensor<?x64x6
     linalg.yield %p : i64
   } -> tensor<64xi64>
   %ess = tensor.empty() : tensor<64x64xf32>
+  // expected-remark@below {{[Passed] changed | Category:forward-factory-ops | Remark="compacted 1 materialized factory value(s) tensor<64x64xf32> (2 chain ops) into one linalg.generic reading 1 leaf input(s); not forwarded: recomputing costs more than it saves (4 weighted ops/element x 8388608 iterations vs 4096 elements: 3.35e+07 extra ops; 49152 bytes saved, budget 9.57e+06 (dynamic sizes: consumer loop(s) 0 as 1024 (dynamic-dim-estimate)))"}}
   %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%pos : tensor<64xi64>) outs(%ess : tensor<64x64xf32>) {
   ^bb0(%q: i64, %o: f32):
@@ -670,7 +659,9 @@ util.func public @dynamic_batch_unbounded(%start: tensor<i64>, %a: tensor<?x64x6
     linalg.yield %m : f32
   } -> tensor<64x64xf32>
   %en = tensor.empty(%n) : tensor<?x64xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
   %init = linalg.fill ins(%zero : f32) outs(%en : tensor<?x64xf32>) -> tensor<?x64xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="recomputing costs more than it saves (4 weighted ops/element x 8388608 iterations vs 4096 elements: 3.35e+07 extra ops; 49152 bytes saved, budget 9.57e+06 (dynamic sizes: consumer loop(s) 0 as 1024 (dynamic-dim-estimate)))"}}
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%at, %mask : tensor<?x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<?x64xf32>) {
   ^bb0(%x: f32, %m: f32, %acc: f32):
@@ -697,8 +688,6 @@ util.func public @dynamic_batch_unbounded(%start: tensor<i64>, %a: tensor<?x64x6
 // CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<?x64x64xf32>, tensor<i64>)
 // CHECK: arith.cmpi sle
 // CHECK: linalg.generic {{.*}} ins(%{{.+}}, %{{.+}} : tensor<?x64x64xf32>, tensor<i64>)
-// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
-// REPORT-NEXT: changed [forward-factory-{{.+}}] {{.+}}: forwarded tensor<64x64xf32> {{.*}}(dynamic sizes: consumer loop(s) 0 as 4 (util.assume.int umax))
 util.func public @dynamic_batch_bounded(%start: tensor<i64>, %a: tensor<?x64x64xf32>, %b: tensor<?x64x64xf32>, %n0: index) -> (tensor<?x64xf32>, tensor<?x64xf32>) {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant -1.0e+30 : f32
@@ -715,6 +704,7 @@ util.func public @dynamic_batch_bounded(%start: tensor<i64>, %a: tensor<?x64x64x
     linalg.yield %p : i64
   } -> tensor<64xi64>
   %ess = tensor.empty() : tensor<64x64xf32>
+  // expected-remark@below {{(2 op chain) into 2 consuming generic(s); 4 weighted ops/element x 32768 iterations vs 4096 elements: 1.15e+05 extra ops; 49152 bytes saved, budget 9.57e+06 (dynamic sizes: consumer loop(s) 0 as 4 (util.assume.int umax))"}}
   %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%pos : tensor<64xi64>) outs(%ess : tensor<64x64xf32>) {
   ^bb0(%q: i64, %o: f32):
@@ -725,6 +715,7 @@ util.func public @dynamic_batch_bounded(%start: tensor<i64>, %a: tensor<?x64x64x
     linalg.yield %m : f32
   } -> tensor<64x64xf32>
   %en = tensor.empty(%n) : tensor<?x64xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
   %init = linalg.fill ins(%zero : f32) outs(%en : tensor<?x64xf32>) -> tensor<?x64xf32>
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%at, %mask : tensor<?x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<?x64xf32>) {
@@ -752,8 +743,6 @@ util.func public @dynamic_batch_bounded(%start: tensor<i64>, %a: tensor<?x64x64x
 // CHECK: linalg.generic {{.*}} : tensor<4x64x64xf32>, tensor<64xi64>, tensor<64xi64>, tensor<i64>)
 // CHECK: arith.cmpi sle
 // CHECK: linalg.generic {{.*}} : tensor<4x64x64xf32>, tensor<64xi64>, tensor<64xi64>, tensor<i64>)
-// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
-// REPORT-NEXT: changed [forward-factory-{{.+}}] {{.+}}: forwarded tensor<64x64xf32>
 util.func public @onnx_folded_positions(%start: tensor<i64>, %a: tensor<4x64x64xf32>, %b: tensor<4x64x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant -1.0e+30 : f32
@@ -766,6 +755,7 @@ util.func public @onnx_folded_positions(%start: tensor<i64>, %a: tensor<4x64x64x
     linalg.yield %p : i64
   } -> tensor<64xi64>
   %ess = tensor.empty() : tensor<64x64xf32>
+  // expected-remark@below {{(2 op chain) into 2 consuming generic(s); 6 weighted ops/element x 32768 iterations vs 4096 elements: 1.72e+05 extra ops; 49152 bytes saved, budget 9.57e+06"}}
   %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%range, %pos : tensor<64xi64>, tensor<64xi64>) outs(%ess : tensor<64x64xf32>) {
   ^bb0(%k: i64, %q: i64, %o: f32):
@@ -774,6 +764,7 @@ util.func public @onnx_folded_positions(%start: tensor<i64>, %a: tensor<4x64x64x
     linalg.yield %m : f32
   } -> tensor<64x64xf32>
   %e4 = tensor.empty() : tensor<4x64xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
   %init = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4x64xf32>) -> tensor<4x64xf32>
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %mask : tensor<4x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<4x64xf32>) {
@@ -801,8 +792,6 @@ util.func public @onnx_folded_positions(%start: tensor<i64>, %a: tensor<4x64x64x
 // CHECK: linalg.generic {{.*}} : tensor<4x64x64xf32>, tensor<64xi64>, tensor<64xi64>, tensor<i64>)
 // CHECK: arith.cmpi sle
 // CHECK: linalg.generic {{.*}} : tensor<4x64x64xf32>, tensor<64xi64>, tensor<64xi64>, tensor<i64>)
-// REPORT: [forward-factory-ops] 1 change(s), 1 skipped
-// REPORT-NEXT: changed [forward-factory-{{.+}}] {{.+}}: forwarded tensor<64x64xf32>
 util.func public @onnx_parameter_positions(%start: tensor<i64>, %a: tensor<4x64x64xf32>, %b: tensor<4x64x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
   %zero = arith.constant 0.0 : f32
   %ninf = arith.constant -1.0e+30 : f32
@@ -815,6 +804,7 @@ util.func public @onnx_parameter_positions(%start: tensor<i64>, %a: tensor<4x64x
     linalg.yield %p : i64
   } -> tensor<64xi64>
   %ess = tensor.empty() : tensor<64x64xf32>
+  // expected-remark@below {{(2 op chain) into 2 consuming generic(s); 6 weighted ops/element x 32768 iterations vs 4096 elements: 1.72e+05 extra ops; 49152 bytes saved, budget 9.57e+06"}}
   %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%range, %pos : tensor<64xi64>, tensor<64xi64>) outs(%ess : tensor<64x64xf32>) {
   ^bb0(%k: i64, %q: i64, %o: f32):
@@ -823,6 +813,7 @@ util.func public @onnx_parameter_positions(%start: tensor<i64>, %a: tensor<4x64x
     linalg.yield %m : f32
   } -> tensor<64x64xf32>
   %e4 = tensor.empty() : tensor<4x64xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
   %init = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4x64xf32>) -> tensor<4x64xf32>
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %mask : tensor<4x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<4x64xf32>) {
