@@ -87,18 +87,32 @@ class Run:
     maxrss_mb: float
 
 
+# Runs one command and prints its wall time and rusage (os.wait4: the process and the children
+# it waited for). A small process of its own: on Linux a child's peak RSS starts from its
+# parent's at fork (exec keeps the old image's high-water mark), so a compile started from this
+# script, which holds the exported models and torch (~1.2 GB), would report that instead.
+_LAUNCHER = """
+import json, os, subprocess, sys, time
+with open(sys.argv[1], "wb") as err:
+    start = time.perf_counter()
+    proc = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+print(json.dumps([os.waitstatus_to_exitcode(status), wall, usage.ru_utime + usage.ru_stime,
+                  usage.ru_maxrss / 1024]))
+"""
+
+
 def run_compile(cmd: list[str], log: str) -> Run:
-    """One compile: wall time, CPU time and peak RSS of its process tree (os.wait4)."""
-    with open(log, "wb") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
+    """One compile: wall time, CPU time and peak RSS of its process tree (timed by a launcher
+    process of its own, `_LAUNCHER`)."""
+    out = subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, log, *cmd], check=True,
+                         stdout=subprocess.PIPE, text=True).stdout
+    returncode, wall, cpu, maxrss_mb = json.loads(out)
+    if returncode != 0:
         with open(log, errors="replace") as f:
-            raise RuntimeError(f"compile failed ({proc.returncode}): {' '.join(cmd)}\n{f.read()}")
-    return Run(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024)
+            raise RuntimeError(f"compile failed ({returncode}): {' '.join(cmd)}\n{f.read()}")
+    return Run(wall, cpu, maxrss_mb)
 
 
 def pass_seconds(timing: dict) -> tuple[float, float, dict[str, float]]:
