@@ -160,6 +160,23 @@ class BatchGathers(CandidatePass[Plan]):
             raise ValueError("min-concat-slots must be at least 1 (a concat no lookup feeds is "
                              "not this pass's to write)")
 
+    def normalize(self, block: ir.Block, ctx: PassContext) -> None:
+        """Changes no value: ONNX's flattened lookups and column selects in the torch form;
+        the index views made just before each lookup or bag moved up to right after their
+        operands (independent lookups then do not look interleaved); loads of immutable
+        globals marked so. Idempotent: later rounds move nothing."""
+        if self.embedding_bag:
+            for op in list(block.operations):
+                found = bag_candidate(op.operation) if is_bag_like(op.operation) else None
+                if isinstance(found, OffsetsBag):
+                    hoist_view_chain(found.ids, block)
+                    hoist_view_chain(found.offsets, block)
+        unflatten_lookups(block)
+        slice_column_selects(block)
+        for lk in collect_lookups(block, self.gather_mode != "ins")[0]:
+            hoist_view_chain(lk.index, block)
+            mark_immutable_load(lk.table)
+
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[Plan]]:
         if self.embedding_bag:
             offsets_bags = []
@@ -171,25 +188,12 @@ class BatchGathers(CandidatePass[Plan]):
                     offsets_bags.append(found)
                 else:
                     yield found
-            for bag in offsets_bags:  # the normalization below, for the bags' ids and offsets
-                hoist_view_chain(bag.ids, block)
-                hoist_view_chain(bag.offsets, block)
             if offsets_bags:
                 placements = h.block_placements(block)
                 for bag in offsets_bags:
                     bag.placement = placements[bag.op]
             yield from offsets_bag_candidates(offsets_bags, h.block_positions(block), self)
-        # The driver applies the first selected candidate and finds again without resuming
-        # this generator: what follows runs once no embedding_bag rewrite is left to apply.
-        unflatten_lookups(block)
-        slice_column_selects(block)
         lookups, not_lookups = collect_lookups(block, self.gather_mode != "ins")
-        # Normalization (not a candidate, changes no value): index views made just before
-        # each lookup are moved up to right after their operands, so that independent
-        # lookups do not look interleaved. Idempotent: later rounds move nothing.
-        for lk in lookups:
-            hoist_view_chain(lk.index, block)
-            mark_immutable_load(lk.table)
         placements = h.block_placements(block)
         for lk in lookups:
             lk.placement = placements[lk.op]

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, cf, linalg, scf, tensor
+from iree.compiler.dialects import arith, cf, scf, tensor
+from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
 from iree_fusions import ir_build as b
 from iree_fusions import ir_helpers as h
@@ -572,7 +573,7 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
     init = tensor.EmptyOp(out_shape, elem).result
     if pool is not None and not unroll:
         zero = arith.ConstantOp(elem, 0.0).result
-        init = b.first_result(linalg.fill(zero, outs=[init]))
+        init = b.first_result(b.linalg_builders().fill(zero, outs=[init]))
     rows_table = int_table(rows) if len(set(rows)) > 1 else None
     offsets_table = int_table(offsets) if any(offsets) else None
     if ins_mode:

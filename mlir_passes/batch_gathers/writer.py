@@ -8,7 +8,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, linalg, tensor
+from iree.compiler.dialects import arith, tensor
+from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
 from iree_fusions import ir_build as b
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, linalg, tensor
+from iree.compiler.dialects import arith, tensor
 
 from iree_fusions import ir_build as b
 from iree_fusions import ir_helpers as h
@@ -55,7 +55,7 @@ def stack_values(values: list[ir.Value], pad_shape: list[int] | None = None) -> 
     if pad_shape is not None and any(list(v.type.shape) != shape for v in values):
         elt = t.element_type
         zero = arith.ConstantOp(elt, 0.0 if isinstance(elt, ir.FloatType) else 0).result
-        result = b.first_result(linalg.fill(zero, outs=[result]))
+        result = b.first_result(b.linalg_builders().fill(zero, outs=[result]))
     for i, v in enumerate(values):
         sizes = list(v.type.shape) if v.type.has_static_shape else shape
         result = b.insert_slice(v, result, [i] + [0] * len(shape), [1, *sizes])
@@ -99,7 +99,7 @@ def transpose_inner(value: ir.Value) -> ir.Value:
     """[T, A, B] -> [T, B, A]."""
     count, rows, cols = value.type.shape
     empty = tensor.EmptyOp([count, cols, rows], value.type.element_type).result
-    return b.first_result(linalg.transpose(value, outs=[empty], permutation=[0, 2, 1]))
+    return b.first_result(b.linalg_builders().transpose(value, outs=[empty], permutation=[0, 2, 1]))
 
 
 def hoist_stack(module: ir.Operation, anchor: ir.Operation, values: list[ir.Value],
@@ -196,14 +196,15 @@ def batched_contraction(node: NodePlan, lhs: ir.Value, lhs_layout: str | None,
     plain = (named and len(types) == 1 and not shared_weight
              and h.body_op_names(t0.mm) in PLAIN_MATMUL_BODIES)
     out_shape = layout_shape(layout, len(node.layers), m, n)
-    init = b.first_result(linalg.fill(t0.fill_scalar,
+    init = b.first_result(b.linalg_builders().fill(t0.fill_scalar,
                                       outs=[tensor.EmptyOp(out_shape, elt).result]))
     n_dims, lhs_dims, w_dims = _contraction_dims(layout, lhs_layout, w_layout, shared_weight)
     if plain and layout == TN and lhs_layout == TN and w_layout == "kn":
-        return b.first_result(linalg.batch_vecmat(lhs, weight, outs=[init]))
+        return b.first_result(b.linalg_builders().batch_vecmat(lhs, weight, outs=[init]))
     if plain and layout == TMN and lhs_layout in (None, TMN):
         maps = [b.dims_map(4, d) for d in (lhs_dims, w_dims, [0, 1, 2])]
-        return b.first_result(linalg.batch_matmul(lhs, weight, outs=[init], indexing_maps=maps))
+        return b.first_result(b.linalg_builders().batch_matmul(lhs, weight, outs=[init],
+                                                                 indexing_maps=maps))
     maps = [b.map_attr(n_dims, d) for d in (lhs_dims, w_dims, layout_dims(layout))]
     contraction = b.new_generic([lhs, weight], [init], maps,
                                 ["parallel"] * (n_dims - 1) + ["reduction"])

@@ -19,7 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import linalg, tensor
+from iree.compiler.dialects import tensor
+from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
+from iree.compiler._mlir_libs._mlirDialectsLinalg import fill_builtin_region
 
 from iree_fusions import ir_build as b
 from iree_fusions import ir_helpers as h
@@ -45,7 +47,7 @@ def _recreated_init(value: ir.Value, shape: list[b.Size]) -> ir.Value | None:
         if init is not None and init.name == "tensor.empty":
             empty = tensor.EmptyOp(shape, elt).result
             fill = linalg.FillOp([empty.type], [h.dps_inputs(producer)[0]], [empty])
-            linalg.fill_builtin_region(fill.operation)  # the op linalg.fill() makes, 14x faster
+            fill_builtin_region(fill.operation)  # the op linalg.fill() makes, 14x faster
             return fill.results[0]
     return None
 

@@ -321,15 +321,20 @@ def judge(stock_rounds: Sequence[float], plugin_rounds: Sequence[float],
           margin: float = MARGIN, level: float = SIGN_LEVEL) -> dict:
     """The verdict on alternating rounds (each side's figure per round, paired by round).
 
-    ratio: stock/plugin of the medians (> 1: the plugin is faster); ratio_low, ratio_high,
+    ratio: the median of the per-round stock/plugin ratios (> 1: the plugin is faster), the
+    point its interval is about (the ratio of the two medians, taken from different rounds,
+    can lie outside it when the machine's speed drifts); ratio_low, ratio_high,
     ratio_confidence: `ratio_interval` of the per-round ratios; verdict: FASTER or SLOWER
     when the sign test and the margin both say so (`clearly_better` one way or the other),
     else NOISE; settled: a verdict more rounds are unlikely to change (FASTER, SLOWER, or
     NOISE with the whole interval within the margin)."""
     stock_ms = statistics.median(stock_rounds) if stock_rounds else math.nan
     plugin_ms = statistics.median(plugin_rounds) if plugin_rounds else math.nan
-    ratio = stock_ms / plugin_ms if plugin_ms > 0 else math.inf
     ratios = round_ratios(stock_rounds, plugin_rounds)
+    if ratios:
+        ratio = statistics.median(ratios)
+    else:
+        ratio = stock_ms / plugin_ms if plugin_ms > 0 else math.inf
     low, high, confidence = ratio_interval(ratios, level)
     if clearly_better(ratios, ratio, margin, level):
         verdict = FASTER
@@ -769,7 +774,7 @@ def legend(rows: Sequence[dict]) -> list[str]:
     if not timed:
         return []
     margin = timed[0].get("margin") or MARGIN
-    lines = ["ratio: stock/plugin of the median round times (> 1: the plugin is faster); "
+    lines = ["ratio: median over the rounds of stock/plugin (> 1: the plugin is faster); "
              "interval: confidence interval of the per-round ratio (order statistics, >= 90% "
              "from 5 rounds on); verdict: faster or slower only when a one-sided sign test at "
              f"5% over the rounds and a {margin:.0%} margin in the medians agree, else within "

@@ -10,11 +10,23 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from iree.compiler import ir
-from iree.compiler.dialects import affine, arith, linalg, tensor
+from iree.compiler.dialects import affine, arith, tensor
+# The linalg op classes (GenericOp, FillOp, IndexOp, YieldOp). Not the package
+# `iree.compiler.dialects.linalg`: importing it builds the OpDSL library of named ops (~60 ms,
+# a fifth of a small compile); `linalg_builders()` gives it to the few rewrites that need it.
+from iree.compiler.dialects import _linalg_ops_gen as linalg
 
 from . import ir_helpers as h
 
 # ---------------------------------------------------------------- attributes
+
+
+def linalg_builders():
+    """`iree.compiler.dialects.linalg`: the builders of named ops (`fill`, `batch_matmul`,
+    `batch_vecmat`, `transpose`), imported when a rewrite first builds one."""
+    from iree.compiler.dialects import linalg as builders
+
+    return builders
 
 
 def dims_map(n_dims: int, dims: Sequence[int | None]) -> ir.AffineMap:

@@ -15,6 +15,10 @@ A rewriting pass is a :class:`CandidatePass`. Per block of every function body i
   MLIR's ``notifyMatchFailure``; ``Candidate.of`` turns it into a blocked candidate);
 * ``apply(candidate, ctx)`` performs one plan and returns what it changed, in words.
 
+``find`` never changes the IR. A pass whose matching needs the block in a canonical form
+(views next to their operands, an importer's idiom rewritten) does that in ``normalize``,
+which the driver calls before each round's find: rewrites that change no value, idempotent.
+
 The driver (:func:`run_candidates`) runs a pass to a fixpoint with one bound and one
 convention for multi-block functions: every block of every function body, one at a time. A
 round finds the candidates of the block in one walk and applies the selected ones:
@@ -526,6 +530,12 @@ class CandidatePass(FusionPass, Generic[P]):
     only: tuple[str, ...] = option((), "apply only the candidates with these keys (patterns)",
                                    "KEY,...")
 
+    def normalize(self, block: ir.Block, ctx: PassContext) -> None:
+        """Rewrites that change no value and put the block in the form `find` matches (views
+        moved next to their operands, an importer's idiom turned into the one the pass
+        knows). The driver calls it before each round's find, which never changes the IR.
+        Must be idempotent: a round that changes nothing else must leave the IR as it was."""
+
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[P]]:
         raise NotImplementedError
 
@@ -662,6 +672,8 @@ def _run_block(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> None:
         run = _run_round_all if pass_.independent_candidates else _run_round_first
     for _ in range(MAX_ROUNDS):
         ctx.report.stats["rounds"] += 1
+        with ctx.report.timed("normalize"):
+            pass_.normalize(block, ctx)
         if not run(pass_, block, ctx):
             return
         with ctx.report.timed("apply"):

@@ -28,7 +28,7 @@ from typing import Any
 from .pass_base import PassReport
 
 # The parts of a plugin pass, in the order they are shown (PassReport.timing keys).
-PASS_PARTS = ("find", "apply", "verify", "count", "snapshot")
+PASS_PARTS = ("normalize", "find", "apply", "verify", "count", "snapshot")
 # Stage texts that only mark a point (crash reports use them), never a step of their own.
 _MARKERS = ("changed",)
 
