@@ -173,9 +173,13 @@ class BatchGathers(CandidatePass[Plan]):
                     hoist_view_chain(found.offsets, block)
         unflatten_lookups(block)
         slice_column_selects(block)
-        for lk in collect_lookups(block, self.gather_mode != "ins")[0]:
+        found = collect_lookups(block, self.gather_mode != "ins")
+        for lk in found[0]:
             hoist_view_chain(lk.index, block)
             mark_immutable_load(lk.table)
+        # Moving views changes neither which ops are lookups nor their order: the round's
+        # find takes these instead of walking the block again.
+        ctx.state["normalized_lookups"] = (block, found)
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[Plan]]:
         if self.embedding_bag:
@@ -193,7 +197,9 @@ class BatchGathers(CandidatePass[Plan]):
                 for bag in offsets_bags:
                     bag.placement = placements[bag.op]
             yield from offsets_bag_candidates(offsets_bags, h.block_positions(block), self)
-        lookups, not_lookups = collect_lookups(block, self.gather_mode != "ins")
+        normalized = ctx.state.pop("normalized_lookups", None)
+        lookups, not_lookups = normalized[1] if normalized is not None and \
+            normalized[0] == block else collect_lookups(block, self.gather_mode != "ins")
         placements = h.block_placements(block)
         for lk in lookups:
             lk.placement = placements[lk.op]

@@ -40,7 +40,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from . import pipeline, registry
+from . import dialect_views, pipeline, registry
 from .crash import (Interrupted, PluginArgs, describe_crash, die_with_parent, interruptible,
                     run_forked)
 from .decisions import load as load_decisions
@@ -228,6 +228,7 @@ def _delegate(argv: list[str]) -> int:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     die_with_parent()  # when the API started this process: not a moment longer than it
+    dialect_views.install()  # linalg op views without the OpDSL import
     claim_std_streams()
     outputs = OutputSet()
     with interruptible():

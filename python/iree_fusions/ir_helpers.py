@@ -493,8 +493,15 @@ def op_signature(op: ir.Operation | ir.OpView) -> tuple:
 # ---------------------------------------------------------------- devices
 
 
+# Dialects whose ops never carry a device affinity (IREE places affinities on flow, stream,
+# hal and util ops: its AffinityOpInterface): their attributes are not read.
+_NO_AFFINITY = ("linalg.", "tensor.", "arith.", "math.", "iree_linalg_ext.")
+
+
 def _own_affinities(op: ir.Operation) -> set[str]:
-    out = set()
+    out: set[str] = set()
+    if op.name.startswith(_NO_AFFINITY):
+        return out
     for name in attr_names(op):
         attr = op.attributes[name]
         if type(attr) is not ir.Attribute:

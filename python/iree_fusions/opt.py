@@ -15,7 +15,7 @@ import sys
 
 from iree.compiler import ir
 
-from . import registry
+from . import dialect_views, registry
 from .decisions import Decider, DecisionsError
 from .diagnostics import Diagnostic, DiagnosticCollector, expectations, from_mlir_error, verify
 from .files import (SPLIT_INPUT_LIMIT, SPLIT_MARKER, OutputError, UserError, at_file_line,
@@ -96,6 +96,7 @@ class ParseError(PipelineError):
 def main(argv: list[str] | None = None) -> int:
     claim_std_streams()
     args = _build_parser().parse_args(argv)
+    dialect_views.install()  # linalg op views without the OpDSL import
     try:
         return _run(args)
     except UserError as e:
