@@ -27,7 +27,7 @@ import numpy as np
 from iree_fusions import api
 from iree_fusions.counting import count_flow_ir
 from iree_fusions.models.catalog import all_models
-from iree_fusions.timing import _save_inputs, median_latency_ms
+from iree_fusions.timing import save_inputs, median_latency_ms
 
 PASS = "batch-mlp-towers"
 
@@ -60,7 +60,7 @@ def build(model_name: str, variants: dict[str, str], device: str, tmp: str) -> d
 
 
 def time_interleaved(model: dict, rounds: int, device: str, reps: int, tmp: str) -> None:
-    flags = _save_inputs(model["inputs"], tmp)
+    flags = save_inputs(model["inputs"], tmp)
     names = list(model["rows"])
     for r in range(rounds):
         k = r % len(names)

@@ -40,7 +40,7 @@ from iree.compiler import ir
 from iree_fusions import api
 from iree_fusions import ir_helpers as h
 from iree_fusions.counting import count_flow_module
-from iree_fusions.timing import _save_inputs, median_latency_ms
+from iree_fusions.timing import save_inputs, median_latency_ms
 
 CACHE = os.environ.get("IREE_FUSIONS_FFO_CACHE", "/tmp/iree-fusions-ffo-cache")
 LEAF_ELEMENTS = 4096  # constants / globals a generated tensor may be computed from
@@ -310,7 +310,7 @@ def main(argv=None) -> int:
     times: dict[str, list[float]] = {name: [] for name, _ in configs}
     if not args.no_time:
         with tempfile.TemporaryDirectory() as tmp:
-            flags = _save_inputs(art.inputs, tmp)
+            flags = save_inputs(art.inputs, tmp)
             paths = {}
             for name, blob in vmfbs.items():
                 paths[name] = os.path.join(tmp, f"{name}.vmfb")

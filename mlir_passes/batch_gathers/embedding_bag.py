@@ -142,21 +142,6 @@ def _known_int_vector(value: ir.Value, env: dict | None = None,
     return out
 
 
-@dataclass(frozen=True)
-class _BagForm:
-    """The loops, operands and summand of torch-mlir's embedding_bag generic."""
-
-    ids: ir.Value  # [N]
-    offsets: ir.Value  # [B] (0-d at B = 1)
-    n: int
-    bags: int
-    dims: tuple[int | None, int, int]  # loops (bag, position, column); bag None at B = 1
-    table: ir.Value
-    extract: ir.Operation  # table[ids[j], d]
-    select: ir.Operation  # cond ? out + row : out
-    row_first: bool  # the sum is row + out (else out + row)
-
-
 def _bag_loops(op: ir.Operation, dynamic: bool = False
                ) -> tuple[tuple[int | None, int, int], int | None, int | None]:
     """(loops (bag, position, column), N ids, B bags) of a (bag, position, column) generic

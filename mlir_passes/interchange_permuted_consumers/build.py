@@ -14,7 +14,7 @@ from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import op_location
 
 from .paths import Path
-from .reshape import _init_can_be_recreated, _recreated_init, expansion_blocker
+from .reshape import init_can_be_recreated, recreated_init, expansion_blocker
 
 
 def fold_copy_into_producer(copy: ir.Operation, elementwise: ir.Operation) -> ir.Operation:
@@ -224,7 +224,7 @@ def layout_plan(path: Path) -> LayoutPlan | str:
     o = h.map_dim_positions(h.indexing_maps(p)[n_in])
     if o is None or expansion_blocker(p, {}) is not None:
         return f"{p.name} maps are not projected permutations"
-    if not _init_can_be_recreated(h.dps_inits(p)[0]):
+    if not init_can_be_recreated(h.dps_inits(p)[0]):
         return f"{p.name} accumulates into a tensor that is not a fill/empty"
     for e in path.ops:
         if len(h.dps_inits(e)) != 1 or _out_arg_used(e) or \
@@ -254,7 +254,7 @@ def apply_layout(path: Path, plan: LayoutPlan) -> ir.Operation | None:
     n_in = len(h.dps_inputs(p))
     init = h.dps_inits(p)[0]
     with ir.InsertionPoint(p), p.location:
-        new_init = _recreated_init(init, permute(sizes_of(init)))
+        new_init = recreated_init(init, permute(sizes_of(init)))
     dims = [h.map_dim_positions(m) for m in h.indexing_maps(p)]
     new_p = rebuild(p, plan.order, list(h.dps_inputs(p)) + [new_init],
                     dims[:n_in] + [plan.new_out])

@@ -60,7 +60,7 @@ def trace_path(consumer: ir.Operation, operand: int, max_depth: int = 16) -> Pat
             value = op.operands[0]
             continue
         if h.is_elementwise(op):
-            nxt = _identity_chain_input(op)
+            nxt = identity_chain_input(op)
             if nxt is None:
                 path.reason = f"{op_location(op)} reads no producer with the identity map"
                 return path
@@ -73,7 +73,7 @@ def trace_path(consumer: ir.Operation, operand: int, max_depth: int = 16) -> Pat
     return path
 
 
-def _identity_chain_input(op: ir.Operation) -> ir.Value | None:
+def identity_chain_input(op: ir.Operation) -> ir.Value | None:
     """The input of an elementwise op read with the same map as its (single) result whose
     producer chain leads to a non-elementwise op; the first such input."""
     maps = h.indexing_maps(op)

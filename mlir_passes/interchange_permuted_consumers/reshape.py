@@ -28,13 +28,13 @@ from iree_fusions import ir_helpers as h
 from iree_fusions.ir_helpers import RESHAPES
 from iree_fusions.pass_base import op_location
 
-from .paths import Path, _identity_chain_input
+from .paths import Path, identity_chain_input
 from .views import is_reshape, reshape_view, size_text
 
 # ---------------------------------------------------------------- values at another shape
 
 
-def _recreated_init(value: ir.Value, shape: list[b.Size]) -> ir.Value | None:
+def recreated_init(value: ir.Value, shape: list[b.Size]) -> ir.Value | None:
     """A tensor.empty / linalg.fill-of-empty init re-created at another shape, else None."""
     producer = h.defining_op(value)
     if producer is None:
@@ -52,7 +52,7 @@ def _recreated_init(value: ir.Value, shape: list[b.Size]) -> ir.Value | None:
     return None
 
 
-def _init_can_be_recreated(value: ir.Value) -> bool:
+def init_can_be_recreated(value: ir.Value) -> bool:
     producer = h.defining_op(value)
     if producer is None:
         return False
@@ -78,7 +78,7 @@ def _expand_value(value: ir.Value, groups: list[list[int]], keys: list[h.DimKey]
             and list(h.shape_keys(producer.operands[0])) == keys):
         return producer.operands[0]
     sizes = [b.size_from_key(k) for k in keys]
-    init = _recreated_init(value, sizes)
+    init = recreated_init(value, sizes)
     if init is not None:
         return init
     return b.expand_mixed(value, groups, sizes)
@@ -246,7 +246,7 @@ def plan_bubble_expand(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
             return plan
         # The path input of this elementwise op carries the expansion further up.
         inputs = h.dps_inputs(op)
-        nxt = _identity_chain_input(op)
+        nxt = identity_chain_input(op)
         in_dims = h.map_dim_positions(maps[inputs.index(nxt)])
         old_shape = h.shape_keys(nxt)
         groups, shape, k = [], [], 0
@@ -318,7 +318,7 @@ def apply_bubble(plan: list[tuple[ir.Operation, dict]], reshape: ir.Operation) -
         replace_with_expanded(op, new, groups, {res_idx: direct})
         if k + 1 == len(plan):
             return
-        direct = h.defining_op(_identity_chain_input(new))
+        direct = h.defining_op(identity_chain_input(new))
         assert direct is not None and direct.name == "tensor.expand_shape"
 
 

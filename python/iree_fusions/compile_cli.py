@@ -4,6 +4,7 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
   --fusions=all|none|PASS[,PASS{opt=v}...]  passes to run (default: all)
   --fusions-report                           print what each pass changed / skipped (stderr)
   --fusions-report-json=FILE                 the same as JSON
+  --fusions-remarks                          each change and skip as a remark at its op (stderr)
   --fusions-report-effect                    with -json: add the dispatches and bytes saved vs
                                              stock (on with --fusions-report)
   --fusions-keep-no-gain                     keep linalg changes that reduce neither dispatches
@@ -16,7 +17,8 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
   --fusions-timing-json=FILE                 the same as JSON
   --fusions-decisions=FILE|none              follow decisions measured by iree-fusions-tune for
                                              this target (none: not even the shipped ones)
-  --fusions-list                             list the passes with their options and exit
+  --fusions-list [-v]                        list the passes with their options and exit
+                                             (-v: with each pass's before/after sketch)
   --fusions-load=MODULE                      import a Python module that registers extra passes
   --fusions-reproducer-dir=DIR|none          where the IR from before a failing pass is saved
                                              for the reproducer command the warning prints
@@ -75,13 +77,15 @@ class CliArgs:
     report: bool = False
     report_json: str | None = None
     report_effect: bool = False
+    remarks: bool = False  # --fusions-remarks
     timing: bool = False
     timing_json: str | None = None
     keep_no_gain: bool = False
     strict: bool = False
     decisions: str | None = None
     delegate: bool = False  # hand the whole command to iree-compile
-    list_passes: bool = False
+    list_passes: bool | str = False  # "verbose": with each pass's before/after sketch
+    verbose: bool = False  # -v
     load: list[str] = field(default_factory=list)
     reproducer_dir: str | None = None  # where a failing pass's input IR is saved; "none"
     help: bool = False
@@ -119,6 +123,8 @@ def parse_args(argv: list[str]) -> CliArgs:
             args.fusions = value
         elif name == "fusions-report":
             args.report = _bool("true" if value is None else value, name)
+        elif name == "fusions-remarks":
+            args.remarks = _bool("true" if value is None else value, name)
         elif name == "fusions-report-effect":
             args.report_effect = _bool("true" if value is None else value, name)
         elif name == "fusions-keep-no-gain":
@@ -140,7 +146,12 @@ def parse_args(argv: list[str]) -> CliArgs:
                 raise UsageError("--fusions-decisions needs a file: --fusions-decisions=FILE")
             args.decisions = value
         elif name == "fusions-list":
-            args.list_passes = True
+            if value not in (None, "verbose"):
+                raise UsageError("--fusions-list takes no value but 'verbose' (or add -v)")
+            args.list_passes = "verbose" if value else True
+        elif name == "v" and value is None:  # with --fusions-list; else iree-compile's
+            args.verbose = True
+            args.iree_flags.append(arg)
         elif name == "fusions-reproducer-dir":
             if not value:
                 raise UsageError("--fusions-reproducer-dir needs a folder (or none)")
@@ -213,6 +224,7 @@ def _request(args: CliArgs, source: bytes, steps, by_path: bool) -> CompileReque
         strict=args.strict,
         effect=args.report or args.report_effect,
         timing=args.timing or args.timing_json is not None,
+        remarks=args.remarks,
         count_ops=args.report or args.report_json is not None,
         revert_if_no_gain=not args.keep_no_gain,
         decisions=args.decisions,
@@ -252,7 +264,7 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
             print(_help())
             return 0
         if args.list_passes:
-            print(registry.describe_passes())
+            print(registry.describe_passes(verbose=args.list_passes == "verbose" or args.verbose))
             return 0
         mode = args.main.get("compile-mode", "std")
         if args.delegate or mode != "std":

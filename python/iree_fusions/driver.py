@@ -14,6 +14,7 @@ Modules move between IREE invocations as in-memory MLIR operations (export/impor
 from __future__ import annotations
 
 import ctypes
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from iree.compiler.api import ctypes_dl as capi
 
 from .counting import count_flow_module
 from .decisions import Decider, DecisionsError
-from .pass_base import PassReport, Skip
+from .pass_base import PassReport, Skip, format_location
 from .target import module_targets
 from .timing_report import PHASES, CompileTiming
 from .pipeline import PipelineError, Step, run_pipeline
@@ -74,6 +75,8 @@ class CompileRequest:
     effect: bool = False
     revert_if_no_gain: bool = True
     timing: bool = False  # time each step (--fusions-timing): CompileResult.timing
+    # Print each plugin change and skip as a remark at its op (--fusions-remarks).
+    remarks: bool = False
     # Count each pass's ops before and after it (the reports' `ops:` line): only when a
     # report is shown or written.
     count_ops: bool = True
@@ -138,6 +141,8 @@ def compile_request(
             f"--compile-from={request.compile_from} is after --compile-to={request.compile_to}"
         )
     session = capi.Session()
+    if request.remarks:
+        _print_remarks(session.context, request.steps)
     runner = _Pipeline(session, request.verify)
     if request.source_path is not None:
         source = capi.Source.open_file(session, request.source_path)
@@ -191,6 +196,25 @@ def compile_request(
     if timing is not None:
         timing.finish(reports)
     return CompileResult(output, reports, timing)
+
+
+def _print_remarks(context: ir.Context, steps: dict[str, list[Step]]) -> None:
+    """Enables the remarks of the plugin's passes (their categories: the pass names) in the
+    session's context. IREE's console diagnostics print them as its own (`file:line:col:
+    remark: ...` with the source line); this handler prints those nothing else took. Other
+    diagnostics go to IREE's handler as before."""
+    names = sorted({s.plugin.name for ss in steps.values() for s in ss if s.plugin})
+    if not names:
+        return
+    context.enable_remarks(all_filter="|".join(re.escape(n) for n in names))
+
+    def show(diag: ir.Diagnostic) -> bool:
+        if diag.severity != ir.DiagnosticSeverity.REMARK:
+            return False
+        print(f"{format_location(diag.location)}: remark: {diag.message}", file=sys.stderr)
+        return True
+
+    context.attach_diagnostic_handler(show)
 
 
 def _must_weigh(reports: list[PassReport], request: CompileRequest) -> bool:

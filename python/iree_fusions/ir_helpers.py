@@ -35,10 +35,6 @@ def capsule_address(capsule) -> int:
     return _capsule_pointer(capsule, _capsule_name(capsule))
 
 
-def as_operation(op: ir.Operation | ir.OpView) -> ir.Operation:
-    return op.operation
-
-
 def op_name(op: ir.Operation | ir.OpView) -> str:
     """The op's registered name (`OpView.name` can be shadowed, e.g. by func.FuncOp)."""
     return op.operation.name
@@ -52,11 +48,6 @@ def functions(module: ir.Operation) -> Iterator[ir.Operation]:
                 operation = op.operation
                 if operation.name in FUNC_OPS and len(operation.regions[0].blocks) > 0:
                     yield operation
-
-
-def function_blocks(module: ir.Operation) -> Iterator[ir.Block]:
-    for func in functions(module):
-        yield from func.regions[0].blocks
 
 
 def walk_ops(root: ir.Operation, names: tuple[str, ...] | None = None) -> list[ir.Operation]:
@@ -427,10 +418,6 @@ def is_reduction_or_contraction(op: ir.Operation | ir.OpView) -> bool:
     if name == "linalg.generic":
         return "reduction" in iterator_types(op)
     return True  # named structured ops: matmul, batch_matmul, conv_*, pooling_*, reduce, ...
-
-
-def uses_linalg_index(op: ir.Operation | ir.OpView) -> bool:
-    return "linalg.index" in body_op_names(op)
 
 
 # ---------------------------------------------------------------- affine maps and reshapes

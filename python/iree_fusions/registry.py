@@ -12,6 +12,7 @@ import functools
 import importlib
 import os
 import re
+import sys
 import traceback
 from dataclasses import dataclass
 
@@ -139,12 +140,17 @@ def is_registered(name: str) -> bool:
     return name in REGISTRY
 
 
-def describe_passes() -> str:
-    """`--fusions-list`: each pass, its phase and description, then its options."""
+def describe_passes(verbose: bool = False) -> str:
+    """`--fusions-list`: each pass, its phase and description, then its options; `verbose`
+    (`--fusions-list -v`): then the docstring of the pass's module (what it rewrites, with a
+    before/after IR sketch)."""
     lines = []
     for entry in REGISTRY.values():
         cls = entry.load()
         tag = "" if entry.default else "  [not in 'all']"
         lines.append(f"{cls.name} ({cls.phase}): {cls.description}{tag}")
         lines += [f"    {line}" for line in cls.option_help()]
+        doc = sys.modules[cls.__module__].__doc__ if verbose else None
+        if doc:
+            lines += [""] + [f"    {line}".rstrip() for line in doc.strip().splitlines()] + [""]
     return "\n".join(lines)

@@ -43,7 +43,7 @@ class LatencyPair:
         return judge(self.stock_rounds, self.plugin_rounds, margin)
 
 
-def _save_inputs(inputs: Sequence[np.ndarray], folder: str) -> list[str]:
+def save_inputs(inputs: Sequence[np.ndarray], folder: str) -> list[str]:
     flags = []
     for i, x in enumerate(inputs):
         path = os.path.join(folder, f"input{i}.npy")
@@ -92,12 +92,12 @@ def compare_latency(stock_vmfb: bytes, plugin_vmfb: bytes, inputs: Sequence[np.n
             paths[name] = os.path.join(tmp, f"{name}.vmfb")
             with open(paths[name], "wb") as f:
                 f.write(blob)
-        input_flags = {"stock": _save_inputs(inputs, tmp)}
+        input_flags = {"stock": save_inputs(inputs, tmp)}
         if plugin_inputs is None:
             input_flags["plugin"] = input_flags["stock"]
         else:
             os.makedirs(os.path.join(tmp, "plugin-inputs"))
-            input_flags["plugin"] = _save_inputs(plugin_inputs, os.path.join(tmp, "plugin-inputs"))
+            input_flags["plugin"] = save_inputs(plugin_inputs, os.path.join(tmp, "plugin-inputs"))
         every: dict[str, list[float]] = {"stock": [], "plugin": []}
 
         def time_side(name: str) -> float:

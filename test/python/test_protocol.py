@@ -80,6 +80,15 @@ def test_fusions_list_shows_options_with_help_and_defaults():
     assert "producer-layout=auto|always|never (default auto): move the permutation" in out
     assert "skip=KEY,... (default (none)): candidate keys" in out
     assert "fusions-report (linalg):" in out and "[not in 'all']" in out
+    assert "%a = linalg.matmul ins(%x, %W_i" not in out  # the sketches only with -v
+
+
+def test_fusions_list_verbose_shows_each_pass_sketch():
+    for flags in (["--fusions-list", "-v"], ["--fusions-list=verbose"]):
+        out = subprocess.run([tool("iree-fusions-compile"), *flags], capture_output=True,
+                             text=True, check=True).stdout
+        towers = out[out.index("batch-mlp-towers (linalg):"):]
+        assert "%a = linalg.matmul ins(%x, %W_i" in towers  # its module docstring's sketch
 
 
 def test_structural_key_is_stable_and_short():

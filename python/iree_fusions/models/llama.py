@@ -190,12 +190,6 @@ def keep_ops(variant: str) -> list:
     return [torch.ops.aten.scaled_dot_product_attention.default] if variant == "sdpa" else []
 
 
-def export_llama(variant: str, seq_len: int = 512, **overrides) -> bytes:
-    """torch-dialect MLIR bytecode of one variant (compile with TORCH_INPUT_FLAGS)."""
-    model, args = build_llama(variant, seq_len, **overrides)
-    return export_to_mlir(model, args, keep_ops=keep_ops(variant))
-
-
 def build_artifact(variant: str, seq_len: int = 512, **overrides) -> Artifact:
     model, args = build_llama(variant, seq_len, **overrides)
     reference = torch_outputs(model, args)
