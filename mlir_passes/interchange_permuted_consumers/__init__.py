@@ -60,9 +60,8 @@ from iree_fusions.ir_helpers import RESHAPES
 from iree_fusions.pass_base import (Candidate, CandidatePass, Footprint, NoMatch, PassContext,
                                      option)
 
-from .build import (LayoutPlan, apply_layout, can_fold_copy, contraction_order_ok,
-                    fold_copy_into_producer, interchange, interchange_order, layout_plan,
-                    merge_siblings)
+from .build import (apply_layout, can_fold_copy, fold_copy_into_producer, interchange,
+                    interchange_order, merge_siblings, preferred_layout_plan)
 from .match import InterchangePlan, match_consumer, plan_footprint, sure_gain
 from .paths import Path, trace_path
 from .reshape import apply_bubble, apply_sink, plan_bubble_expand, plan_sink_collapse
@@ -172,7 +171,7 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
             new = merge_siblings(merged)
             steps.append(f"interchanged and merged {len(merged)} readers of the "
                          f"{producer_name} result into one {len(new.results)}-result generic")
-        elif (layout := self._layout_plan(path)) is not None:
+        elif (layout := preferred_layout_plan(path, self.producer_layout)) is not None:
             name = path.producer.name
             apply_layout(path, layout)
             steps.append(f"{name} computes in the layout the consumer reads (loops "
@@ -187,34 +186,6 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
                 steps.append(f"interchanged the consumer (operand {path.operand} read with "
                              "the identity map)")
         return f"reading {producer_name}: {'; '.join(steps)}"
-
-    def _layout_plan(self, path: Path) -> LayoutPlan | None:
-        """Change P's layout instead of interchanging C when that gives P the loop order
-        matmul configurations handle well and interchanging C does not (see
-        contraction_order_ok)."""
-        if self.producer_layout == "never":
-            return None
-        p = path.producer
-        if not h.is_structured(p):
-            return None
-        plan = layout_plan(path)
-        if isinstance(plan, str):
-            return None
-        if self.producer_layout == "always":
-            return plan
-        n_loops = len(h.iterator_types(p))
-        # Interchanging C: P keeps its loops; C stores P's result in its own output layout.
-        c_maps = [h.map_dim_positions(m) for m in h.indexing_maps(path.consumer)]
-        c_read = c_maps[path.operand]
-        c_out = c_maps[len(h.dps_inputs(path.consumer))]
-        p_out = h.map_dim_positions(h.indexing_maps(p)[len(h.dps_inputs(p))])
-        loop_of_c = {c_read[j]: p_out[j] for j in range(len(c_read))}
-        stored = [loop_of_c[d] for d in c_out if d in loop_of_c]
-        if contraction_order_ok(p, list(range(n_loops)), stored) is not False:
-            return None
-        if contraction_order_ok(p, plan.order, plan.new_out):
-            return plan
-        return None
 
 
 def _retrace(consumer: ir.Operation, old: Path) -> Path | None:

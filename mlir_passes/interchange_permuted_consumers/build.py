@@ -236,6 +236,35 @@ def layout_plan(path: Path) -> LayoutPlan | str:
     return LayoutPlan(pinv, ordered, order, new_out)
 
 
+def preferred_layout_plan(path: Path, producer_layout: str) -> LayoutPlan | None:
+    """Change P's layout instead of interchanging C when that gives P the loop order
+    matmul configurations handle well and interchanging C does not (see
+    contraction_order_ok); `producer_layout`: the pass's option (auto / always / never)."""
+    if producer_layout == "never":
+        return None
+    p = path.producer
+    if not h.is_structured(p):
+        return None
+    plan = layout_plan(path)
+    if isinstance(plan, str):
+        return None
+    if producer_layout == "always":
+        return plan
+    n_loops = len(h.iterator_types(p))
+    # Interchanging C: P keeps its loops; C stores P's result in its own output layout.
+    c_maps = [h.map_dim_positions(m) for m in h.indexing_maps(path.consumer)]
+    c_read = c_maps[path.operand]
+    c_out = c_maps[len(h.dps_inputs(path.consumer))]
+    p_out = h.map_dim_positions(h.indexing_maps(p)[len(h.dps_inputs(p))])
+    loop_of_c = {c_read[j]: p_out[j] for j in range(len(c_read))}
+    stored = [loop_of_c[d] for d in c_out if d in loop_of_c]
+    if contraction_order_ok(p, list(range(n_loops)), stored) is not False:
+        return None
+    if contraction_order_ok(p, plan.order, plan.new_out):
+        return plan
+    return None
+
+
 def sizes_of(value: ir.Value) -> list[b.Size]:
     """The sizes of a tensor at the current insertion point: static, the index values IREE
     holds, else `tensor.dim`s."""

@@ -12,6 +12,7 @@ from iree_fusions import ir_helpers as h
 from iree_fusions.pass_base import (Candidate, Footprint, NoMatch, round_analysis,
                                      structural_key)
 
+from .build import preferred_layout_plan
 from .paths import Path, is_producer, trace_path
 from .reshape import plan_bubble_expand, plan_sink_collapse
 
@@ -100,7 +101,8 @@ def stock_interchanges_it(consumer: ir.Operation, path: Path,
     """Would the rewrite be exactly stock IREE's TransposeGenericOpPattern? It takes the
     first input produced by a single-use, non-elementwise linalg op (stopping at one read
     with the identity map) whose map is a permutation, and interchanges the consumer."""
-    if path.ops or len(set(h.users(path.value))) != 1 or options._layout_plan(path) is not None:
+    if path.ops or len(set(h.users(path.value))) != 1 or \
+            preferred_layout_plan(path, options.producer_layout) is not None:
         return False  # the pass does more than stock here
     for value, m in zip(h.dps_inputs(consumer), h.indexing_maps(consumer)):
         producer = h.defining_op(value)

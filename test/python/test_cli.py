@@ -167,9 +167,12 @@ util.func public @left_to_stock(%a: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> 
   %cst = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<8x16xf32>
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
-  %mm = linalg.matmul ins(%a, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %mm = linalg.matmul ins(%a, %w : tensor<8x16xf32>, tensor<16x16xf32>)
+      outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
   %e2 = tensor.empty() : tensor<16x8xf32>
-  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%mm : tensor<8x16xf32>) outs(%e2 : tensor<16x8xf32>) {
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>,
+      affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<8x16xf32>) outs(%e2 : tensor<16x8xf32>) {
   ^bb0(%in: f32, %out: f32):
     linalg.yield %in : f32
   } -> tensor<16x8xf32>
@@ -185,8 +188,8 @@ def test_compile_remarks_at_the_ops(tmp_path):
            "--fusions=interchange-permuted-consumers", "-o", "/dev/null"]
     with_remarks = _run(*cmd, "--fusions-remarks")
     assert with_remarks.returncode == 0, with_remarks.stderr
-    # the skip, at the transposing generic (line 8 of the file)
-    assert re.search(r"permuted\.mlir:8:\d+: remark: \[Missed\] skipped \| "
+    # the skip, at the transposing generic (line 9 of the file)
+    assert re.search(r"permuted\.mlir:9:\d+: remark: \[Missed\] skipped \| "
                      r"Category:interchange-permuted-consumers \| Remark=\"IREE's own",
                      with_remarks.stderr), with_remarks.stderr
     assert "remark:" not in _run(*cmd).stderr
