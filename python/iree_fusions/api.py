@@ -27,6 +27,7 @@ import numpy as np
 
 from . import bundle_runner
 from .bundle_runner import host_arrays
+from .reports import PassSummary
 
 _CPU_FLAGS = ["--iree-hal-target-device=local",
               "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
@@ -98,6 +99,12 @@ class CompileOutput:
     # With timing=True: wall seconds per step (IREE phase ranges, each plugin pass and its
     # find / apply / verify / count), as `--fusions-timing-json` writes them.
     timing: dict | None = None
+
+    @property
+    def passes(self) -> list[PassSummary]:
+        """`reports`, typed: per pass its changes (`.key`, `.location`, `.what`) and skipped
+        candidates (`.key`, `.location`, `.reason`); see `iree_fusions.reports`."""
+        return [PassSummary.from_json(r) for r in self.reports]
 
 
 def _tool_command(stock: bool) -> list[str]:

@@ -23,6 +23,7 @@ from iree.compiler import ir
 
 from . import api
 from .counting import FlowCounts, count_flow_ir
+from .reports import PassSummary
 
 _TORCH_TENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(\w+)>")
 _DTYPES = {
@@ -66,7 +67,12 @@ class NumericsCheck:
         return self.plugin_counts.total_dispatches
 
     def changes(self) -> list[str]:
-        return [c["what"] for r in self.reports for c in r.get("changes", [])]
+        return [c.what for p in self.passes for c in p.changes]
+
+    @property
+    def passes(self) -> list[PassSummary]:
+        """The plugin compile's reports, typed (`iree_fusions.reports`)."""
+        return [PassSummary.from_json(r) for r in self.reports]
 
 
 def function_arg_specs(source: str | bytes, function: str = "main") -> list[ArgSpec]:

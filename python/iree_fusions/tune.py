@@ -46,6 +46,7 @@ from .bundle_runner import (MARGIN, MAX_ROUNDS, clearly_better, ratio_interval, 
                             split_verdict)
 from .decisions import Decision, DecisionSet, load
 from .files import UserError, check_output
+from .reports import PassSummary
 from .target import Target
 from .timing import compare_latency
 
@@ -136,12 +137,12 @@ class Tuner:
 def _keys(reports: list[dict]) -> dict[str, KeyInfo]:
     """Every key a compile reports as applied, or as feasible but not applied."""
     out: dict[str, KeyInfo] = {}
-    for r in reports:
-        for c in r.get("changes", []):
-            _add(out, c["key"], r["pass"], True, c["what"])
-        for s in r.get("skipped", []):
-            if s.get("feasible"):
-                _add(out, s["key"], r["pass"], False, s["reason"])
+    for p in map(PassSummary.from_json, reports):
+        for c in p.changes:
+            _add(out, c.key, p.name, True, c.what)
+        for s in p.skipped:
+            if s.feasible:
+                _add(out, s.key, p.name, False, s.reason)
     return out
 
 

@@ -214,3 +214,39 @@ def test_compiled_for_gpu_targets():
             'arch = "sm_80", features = "+ptx76">}>]> : !hal.device')
     assert bundle_runner.compiled_for(text) == {"target": "cuda:sm_80"}
     assert bundle_runner.compiled_for("module {}") is None
+
+
+def test_compile_output_passes_are_typed_reports(tmp_path):
+    """`CompileOutput.passes`: the JSON reports as typed records, field for field."""
+    src = tmp_path / "t.mlir"
+    src.write_text(TRANSPOSED_EPILOGUE)
+    out = api.compile_file(str(src), fusions="interchange-permuted-consumers{leave-to-stock=0}",
+                           compile_to="flow", keep_no_gain=True)
+    (summary,) = out.passes
+    (report,) = out.reports
+    assert summary.name == report["pass"] == "interchange-permuted-consumers"
+    assert summary.changed and len(summary.changes) == len(report["changes"]) == 1
+    change = summary.changes[0]
+    assert (change.key, change.location, change.what, change.decided_by) == tuple(
+        report["changes"][0][k] for k in ("key", "location", "what", "decided_by"))
+    assert change.key.startswith("interchange-") and "t.mlir:" in change.location
+    assert summary.skipped == () and summary.error is None
+
+
+TRANSPOSED_EPILOGUE = """
+util.func public @main(%a: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %mm = linalg.matmul ins(%a, %w : tensor<8x16xf32>, tensor<16x16xf32>)
+      outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %e2 = tensor.empty() : tensor<16x8xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>,
+      affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<8x16xf32>) outs(%e2 : tensor<16x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<16x8xf32>
+  util.return %t : tensor<16x8xf32>
+}
+"""
