@@ -13,7 +13,7 @@ import importlib
 
 __version__ = "0.1.0"
 
-_API_NAMES = ("compare_outputs", "compile_file", "compile_str", "load", "run")
+_API_NAMES = ("CompileOptions", "compare_outputs", "compile_file", "compile_str", "load", "run")
 __all__ = ["api", "numerics", "compile", "compile_torch", *_API_NAMES]
 
 

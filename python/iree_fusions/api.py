@@ -14,6 +14,7 @@ take the caller down, and a failure raises `CompilerToolError` carrying the exac
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -117,34 +118,56 @@ def _tool_command(stock: bool) -> list[str]:
     return [sys.executable, "-m", "iree_fusions.compile_cli"]
 
 
-def compile_file(
-    path: str,
-    *,
-    device: str = "local-task",
-    target: str | None = None,
-    flags: Sequence[str] = (),
-    fusions: str = "all",
-    stock: bool = False,
-    compile_to: str | None = None,
-    output_file: str | None = None,
-    timeout: float | None = None,
-    decisions: str | None = None,
-    keep_no_gain: bool = False,
-    timing: bool = False,
-) -> CompileOutput:
-    """Compiles a file (.mlir / .mlirbc / torch-dialect with --iree-input-type=torch).
+@dataclass(frozen=True)
+class CompileOptions:
+    """How to compile, as one value (`compile_file(path, options)`, `compile_torch(model,
+    args, options)`); keywords given beside it override its fields.
 
-    stock=True runs plain iree-compile (the reference); otherwise iree-fusions-compile with
-    `--fusions=<fusions>` (and `--fusions-decisions=<decisions>`: a file of measured
-    decisions, see iree-fusions-tune). `flags` are passed to the compiler unchanged after
-    the device's and after the plugin flags these arguments make, so a flag given there
-    (`--fusions=none`) wins. keep_no_gain=True keeps linalg changes that reduce neither
-    dispatches nor bytes between them (`--fusions-keep-no-gain`: tests of a rewrite's
-    mechanics). timing=True fills `.timing` (`--fusions-timing-json`: where the compile's
-    wall time went). `timeout` (seconds): the compile is stopped, its processes with it, and
-    `CompileTimeout` raised. The compile never outlives the calling process, and its
-    temporary files go with it.
+    device / target: the runtime device (`local-task`, `cuda`, `hip`, `vulkan`, ...) and
+    optionally its chip (`sm_80`, `gfx942`, ...); flags: more compiler flags, passed after
+    the device's and the plugin's (so `--fusions=none` there wins); fusions: `all`, `none` or
+    `pass-a,pass-b{opt=v}`; stock: plain iree-compile (the reference); compile_to: stop at a
+    phase and return IR; output_file: write the output there (`.output` is then empty);
+    timeout: seconds, then the compile is stopped with its processes (`CompileTimeout`);
+    decisions: a file of measured decisions (iree-fusions-tune); keep_no_gain: keep linalg
+    changes that reduce neither dispatches nor bytes (`--fusions-keep-no-gain`); timing:
+    fill `.timing` (`--fusions-timing-json`)."""
+
+    device: str = "local-task"
+    target: str | None = None
+    flags: Sequence[str] = ()
+    fusions: str = "all"
+    stock: bool = False
+    compile_to: str | None = None
+    output_file: str | None = None
+    timeout: float | None = None
+    decisions: str | None = None
+    keep_no_gain: bool = False
+    timing: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "flags", tuple(self.flags))
+
+    def with_(self, **changes) -> CompileOptions:
+        """A copy with these fields changed (an unknown name is a TypeError)."""
+        return dataclasses.replace(self, **changes)
+
+
+def compile_file(path: str, options: CompileOptions | None = None, **overrides
+                 ) -> CompileOutput:
+    """Compiles a file (.mlir / .mlirbc / torch-dialect with --iree-input-type=torch) as
+    `options` (a `CompileOptions`; default: all passes for local-task on this CPU) with
+    `overrides` (its field names as keywords: `compile_file(p, fusions="none")`).
+
+    Not stock: iree-fusions-compile with `--fusions=<fusions>`, its report read back
+    (`.reports`, typed as `.passes`). The compile never outlives the calling process, and
+    its temporary files go with it.
     """
+    opts = (options or CompileOptions()).with_(**overrides)
+    device, target, flags, fusions, stock = (opts.device, opts.target, opts.flags,
+                                             opts.fusions, opts.stock)
+    compile_to, output_file, timeout = opts.compile_to, opts.output_file, opts.timeout
+    decisions, keep_no_gain, timing = opts.decisions, opts.keep_no_gain, opts.timing
     with tempfile.TemporaryDirectory(prefix="iree-fusions-") as tmp:
         out_path = output_file or os.path.join(tmp, "out")
         report_path = os.path.join(tmp, "report.json")
@@ -221,14 +244,15 @@ def source_suffix(data: bytes) -> str:
     return ".mlirbc" if data[:4] == b"ML\xefR" else ".mlir"
 
 
-def compile_str(text: str | bytes, **kwargs) -> CompileOutput:
+def compile_str(text: str | bytes, options: CompileOptions | None = None, **kwargs
+                ) -> CompileOutput:
     """compile_file for IR held in memory."""
     data = text.encode() if isinstance(text, str) else text
     with tempfile.NamedTemporaryFile(suffix=source_suffix(data), delete=False) as f:
         f.write(data)
         path = f.name
     try:
-        return compile_file(path, **kwargs)
+        return compile_file(path, options, **kwargs)
     finally:
         os.unlink(path)
 

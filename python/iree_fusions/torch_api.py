@@ -19,27 +19,20 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
-from .api import CompileOutput, compile_file
+from .api import CompileOptions, CompileOutput, compile_file
 
 
 def compile_torch(
     module,
     example_args=None,
+    options: CompileOptions | None = None,
     *,
-    device: str = "local-task",
-    target: str | None = None,
-    fusions: str = "all",
-    flags: Sequence[str] = (),
-    decisions: str | None = None,
-    stock: bool = False,
-    compile_to: str | None = None,
-    output_file: str | None = None,
     keep_ops: Iterable = (),
     save_mlir: str | None = None,
-    timeout: float | None = None,
     dynamic_shapes=None,
+    **overrides,
 ) -> CompileOutput:
     """Exports `module(*example_args)` and compiles it with the plugin.
 
@@ -47,11 +40,12 @@ def compile_torch(
       without `example_args`: it is compiled as turbine exported it).
     - `example_args`: a tensor or a tuple/list of tensors (their shapes and dtypes are the
       compiled function's signature: `main`).
-    - `device` / `target`: the runtime device the code is for (`local-task`, `cuda`, `hip`,
-      `vulkan`, ...) and optionally its chip (`sm_80`, `gfx942`, `ampere`, ...).
-    - `fusions`: `all`, `none` or `pass-a,pass-b{opt=v}`; `stock=True` compiles with plain
-      iree-compile instead (the reference); `decisions`: a file of iree-fusions-tune.
-    - `flags`: more iree-compile flags; `compile_to`: stop at a phase (e.g. `flow`) and return IR.
+    - `options` (`api.CompileOptions`) and `overrides` (its fields as keywords): how to
+      compile -- `device` / `target` (`local-task`, `cuda`, `hip`, `vulkan`, ...; `sm_80`,
+      `gfx942`, `ampere`, ...), `fusions` (`all`, `none` or `pass-a,pass-b{opt=v}`), `stock`
+      (plain iree-compile, the reference), `decisions` (a file of iree-fusions-tune),
+      `flags` (more iree-compile flags), `compile_to` (stop at a phase, e.g. `flow`, and
+      return IR), `output_file`, `timeout`, `keep_no_gain`, `timing`.
     - `keep_ops`: ATen ops kept out of the decompositions (e.g.
       `torch.ops.aten.scaled_dot_product_attention.default`).
     - `save_mlir`: also write the exported torch-dialect module (bytecode) to this path.
@@ -80,10 +74,8 @@ def compile_torch(
             with open(path, "wb") as f:
                 f.write(export_to_mlir(module, args, keep_ops=keep_ops,
                                        dynamic_shapes=dynamic_shapes))
-        return compile_file(path, device=device, target=target,
-                            flags=[*TORCH_INPUT_FLAGS, *flags], fusions=fusions, stock=stock,
-                            compile_to=compile_to, output_file=output_file, timeout=timeout,
-                            decisions=decisions)
+        opts = (options or CompileOptions()).with_(**overrides)
+        return compile_file(path, opts.with_(flags=(*TORCH_INPUT_FLAGS, *opts.flags)))
 
 
 def _is_turbine_export(obj) -> bool:

@@ -250,3 +250,26 @@ util.func public @main(%a: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> tensor<16
   util.return %t : tensor<16x8xf32>
 }
 """
+
+
+def test_compile_options_are_one_value(tmp_path):
+    """`CompileOptions` gives the same compile as the keywords; keywords override it; an
+    unknown name is refused."""
+    import iree_fusions
+
+    src = tmp_path / "t.mlir"
+    src.write_text(TRANSPOSED_EPILOGUE)
+    opts = iree_fusions.CompileOptions(fusions="interchange-permuted-consumers", stock=False,
+                                       compile_to="flow", flags=["--mlir-print-op-generic"])
+    by_options = api.compile_file(str(src), opts)
+    by_keywords = api.compile_file(str(src), fusions="interchange-permuted-consumers",
+                                   compile_to="flow", flags=["--mlir-print-op-generic"])
+    def command(out):  # but the report's temporary path
+        return [a for a in out.command if not a.startswith("--fusions-report-json=")]
+
+    assert command(by_options) == command(by_keywords)
+    assert by_options.output == by_keywords.output
+    stock = api.compile_file(str(src), opts, stock=True)
+    assert "--fusions=interchange-permuted-consumers" not in stock.command
+    with pytest.raises(TypeError):
+        api.compile_file(str(src), opts, fusion="none")
