@@ -112,3 +112,24 @@ def support_on_path(monkeypatch):
     """Child processes (iree-fusions-compile) can import `support.extra_passes`."""
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(
         [HERE, *filter(None, [os.environ.get("PYTHONPATH")])]))
+
+
+# A matmul whose result a transposing generic reads (interchange-permuted-consumers' seed,
+# 16x8 from 8x16): the transposing generic is on line 9.
+TRANSPOSED_EPILOGUE = """
+util.func public @main(%a: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x8xf32> {
+  %cst = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<8x16xf32>
+  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %mm = linalg.matmul ins(%a, %w : tensor<8x16xf32>, tensor<16x16xf32>)
+      outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
+  %e2 = tensor.empty() : tensor<16x8xf32>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>,
+      affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%mm : tensor<8x16xf32>) outs(%e2 : tensor<16x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<16x8xf32>
+  util.return %t : tensor<16x8xf32>
+}
+"""

@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from conftest import CPU_FLAGS, tool
+from conftest import CPU_FLAGS, TRANSPOSED_EPILOGUE, tool
 
 GOOD = """
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
@@ -162,28 +162,9 @@ def test_changes_that_buy_nothing_are_reverted_and_reported(tmp_path):
         in res.stderr
 
 
-PERMUTED = """
-util.func public @left_to_stock(%a: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x8xf32> {
-  %cst = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<8x16xf32>
-  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
-  %mm = linalg.matmul ins(%a, %w : tensor<8x16xf32>, tensor<16x16xf32>)
-      outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
-  %e2 = tensor.empty() : tensor<16x8xf32>
-  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>,
-      affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-      ins(%mm : tensor<8x16xf32>) outs(%e2 : tensor<16x8xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    linalg.yield %in : f32
-  } -> tensor<16x8xf32>
-  util.return %t : tensor<16x8xf32>
-}
-"""
-
-
 def test_compile_remarks_at_the_ops(tmp_path):
     src = tmp_path / "permuted.mlir"
-    src.write_text(PERMUTED)
+    src.write_text(TRANSPOSED_EPILOGUE)
     cmd = [tool("iree-fusions-compile"), str(src), *CPU_FLAGS, "--compile-to=flow",
            "--fusions=interchange-permuted-consumers", "-o", "/dev/null"]
     with_remarks = _run(*cmd, "--fusions-remarks")

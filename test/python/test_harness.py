@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from conftest import CPU_FLAGS
+from conftest import CPU_FLAGS, TRANSPOSED_EPILOGUE
 from iree_fusions import api, bundle_runner
 from iree_fusions.bundle_runner import (FASTER, NOISE, SLOWER, alternate, clearly_better, judge,
                                         ratio_interval, rounds_needed)
@@ -231,25 +231,6 @@ def test_compile_output_passes_are_typed_reports(tmp_path):
         report["changes"][0][k] for k in ("key", "location", "what", "decided_by"))
     assert change.key.startswith("interchange-") and "t.mlir:" in change.location
     assert summary.skipped == () and summary.error is None
-
-
-TRANSPOSED_EPILOGUE = """
-util.func public @main(%a: tensor<8x16xf32>, %w: tensor<16x16xf32>) -> tensor<16x8xf32> {
-  %cst = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<8x16xf32>
-  %f = linalg.fill ins(%cst : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
-  %mm = linalg.matmul ins(%a, %w : tensor<8x16xf32>, tensor<16x16xf32>)
-      outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
-  %e2 = tensor.empty() : tensor<16x8xf32>
-  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>,
-      affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
-      ins(%mm : tensor<8x16xf32>) outs(%e2 : tensor<16x8xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    linalg.yield %in : f32
-  } -> tensor<16x8xf32>
-  util.return %t : tensor<16x8xf32>
-}
-"""
 
 
 def test_compile_options_are_one_value(tmp_path):
