@@ -28,7 +28,7 @@ import numpy as np
 
 from . import bundle_runner
 from .bundle_runner import host_arrays
-from .reports import PassSummary
+from .reports import PassSummary, pass_summaries
 
 _CPU_FLAGS = ["--iree-hal-target-device=local",
               "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
@@ -105,7 +105,7 @@ class CompileOutput:
     def passes(self) -> list[PassSummary]:
         """`reports`, typed: per pass its changes (`.key`, `.location`, `.what`) and skipped
         candidates (`.key`, `.location`, `.reason`); see `iree_fusions.reports`."""
-        return [PassSummary.from_json(r) for r in self.reports]
+        return pass_summaries(self.reports)
 
 
 def _tool_command(stock: bool) -> list[str]:
@@ -164,29 +164,25 @@ def compile_file(path: str, options: CompileOptions | None = None, **overrides
     its temporary files go with it.
     """
     opts = (options or CompileOptions()).with_(**overrides)
-    device, target, flags, fusions, stock = (opts.device, opts.target, opts.flags,
-                                             opts.fusions, opts.stock)
-    compile_to, output_file, timeout = opts.compile_to, opts.output_file, opts.timeout
-    decisions, keep_no_gain, timing = opts.decisions, opts.keep_no_gain, opts.timing
     with tempfile.TemporaryDirectory(prefix="iree-fusions-") as tmp:
-        out_path = output_file or os.path.join(tmp, "out")
+        out_path = opts.output_file or os.path.join(tmp, "out")
         report_path = os.path.join(tmp, "report.json")
-        cmd = _tool_command(stock) + [path, *target_flags(device, target)]
-        if not stock:
+        cmd = _tool_command(opts.stock) + [path, *target_flags(opts.device, opts.target)]
+        if not opts.stock:
             # A failing pass's reproducer is not saved: nobody may read this compile's
             # warnings (the CLI saves it where it prints the command).
-            cmd += [f"--fusions={fusions}", f"--fusions-report-json={report_path}",
+            cmd += [f"--fusions={opts.fusions}", f"--fusions-report-json={report_path}",
                     "--fusions-reproducer-dir=none"]
-            if decisions:
-                cmd.append(f"--fusions-decisions={decisions}")
-            if keep_no_gain:
+            if opts.decisions:
+                cmd.append(f"--fusions-decisions={opts.decisions}")
+            if opts.keep_no_gain:
                 cmd.append("--fusions-keep-no-gain")
-            if timing:
+            if opts.timing:
                 cmd.append(f"--fusions-timing-json={os.path.join(tmp, 'timing.json')}")
-        cmd += [*flags, "-o", out_path]
-        if compile_to:
-            cmd.append(f"--compile-to={compile_to}")
-        returncode, stderr = _run_tool(cmd, timeout)
+        cmd += [*opts.flags, "-o", out_path]
+        if opts.compile_to:
+            cmd.append(f"--compile-to={opts.compile_to}")
+        returncode, stderr = _run_tool(cmd, opts.timeout)
         if returncode != 0 or not os.path.exists(out_path):
             raise CompilerToolError(cmd, returncode, stderr or "the compiler wrote no output")
         with open(out_path, "rb") as f:
@@ -196,10 +192,10 @@ def compile_file(path: str, options: CompileOptions | None = None, **overrides
             with open(report_path) as f:
                 reports = json.load(f)
         timings = None
-        if timing and not stock:
+        if opts.timing and not opts.stock:
             with open(os.path.join(tmp, "timing.json")) as f:
                 timings = json.load(f)[0]
-        if output_file is None:
+        if opts.output_file is None:
             cmd = cmd[: cmd.index("-o")] + cmd[cmd.index("-o") + 2 :]
         return CompileOutput(data, cmd, reports, stderr, timings)
 

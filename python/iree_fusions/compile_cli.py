@@ -84,8 +84,8 @@ class CliArgs:
     strict: bool = False
     decisions: str | None = None
     delegate: bool = False  # hand the whole command to iree-compile
-    list_passes: bool | str = False  # "verbose": with each pass's before/after sketch
-    verbose: bool = False  # -v
+    list_passes: bool = False
+    verbose: bool = False  # -v or --fusions-list=verbose: with each pass's before/after sketch
     load: list[str] = field(default_factory=list)
     reproducer_dir: str | None = None  # where a failing pass's input IR is saved; "none"
     help: bool = False
@@ -148,7 +148,8 @@ def parse_args(argv: list[str]) -> CliArgs:
         elif name == "fusions-list":
             if value not in (None, "verbose"):
                 raise UsageError("--fusions-list takes no value but 'verbose' (or add -v)")
-            args.list_passes = "verbose" if value else True
+            args.list_passes = True
+            args.verbose |= value == "verbose"
         elif name == "v" and value is None:  # with --fusions-list; else iree-compile's
             args.verbose = True
             args.iree_flags.append(arg)
@@ -264,7 +265,7 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
             print(_help())
             return 0
         if args.list_passes:
-            print(registry.describe_passes(verbose=args.list_passes == "verbose" or args.verbose))
+            print(registry.describe_passes(verbose=args.verbose))
             return 0
         mode = args.main.get("compile-mode", "std")
         if args.delegate or mode != "std":

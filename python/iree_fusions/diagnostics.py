@@ -28,9 +28,10 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
+from .pass_base import file_line_col
+
 SEVERITIES = {ir.DiagnosticSeverity.ERROR: "error", ir.DiagnosticSeverity.WARNING: "warning",
               ir.DiagnosticSeverity.NOTE: "note", ir.DiagnosticSeverity.REMARK: "remark"}
-_LINE_COL = re.compile(r'"[^"]*":(\d+):(\d+)')
 _EXPECTED = re.compile(
     r"expected-(error|warning|note|remark)(?:@([+-]\d+|above|below|unknown))?\s*\{\{(.*?)\}\}")
 _DESIGNATOR_ONLY = re.compile(r"^\s*//.*expected-(error|warning|note|remark)")
@@ -48,10 +49,10 @@ class Diagnostic:
 
     @staticmethod
     def of(severity: str, location: ir.Location, message: str) -> Diagnostic:
-        found = _LINE_COL.search(str(location))
-        if found is None:
+        where = file_line_col(location)
+        if where is None:
             return Diagnostic(severity, None, None, message)
-        return Diagnostic(severity, int(found.group(1)), int(found.group(2)), message)
+        return Diagnostic(severity, where[1], where[2], message)
 
     def where(self, source_name: str) -> str:
         return source_name if self.line is None else f"{source_name}:{self.line}:{self.column}"

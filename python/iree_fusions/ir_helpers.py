@@ -35,6 +35,20 @@ def capsule_address(capsule) -> int:
     return _capsule_pointer(capsule, _capsule_name(capsule))
 
 
+def uniqued_cached(cache: contextvars.ContextVar[dict | None], obj, compute):
+    """`compute(obj)` for a uniqued binding object (an attribute or a location: one object
+    per address in a context), remembered in `cache` by address while the cache is open
+    (a dict in the context variable, e.g. for one pass run); computed afresh otherwise."""
+    found = cache.get()
+    if found is None:
+        return compute(obj)
+    key = capsule_address(obj._CAPIPtr)
+    value = found.get(key)
+    if value is None:
+        value = found[key] = compute(obj)
+    return value
+
+
 def op_name(op: ir.Operation | ir.OpView) -> str:
     """The op's registered name (`OpView.name` can be shadowed, e.g. by func.FuncOp)."""
     return op.operation.name
@@ -322,14 +336,7 @@ def iterator_types(op: ir.Operation | ir.OpView) -> list[str]:
         # '[#linalg.iterator_type<parallel>, ...]' printed once: reading the array's
         # elements one by one through the bindings costs ~100 us per op.
         attr = operation.attributes["iterator_types"]
-        cache = ATTRIBUTE_TEXTS.get()
-        if cache is None:
-            return _ITERATOR.findall(str(attr))
-        key = capsule_address(attr._CAPIPtr)
-        found = cache.get(key)
-        if found is None:
-            found = cache[key] = _ITERATOR.findall(str(attr))
-        return list(found)
+        return list(uniqued_cached(ATTRIBUTE_TEXTS, attr, lambda a: _ITERATOR.findall(str(a))))
     maps = indexing_maps(operation)
     n_out = len(dps_inits(operation))
     in_output = {d for m in maps[len(maps) - n_out:] for d in (map_dim_positions(m) or [])}

@@ -23,7 +23,7 @@ from iree.compiler import ir
 
 from . import api
 from .counting import FlowCounts, count_flow_ir
-from .reports import PassSummary
+from .reports import PassSummary, pass_summaries
 
 _TORCH_TENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(\w+)>")
 _DTYPES = {
@@ -72,7 +72,7 @@ class NumericsCheck:
     @property
     def passes(self) -> list[PassSummary]:
         """The plugin compile's reports, typed (`iree_fusions.reports`)."""
-        return [PassSummary.from_json(r) for r in self.reports]
+        return pass_summaries(self.reports)
 
 
 def function_arg_specs(source: str | bytes, function: str = "main") -> list[ArgSpec]:

@@ -57,7 +57,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 from iree.compiler import ir
 
 from .files import UserError
-from .ir_helpers import ATTRIBUTE_TEXTS, capsule_address
+from .ir_helpers import ATTRIBUTE_TEXTS, capsule_address, uniqued_cached
 
 if typing.TYPE_CHECKING:
     from .decisions import Decider
@@ -422,20 +422,18 @@ _FILE_LINE_COL = re.compile(r'"([^"]*)":(\d+):(\d+)')
 def format_location(location: ir.Location) -> str:
     """`file.mlir:12:5`: the first file location in `loc(...)` (the callee of a callsite,
     the first of a fused location); other locations as printed."""
-    cache = _LOCATION_TEXTS.get()
-    if cache is None:
-        return _format_location(location)
-    key = capsule_address(location._CAPIPtr)  # locations are uniqued: one per address
-    text = cache.get(key)
-    if text is None:
-        text = cache[key] = _format_location(location)
-    return text
+    return uniqued_cached(_LOCATION_TEXTS, location, _format_location)
+
+
+def file_line_col(location: ir.Location) -> tuple[str, int, int] | None:
+    """(file, line, column) of the first file location in `loc(...)`, else None."""
+    found = _FILE_LINE_COL.search(str(location))  # ~36 us for a torch call-site location
+    return (found.group(1), int(found.group(2)), int(found.group(3))) if found else None
 
 
 def _format_location(location: ir.Location) -> str:
-    text = str(location)  # ~36 us for the call-site locations of a torch export
-    found = _FILE_LINE_COL.search(text)
-    return f"{found.group(1)}:{found.group(2)}:{found.group(3)}" if found else text
+    where = file_line_col(location)
+    return f"{where[0]}:{where[1]}:{where[2]}" if where else str(location)
 
 
 # Location texts while a pass runs on one module (one context): every layer's ops share a

@@ -81,3 +81,8 @@ class PassSummary:
             stats=dict(entry.get("stats", {})),
             timing=dict(entry.get("timing", {})),
         )
+
+
+def pass_summaries(reports: list[dict[str, Any]]) -> list[PassSummary]:
+    """A compile's JSON reports (`--fusions-report-json`, `CompileOutput.reports`), typed."""
+    return [PassSummary.from_json(r) for r in reports]

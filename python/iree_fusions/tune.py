@@ -46,7 +46,7 @@ from .bundle_runner import (MARGIN, MAX_ROUNDS, clearly_better, ratio_interval, 
                             split_verdict)
 from .decisions import Decision, DecisionSet, load
 from .files import UserError, check_output
-from .reports import PassSummary
+from .reports import pass_summaries
 from .target import Target
 from .timing import compare_latency
 
@@ -137,7 +137,7 @@ class Tuner:
 def _keys(reports: list[dict]) -> dict[str, KeyInfo]:
     """Every key a compile reports as applied, or as feasible but not applied."""
     out: dict[str, KeyInfo] = {}
-    for p in map(PassSummary.from_json, reports):
+    for p in pass_summaries(reports):
         for c in p.changes:
             _add(out, c.key, p.name, True, c.what)
         for s in p.skipped:

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..reports import PassSummary
+from ..reports import pass_summaries
 from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, quiet_torch_export, to_numpy
 
 FORMS = ("static", "dynamic-batch", "dynamic-seq", "params", "onnx", "onnx-params")
@@ -333,7 +333,7 @@ def check(model, args: Sequence, form: str, fusions: str, *, other_args: Sequenc
             plugin = ex.run(vmfbs["plugin"], inputs, device)
             errors.append((api.compare_outputs(stock, plugin).max_abs,
                            api.compare_outputs(reference, plugin).max_abs))
-    passes = [PassSummary.from_json(r) for r in reports]
+    passes = pass_summaries(reports)
     changes = [c.what for p in passes for c in p.changes]
     skipped = [s.reason for p in passes for s in p.skipped]
     return FormCheck(form, counts["stock"], counts["plugin"], changes, skipped, errors)
