@@ -777,7 +777,8 @@ def legend(rows: Sequence[dict]) -> list[str]:
     lines = ["ratio: median over the rounds of stock/plugin (> 1: the plugin is faster); "
              "interval: confidence interval of the per-round ratio (order statistics, >= 90% "
              "from 5 rounds on); verdict: faster or slower only when a one-sided sign test at "
-             f"5% over the rounds and a {margin:.0%} margin in the medians agree, else within "
+             f"5% over the rounds and the median ratio beyond a {margin:.0%} margin agree, "
+             "else within "
              "noise; rounds taken in parentheses"]
     few = [r["model"] for r in timed if (r.get("ratio_confidence") or 0) < 1 - 2 * SIGN_LEVEL]
     if few:
