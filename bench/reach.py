@@ -136,13 +136,8 @@ def _zoo(arch: str, batch: int = 4):
 
 def _zoo_export_kwargs(arch: str) -> Callable[[str], dict]:
     """A zoo token model's dynamic-sequence dims (an encoder-decoder's two lengths) and
-    their ranges (up to the configs' positions), as the architecture declares them."""
-    def kwargs(form: str) -> dict:
-        if "dynamic-seq" not in form:
-            return {}
-        found = _zoo_arch(arch)
-        return {"dims": list(found.seq_dims), "ranges": found.seq_ranges()}
-    return kwargs
+    their ranges, as the architecture declares them (`Architecture.export_kwargs`)."""
+    return lambda form: _zoo_arch(arch).export_kwargs(form)
 
 
 # Zoo architectures in the suite, by family, and whether they take tokens (a sequence dim).

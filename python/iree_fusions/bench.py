@@ -4,6 +4,8 @@
     iree-fusions-bench MODEL ... --device cuda --export DIR   # compile here, run elsewhere
     iree-fusions-bench --from DIR [--device cuda]             # run a bundle: runtime only
     iree-fusions-bench ... --plot FILE.png                    # dispatches and latency, drawn
+    iree-fusions-bench dlrm-b8 --form params                  # weights in an .irpa file
+    iree-fusions-bench model.mlirbc --parameters=model=w.irpa --flag=--iree-input-type=torch
 
 For each model: compile with plain iree-compile and with iree-fusions-compile (same flags),
 count dispatches and bytes passed between dispatches from `--compile-to=flow` IR, run both on
@@ -15,9 +17,15 @@ more rounds, up to `--max-rounds` or `--budget` seconds a model. Rows record the
 were measured on and the target IREE compiled for. With no MODEL it runs the default models
 of the catalog (`--list` shows them).
 
+`--form` benchmarks the catalog's PyTorch models in the form users deploy instead of the
+static, inline-weight export (models/forms.py: dynamic-batch, dynamic-seq, params: iree-turbine
+parameters in an .irpa file, onnx, onnx-params); a MODEL that is an .mlir / .mlirbc file is
+benchmarked on random inputs, its external weights read from `--parameters [SCOPE=]FILE`
+(as iree-run-module). The runs, the timings and the load times read the parameter files.
+
 `--export DIR` stops after compiling and writes a bundle (both .vmfb per model, inputs,
-reference outputs, manifest.json, run_bundle.py); `--from DIR` runs one with nothing but numpy
-and iree.runtime (that path imports neither iree.compiler nor torch).
+reference outputs, parameter files, manifest.json, run_bundle.py); `--from DIR` runs one with
+nothing but numpy and iree.runtime (that path imports neither iree.compiler nor torch).
 """
 
 from __future__ import annotations
@@ -43,11 +51,18 @@ if TYPE_CHECKING:  # the --from path imports neither the catalog nor iree.compil
     from .models.catalog import Artifact, BenchModel
 
 PROG = "iree-fusions-bench"
+# models/forms.py's FORMS + EXTRA_FORMS (not imported: the --from path imports no compiler)
+FORM_CHOICES = ("static", "dynamic-batch", "dynamic-seq", "params", "onnx", "onnx-params",
+                "dynamic-batch-facts", "dynamic-seq-facts", "params-dynamic-batch",
+                "params-dynamic-seq", "onnx-dynamic-batch", "onnx-dynamic-seq")
+MODEL_FILE_SUFFIXES = (".mlir", ".mlirbc")
 
 
 @dataclass
 class Row:
     model: str
+    form: str | None = None  # the export form (--form), None for the catalog's static one
+    parameter_bytes: int | None = None  # size of the parameter files the modules read
     stock_dispatches: int | None = None
     plugin_dispatches: int | None = None
     stock_bytes: int | None = None
@@ -109,20 +124,31 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
                 bundle: BundleWriter | None = None) -> Row:
     """Fills `row` step by step, so a failure late (e.g. no device) keeps the counts. With
     `bundle` the model is written to the bundle instead of run here."""
-    from .counting import count_flow_ir
-
-    progress = progress or Progress(1, bar=False)
-    progress.note(f"{model.name}: building")
-    artifact = model.build()
-    fusions = model.fusions if args.fusions == "model" else args.fusions
     with tempfile.TemporaryDirectory(prefix="iree-fusions-bench-") as tmp:
-        path = artifact.write(tmp)
-        decisions = args.decisions
-        if args.tune:
-            decisions = _tune(model.name, fusions, args, progress)
-        progress.note(f"{model.name}: compiling stock and plugin (--fusions={fusions}"
-                      + (f", --fusions-decisions={decisions})" if decisions else ")"))
-        outs, seconds = _compile_all(path, artifact.flags, fusions, args, decisions)
+        return _bench_in(model, args, row, progress or Progress(1, bar=False), bundle, tmp)
+
+
+def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
+              bundle: BundleWriter | None, tmp: str) -> Row:
+    """bench_model with `tmp` for the model's files (its parameter files stay there until
+    the runs are done)."""
+    from .counting import count_flow_ir
+    from .models.catalog import form_artifact
+
+    form = args.form
+    progress.note(f"{model.name}: building" + (f" ({form} form)" if form != "static" else ""))
+    artifact = form_artifact(model, form, tmp)
+    parameters = {**artifact.parameters, **args.parameter_files}
+    if parameters:
+        row.parameter_bytes = sum(os.path.getsize(p) for p in parameters.values())
+    fusions = model.fusions if args.fusions == "model" else args.fusions
+    path = artifact.write(tmp)
+    decisions = args.decisions
+    if args.tune:
+        decisions = _tune(model.name, fusions, args, progress)
+    progress.note(f"{model.name}: compiling stock and plugin (--fusions={fusions}"
+                  + (f", --fusions-decisions={decisions})" if decisions else ")"))
+    outs, seconds = _compile_all(path, artifact.flags, fusions, args, decisions)
     # What the plugin compile said (e.g. a pass that failed and was skipped) stays visible.
     said = outs["plugin"].stderr.strip() or outs["plugin_flow"].stderr.strip()
     for line in said.splitlines():
@@ -145,15 +171,18 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
                                     3)
     row.compiled_for = bundle_runner.compiled_for(outs["stock_flow"].output)
     if bundle is not None:
-        _add_to_bundle(bundle, model.name, artifact, outs, path, (stock_counts, plugin_counts),
-                       fusions, decisions, row.changes, row.compiled_for)
+        _add_to_bundle(bundle, bundle_runner.row_label(asdict(row)), artifact, outs, path,
+                       (stock_counts, plugin_counts), fusions, decisions, row.changes,
+                       row.compiled_for, parameters)
         return row
     if args.compile_only:
         return row
     row.machine = bundle_runner.cpu_info()
     progress.note(f"{model.name}: running on {args.device}")
-    stock = api.run(outs["stock"].output, artifact.inputs, artifact.function, args.device)
-    plugin = api.run(outs["plugin"].output, artifact.inputs, artifact.function, args.device)
+    stock = api.run(outs["stock"].output, artifact.inputs, artifact.function, args.device,
+                    parameters)
+    plugin = api.run(outs["plugin"].output, artifact.inputs, artifact.function, args.device,
+                     parameters)
     agreement = api.compare_outputs(stock, plugin)
     row.max_abs, row.max_rel = agreement.max_abs, agreement.max_rel
     row.ok = agreement.within(args.atol, args.rtol)
@@ -172,12 +201,14 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
                 paths[side] = os.path.join(tmp, f"{side}.vmfb")
                 with open(paths[side], "wb") as f:
                     f.write(outs[side].output)
-            loads = bundle_runner.load_times_ms(paths, args.device)
+            loads = bundle_runner.load_times_ms(paths, args.device, parameters=parameters)
         row.stock_load_ms, row.plugin_load_ms = loads["stock"], loads["plugin"]
         pair = compare_latency(outs["stock"].output, outs["plugin"].output, artifact.inputs,
                                function=artifact.function, device=args.device,
                                rounds=args.rounds, repetitions=args.repetitions,
-                               extra_flags=args.runtime_flag, max_rounds=args.max_rounds,
+                               extra_flags=[*args.runtime_flag,
+                                            *bundle_runner.parameter_flags(parameters)],
+                               max_rounds=args.max_rounds,
                                budget_s=args.budget, margin=args.margin)
         for key, value in bundle_runner.timing_fields(pair.judged(args.margin)).items():
             setattr(row, key, value)
@@ -186,7 +217,8 @@ def bench_model(model: BenchModel, args, row: Row, progress: Progress | None = N
 
 def _add_to_bundle(bundle: BundleWriter, name: str, artifact: Artifact, outs: dict,
                    source_path: str, counts: tuple, fusions: str, decisions: str | None,
-                   changes: list[str], compiled_for: dict | None) -> None:
+                   changes: list[str], compiled_for: dict | None,
+                   parameters: dict[str, str]) -> None:
     from .bundle import compile_flags
 
     def info(side: str, flow_counts) -> dict:
@@ -202,7 +234,8 @@ def _add_to_bundle(bundle: BundleWriter, name: str, artifact: Artifact, outs: di
     bundle.add(name, inputs=artifact.inputs, stock_vmfb=outs["stock"].output,
                plugin_vmfb=outs["plugin"].output, stock=info("stock", counts[0]),
                plugin=plugin, function=artifact.function, reference=artifact.reference,
-               reference_atol=artifact.reference_atol, compiled_for=compiled_for)
+               reference_atol=artifact.reference_atol, compiled_for=compiled_for,
+               parameters=parameters)
 
 
 def _tune(model: str, fusions: str, args, progress: Progress) -> str:
@@ -229,7 +262,13 @@ def format_table(rows: list[Row]) -> str:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description=__doc__.strip().splitlines()[0])
     p.add_argument("models", nargs="*", help="model names (default: the default models; "
-                   "with --from: the bundle's models)")
+                   "with --from: the bundle's models), or .mlir / .mlirbc files (run on random "
+                   "inputs; --flag gives their input type, e.g. --flag=--iree-input-type=torch)")
+    p.add_argument("--form", default="static", choices=FORM_CHOICES,
+                   help="export the PyTorch models in this form (default: static, weights "
+                        "inline): dynamic-batch / dynamic-seq (torch.export Dim), params "
+                        "(iree-turbine parameters in an .irpa file), onnx, onnx-params, and "
+                        "their combinations (models/forms.py)")
     p.add_argument("--device", choices=sorted(api.DEVICE_FLAGS),
                    help="runtime device; selects the compile target too (default: local-task; "
                         "with --from: the device the bundle was compiled for)")
@@ -254,6 +293,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--tune-dir", default="iree-fusions-decisions",
                    help="where --tune keeps its decisions file (default: %(default)s)")
     bundle_runner.add_timing_arguments(p)
+    bundle_runner.add_parameters_argument(p)
     p.add_argument("--atol", type=float, default=1e-5, help="stock vs plugin abs tolerance")
     p.add_argument("--rtol", type=float, default=1e-4, help="stock vs plugin rel tolerance")
     p.add_argument("--compile-only", action="store_true",
@@ -305,7 +345,8 @@ def _run_bundle(args) -> int:
             args.from_dir, device=device, models=args.models, rounds=args.rounds,
             repetitions=args.repetitions, atol=args.atol, rtol=args.rtol,
             runtime_flags=args.runtime_flag, max_rounds=args.max_rounds, budget_s=args.budget,
-            margin=args.margin, progress=_step_or_note(progress))
+            margin=args.margin, parameters=args.parameter_files,
+            progress=_step_or_note(progress))
     except bundle_runner.BundleError as e:
         progress.close()
         print(f"{PROG}: error: {e}", file=sys.stderr)
@@ -340,13 +381,18 @@ def main(argv: list[str] | None = None) -> int:
     except OutputError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
+    try:
+        args.parameter_files = bundle_runner.parse_parameters(args.parameters)
+    except ValueError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
     if args.from_dir:
         if args.export or args.tune or args.list:
             print(f"{PROG}: error: --from runs a bundle; it cannot be combined with --export, "
                   "--tune or --list", file=sys.stderr)
             return 2
         return _run_bundle(args)
-    from .models.catalog import all_models
+    from .models.catalog import all_models, file_model
 
     args.device = args.device or "local-task"
     models = all_models()
@@ -357,9 +403,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{m.name:36s} {m.description}{torch_tag}{tag}")
         return 0
     names = args.models or [m.name for m in models.values() if m.default]
+    for name in names:
+        if name not in models and name.endswith(MODEL_FILE_SUFFIXES) and os.path.isfile(name):
+            models[name] = file_model(name)
     unknown = [n for n in names if n not in models]
     if unknown:
-        print(f"{PROG}: error: unknown model(s) {', '.join(unknown)}; see --list", file=sys.stderr)
+        print(f"{PROG}: error: unknown model(s) {', '.join(unknown)}; see --list (or give "
+              f"a {' / '.join(MODEL_FILE_SUFFIXES)} file)", file=sys.stderr)
+        return 2
+    if args.tune and args.form != "static":
+        print(f"{PROG}: error: --tune tunes the static form; tune the {args.form} form with "
+              "iree-fusions-tune on its file and pass --decisions", file=sys.stderr)
         return 2
     bundle = None
     if args.export:
@@ -403,7 +457,7 @@ def _bench_models(names: list[str], models: dict, args, rows: list[Row], progres
                 rows.append(Row(name, ok=False,
                                 error="needs torch (pip install iree-fusions[torch])"))
                 continue
-            row = Row(name)
+            row = Row(name, form=None if args.form == "static" else args.form)
             rows.append(row)
             try:
                 bench_model(model, args, row, progress, bundle)
@@ -412,6 +466,8 @@ def _bench_models(names: list[str], models: dict, args, rows: list[Row], progres
                 if "create device" in str(e):
                     row.error += (f" (no '{args.device}' device here? --compile-only checks "
                                   "the target; --export compiles a bundle to run elsewhere)")
+                else:
+                    row.error += bundle_runner.failure_hint(str(e), args.device, args.target)
 
 
 def _warnings_above(progress: Progress):

@@ -18,7 +18,7 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from importlib import metadata
 
 import numpy as np
@@ -99,11 +99,14 @@ class BundleWriter:
     def add(self, name: str, *, inputs: Sequence[np.ndarray], stock_vmfb: bytes,
             plugin_vmfb: bytes, stock: dict, plugin: dict, function: str = "main",
             reference: Sequence[np.ndarray] | None = None, reference_atol: float = 1e-5,
-            compiled_for: dict | None = None) -> None:
+            compiled_for: dict | None = None,
+            parameters: Mapping[str, str] | None = None) -> None:
         """Writes one model. `stock` / `plugin`: what the manifest records of each build
         (flags, dispatches, bytes_between, ...); `compiled_for`: the target IREE resolved and
         its vector features (`bundle_runner.compiled_for`: a runner checks them against its
-        CPU, and its rows record them)."""
+        CPU, and its rows record them); `parameters`: the parameter files both modules read
+        (scope -> path), copied into the model's folder (hard-linked where the file system
+        allows) so the bundle runs where they are not."""
         models = self.manifest["models"]
         sub = self._free_dir(_model_dir(name))
         os.makedirs(self.folder, exist_ok=True)
@@ -122,6 +125,8 @@ class BundleWriter:
                 with open(os.path.join(partial, f"{side}.vmfb"), "wb") as f:
                     f.write(blob)
                 entry[side] = {"vmfb": f"{side}.vmfb", **info}
+            if parameters:
+                entry["parameters"] = _copy_parameters(parameters, partial)
             os.chmod(partial, 0o755)
             os.rename(partial, os.path.join(self.folder, sub))
         except BaseException:
@@ -159,6 +164,24 @@ class BundleWriter:
 
 
 _PARTIAL = ".partial-"  # a model folder being written
+
+
+def _copy_parameters(parameters: Mapping[str, str], folder: str) -> dict[str, str]:
+    """The parameter files copied into `folder` as `parameters-<scope><suffix>` (e.g.
+    `parameters-model.irpa`); returns scope -> file name (the manifest's `parameters`)."""
+    names: dict[str, str] = {}
+    for scope, path in parameters.items():
+        stem = f"parameters-{_model_dir(scope or 'default')}"
+        suffix = os.path.splitext(path)[1]
+        name, n = stem + suffix, 1
+        while name in names.values():  # two scopes that sanitize alike
+            name, n = f"{stem}.{n}{suffix}", n + 1
+        names[scope] = name
+        try:
+            os.link(path, os.path.join(folder, name))
+        except OSError:
+            shutil.copyfile(path, os.path.join(folder, name))
+    return names
 
 
 def _runner_source() -> bytes:

@@ -7,6 +7,8 @@ A bundle is a folder written by `iree-fusions-bench MODEL... --export DIR`:
     DIR/<model>/stock.vmfb    plain iree-compile
     DIR/<model>/plugin.vmfb   iree-fusions-compile
     DIR/<model>/input<i>.npy  the inputs; reference<i>.npy: reference outputs (PyTorch), if any
+    DIR/<model>/parameters-<scope>.irpa   the external weights both modules read, if any
+                              (`--form params`; `--parameters SCOPE=FILE` replaces one here)
 
 For each model this runs both modules on the device with the same inputs, checks that the
 outputs agree (stock vs plugin, and plugin vs the reference), times both alternately with
@@ -32,7 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 MANIFEST = "manifest.json"
 FORMAT = "iree-fusions-bundle/1"
@@ -78,7 +80,7 @@ _MANIFEST_LIMIT = 64 << 20
 _ENTRY_SCHEMA = (("name", str, True), ("dir", str, True), ("function", str, False),
                  ("inputs", list, True), ("reference", list, False),
                  ("reference_atol", (int, float), False), ("stock", dict, True),
-                 ("plugin", dict, True))
+                 ("plugin", dict, True), ("parameters", dict, False))
 
 
 def _check_manifest(manifest: dict, folder: str, path: str) -> None:
@@ -105,6 +107,8 @@ def _check_manifest(manifest: dict, folder: str, path: str) -> None:
         here = _inside(folder, entry["dir"], f"{where}.dir")
         files = [(f"inputs[{j}]", p) for j, p in enumerate(entry["inputs"])]
         files += [(f"reference[{j}]", p) for j, p in enumerate(entry.get("reference", []))]
+        files += [(f"parameters[{scope!r}]", p)
+                  for scope, p in entry.get("parameters", {}).items()]
         for side in ("stock", "plugin"):
             files.append((f"{side}.vmfb", entry[side].get("vmfb")))
             count = entry[side].get("dispatches")
@@ -201,7 +205,7 @@ def host_arrays(result) -> list:
 
 def parse_parameters(specs: Sequence[str]) -> dict[str, str]:
     """`--parameters` values as iree-run-module takes them (`scope=FILE` or `FILE`, the
-    empty scope) -> {scope: file}."""
+    empty scope) -> {scope: file}; ValueError for an empty file or a scope given twice."""
     out: dict[str, str] = {}
     for spec in specs:
         scope, sep, path = spec.partition("=")
@@ -212,6 +216,14 @@ def parse_parameters(specs: Sequence[str]) -> dict[str, str]:
         if out[scope] != path:
             raise ValueError(f"--parameters: scope '{scope}' given twice")
     return out
+
+
+def add_parameters_argument(p: argparse.ArgumentParser) -> None:
+    """`--parameters [SCOPE=]FILE`, as iree-run-module takes it (repeatable)."""
+    p.add_argument("--parameters", action="append", default=[], metavar="[SCOPE=]FILE",
+                   help="a parameter file (.irpa, .gguf, .safetensors) the modules read their "
+                        "external weights from, as iree-run-module --parameters (repeatable; "
+                        "for a bundle: replaces the file it holds for that scope)")
 
 
 def parameters_module(instance, parameters):
@@ -236,22 +248,34 @@ def parameters_module(instance, parameters):
     return rt.create_io_parameters_module(instance, *providers)
 
 
-def _load(vmfb_path: str, device: str):
-    """(context, module name): the .vmfb loaded on the device, its initializers run."""
+def parameter_flags(parameters: Mapping[str, str] | None) -> list[str]:
+    """`--parameters=scope=FILE` flags (iree-run-module, iree-benchmark-module) for
+    parameter files (scope -> path; the empty scope is written `--parameters=FILE`)."""
+    return [f"--parameters={scope}={path}" if scope else f"--parameters={path}"
+            for scope, path in (parameters or {}).items()]
+
+
+def _load(vmfb_path: str, device: str, parameters: Mapping[str, str] | None = None):
+    """(context, module name): the .vmfb loaded on the device with its parameter files
+    (scope -> path), its initializers run."""
     import iree.runtime as rt
 
     config = rt.Config(device)
     with open(vmfb_path, "rb") as f:
         vm_module = rt.VmModule.copy_buffer(config.vm_instance, f.read())
     context = rt.SystemContext(config=config)
+    if parameters:
+        context.add_vm_module(parameters_module(config.vm_instance, parameters))
     context.add_vm_module(vm_module)
     return context, vm_module.name
 
 
 def run_module(vmfb_path: str, inputs: Sequence, function: str = "main",
-               device: str = "local-task") -> list:
-    """Loads a .vmfb on a runtime device, calls `function` once; results as numpy arrays."""
-    context, name = _load(vmfb_path, device)
+               device: str = "local-task", parameters: Mapping[str, str] | None = None
+               ) -> list:
+    """Loads a .vmfb on a runtime device (with its parameter files), calls `function` once;
+    results as numpy arrays."""
+    context, name = _load(vmfb_path, device, parameters)
     return host_arrays(context.modules[name][function](*inputs))
 
 
@@ -380,9 +404,11 @@ def add_timing_arguments(p: argparse.ArgumentParser) -> None:
 # ------------------------------------------------------------------ timing
 
 
-def load_times_ms(paths: dict[str, str], device: str, rounds: int = 5) -> dict[str, float]:
+def load_times_ms(paths: dict[str, str], device: str, rounds: int = 5,
+                  parameters: Mapping[str, str] | None = None) -> dict[str, float]:
     """Median time to load each module (its load-time initializers included: weights
-    stacked at load, for instance), alternating; the device is created outside the timing."""
+    stacked at load, for instance; with `parameters`, reading its parameter files too),
+    alternating; the device is created outside the timing."""
     import iree.runtime as rt
 
     rt.Config(device)  # the first device creation is not the module's cost
@@ -390,7 +416,7 @@ def load_times_ms(paths: dict[str, str], device: str, rounds: int = 5) -> dict[s
     for r in range(rounds):
         for name in (list(paths) if r % 2 == 0 else list(paths)[::-1]):
             t0 = time.perf_counter()
-            _load(paths[name], device)
+            _load(paths[name], device, parameters)
             times[name].append((time.perf_counter() - t0) * 1e3)
     return {name: statistics.median(t) for name, t in times.items()}
 
@@ -594,12 +620,15 @@ def missing_features(target: dict | None, flags: set[str] | None = None) -> list
 # ------------------------------------------------------------------ running a bundle
 
 
-def _hint(error: str, device: str, manifest: dict) -> str:
+def failure_hint(error: str, device: str, target: str | None = None) -> str:
     """What to do about a failure on the device, in parentheses ("" if nothing to say)."""
     hints = []
     if "create device" in error or "No device found" in error:
         hints.append(f"no '{device}' device here?")
-    target = manifest.get("target") or ""
+    if "'io_parameters' not registered" in error:
+        hints.append("the module reads external parameters: give their file with "
+                     "--parameters=SCOPE=FILE, as iree-run-module")
+    target = target or ""
     if device.startswith("vulkan") and target.startswith("rdna"):
         hints.append(f"the modules were compiled for Vulkan target '{target}', which runs only "
                      "on AMD GPUs; export with --target ampere for NVIDIA")
@@ -610,10 +639,13 @@ def run_model(folder: str, entry: dict, manifest: dict, *, device: str, rounds: 
               repetitions: int = 10, atol: float = 1e-5, rtol: float = 1e-4,
               runtime_flags: Sequence[str] = (), max_rounds: int = MAX_ROUNDS,
               budget_s: float | None = BUDGET_S, margin: float = MARGIN,
+              parameters: Mapping[str, str] | None = None,
               progress: Callable[[str], None] = lambda msg: None) -> dict:
     """One model of the bundle: run both modules, compare, time (`time_pair`: more rounds
-    while the verdict is unsettled). Returns a result row; a failure is reported in the row
-    (ok False, error), keeping the counts."""
+    while the verdict is unsettled). The modules read the parameter files the bundle holds
+    for the model, or those `parameters` gives for a scope (scope -> path: files already on
+    this machine). Returns a result row; a failure is reported in the row (ok False, error),
+    keeping the counts."""
     import numpy as np
 
     row = empty_row(entry["name"])
@@ -626,6 +658,9 @@ def run_model(folder: str, entry: dict, manifest: dict, *, device: str, rounds: 
                compiled_for=entry.get("compiled_for"))
     here = os.path.join(folder, entry["dir"])
     function = entry.get("function", "main")
+    files = {scope: os.path.join(here, name)
+             for scope, name in entry.get("parameters", {}).items()}
+    files.update(parameters or {})
     try:
         missing = missing_features(row["compiled_for"]) if device.startswith("local") else []
         if missing:
@@ -636,8 +671,10 @@ def run_model(folder: str, entry: dict, manifest: dict, *, device: str, rounds: 
         input_paths = [os.path.join(here, p) for p in entry["inputs"]]
         inputs = [np.load(p) for p in input_paths]
         progress(f"{entry['name']}: running on {device}")
-        stock_out = run_module(os.path.join(here, stock["vmfb"]), inputs, function, device)
-        plugin_out = run_module(os.path.join(here, plugin["vmfb"]), inputs, function, device)
+        stock_out = run_module(os.path.join(here, stock["vmfb"]), inputs, function, device,
+                               files)
+        plugin_out = run_module(os.path.join(here, plugin["vmfb"]), inputs, function, device,
+                                files)
         row["max_abs"], row["max_rel"], shapes = compare_outputs(stock_out, plugin_out)
         row["ok"] = shapes and (row["max_abs"] <= atol or row["max_rel"] <= rtol)
         if entry.get("reference"):
@@ -650,17 +687,18 @@ def run_model(folder: str, entry: dict, manifest: dict, *, device: str, rounds: 
         if rounds > 0:
             progress(f"{entry['name']}: timing ({timing_plan(rounds, repetitions, max_rounds)})")
             loads = load_times_ms({"stock": os.path.join(here, stock["vmfb"]),
-                                   "plugin": os.path.join(here, plugin["vmfb"])}, device)
+                                   "plugin": os.path.join(here, plugin["vmfb"])}, device,
+                                  parameters=files)
             row["stock_load_ms"], row["plugin_load_ms"] = loads["stock"], loads["plugin"]
             row.update(timing_fields(time_pair(
                 os.path.join(here, stock["vmfb"]), os.path.join(here, plugin["vmfb"]),
                 input_paths, function=function, device=device, rounds=rounds,
-                repetitions=repetitions, extra_flags=runtime_flags, max_rounds=max_rounds,
-                budget_s=budget_s, margin=margin)))
+                repetitions=repetitions, extra_flags=[*runtime_flags, *parameter_flags(files)],
+                max_rounds=max_rounds, budget_s=budget_s, margin=margin)))
     except Exception as e:  # one model's failure is reported in its row
         message = str(e).strip().splitlines()[0] if str(e).strip() else ""
         row["ok"], row["error"] = False, f"{type(e).__name__}: {message}"
-        row["error"] += _hint(str(e), device, manifest)
+        row["error"] += failure_hint(str(e), device, manifest.get("target"))
     return row
 
 
@@ -683,9 +721,11 @@ def run_bundle(folder: str, *, device: str | None = None, models: Sequence[str] 
                rounds: int = 5, repetitions: int = 10, atol: float = 1e-5, rtol: float = 1e-4,
                runtime_flags: Sequence[str] = (), max_rounds: int = MAX_ROUNDS,
                budget_s: float | None = BUDGET_S, margin: float = MARGIN,
+               parameters: Mapping[str, str] | None = None,
                progress: Callable[[str], None] | None = None) -> list[dict]:
     """Runs every model of a bundle (or those named) on `device` (default: the device it was
-    compiled for). Returns the rows, in the bundle's order."""
+    compiled for); `parameters` (scope -> file) replace the bundle's parameter files of those
+    scopes. Returns the rows, in the bundle's order."""
     manifest = load_manifest(folder)
     device = device or manifest.get("device", "local-task")
     progress = progress or _print_progress
@@ -706,7 +746,8 @@ def run_bundle(folder: str, *, device: str | None = None, models: Sequence[str] 
         rows.append(run_model(folder, entry, manifest, device=device, rounds=rounds,
                               repetitions=repetitions, atol=atol, rtol=rtol,
                               runtime_flags=runtime_flags, max_rounds=max_rounds,
-                              budget_s=budget_s, margin=margin, progress=progress))
+                              budget_s=budget_s, margin=margin, parameters=parameters,
+                              progress=progress))
     return rows
 
 
@@ -743,6 +784,11 @@ def _verdict(row: dict) -> str:
     return "-" if row.get("verdict") is None else f"{row['verdict']} ({row.get('rounds')})"
 
 
+def row_label(row: dict) -> str:
+    """A row's model, with its export form when not the static one (`dlrm-b8@params`)."""
+    return f"{row['model']}@{row['form']}" if row.get("form") else row["model"]
+
+
 def format_table(rows: Sequence[dict]) -> str:
     """The results table of iree-fusions-bench (rows as dicts with ROW_KEYS)."""
     header = (f"{'model':32s} {'disp stock':>10s} {'disp plug':>10s} {'MB stock':>9s} "
@@ -755,7 +801,7 @@ def format_table(rows: Sequence[dict]) -> str:
             return None if r.get(key) is None else r[key] / 2**20
 
         lines.append(
-            f"{r['model']:32s} {_fmt(r.get('stock_dispatches'), '10d')} "
+            f"{row_label(r):32s} {_fmt(r.get('stock_dispatches'), '10d')} "
             f"{_fmt(r.get('plugin_dispatches'), '10d')} "
             f"{_fmt(mb('stock_bytes'), '9.3f')} {_fmt(mb('plugin_bytes'), '9.3f')} "
             f"{_fmt(r.get('max_abs'), '11.2e')} {_fmt(r.get('stock_ms'), '9.4f')} "
@@ -838,17 +884,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rtol", type=float, default=1e-4, help="stock vs plugin rel tolerance")
     p.add_argument("--runtime-flag", action="append", default=[],
                    help="extra iree-benchmark-module flag for both timings (repeatable)")
+    add_parameters_argument(p)
     p.add_argument("--json", help="write the rows as JSON to this file (- for stdout); "
                    "`python -m iree_fusions.plot FILE -o plot.png` draws them")
     args = p.parse_args(argv)
     if args.folder is None:
         p.error("no bundle folder given")
     try:
+        parameters = parse_parameters(args.parameters)
+    except ValueError as e:
+        p.error(str(e))
+    try:
         rows = run_bundle(args.folder, device=args.device, models=args.model,
                           rounds=args.rounds, repetitions=args.repetitions, atol=args.atol,
                           rtol=args.rtol, runtime_flags=args.runtime_flag,
                           max_rounds=args.max_rounds, budget_s=args.budget,
-                          margin=args.margin)
+                          margin=args.margin, parameters=parameters)
     except BundleError as e:
         print(f"run_bundle.py: error: {e}", file=sys.stderr)
         return 2

@@ -75,6 +75,21 @@ class NumericsCheck:
         return pass_summaries(self.reports)
 
 
+def entry_function(source: str | bytes) -> str:
+    """The function a model file is called through: `main` when there is one (torch
+    exports), else the first public function (`main_graph` of an ONNX import)."""
+    with ir.Context():
+        module = ir.Module.parse(source)
+        names = [op.attributes["sym_name"].value
+                 for op in (o.operation for o in module.body.operations)
+                 if "function_type" in op.attributes and (
+                     "sym_visibility" not in op.attributes
+                     or op.attributes["sym_visibility"].value == "public")]
+    if not names:
+        raise ValueError("the module has no public function")
+    return "main" if "main" in names else names[0]
+
+
 def function_arg_specs(source: str | bytes, function: str = "main") -> list[ArgSpec]:
     """Argument shapes/dtypes of a function in builtin-tensor or torch-dialect IR."""
     with ir.Context():

@@ -20,7 +20,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
-from .bundle_runner import FASTER, MARGIN, NOISE, SLOWER, where_measured
+from .bundle_runner import FASTER, MARGIN, NOISE, SLOWER, row_label, where_measured
 
 STOCK_COLOR, PLUGIN_COLOR = "#8c8c8c", "#1f77b4"
 VERDICT_COLOR = {FASTER: "#006400", SLOWER: "#b00000", NOISE: "#707070"}
@@ -65,7 +65,7 @@ def plot_rows(rows: Sequence[dict], path: str, title: str | None = None) -> str:
     if not rows:
         raise PlotError("nothing to plot: no row has dispatch counts or latencies")
     plt = _pyplot()
-    names = [r["model"] + ("" if r.get("ok", True) else " (NOT ok)") for r in rows]
+    names = [row_label(r) + ("" if r.get("ok", True) else " (NOT ok)") for r in rows]
     x = list(range(len(rows)))
     w = 0.38
     timed = any(r.get("stock_ms") is not None for r in rows)

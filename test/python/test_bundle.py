@@ -181,7 +181,7 @@ def test_vulkan_export_for_nvidia(tmp_path):
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["target"] == "ampere"
     assert "--iree-vulkan-target=ampere" in manifest["models"][0]["plugin"]["flags"]
-    hint = bundle_runner._hint("No device found", "vulkan", {"target": "rdna3"})
+    hint = bundle_runner.failure_hint("No device found", "vulkan", "rdna3")
     assert "runs only on AMD" in hint and "--target ampere" in hint
 
 

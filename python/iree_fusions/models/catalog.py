@@ -28,6 +28,9 @@ class Artifact:
     reference: list[np.ndarray] | None = None
     function: str = "main"
     reference_atol: float = 1e-5
+    # The parameter files the compiled module reads at run time (scope -> .irpa / .gguf /
+    # .safetensors path, as `iree-run-module --parameters=scope=FILE`); none when inline.
+    parameters: dict[str, str] = field(default_factory=dict)
 
     def write(self, folder: str, stem: str = "model") -> str:
         """Writes the IR into `folder` as `<stem>.mlirbc` (bytecode) or `<stem>.mlir` (text)
@@ -49,6 +52,64 @@ class BenchModel:
     needs_torch: bool = False
     default: bool = True  # part of the no-argument bench run
     dtype: str = "float32"  # the model's float element type ("bfloat16", "float16")
+    # The PyTorch module and example arguments the artifact is exported from, for the other
+    # forms users compile (`form_artifact`); None for IR-only models (static form only).
+    torch_model: Callable[[], tuple] | None = None
+    reference_atol: float = 1e-5  # plugin vs PyTorch in float32 (half types: scaled)
+    keep_ops: Callable[[], list] | None = None  # ATen ops kept out of the decompositions
+    export_kwargs: Callable[[str], dict] | None = None  # form -> forms.export keywords
+
+    def forms(self) -> tuple[str, ...]:
+        """The forms this model can be benchmarked in (`iree-fusions-bench --form`)."""
+        from .forms import FORMS
+
+        return FORMS if self.torch_model is not None else ("static",)
+
+
+def file_model(path: str) -> BenchModel:
+    """A model given as an .mlir / .mlirbc file: its entry function (`main`, else the first
+    public one) called on random inputs (floats ~ N(0, 1), integers in [0, 8)); no
+    reference. Its input type and external weights come from the command line (--flag,
+    --parameters)."""
+    def build() -> Artifact:
+        from ..numerics import entry_function, random_inputs
+
+        with open(path, "rb") as f:
+            source = f.read()
+        function = entry_function(source)
+        return Artifact(source, random_inputs(source, function), function=function)
+
+    return BenchModel(path, f"file {path}", build, default=False)
+
+
+class FormError(ValueError):
+    """A model asked for in a form it cannot be exported in."""
+
+
+def form_artifact(model: BenchModel, form: str, folder: str) -> Artifact:
+    """`model` exported in `form` (models/forms.py: dynamic batch or sequence, iree-turbine
+    parameters in an .irpa file, ONNX, ONNX with parameters); the static form is the
+    catalog's own artifact. Files the form needs (.onnx, .irpa) go to `folder`, which must
+    outlive the compile and the runs. Inputs are at the export's size; the reference is
+    PyTorch's output on them."""
+    if form == "static":
+        return model.build()
+    if form not in model.forms():
+        raise FormError(f"{model.name} is IR only: it has the static form alone "
+                        f"(--form {form} needs a PyTorch model)")
+    from .forms import FormSpec, export
+    from .torch_export import reference_atol, torch_outputs
+
+    torch_model, args = model.torch_model()
+    extra = dict(model.export_kwargs(form)) if model.export_kwargs else {}
+    if model.keep_ops and FormSpec.parse(form).exporter != "onnx":
+        extra["keep_ops"] = model.keep_ops()
+    exported = export(torch_model, args, form, folder, **extra)
+    reference = torch_outputs(torch_model, args)
+    return Artifact(exported.source, exported.inputs, exported.flags, reference,
+                    exported.function, reference_atol(reference, model.dtype,
+                                                      model.reference_atol),
+                    dict(exported.parameters))
 
 
 def half_models() -> dict[str, BenchModel]:

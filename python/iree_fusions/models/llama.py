@@ -214,6 +214,9 @@ def _model(variant: str, seq_len: int, default: bool, **overrides) -> BenchModel
         needs_torch=True,
         default=default,
         dtype=overrides.get("dtype", "float32"),
+        torch_model=lambda: build_llama(variant, seq_len, **overrides),
+        reference_atol=1e-4,
+        keep_ops=lambda: keep_ops(variant),
     )
 
 

@@ -283,7 +283,7 @@ UNSEEN = {
 def _model(name: str, cfg, text: str, default: bool = False) -> BenchModel:
     return BenchModel(name, text, lambda cfg=cfg: build_artifact(cfg),
                       fusions="batch-mlp-towers", needs_torch=True, default=default,
-                      dtype=cfg.dtype)
+                      dtype=cfg.dtype, torch_model=lambda cfg=cfg: build_model(cfg))
 
 
 MODELS: list[BenchModel] = [

@@ -277,6 +277,13 @@ class Architecture:
         length (T5's export guards `dec_seq != 32`)."""
         return {"seq": (2, MAX_POSITIONS), "dec_seq": (2, SEQ - 1)}
 
+    def export_kwargs(self, form: str) -> dict:
+        """forms.export keywords of `form`: a token model's dynamic-sequence dims and their
+        ranges, as the architecture declares them ({} for the other forms)."""
+        if "dynamic-seq" not in form or self.seq_dims is None:
+            return {}
+        return {"dims": list(self.seq_dims), "ranges": self.seq_ranges()}
+
 
 _TOKENS = ({1: "seq"},)
 _ENC_DEC = ({1: "seq"}, {1: "dec_seq"})
@@ -353,6 +360,8 @@ def _positional(model, args: tuple):
 
 MODELS: list[BenchModel] = [
     BenchModel(f"zoo-{a.name}-b{b}", f"zoo ({a.family}): {a.name}, B={b}",
-               lambda a=a, b=b: zoo_artifact(a, b), needs_torch=True, default=False)
+               lambda a=a, b=b: zoo_artifact(a, b), needs_torch=True, default=False,
+               torch_model=lambda a=a, b=b: build_positional(a, b), reference_atol=1e-4,
+               export_kwargs=a.export_kwargs)
     for a in ARCHITECTURES for b in BATCHES
 ]
