@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 from . import api, bundle_runner
 from .files import OutputError, check_output, write_file
 from .progress import Progress
-from .timing import compare_latency
+from .timing import compare_latency, save_inputs
 
 if TYPE_CHECKING:  # the --from path imports neither the catalog nor iree.compiler
     from .bundle import BundleWriter
@@ -74,6 +74,8 @@ class Row:
     plugin_init_dispatches: int | None = None
     stock_load_ms: float | None = None  # loading the module, initializers included
     plugin_load_ms: float | None = None
+    stock_resident_mib: float | None = None  # host memory held once loaded and called
+    plugin_resident_mib: float | None = None  # (bundle_runner.resident_mib)
     stock_ms: float | None = None
     plugin_ms: float | None = None
     ratio: float | None = None
@@ -202,6 +204,11 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
                 with open(paths[side], "wb") as f:
                     f.write(outs[side].output)
             loads = bundle_runner.load_times_ms(paths, args.device, parameters=parameters)
+            input_paths = [flag.split("@", 1)[1] for flag in save_inputs(artifact.inputs, tmp)]
+            for side in ("stock", "plugin"):
+                setattr(row, f"{side}_resident_mib", bundle_runner.resident_mib(
+                    paths[side], args.device, function=artifact.function,
+                    input_paths=input_paths, parameters=parameters))
         row.stock_load_ms, row.plugin_load_ms = loads["stock"], loads["plugin"]
         pair = compare_latency(outs["stock"].output, outs["plugin"].output, artifact.inputs,
                                function=artifact.function, device=args.device,

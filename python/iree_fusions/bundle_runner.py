@@ -42,7 +42,8 @@ FORMAT = "iree-fusions-bundle/1"
 # The columns of a result row (iree-fusions-bench's rows have the same keys).
 ROW_KEYS = ("model", "stock_dispatches", "plugin_dispatches", "stock_bytes", "plugin_bytes",
             "stock_init_dispatches", "plugin_init_dispatches", "stock_load_ms", "plugin_load_ms",
-            "max_abs", "max_rel", "reference_max_abs", "stock_ms", "plugin_ms", "ratio",
+            "stock_resident_mib", "plugin_resident_mib", "max_abs", "max_rel",
+            "reference_max_abs", "stock_ms", "plugin_ms", "ratio",
             "ratio_low", "ratio_high", "ratio_confidence", "verdict", "settled", "rounds", "margin",
             "stock_rounds_ms", "plugin_rounds_ms", "machine", "compiled_for", "ok", "error",
             "changes")
@@ -421,6 +422,60 @@ def load_times_ms(paths: dict[str, str], device: str, rounds: int = 5,
     return {name: statistics.median(t) for name, t in times.items()}
 
 
+def _rss_mib() -> dict[str, float]:
+    """RssAnon and RssFile of this process in MiB ({} where /proc has no status)."""
+    out = {}
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key in ("RssAnon", "RssFile"):
+                    out[key] = int(value.split()[0]) / 1024
+    except OSError:
+        pass
+    return out
+
+
+def memory_probe(vmfb_path: str, device: str, function: str, input_paths: Sequence[str],
+                 parameters: Mapping[str, str] | None = None) -> dict:
+    """In this process (a fresh one: `resident_mib`): RSS (MiB, anonymous / file-backed)
+    with the runtime imported and the device created, after loading the module (its
+    initializers run: weights stacked at load time), and after one call."""
+    import numpy as np
+    import iree.runtime as rt
+
+    rt.Config(device)
+    inputs = [np.load(p) for p in input_paths]
+    before = _rss_mib()
+    context, name = _load(vmfb_path, device, parameters)
+    loaded = _rss_mib()
+    host_arrays(context.modules[name][function](*inputs))
+    return {"before": before, "loaded": loaded, "called": _rss_mib()}
+
+
+def resident_mib(vmfb_path: str, device: str, *, function: str, input_paths: Sequence[str],
+                 parameters: Mapping[str, str] | None = None) -> float | None:
+    """What a module holds in host memory once loaded and called once: the growth of a
+    fresh process's RSS (anonymous + file-backed, MiB) from loading it (with its parameter
+    files) and calling it once. Weights inline in the .vmfb or mapped from a parameter file
+    count as far as they are touched; a copy made at load time (a stacked table) counts
+    whole. Measured from before loading (runtime imported, device created) to after the
+    call. None where it cannot be measured (no /proc)."""
+    spec = {"vmfb_path": vmfb_path, "device": device, "function": function,
+            "input_paths": list(input_paths), "parameters": dict(parameters or {})}
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), _PROBE, json.dumps(spec)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None
+    probe = json.loads(proc.stdout.strip().splitlines()[-1])
+    if not probe["before"]:
+        return None
+    return round(sum(probe["called"].values()) - sum(probe["before"].values()), 1)
+
+
+_PROBE = "--memory-probe"  # this file run as a script: memory_probe(**JSON), for resident_mib
+
+
 def benchmark_tool() -> str:
     """iree-benchmark-module as shipped inside the iree-base-runtime package (so that it is
     found after `pip install --target DIR` too), else next to the interpreter, else PATH."""
@@ -690,6 +745,10 @@ def run_model(folder: str, entry: dict, manifest: dict, *, device: str, rounds: 
                                    "plugin": os.path.join(here, plugin["vmfb"])}, device,
                                   parameters=files)
             row["stock_load_ms"], row["plugin_load_ms"] = loads["stock"], loads["plugin"]
+            for side, info in (("stock", stock), ("plugin", plugin)):
+                row[f"{side}_resident_mib"] = resident_mib(
+                    os.path.join(here, info["vmfb"]), device, function=function,
+                    input_paths=input_paths, parameters=files)
             row.update(timing_fields(time_pair(
                 os.path.join(here, stock["vmfb"]), os.path.join(here, plugin["vmfb"]),
                 input_paths, function=function, device=device, rounds=rounds,
@@ -794,7 +853,7 @@ def format_table(rows: Sequence[dict]) -> str:
     header = (f"{'model':32s} {'disp stock':>10s} {'disp plug':>10s} {'MB stock':>9s} "
               f"{'MB plug':>9s} {'max abs err':>11s} {'ms stock':>9s} {'ms plug':>9s} "
               f"{'ratio':>6s} {'interval':>14s} {'verdict (rounds)':17s} "
-              f"{'load: disp':>10s} {'ms':>13s}  ok")
+              f"{'load: disp':>10s} {'ms':>13s} {'MiB held':>11s}  ok")
     lines = [header, "-" * len(header)]
     for r in rows:
         def mb(key):
@@ -807,7 +866,8 @@ def format_table(rows: Sequence[dict]) -> str:
             f"{_fmt(r.get('max_abs'), '11.2e')} {_fmt(r.get('stock_ms'), '9.4f')} "
             f"{_fmt(r.get('plugin_ms'), '9.4f')} {_fmt(r.get('ratio'), '6.2f')} "
             f"{_interval(r):>14s} {_verdict(r):17s} "
-            f"{_pair(r, 'init_dispatches', 'd'):>10s} {_pair(r, 'load_ms', '.1f'):>13s}  "
+            f"{_pair(r, 'init_dispatches', 'd'):>10s} {_pair(r, 'load_ms', '.1f'):>13s} "
+            f"{_pair(r, 'resident_mib', '.0f'):>11s}  "
             f"{'yes' if r.get('ok') else 'NO: ' + (r.get('error') or '')}"
         )
     return "\n".join(lines)
@@ -825,7 +885,9 @@ def legend(rows: Sequence[dict]) -> list[str]:
              "from 5 rounds on); verdict: faster or slower only when a one-sided sign test at "
              f"5% over the rounds and the median ratio beyond a {margin:.0%} margin agree, "
              "else within "
-             "noise; rounds taken in parentheses"]
+             "noise; rounds taken in parentheses; load: dispatches of the load-time "
+             "initializers, time to load the module, MiB held: host memory a fresh process "
+             "gains loading it and calling it once (weights as the runtime keeps them)"]
     few = [r["model"] for r in timed if (r.get("ratio_confidence") or 0) < 1 - 2 * SIGN_LEVEL]
     if few:
         lines.append(f"fewer than 5 rounds (interval below 90% confidence): {', '.join(few)}")
@@ -907,4 +969,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == [_PROBE]:
+        print(json.dumps(memory_probe(**json.loads(sys.argv[2]))))
+        sys.exit(0)
     sys.exit(main())

@@ -135,3 +135,36 @@ def test_bench_form_params_exports_and_reads_an_irpa(tmp_path):
     assert row["ok"] and row["max_abs"] == 0.0 and row["reference_max_abs"] <= 1e-5, row
     assert row["plugin_dispatches"] < row["stock_dispatches"]
     assert "towers-silu-b1@params" in res.stdout
+
+
+def test_resident_mib_counts_the_weights_held(tmp_path):
+    """A module reading a 16 MiB parameter holds about 16 MiB more than one reading a 1 MiB
+    parameter (the runtime loads a parameter whole on llvm-cpu), and the probe says so."""
+    import iree.runtime as rt
+
+    from iree_fusions import api
+
+    def module(n: int) -> str:
+        return f"""
+util.global private @w = #flow.parameter.named<"model"::"w"> : tensor<{n}x{n}xf32>
+func.func @main(%x: tensor<1x{n}xf32>) -> tensor<1x{n}xf32> {{
+  %w = util.global.load @w : tensor<{n}x{n}xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<1x{n}xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x{n}xf32>) -> tensor<1x{n}xf32>
+  %m = linalg.matmul ins(%x, %w : tensor<1x{n}xf32>, tensor<{n}x{n}xf32>)
+                     outs(%f : tensor<1x{n}xf32>) -> tensor<1x{n}xf32>
+  return %m : tensor<1x{n}xf32>
+}}"""
+
+    held = {}
+    for n in (2048, 512):
+        irpa = str(tmp_path / f"w{n}.irpa")
+        rt.save_archive_file({"w": np.ones((n, n), np.float32)}, irpa)
+        np.save(tmp_path / f"x{n}.npy", np.ones((1, n), np.float32))
+        vmfb = tmp_path / f"m{n}.vmfb"
+        vmfb.write_bytes(api.compile_str(module(n), stock=True).output)
+        held[n] = bundle_runner.resident_mib(
+            str(vmfb), "local-sync", function="main", input_paths=[str(tmp_path / f"x{n}.npy")],
+            parameters={"model": irpa})
+    assert held[2048] is not None and 12 <= held[2048] - held[512] <= 20, held
