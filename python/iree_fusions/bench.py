@@ -159,8 +159,8 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
     plugin_counts = count_flow_ir(outs["plugin_flow"].output)
     row.stock_dispatches, row.plugin_dispatches = (stock_counts.total_dispatches,
                                                    plugin_counts.total_dispatches)
-    row.stock_bytes, row.plugin_bytes = (stock_counts.total_bytes_between,
-                                         plugin_counts.total_bytes_between)
+    row.stock_bytes, row.plugin_bytes = (stock_counts.known_bytes_between,
+                                         plugin_counts.known_bytes_between)
     row.stock_init_dispatches, row.plugin_init_dispatches = (
         stock_counts.initializer_dispatches, plugin_counts.initializer_dispatches)
     row.changes = [f"[{c['key']}] {c['what']}" for r in outs["plugin"].reports
@@ -233,7 +233,7 @@ def _add_to_bundle(bundle: BundleWriter, name: str, artifact: Artifact, outs: di
                 "flags": compile_flags(outs[side].command, source_path),
                 "dispatches": flow_counts.total_dispatches,
                 "initializer_dispatches": flow_counts.initializer_dispatches,
-                "bytes_between": flow_counts.total_bytes_between,
+                "bytes_between": flow_counts.known_bytes_between,
                 "dispatches_per_function": flow_counts.dispatches}
 
     plugin = {**info("plugin", counts[1]), "fusions": fusions, "decisions": decisions,

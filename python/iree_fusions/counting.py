@@ -36,6 +36,12 @@ class FlowCounts:
     def total_bytes_between(self) -> int:
         return sum(self.bytes_between.values())
 
+    @property
+    def known_bytes_between(self) -> int | None:
+        """total_bytes_between where every tensor between dispatches has a static size;
+        None where some have a dynamic one (their bytes are unknown at compile time)."""
+        return None if self.dynamic_edges else self.total_bytes_between
+
 
 def _is_public(func: ir.Operation) -> bool:
     vis = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
