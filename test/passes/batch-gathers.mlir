@@ -7,15 +7,11 @@
 // for gathers that are not row lookups (`W[ids]`). Reports: `changed [KEY] OP at LOCATION:
 // what` / `skipped [KEY] OP at LOCATION: why`.
 // The small groups here are below the default thresholds (1024 ids for lookups whose results
-// are sliced back, 256 for bags), so most RUN lines lower them; DEFAULT shows the defaults.
+// are sliced back, 256 for bags), so the RUN lines here lower them; the defaults and the other
+// option configurations are each in their own file: batch-gathers-*.mlir.
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -verify-diagnostics -o /dev/null
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-group-size=3 min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s --check-prefix=MIN3
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | iree-fusions-opt - --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
-// RUN: iree-fusions-opt %s --split-input-file -p batch-gathers -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=DEFAULT
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-offsets-batch=1}' | filecheck %s --check-prefix=UNIT
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{narrow-concat=columns}' | filecheck %s --check-prefix=COLUMNS
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{narrow-concat=off}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=OFF
 // IDEM-NOT: changed [
 // IDEM-NOT: FAILED
 
@@ -54,12 +50,6 @@
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, 8, 4] [1, 1, 1]
 // CHECK-NOT: linalg.generic
 // CHECK: util.return %[[S0]], %[[S1]]
-// DEFAULT: [batch-gathers] 0 change(s), 2 skipped
-// DEFAULT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
-// DEFAULT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
-// MIN3-LABEL: util.func public @cross_table_offsets
-// MIN3-COUNT-2: linalg.generic
-// MIN3-NOT: util.global.load
 util.func public @cross_table_offsets(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -106,8 +96,6 @@ util.func public @cross_table_offsets(%i0: tensor<8xi64>, %i1: tensor<8xi64>) ->
 // CHECK-SAME: tensor<3x8x4xf32>
 // CHECK-COUNT-3: tensor.extract_slice %[[G]]
 // CHECK-NOT: linalg.generic
-// MIN3-LABEL: util.func public @shared_table_dedup
-// MIN3: tensor<3x8x4xf32>
 util.func public @shared_table_dedup(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -742,7 +730,6 @@ util.func public @ext_gather(%i0: tensor<8x1xi32>, %i1: tensor<8xi32>) -> (tenso
 // CHECK-COUNT-2: tensor.extract_slice %[[G]]
 // CHECK-NOT: iterator_types = ["parallel", "reduction", "parallel"]
 // CHECK: util.return
-// DEFAULT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
 util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -986,7 +973,6 @@ util.func public @embedding_bag_unit_batch(%ids: tensor<5xi64>) -> (tensor<4xf32
 // CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x3x4xf32> into tensor<8x12xf32>
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
-// DEFAULT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 3 slots (widths 4) written
 util.func public @concat_writer(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x12xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -1103,10 +1089,6 @@ util.func public @concat_mixed_widths(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v
 // CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x5x4xf32> into tensor<8x20xf32>
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
-// DEFAULT: [batch-gathers] 1 change(s), 2 skipped
-// DEFAULT-NEXT: changed [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 5 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 0 from batched gathers, 3 copied values); 5 insert_slices removed
-// DEFAULT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
-// DEFAULT-NEXT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
 util.func public @bags_into_concat(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %i2: tensor<8xi64>, %i3: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x20xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -1234,8 +1216,6 @@ util.func public @bags_into_concat(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %
 // CHECK: %[[R1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> to tensor<4x4xf32>
 // CHECK-NOT: linalg.generic
 // CHECK: util.return %[[R0]], %[[R1]]
-// DEFAULT: [batch-gathers] 1 change(s), 0 skipped
-// DEFAULT-NEXT: changed [gathers-offsets-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 embedding_bag(s) with run-time offsets
 util.func public @offsets_bags(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %ids1: tensor<7xi64>, %offs1: tensor<4xi64>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -1313,15 +1293,6 @@ util.func public @offsets_bags(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %id
 // decisions file) it is rewritten: [1, 4] from one loop over ids offsets[] .. 5.
 // CHECK-LABEL: util.func public @offsets_bag_unit_batch
 // CHECK: linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]
-// UNIT-LABEL: util.func public @offsets_bag_unit_batch
-// UNIT-SAME: (%[[IDS:.+]]: tensor<5xi64>, %[[OFFS:.+]]: tensor<i64>)
-// UNIT: %[[G:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<1x4xf32>)
-// UNIT-NOT: scf.index_switch
-// UNIT: %[[S:.+]] = tensor.extract %[[OFFS]][] : tensor<i64>
-// UNIT: scf.for
-// UNIT:   tensor.extract %[[IDS]]
-// UNIT: %[[R:.+]] = tensor.extract_slice %[[G]][0, 0] [1, 4] [1, 1] : tensor<1x4xf32> to tensor<4xf32>
-// UNIT: util.return %[[R]]
 util.func public @offsets_bag_unit_batch(%ids0: tensor<5xi64>, %offs0: tensor<i64>) -> (tensor<4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %b0_z = arith.constant 0.0 : f32
@@ -1551,7 +1522,6 @@ util.func public @indexed_rows(%ids: tensor<8xi64>) -> (tensor<8x4xf32>) {
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
 // A dynamic dim counts as dynamic-dim-estimate=64 in the thresholds: 2 x 64 x 5 bag ids.
-// DEFAULT: changed [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices ?x5, pooled (sum) over axis 1 -> 1 stacked gather (checked at run time: 1 batch size(s) equal)
 util.func public @dynamic_bags_into_concat(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi64>, %i2: tensor<?xi64>, %v: tensor<?x4xf32>) -> (tensor<?x16xf32>) {
   %c0 = arith.constant 0 : index
   %b0 = tensor.dim %i0, %c0 : tensor<?x5xi64>
@@ -1628,7 +1598,6 @@ util.func public @dynamic_bags_into_concat(%i0: tensor<?x5xi64>, %i1: tensor<?x5
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][%[[N0]], 0] [%[[N1]], 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
 // CHECK-NOT: cf.assert
 // CHECK: util.return %[[S0]], %[[S1]]
-// DEFAULT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 128 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
 util.func public @dynamic_lookups_flat(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %b0 = tensor.dim %i0, %c0 : tensor<?xi64>
@@ -1669,7 +1638,6 @@ util.func public @dynamic_lookups_flat(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -
 // CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0] [1, %[[B]], 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<?x4xf32>
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, %[[B]], 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<?x4xf32>
 // CHECK: util.return %[[S0]], %[[S1]]
-// DEFAULT: skipped [gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 32 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
 util.func public @dynamic_shared_batch(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %d = tensor.dim %i0, %c0 : tensor<?xi64>
@@ -2198,13 +2166,6 @@ util.func public @permuted_loop_order(%i0: tensor<8xi64>, %i1: tensor<8xi64>) ->
 // CHECK: %[[C0:.+]] = tensor.insert_slice %[[D]] into %{{.+}}[0, 0] [8, 3] [1, 1] : tensor<8x3xf32> into tensor<8x15xf32>
 // CHECK: %[[C1:.+]] = tensor.insert_slice %[[WRITTEN]] into %[[C0]][0, 3] [8, 12] [1, 1] : tensor<8x12xf32> into tensor<8x15xf32>
 // CHECK: util.return %[[C1]]
-// COLUMNS-LABEL: util.func public @narrow_concat
-// COLUMNS: %[[W:.+]] = linalg.generic
-// COLUMNS-SAME: outs(%{{.+}} : tensor<8x15x1xf32>)
-// COLUMNS: tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x15x1xf32> into tensor<8x15xf32>
-// COLUMNS-NOT: tensor.insert_slice
-// COLUMNS: util.return
-// OFF: skipped [gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat: slot widths [3, 4] share only 1-column chunks (< 4) and narrow-concat=off
 util.func public @narrow_concat(%d: tensor<8x3xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x15xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>

@@ -1,9 +1,6 @@
 // RUN: iree-fusions-opt %s --split-input-file -p batch-mlp-towers | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p batch-mlp-towers -verify-diagnostics -o /dev/null
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-mlp-towers{min-net-dispatches=-100 runtime-stack-bytes-per-dispatch=1000000}' | filecheck %s --check-prefix=OPT
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-mlp-towers{named-batch-matmul=0 weight-layout=keep}' | filecheck %s --check-prefix=GENERIC
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-mlp-towers{max-padding-waste=0.5}' | filecheck %s --check-prefix=PAD
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-mlp-towers{max-padding-waste=0.5}' --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=PAD-REPORT
+// Other option configurations, each in its own file: batch-mlp-towers-*.mlir.
 
 // Two towers of two plain matmuls on one input: one batched contraction per layer, the
 // shared input read through a broadcast map, weights stacked (and transposed to [T,K,N])
@@ -30,13 +27,6 @@
 // CHECK-DAG: %[[R0:.+]] = tensor.extract_slice %[[L2]][0, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<2x4x8xf32> to tensor<4x8xf32>
 // CHECK-DAG: %[[R1:.+]] = tensor.extract_slice %[[L2]][1, 0, 0] [1, 4, 8] [1, 1, 1] : tensor<2x4x8xf32> to tensor<4x8xf32>
 // CHECK: util.return %[[R0]], %[[R1]]
-// GENERIC-LABEL: util.func public @basic_two_towers
-// GENERIC: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%{{.+}}, %{{.+}} : tensor<4x16xf32>, tensor<2x8x16xf32>)
-// GENERIC: arith.mulf
-// GENERIC: arith.addf
-// GENERIC: linalg.generic {{.*}}iterator_types = ["parallel", "parallel", "parallel", "reduction"]{{.*}} ins(%{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<2x8x8xf32>)
-// GENERIC-NOT: linalg.matmul
-// GENERIC: util.return
 util.func public @basic_two_towers(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -729,18 +719,6 @@ util.func public @dependent_towers(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, ten
 // CHECK-LABEL: util.func public @runtime_weights
 // CHECK-COUNT-4: linalg.matmul
 // CHECK-NOT: batch_matmul
-// OPT-LABEL: util.func public @runtime_weights
-// OPT-SAME: (%[[X:.+]]: tensor<4x256xf32>, %[[W0:.+]]: tensor<64x256xf32>, %[[V0:.+]]: tensor<64x64xf32>, %[[W1:.+]]: tensor<64x256xf32>, %[[V1:.+]]: tensor<64x64xf32>)
-// OPT-NOT: util.global.load
-// OPT: %[[E:.+]] = tensor.empty() : tensor<2x64x256xf32>
-// OPT: %[[I0:.+]] = tensor.insert_slice %[[W0]] into %[[E]][0, 0, 0] [1, 64, 256]
-// OPT: %[[I1:.+]] = tensor.insert_slice %[[W1]] into %[[I0]][1, 0, 0] [1, 64, 256]
-// OPT: linalg.batch_matmul {{.*}} ins(%[[X]], %[[I1]] : tensor<4x256xf32>, tensor<2x64x256xf32>)
-// OPT: tensor.insert_slice %[[V0]]
-// OPT: tensor.insert_slice %[[V1]]
-// OPT: linalg.batch_matmul
-// OPT-NOT: linalg.matmul
-// OPT: util.return
 util.func public @runtime_weights(%x: tensor<4x256xf32>, %w0: tensor<64x256xf32>, %v0: tensor<64x64xf32>, %w1: tensor<64x256xf32>, %v1: tensor<64x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %e = tensor.empty() : tensor<4x64xf32>
@@ -924,10 +902,6 @@ util.func public @prefix_depths(%x: tensor<4x16xf32>) -> (tensor<4x4xf32>, tenso
 // CHECK-LABEL: util.func public @single_layer_towers
 // CHECK-COUNT-3: linalg.matmul
 // CHECK-NOT: batch_matmul
-// OPT-LABEL: util.func public @single_layer_towers
-// OPT: linalg.batch_matmul {{.*}} -> tensor<3x4x8xf32>
-// OPT-NOT: linalg.matmul
-// OPT: util.return
 util.func public @single_layer_towers(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -1178,17 +1152,6 @@ util.func public @separate_inputs(%x0: tensor<4x16xf32>, %x1: tensor<4x16xf32>) 
 // CHECK-LABEL: util.func public @intermediate_also_used
 // CHECK-COUNT-4: linalg.matmul
 // CHECK-NOT: batch_matmul
-// OPT-LABEL: util.func public @intermediate_also_used
-// OPT: %[[L1:.+]] = linalg.batch_matmul
-// OPT: %[[R:.+]] = linalg.generic {{.*}} ins(%[[L1]] :
-// OPT: %[[S:.+]] = linalg.generic {{.*}} ins(%[[R]] :
-// OPT: %[[L2:.+]] = linalg.batch_matmul ins(%[[R]],
-// OPT-DAG: %[[S0:.+]] = tensor.extract_slice %[[S]][0, 0, 0]
-// OPT-DAG: %[[S1:.+]] = tensor.extract_slice %[[S]][1, 0, 0]
-// OPT-DAG: %[[T0:.+]] = tensor.extract_slice %[[L2]][0, 0, 0]
-// OPT-DAG: %[[T1:.+]] = tensor.extract_slice %[[L2]][1, 0, 0]
-// OPT-NOT: linalg.matmul
-// OPT: util.return %[[T0]], %[[S0]], %[[T1]], %[[S1]]
 util.func public @intermediate_also_used(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %two = arith.constant 2.000000e+00 : f32
@@ -1264,19 +1227,6 @@ util.func public @one_layer_experts_stack(%x: tensor<4x16xf32>) -> tensor<4x3x8x
 // CHECK-LABEL: util.func public @padded_heads
 // CHECK-COUNT-4: linalg.matmul
 // CHECK-NOT: batch_matmul
-// PAD: util.global private @{{.+}} : tensor<2x16x8xf32>
-// PAD: %[[Z:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<2x8x16xf32>)
-// PAD: %[[P0:.+]] = tensor.insert_slice %{{.+}} into %[[Z]][0, 0, 0] [1, 4, 16] [1, 1, 1] : tensor<4x16xf32> into tensor<2x8x16xf32>
-// PAD: tensor.insert_slice %{{.+}} into %[[P0]][1, 0, 0] [1, 8, 16] [1, 1, 1] : tensor<8x16xf32> into tensor<2x8x16xf32>
-// PAD-LABEL: util.func public @padded_heads
-// PAD: %[[L1:.+]] = linalg.batch_matmul {{.*}} -> tensor<2x4x8xf32>
-// PAD: %[[L2:.+]] = linalg.batch_matmul ins(%{{.+}}, %{{.+}} : tensor<2x4x8xf32>, tensor<2x8x3xf32>)
-// PAD: %[[R:.+]] = linalg.generic {{.*}} ins(%{{[0-9]+}} : tensor<2x4x3xf32>)
-// PAD-DAG: %[[S0:.+]] = tensor.extract_slice %[[R]][0, 0, 0] [1, 4, 2] [1, 1, 1] : tensor<2x4x3xf32> to tensor<4x2xf32>
-// PAD-DAG: %[[S1:.+]] = tensor.extract_slice %[[R]][1, 0, 0] [1, 4, 3] [1, 1, 1] : tensor<2x4x3xf32> to tensor<4x3xf32>
-// PAD-NOT: linalg.matmul
-// PAD: util.return %[[S0]], %[[S1]]
-// PAD-REPORT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, relu, shared input, widths 4x2/8x3): 4 linalg.matmul -> 2 batched contraction(s), 8 epilogue generic(s) -> 4 (relu); padded to 8x3 with zeros; saves 2 layer dispatch(es) + 0 stack copies, adds 2 result copies (net +0; -80 bytes between dispatches), 26% of the batched work is padding
 util.func public @padded_heads(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tensor<4x3xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -1361,11 +1311,6 @@ util.func public @padded_heads(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tensor
 
 // Heads 2, 3 and 16 wide: padding would make 56% of the batched work zeros
 // (max-padding-waste=0.5): left alone.
-// PAD-LABEL: util.func public @padding_waste
-// PAD-COUNT-6: linalg.matmul
-// PAD-NOT: batch_matmul
-// PAD-REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
-// PAD-REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 3 towers (depth 2, relu, shared input, widths 2x2/3x2/16x2): 56% of the batched work would be zero padding (max-padding-waste=0.5)
 util.func public @padding_waste(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -1635,9 +1580,6 @@ util.func public @towers_of_two_precisions(%x: tensor<4x16xbf16>) -> (tensor<4x8
 // Dynamic rows (a dynamic batch): K and N are known, so the weights stack as before; the
 // batched tensors are [2, ?, 8] with the rows from tensor.dim of the shared input.
 // CHECK-LABEL: util.func public @dynamic_rows
-// PAD-LABEL: util.func public @dynamic_rows
-// GENERIC-LABEL: util.func public @dynamic_rows
-// OPT-LABEL: util.func public @dynamic_rows
 // CHECK-SAME: (%[[X:.+]]: tensor<?x16xf32>)
 // CHECK: tensor.empty(%{{.+}}) : tensor<2x?x8xf32>
 // CHECK: %[[L:.+]] = linalg.batch_matmul {{.+}} ins(%[[X]], %{{.+}} : tensor<?x16xf32>, tensor<2x16x8xf32>) outs(%{{.+}} : tensor<2x?x8xf32>)

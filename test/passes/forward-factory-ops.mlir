@@ -1,7 +1,7 @@
 // RUN: iree-fusions-opt %s --split-input-file -p forward-factory-ops | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p forward-factory-ops -verify-diagnostics -o /dev/null
-// RUN: iree-fusions-opt %s --split-input-file -p 'forward-factory-ops{ignore-cost=true}' | filecheck %s --check-prefix=FORCE
 // RUN: iree-fusions-opt %s --split-input-file -p 'forward-factory-ops,forward-factory-ops' | filecheck %s --check-prefix=TWICE
+// Other option configurations, each in its own file: forward-factory-ops-*.mlir.
 
 // A causal mask from positions that depend on an input, read by two reductions (two
 // dispatches in stock IREE): each consumer recomputes it, no op produces it any more.
@@ -294,8 +294,6 @@ util.func public @function_result(%start: tensor<i64>, %a: tensor<4x8xf32>) -> (
 // CHECK-SAME: ins(%{{.+}}, %[[RNG]] :
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%{{.+}}, %[[RNG]] :
-// FORCE-LABEL: util.func public @rng_like
-// FORCE-COUNT-3: linalg.generic
 util.func public @rng_like(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>) -> (tensor<4x64xf32>, tensor<4x64xf32>) {
   %m1 = arith.constant -766435501 : i32
   %m2 = arith.constant -845247145 : i32
@@ -410,16 +408,6 @@ util.func public @rng_like(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>) -> (tenso
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%[[K]], %[[T]]#0, %[[T]]#1 :
 // CHECK-NOT: linalg.generic
-// FORCE-LABEL: util.func public @rope_tables_kept
-// FORCE-NOT: tensor<256x64xf32>
-// FORCE: linalg.generic
-// FORCE-SAME: ins(%{{.+}}, %{{.+}} : tensor<32x256x64xf32>, tensor<i64>)
-// FORCE: math.cos
-// FORCE: math.sin
-// FORCE: linalg.generic
-// FORCE-SAME: ins(%{{.+}}, %{{.+}} : tensor<32x256x64xf32>, tensor<i64>)
-// FORCE: math.cos
-// FORCE: math.sin
 util.func public @rope_tables_kept(%start: tensor<i64>, %q: tensor<32x256x64xf32>, %k: tensor<32x256x64xf32>) -> (tensor<32x256x64xf32>, tensor<32x256x64xf32>) {
   %e = tensor.empty() : tensor<256xf32>
   %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
