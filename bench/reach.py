@@ -275,8 +275,11 @@ def measure(model: ReachModel, form: str, tmp: str, args) -> dict:
         pair = compare_latency(outs["stock"].output, outs["plugin"].output, ex.inputs,
                                function=ex.function, device=args.device, rounds=args.rounds,
                                repetitions=args.repetitions, extra_flags=ex.parameter_flags())
-        row.update(stock_ms=pair.stock_ms, plugin_ms=pair.plugin_ms, ratio=pair.ratio,
-                   stock_rounds=pair.stock_rounds, plugin_rounds=pair.plugin_rounds)
+        judged = pair.judged()  # the bench's verdict: median per-round ratio, its interval
+        row.update(stock_ms=pair.stock_ms, plugin_ms=pair.plugin_ms, ratio=judged["ratio"],
+                   ratio_low=judged["ratio_low"], ratio_high=judged["ratio_high"],
+                   verdict=judged["verdict"], stock_rounds=pair.stock_rounds,
+                   plugin_rounds=pair.plugin_rounds)
     row["seconds"] = round(time.perf_counter() - t0, 1)
     return row
 
@@ -317,6 +320,8 @@ def markdown(rows: list[dict]) -> str:
                   if "unseen_max_abs" in r else "")
         ref_unseen = f" ({r['unseen_ref_max_abs']:.1e})" if "unseen_ref_max_abs" in r else ""
         ratio = f"{r['ratio']:.2f}" if "ratio" in r else "-"
+        if "ratio_low" in r:
+            ratio += f" [{r['ratio_low']:.2f}, {r['ratio_high']:.2f}] {r['verdict']}"
         note = "" if r.get("keeps_up", True) else \
             "**behind**: " + "; ".join(r.get("form_reasons", [])) or "no reason given"
         lines.append(
