@@ -37,7 +37,9 @@ BOUND = 0.95  # the issue: a form's ratio within 5% of the static form's
 
 
 def build(model: reach.ReachModel, form: str, folder: str) -> dict:
-    """The form exported and compiled both ways into `folder`: paths and run flags."""
+    """The form exported and compiled both ways into its own subfolder of `folder` (two
+    forms' parameter files have the same name): paths and run flags."""
+    folder = _mkdir(os.path.join(folder, form))
     torch_model, example = model.build()
     extra = model.export_kwargs(form) if model.export_kwargs else {}
     keep = model.keep_ops() if model.keep_ops and not form.startswith("onnx") else ()
