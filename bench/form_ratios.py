@@ -28,7 +28,7 @@ import time
 from iree_fusions import api
 from iree_fusions.bundle_runner import ratio_interval, repetition_times_ms
 from iree_fusions.models import forms
-from iree_fusions.timing import save_inputs
+from iree_fusions.timing import save_input_files
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reach  # noqa: E402  (the reach suite's models)
@@ -46,8 +46,7 @@ def build(model: reach.ReachModel, form: str, folder: str) -> dict:
     ex = forms.export(torch_model, example, form, folder, keep_ops=keep, **extra)
     path = ex.write(folder, form)
     out = {"function": ex.function, "flags": ex.parameter_flags(),
-           "inputs": [f.split("@", 1)[1] for f in save_inputs(
-               ex.inputs, _mkdir(os.path.join(folder, f"{form}-inputs")))]}
+           "inputs": save_input_files(ex.inputs, _mkdir(os.path.join(folder, "inputs")))}
     for side, kw in (("stock", dict(stock=True)), ("plugin", dict(fusions="all"))):
         out[side] = os.path.join(folder, f"{form}-{side}.vmfb")
         api.compile_file(path, flags=ex.flags, output_file=out[side], **kw)

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 from . import api, bundle_runner
 from .files import OutputError, check_output, write_file
 from .progress import Progress
-from .timing import compare_latency, save_inputs
+from .timing import compare_latency, save_input_files
 
 if TYPE_CHECKING:  # the --from path imports neither the catalog nor iree.compiler
     from .bundle import BundleWriter
@@ -204,7 +204,7 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
                 with open(paths[side], "wb") as f:
                     f.write(outs[side].output)
             loads = bundle_runner.load_times_ms(paths, args.device, parameters=parameters)
-            input_paths = [flag.split("@", 1)[1] for flag in save_inputs(artifact.inputs, tmp)]
+            input_paths = save_input_files(artifact.inputs, tmp)
             for side in ("stock", "plugin"):
                 setattr(row, f"{side}_resident_mib", bundle_runner.resident_mib(
                     paths[side], args.device, function=artifact.function,

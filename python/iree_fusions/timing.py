@@ -43,13 +43,18 @@ class LatencyPair:
         return judge(self.stock_rounds, self.plugin_rounds, margin)
 
 
-def save_inputs(inputs: Sequence[np.ndarray], folder: str) -> list[str]:
-    flags = []
+def save_input_files(inputs: Sequence[np.ndarray], folder: str) -> list[str]:
+    """The inputs saved as `folder/input<i>.npy`; their paths."""
+    paths = []
     for i, x in enumerate(inputs):
-        path = os.path.join(folder, f"input{i}.npy")
-        np.save(path, np.asarray(x))
-        flags.append(f"--input=@{path}")
-    return flags
+        paths.append(os.path.join(folder, f"input{i}.npy"))
+        np.save(paths[-1], np.asarray(x))
+    return paths
+
+
+def save_inputs(inputs: Sequence[np.ndarray], folder: str) -> list[str]:
+    """The inputs saved into `folder`; their `--input=@PATH` flags (iree-run-module)."""
+    return [f"--input=@{path}" for path in save_input_files(inputs, folder)]
 
 
 def repetition_times_ms(vmfb_path: str, input_flags: list[str], *, function: str = "main",

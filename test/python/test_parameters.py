@@ -168,3 +168,12 @@ func.func @main(%x: tensor<1x{n}xf32>) -> tensor<1x{n}xf32> {{
             str(vmfb), "local-sync", function="main", input_paths=[str(tmp_path / f"x{n}.npy")],
             parameters={"model": irpa})
     assert held[2048] is not None and 12 <= held[2048] - held[512] <= 20, held
+
+
+def test_bench_form_choices_are_the_forms():
+    """iree-fusions-bench lists the forms without importing models/forms.py (its --from path
+    imports no compiler): the two lists must stay the same."""
+    from iree_fusions.bench import FORM_CHOICES
+    from iree_fusions.models.forms import EXTRA_FORMS, FORMS
+
+    assert FORM_CHOICES == FORMS + EXTRA_FORMS
