@@ -177,7 +177,7 @@ def compile_request(
                 before = module.clone() if plugin_phase == "linalg" and (
                     request.effect or request.revert_if_no_gain) else None
                 module, phase_reports = _run_hook(module, steps, plugin_phase, request, warn,
-                                                  decider, stage)
+                                                  decider, stage, before)
                 if plugin_phase == "linalg" and any(r.changed for r in phase_reports):
                     stage("iree const-eval of the plugin's load-time stacks")
                     _fold_load_time_stacks(runner, module, phase_reports)
@@ -310,12 +310,14 @@ def _fold_load_time_stacks(runner: _Pipeline, module: ir.Operation,
 
 
 def _run_hook(module: ir.Operation, steps: list[Step], plugin_phase: str,
-              request: CompileRequest, warn, decider: Decider, stage: Callable[[str], None]
-              ) -> tuple[ir.Operation, list[PassReport]]:
+              request: CompileRequest, warn, decider: Decider, stage: Callable[[str], None],
+              before: ir.Operation | None = None) -> tuple[ir.Operation, list[PassReport]]:
+    """`before`: the copy of the module kept for the weighing (left unchanged), which also
+    serves as the copy kept in case a pass fails."""
     try:
         module, reports = run_pipeline(module, steps, keep_going=not request.strict, warn=warn,
                                        target=decider.target, decider=decider,
-                                       count_ops=request.count_ops)
+                                       count_ops=request.count_ops, before=before)
         if plugin_phase == "linalg" and any(r.changed for r in reports):
             stage(f"plugin {HOOK_PHASE[plugin_phase]} {LINALG_CLEANUP}")  # crash: the plugin's
             module, _ = run_pipeline(module, [Step(LINALG_CLEANUP)])

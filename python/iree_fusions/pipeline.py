@@ -193,13 +193,15 @@ def _where(location: ir.Location, source_name: str | None) -> str:
 
 def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | None = None,
                     decider: Decider | None = None, ops_before: Counter | None = None,
-                    count_ops: bool = True) -> PassReport:
+                    count_ops: bool = True, verify: bool = True) -> PassReport:
     """Runs one plugin pass in place; verifies its output. Raises PipelineError on failure.
 
     `target`: what the module is compiled for (default: read from the module's device
     targets when it has exactly one); `decider`: measured decisions to follow;
     `ops_before`: the module's op counts when the caller has them (the previous pass's);
-    `count_ops=False`: no op counts (nobody will read the report's `ops:` line)."""
+    `count_ops=False`: no op counts (nobody will read the report's `ops:` line);
+    `verify=False`: the caller verifies the module (`verify_plugin_output`) and then emits
+    the report's remarks (`report.emit_remarks`)."""
     report = PassReport(plugin.name)
     started = time.perf_counter()
     if count_ops:
@@ -218,14 +220,9 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | N
         tb = traceback.extract_tb(e.__traceback__)[-1]
         where = f"{os.path.basename(tb.filename)}:{tb.lineno}"
         raise PipelineError(f"pass '{plugin.name}' raised {type(e).__name__}: {e} ({where})") from e
-    try:
-        with report.timed("verify"):
-            module.verify()
-    except ir.MLIRError as e:
-        raise PipelineError(
-            f"pass '{plugin.name}' produced IR that fails verification: {format_mlir_error(e)}"
-        ) from None
-    report.emit_remarks(module.context)
+    if verify:
+        verify_plugin_output(module, report)
+        report.emit_remarks(module.context)
     if count_ops:
         with report.timed("count"):
             report.ops_after = count_compute_ops(module)
@@ -258,6 +255,16 @@ def write_reproducer(module: ir.Operation, pass_text: str, label: str,
         f"\n  (the IR from before the pass is kept in {path} for this: remove it when done)")
 
 
+def verify_plugin_output(module: ir.Operation, report: PassReport) -> None:
+    """Verifies the module after the pass of `report` (timed as its `verify`)."""
+    try:
+        with report.timed("verify"):
+            module.verify()
+    except ir.MLIRError as e:
+        raise PipelineError(f"pass '{report.pass_name}' produced IR that fails verification: "
+                            f"{format_mlir_error(e)}") from None
+
+
 def run_pipeline(
     module: ir.Operation,
     steps: list[Step],
@@ -267,24 +274,86 @@ def run_pipeline(
     target: Target | None = None,
     decider: Decider | None = None,
     count_ops: bool = True,
+    before: ir.Operation | None = None,
 ) -> tuple[ir.Operation, list[PassReport]]:
     """Runs the steps in order. Returns the (possibly replaced) module and one report per plugin.
 
     keep_going=False: the first failure raises PipelineError.
     keep_going=True: a failing plugin pass is reported through `warn(message)` with a
     reproducer command, and the pipeline continues with the IR from before that pass.
+    Consecutive plugin passes then share one copy of the IR from before them and one
+    verification after them; when one of them fails, they run again from that copy one at a
+    time, each verified and with its own copy, which names the pass that failed.
     count_ops=False: the reports hold no op counts (a compile that shows no report).
+    before: a copy of `module` as it is now, kept by the caller and left unchanged here; it
+    serves as the copy from before the first plugin passes instead of another one.
     """
     reports: list[PassReport] = []
     counts: Counter | None = None  # the module's op counts, while no other step changed it
-    for step in steps:
-        if step.plugin is None:
-            run_mlir_pipeline(module, step.text)
-            counts = None
+    i = 0
+    while i < len(steps):
+        if steps[i].plugin is None:
+            run_mlir_pipeline(module, steps[i].text)
+            counts, before = None, None
+            i += 1
             continue
+        j = i + 1
+        while keep_going and j < len(steps) and steps[j].plugin is not None:
+            j += 1
         started = time.perf_counter()
-        snapshot = module.clone() if keep_going else None
+        snapshot = before if before is not None else module.clone() if keep_going else None
         cloned = time.perf_counter() - started
+        group = steps[i:j]
+        if len(group) > 1:
+            try:
+                done = _run_plugin_group(module, group, target, decider, counts, count_ops)
+                done[0].timing["snapshot"] = cloned
+                done[0].timing["total"] += cloned
+                reports += done
+                counts = done[-1].ops_after
+                before, i = None, j
+                continue
+            except PipelineError:
+                pass
+            # One of them failed: again one at a time from the copy (the caller's stays).
+            module = snapshot.clone() if snapshot is before else snapshot
+            snapshot = module.clone()
+        module, counts = _run_plugin_steps(module, group, snapshot, cloned, before, reports,
+                                           keep_going, warn, target, decider, counts, count_ops)
+        before, i = None, j
+    return module, reports
+
+
+def _run_plugin_group(module: ir.Operation, group: list[Step], target: Target | None,
+                      decider: Decider | None, counts: Counter | None, count_ops: bool
+                      ) -> list[PassReport]:
+    """Runs consecutive plugin passes with one verification after the last one; emits their
+    remarks once it passed."""
+    done: list[PassReport] = []
+    for step in group:
+        done.append(run_plugin_pass(module, step.plugin, target, decider, counts, count_ops,
+                                    verify=False))
+        counts = done[-1].ops_after
+    verify_plugin_output(module, done[-1])
+    done[-1].timing["total"] += done[-1].timing["verify"]
+    for report in done:
+        report.emit_remarks(module.context)
+    return done
+
+
+def _run_plugin_steps(module: ir.Operation, group: list[Step], snapshot: ir.Operation | None,
+                      cloned: float, before: ir.Operation | None, reports: list[PassReport],
+                      keep_going: bool, warn,
+                      target: Target | None, decider: Decider | None, counts: Counter | None,
+                      count_ops: bool) -> tuple[ir.Operation, Counter | None]:
+    """Runs plugin passes one at a time, each verified, with a copy of the IR from before
+    each one when `keep_going` (`snapshot`: the first one's, taken in `cloned` seconds; when
+    it is the caller's `before`, a failure goes on with a copy of it)."""
+    for n, step in enumerate(group):
+        if n > 0 and keep_going:
+            started = time.perf_counter()
+            snapshot = module.clone()
+            cloned = time.perf_counter() - started
         try:
             reports.append(run_plugin_pass(module, step.plugin, target, decider, counts,
                                            count_ops))
@@ -303,6 +372,6 @@ def run_pipeline(
                     f"iree-fusions: pass '{step.plugin.name}' failed and was skipped "
                     f"(IR from before it is used): {e}\n  reproduce with: {repro}"
                 )
-            module = snapshot
+            module = snapshot.clone() if snapshot is before else snapshot
             counts = None
-    return module, reports
+    return module, counts

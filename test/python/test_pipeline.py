@@ -122,5 +122,30 @@ def test_op_counts_carry_from_one_plugin_pass_to_the_next():
     assert reports[1].ops_before == reports[0].ops_after
     assert reports[1].ops_before is not reports[0].ops_after
     for report in reports:
-        assert {"count", "verify", "snapshot", "total"} <= set(report.timing)
+        assert {"count", "total"} <= set(report.timing)
         assert report.timing["total"] >= report.timing["count"]
+    # a and b share one copy from before them and one verification after them; c has its own
+    assert {"snapshot"} <= set(reports[0].timing) and "verify" not in reports[0].timing
+    assert {"verify"} <= set(reports[1].timing) and "snapshot" not in reports[1].timing
+    assert {"snapshot", "verify"} <= set(reports[2].timing)
+
+
+def test_a_failure_after_a_pass_that_changed_the_ir_names_its_pass(tmp_path, monkeypatch):
+    """Consecutive plugin passes are verified once after them; when the second produced
+    invalid IR they run again one at a time from the caller's copy (left unchanged): the
+    first pass's change stays, the second is reported as the one that failed."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    warnings = []
+    with ir.Context():
+        m = _module()
+        before = m.operation.clone()
+        original = str(before)
+        steps = [Step("test-mark", MarkFunctionsPass()), Step("bad", InvalidIrPass())]
+        op, reports = run_pipeline(m.operation, steps, keep_going=True, warn=warnings.append,
+                                   before=before)
+        text = str(op)
+        assert str(before) == original
+    assert reports[0].error is None and [c.what for c in reports[0].changes] == ["marked f"]
+    assert "fails verification" in reports[1].error
+    assert "iree_fusions.test_marked" in text
+    assert len(warnings) == 1 and f"pass '{InvalidIrPass.name}' failed" in warnings[0]
