@@ -49,10 +49,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from iree_fusions import api
-from iree_fusions.counting import count_flow_ir
+from iree_fusions.harness import api
+from iree_fusions.compiler.counting import count_flow_ir
 from iree_fusions.models import dlrm
-from iree_fusions.timing import compare_latency
+from iree_fusions.harness.timing import compare_latency
 
 D = dlrm.DlrmConfig
 
@@ -373,7 +373,7 @@ def memory_probe(folder: str, kind: str) -> dict:
     stacked tables are built), after one call and after 20 more."""
     import iree.runtime as rt
 
-    from iree_fusions.bundle_runner import parameters_module
+    from iree_fusions.runtime.bundle_runner import parameters_module
     from iree_fusions.models import forms as forms_mod
 
     before = _rss()
@@ -446,7 +446,7 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="local-task")
     p.add_argument("--estimator", choices=["min", "median"], default="min",
                    help="min: fastest repetition of alternating rounds (steadier on a loaded "
-                        "machine), median ratio shown too; median: iree_fusions.timing")
+                        "machine), median ratio shown too; median: iree_fusions.harness.timing")
     p.add_argument("--runtime-flag", action="append", default=[],
                    help="extra iree-benchmark-module flag (repeatable), e.g. "
                         "--runtime-flag=--task_topology_max_group_count=1")

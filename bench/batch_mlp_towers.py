@@ -24,10 +24,10 @@ import tempfile
 
 import numpy as np
 
-from iree_fusions import api
-from iree_fusions.counting import count_flow_ir
+from iree_fusions.harness import api
+from iree_fusions.compiler.counting import count_flow_ir
 from iree_fusions.models.catalog import all_models
-from iree_fusions.timing import save_inputs, median_latency_ms
+from iree_fusions.harness.timing import save_inputs, median_latency_ms
 
 PASS = "batch-mlp-towers"
 

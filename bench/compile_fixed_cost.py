@@ -1,7 +1,7 @@
 """The plugin's fixed cost per compile: a 4-line module compiled by iree-compile and by
 iree-fusions-compile (--fusions=none, --fusions=all), alternating, medians of `--rounds`;
 also `iree-fusions-compile --fusions-list` (imports and pass loading alone) and a bare
-`import iree_fusions.compile_cli`.
+`import iree_fusions.tools.compile_cli`.
 
     python bench/compile_fixed_cost.py [--rounds 7]
 """
@@ -46,7 +46,7 @@ def main() -> int:
             "--fusions=all": [tool("iree-fusions-compile"), src, *FLAGS, "--fusions=all",
                               "-o", out],
             "--fusions-list": [tool("iree-fusions-compile"), "--fusions-list"],
-            "import only": [sys.executable, "-c", "import iree_fusions.compile_cli"],
+            "import only": [sys.executable, "-c", "import iree_fusions.tools.compile_cli"],
         }
         times: dict[str, list[float]] = {k: [] for k in cmds}
         for _ in range(args.rounds):

@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 
-from iree_fusions import api
+from iree_fusions.harness import api
 from iree_fusions.models.catalog import all_models
 
 CONFIGS = {

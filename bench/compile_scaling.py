@@ -42,7 +42,8 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 
-from iree_fusions import api, bundle_runner
+from iree_fusions.harness import api
+from iree_fusions.runtime import bundle_runner
 
 FAMILIES = ("encoder", "decoder")
 LAYERS = (2, 12, 24, 48)
@@ -224,7 +225,7 @@ def pass_cpu(family: str, layers: int, rounds: int, work: str, flags: list[str])
     on the model's global-optimization IR (made once with iree-compile, kept in `work`)."""
     from iree.compiler import ir
 
-    from iree_fusions.pipeline import parse_pipeline, run_pipeline
+    from iree_fusions.compiler.pipeline import parse_pipeline, run_pipeline
 
     go = os.path.join(work, f"{family}-{layers}.go.mlirbc")
     if not os.path.exists(go):

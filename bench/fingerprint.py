@@ -24,8 +24,8 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from iree_fusions import api
-from iree_fusions.counting import count_flow_ir
+from iree_fusions.harness import api
+from iree_fusions.compiler.counting import count_flow_ir
 from iree_fusions.models.catalog import all_models
 
 

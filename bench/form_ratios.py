@@ -25,10 +25,10 @@ import sys
 import tempfile
 import time
 
-from iree_fusions import api
-from iree_fusions.bundle_runner import ratio_interval, repetition_times_ms
+from iree_fusions.harness import api
+from iree_fusions.runtime.bundle_runner import ratio_interval, repetition_times_ms
 from iree_fusions.models import forms
-from iree_fusions.timing import save_input_files
+from iree_fusions.harness.timing import save_input_files
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import reach  # noqa: E402  (the reach suite's models)

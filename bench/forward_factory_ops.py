@@ -37,10 +37,10 @@ import tempfile
 import numpy as np
 from iree.compiler import ir
 
-from iree_fusions import api
-from iree_fusions import ir_helpers as h
-from iree_fusions.counting import count_flow_module
-from iree_fusions.timing import save_inputs, median_latency_ms
+from iree_fusions.harness import api
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.counting import count_flow_module
+from iree_fusions.harness.timing import save_inputs, median_latency_ms
 
 CACHE = os.environ.get("IREE_FUSIONS_FFO_CACHE", "/tmp/iree-fusions-ffo-cache")
 LEAF_ELEMENTS = 4096  # constants / globals a generated tensor may be computed from
@@ -285,7 +285,7 @@ def main(argv=None) -> int:
     overrides = {k: int(v) for k, v in (s.split("=", 1) for s in args.set)}
     if args.micro:
         from iree_fusions.models.catalog import Artifact
-        from iree_fusions.numerics import random_inputs
+        from iree_fusions.harness.numerics import random_inputs
 
         text = micro_ir(args.micro, args.seq, args.heads, args.dim)
         art = Artifact(text.encode(), random_inputs(text, int_high=5), [], None)

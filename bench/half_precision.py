@@ -29,10 +29,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from iree_fusions import api
-from iree_fusions.counting import count_flow_ir
+from iree_fusions.harness import api
+from iree_fusions.compiler.counting import count_flow_ir
 from iree_fusions.models.catalog import half_models
-from iree_fusions.numerics import compare_compilations
+from iree_fusions.harness.numerics import compare_compilations
 
 # Keeps constants out of dispatches: avoids IREE 3.13's bf16 constant bug (module docstring).
 BF16_WORKAROUND = "--iree-flow-inline-constants-max-byte-length=0"

@@ -33,10 +33,10 @@ import sys
 import tempfile
 from collections import Counter
 
-from iree_fusions import api
-from iree_fusions.counting import count_flow_ir
+from iree_fusions.harness import api
+from iree_fusions.compiler.counting import count_flow_ir
 from iree_fusions.models.catalog import all_models
-from iree_fusions.timing import compare_latency
+from iree_fusions.harness.timing import compare_latency
 
 PASS = "interchange-permuted-consumers"
 GPU_DEVICES = ("hip", "cuda", "vulkan")

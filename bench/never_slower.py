@@ -20,10 +20,11 @@ import sys
 import tempfile
 import time
 
-from iree_fusions import api, tune
-from iree_fusions.counting import count_flow_ir
+from iree_fusions.harness import api
+from iree_fusions.tools import tune
+from iree_fusions.compiler.counting import count_flow_ir
 from iree_fusions.models.catalog import all_models
-from iree_fusions.timing import compare_latency
+from iree_fusions.harness.timing import compare_latency
 
 
 def measure(name: str, args) -> dict:

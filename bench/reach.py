@@ -38,10 +38,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from iree_fusions import api
-from iree_fusions.counting import count_flow_ir
+from iree_fusions.harness import api
+from iree_fusions.compiler.counting import count_flow_ir
 from iree_fusions.models import forms
-from iree_fusions.timing import compare_latency
+from iree_fusions.harness.timing import compare_latency
 
 FORM_ORDER = ("static", "dynamic-batch", "dynamic-seq", "params", "onnx", "onnx-params")
 BATCH_FORMS = ("static", "dynamic-batch", "params", "onnx", "onnx-params")
@@ -403,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _write(path: str, text: str) -> None:
-    from iree_fusions.files import write_file
+    from iree_fusions.compiler.files import write_file
 
     write_file(path, text)
 

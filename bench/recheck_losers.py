@@ -15,9 +15,9 @@ import os
 import sys
 import tempfile
 
-from iree_fusions import api
+from iree_fusions.harness import api
 from iree_fusions.models.catalog import all_models
-from iree_fusions.timing import compare_latency
+from iree_fusions.harness.timing import compare_latency
 
 
 def sha(data: bytes) -> str:

@@ -21,7 +21,7 @@ import tempfile
 
 import numpy as np
 
-from iree_fusions.timing import compare_latency
+from iree_fusions.harness.timing import compare_latency
 
 WIDTHS = (256, 256, 128, 64, 16)
 TOWERS = 6

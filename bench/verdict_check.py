@@ -23,7 +23,7 @@ import subprocess
 import sys
 import time
 
-from iree_fusions import bundle_runner
+from iree_fusions.runtime import bundle_runner
 
 MODELS = [  # the 5 default models, then batching wins and a model within a few percent
     "attention_projection_transpose", "llama-start_pos-s64", "dlrm-sparse-b8",

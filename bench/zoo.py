@@ -21,8 +21,8 @@ import tempfile
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-from iree_fusions import api
-from iree_fusions.counting import count_flow_ir
+from iree_fusions.harness import api
+from iree_fusions.compiler.counting import count_flow_ir
 from iree_fusions.models.catalog import all_models
 
 GPU_TARGETS = [("cuda", "sm_80"), ("vulkan", "ampere"), ("vulkan", "rdna3")]

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import FusionPass, PassContext
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import FusionPass, PassContext
 
 CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_b",
                 "linalg.batch_matmul_transpose_b")

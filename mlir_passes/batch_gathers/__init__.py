@@ -93,8 +93,8 @@ from typing import Literal
 
 from iree.compiler import ir
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import Candidate, CandidatePass, PassContext, option
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
 
 from .build import (TablePool, emit_group, emit_offsets_bags, rewrite_embedding_bag,
                     slice_column_selects, unflatten_lookups)

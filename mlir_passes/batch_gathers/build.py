@@ -12,8 +12,8 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, cf, scf, tensor
 from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
-from iree_fusions import ir_build as b
-from iree_fusions import ir_helpers as h
+from iree_fusions.compiler import ir_build as b
+from iree_fusions.compiler import ir_helpers as h
 
 from .embedding_bag import EmbeddingBag, OffsetsBag
 from . import match

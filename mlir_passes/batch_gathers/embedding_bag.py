@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import NoMatch
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import NoMatch
 
 from .match import CASTS, CMPI, is_zero_fill, traces_to
 

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from iree.compiler import ir
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import NoMatch
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import NoMatch
 
 if TYPE_CHECKING:
     from .embedding_bag import OffsetsBag

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Literal
 
 from iree.compiler import ir
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import Candidate, NoMatch, structural_key
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
 
 from .embedding_bag import (EmbeddingBag, OffsetsBag, VariableBags, match_embedding_bag,
                             match_offsets_bag)

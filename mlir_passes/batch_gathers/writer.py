@@ -11,7 +11,7 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
-from iree_fusions import ir_build as b
+from iree_fusions.compiler import ir_build as b
 
 from .build import (TablePool, emit_checks, emit_size_checks, entry, erase_dead_tables,
                     erase_dead_wraps, index_const, index_in_shape, int_table, materialize,

@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 
-from iree_fusions import ir_build as b
-from iree_fusions import ir_helpers as h
-from iree_fusions.ir_helpers import RESHAPES
-from iree_fusions.pass_base import op_location
+from iree_fusions.compiler import ir_build as b
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import RESHAPES
+from iree_fusions.compiler.pass_base import op_location
 
 from .match import EpilogueOp, Layer, position, trace_constant
 from .plan import MTN, TMN, TN, GroupPlan, NodePlan

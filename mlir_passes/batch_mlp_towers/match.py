@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.ir_helpers import RESHAPES
-from iree_fusions.pass_base import NoMatch, structural_key
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import RESHAPES
+from iree_fusions.compiler.pass_base import NoMatch, structural_key
 
 # Ops a run-time parameter (weight, bias) may come through: function arguments as IREE
 # imports them, reshapes and casts.

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from iree.compiler import ir
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import NoMatch, block_ops, round_analysis
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import NoMatch, block_ops, round_analysis
 
 from .match import Layer, Positions, Tower, TowerGroup, position, trace_constant
 

@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 from iree.compiler.dialects import arith
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.ir_helpers import RESHAPES
-from iree_fusions.pass_base import describe_value
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import RESHAPES
+from iree_fusions.compiler.pass_base import describe_value
 
 # Weighted cost of one scalar body op, in "cheap op" units: what one element of a factory value
 # costs to recompute inside a consumer. Measured on llvm-cpu (znver4, bench/results): a cheap

@@ -7,9 +7,9 @@ from iree.compiler import ir
 from iree.compiler.dialects import tensor
 from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
-from iree_fusions import ir_build as b
-from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import op_location
+from iree_fusions.compiler import ir_build as b
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import op_location
 
 from .analysis import FactoryAnalysis, built_size
 from .roots import CompactPlan, ForwardPlan

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 from iree.compiler import ir
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import Candidate, NoMatch, structural_key
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
 
 from .analysis import Factory, FactoryAnalysis, missing_sizes
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.ir_build import BodyBuilder
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_build import BodyBuilder
 
 from .analysis import FactoryAnalysis, available_size, dropped_dims, slice_sizes
 

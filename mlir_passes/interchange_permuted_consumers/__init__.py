@@ -54,11 +54,11 @@ from typing import Literal
 
 from iree.compiler import ir
 
-from iree_fusions import ir_build as b
-from iree_fusions import ir_helpers as h
-from iree_fusions.ir_helpers import RESHAPES
-from iree_fusions.pass_base import (Candidate, CandidatePass, Footprint, NoMatch, PassContext,
-                                     option)
+from iree_fusions.compiler import ir_build as b
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import RESHAPES
+from iree_fusions.compiler.pass_base import (Candidate, CandidatePass, Footprint, NoMatch,
+                                             PassContext, option)
 
 from .build import (apply_layout, can_fold_copy, fold_copy_into_producer, interchange,
                     interchange_order, merge_siblings, preferred_layout_plan)

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from iree.compiler import ir
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import (Candidate, Footprint, NoMatch, round_analysis,
-                                     structural_key)
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import (Candidate, Footprint, NoMatch, round_analysis,
+                                             structural_key)
 
 from .build import preferred_layout_plan
 from .paths import Path, is_producer, trace_path

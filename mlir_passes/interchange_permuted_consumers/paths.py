@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from iree.compiler import ir
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import op_location
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import op_location
 
 from .views import is_reshape
 

@@ -23,10 +23,10 @@ from iree.compiler.dialects import tensor
 from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 from iree.compiler._mlir_libs._mlirDialectsLinalg import fill_builtin_region
 
-from iree_fusions import ir_build as b
-from iree_fusions import ir_helpers as h
-from iree_fusions.ir_helpers import RESHAPES
-from iree_fusions.pass_base import op_location
+from iree_fusions.compiler import ir_build as b
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import RESHAPES
+from iree_fusions.compiler.pass_base import op_location
 
 from .paths import Path, identity_chain_input
 from .views import is_reshape, reshape_view, size_text

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from iree_fusions import ir_build as b
-from iree_fusions import ir_helpers as h
-from iree_fusions.ir_helpers import RESHAPES
+from iree_fusions.compiler import ir_build as b
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import RESHAPES
 
 
 @dataclass

@@ -5,11 +5,20 @@
     results = iree_fusions.run(out.output, inputs, device="local-task")
     out = iree_fusions.compile_torch(torch_model, (x,), fusions="all")  # PyTorch in
 
-The script API (`iree_fusions.api`, numpy) loads on first use, so that the compile driver
-(`iree-fusions-compile`) does not pay for it at start-up.
+The script API (`iree_fusions.harness.api`, numpy) loads on first use, so that the compile
+driver (`iree-fusions-compile`) does not pay for it at start-up.
+
+Subpackages: `compiler` (passes' protocol, registry, pipeline, driver), `tools` (the CLIs),
+`harness` (the script API, numerics, timing, bundles), `runtime` (the bundle runner: numpy and
+iree.runtime only), `models`, and `passes` (the plugin's passes). The modules' old flat paths
+(`iree_fusions.pass_base`, ...) still import, as the same modules (`_moved.py`).
 """
 
 import importlib
+
+from ._moved import MOVED as _MOVED, install as _install_moved
+
+_install_moved()
 
 __version__ = "0.1.0"
 
@@ -18,11 +27,11 @@ __all__ = ["api", "numerics", "compile", "compile_torch", *_API_NAMES]
 
 
 def __getattr__(name: str):
-    if name in ("api", "numerics"):
-        return importlib.import_module(f".{name}", __name__)
     if name == "compile_torch":
-        return importlib.import_module(".torch_api", __name__).compile_torch
+        return importlib.import_module(".harness.torch_api", __name__).compile_torch
     if name in _API_NAMES or name == "compile":
-        api = importlib.import_module(".api", __name__)
+        api = importlib.import_module(".harness.api", __name__)
         return api.compile_file if name == "compile" else getattr(api, name)
+    if name in _MOVED:  # `iree_fusions.api`, `from iree_fusions import ir_helpers`: old paths
+        return importlib.import_module(_MOVED[name])
     raise AttributeError(f"module 'iree_fusions' has no attribute '{name}'")

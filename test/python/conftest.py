@@ -2,7 +2,7 @@
 
 `pytest --cpu=NAME` (or $IREE_FUSIONS_CPU) compiles every llvm-cpu module of the session for
 that CPU instead of the host's: the option sets $IREE_FUSIONS_CPU, which
-`iree_fusions.api.target_flags` (hence the numerics harness, the bench and the tuner, also
+`iree_fusions.harness.api.target_flags` (hence the numerics harness, the bench and the tuner, also
 in child processes) reads, and `CPU_FLAGS` below. Code for an older x86 CPU runs on a newer
 one, so one machine checks several vector widths: `host`, `x86-64-v3` (AVX2, 32-byte
 vectors, like an AVX2 laptop or server) and `x86-64` (SSE2, 16 bytes). Tests that compare
@@ -29,7 +29,7 @@ HERE = os.path.dirname(__file__)
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)  # `support.*` modules
 
-CPU_ENV = "IREE_FUSIONS_CPU"  # = iree_fusions.api.CPU_ENV (not imported: conftest stays light)
+CPU_ENV = "IREE_FUSIONS_CPU"  # = iree_fusions.harness.api.CPU_ENV (not imported: light)
 CPUS = ("host", "x86-64-v3", "x86-64")  # the targets CI runs the numerics tests for
 
 CPU_FLAGS = [

@@ -15,14 +15,17 @@ import numpy as np
 import pytest
 
 from conftest import CPU_FLAGS, HERE, tool
-from iree_fusions import api, bundle_runner, files, shim
-from iree_fusions.bundle import BundleWriter
-from iree_fusions.crash import PluginArgs, describe_crash
-from iree_fusions.decisions import Decider, DecisionsError, DecisionSet, Decision
-from iree_fusions.pass_base import PassOptionError
-from iree_fusions.pipeline import PipelineError, parse_options, parse_pipeline
-from iree_fusions.registry import lookup
-from iree_fusions.target import Target
+from iree_fusions.harness import api
+from iree_fusions.runtime import bundle_runner
+from iree_fusions.compiler import files
+from iree_fusions.tools import shim
+from iree_fusions.harness.bundle import BundleWriter
+from iree_fusions.tools.crash import PluginArgs, describe_crash
+from iree_fusions.compiler.decisions import Decider, DecisionsError, DecisionSet, Decision
+from iree_fusions.compiler.pass_base import PassOptionError
+from iree_fusions.compiler.pipeline import PipelineError, parse_options, parse_pipeline
+from iree_fusions.compiler.registry import lookup
+from iree_fusions.compiler.target import Target
 
 GOOD = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %a : tensor<4xf32>
@@ -35,8 +38,8 @@ SPLIT = "func.func @a() {\n  return\n}\n// -----\nfunc.func @b() {\n  %0 = foo.b
 HANGING_PASS = """
 import time
 from dataclasses import dataclass
-from iree_fusions.pass_base import FusionPass
-from iree_fusions.registry import register
+from iree_fusions.compiler.pass_base import FusionPass
+from iree_fusions.compiler.registry import register
 
 @register
 @dataclass(frozen=True)

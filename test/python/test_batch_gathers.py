@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from iree.compiler import ir
 
 from conftest import reassociation_bound
-from iree_fusions import api
-from iree_fusions.numerics import compare_compilations, function_arg_specs
+from iree_fusions.harness import api
+from iree_fusions.harness.numerics import compare_compilations, function_arg_specs
 from support import passes
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -236,7 +236,7 @@ def test_unequal_dynamic_batches_stop_the_call():
 
 def stream_submissions(stream_ir: bytes) -> int:
     """stream.cmd.execute ops in the module's functions (initializers apart)."""
-    from iree_fusions import ir_helpers as h
+    from iree_fusions.compiler import ir_helpers as h
 
     with ir.Context():
         module = ir.Module.parse(stream_ir)
@@ -808,7 +808,7 @@ def test_every_form_like_static(model, form, tmp_path):
     """Each form users compile (models/dlrm.py FORMS) loses as many dispatches as the static
     form (at most one fewer) or says what blocks it; outputs bit-identical to stock at the
     export's batch and, for dynamic forms, at batch 5; equal to PyTorch."""
-    from iree_fusions.counting import count_flow_ir
+    from iree_fusions.compiler.counting import count_flow_ir
     from iree_fusions.models import dlrm
 
     if (model, form) in STOCK_FAILS:

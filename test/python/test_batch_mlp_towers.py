@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from iree.compiler import ir
 
 from conftest import reassociation_bound
-from iree_fusions.numerics import compare_compilations
+from iree_fusions.harness.numerics import compare_compilations
 from support import passes
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -302,7 +302,7 @@ def test_silu_and_relu_towers_never_share_a_group():
 
 
 def test_merge_groups_for_reshapes():
-    from iree_fusions.ir_build import merge_groups
+    from iree_fusions.compiler.ir_build import merge_groups
 
     assert merge_groups([4, 2, 8], [4, 16]) == [[0], [1, 2]]
     assert merge_groups([2, 4, 8], [8, 8]) == [[0, 1], [2]]
@@ -513,8 +513,8 @@ def test_torch_multitask_heads_padded(batch):
 @pytest.mark.slow
 @pytest.mark.parametrize("device", ["hip", "cuda", "vulkan"])
 def test_gpu_targets_compile_with_fewer_dispatches(device):
-    from iree_fusions import api
-    from iree_fusions.counting import count_flow_ir
+    from iree_fusions.harness import api
+    from iree_fusions.compiler.counting import count_flow_ir
 
     text = towers_ir(8, [[64, 64, 32, 16, 8]] * 6, ["silu"] * 6, seed=5)
     stock = count_flow_ir(api.compile_str(text, device=device, stock=True,

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, tool
-from iree_fusions import bundle_runner
+from iree_fusions.runtime import bundle_runner
 from iree_fusions.models.catalog import torch_available
 
 FUSIONS = "interchange-permuted-consumers,batch-gathers"
@@ -84,7 +84,7 @@ def test_from_runs_the_bundle_importing_neither_compiler_nor_torch(bundle, tmp_p
     rows_path = tmp_path / "rows.json"
     script = textwrap.dedent(f"""
         import sys
-        from iree_fusions import bench
+        from iree_fusions.tools import bench
         code = bench.main(["--from", {bundle!r}, *{QUICK!r},
                            "--json", {str(rows_path)!r}])
         heavy = sorted(m for m in sys.modules if m.startswith(("iree.compiler", "torch"))

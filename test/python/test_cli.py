@@ -114,8 +114,8 @@ def test_bench_runs_a_bundled_model_and_writes_json(tmp_path):
 
 
 def test_bench_passes_runtime_flags_to_the_timing_tool(monkeypatch):
-    from iree_fusions import bench
-    from iree_fusions.timing import LatencyPair
+    from iree_fusions.tools import bench
+    from iree_fusions.harness.timing import LatencyPair
 
     seen = {}
 

@@ -20,12 +20,12 @@ from iree.compiler import ir
 import iree_fusions
 import iree_fusions.passes.interchange_permuted_consumers as interchange
 from conftest import CPU_FLAGS, tool
-from iree_fusions import pass_base
-from iree_fusions.driver import CompileRequest, _must_weigh
-from iree_fusions.pass_base import (Candidate, CandidatePass, Footprint, PassContext, PassReport,
-                                    round_analysis, structural_key)
-from iree_fusions.pipeline import parse_pipeline, run_pipeline
-from iree_fusions.timing_report import CompileTiming
+from iree_fusions.compiler import pass_base
+from iree_fusions.compiler.driver import CompileRequest, _must_weigh
+from iree_fusions.compiler.pass_base import (Candidate, CandidatePass, Footprint, PassContext,
+                                             PassReport, round_analysis, structural_key)
+from iree_fusions.compiler.pipeline import parse_pipeline, run_pipeline
+from iree_fusions.compiler.timing_report import CompileTiming
 from support.passes import lit_cases
 
 INTERCHANGE = "interchange-permuted-consumers"

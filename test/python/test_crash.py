@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 
 from conftest import CPU_FLAGS, tool
-from iree_fusions.crash import describe_crash
+from iree_fusions.tools.crash import describe_crash
 
 MODULE = """module {
   util.func public @main(%x: tensor<4x64xf32>) -> tensor<4x64xf32> {

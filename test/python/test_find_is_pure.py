@@ -12,11 +12,11 @@ import re
 import pytest
 from iree.compiler import ir
 
-from iree_fusions import registry
-from iree_fusions.files import split_input
-from iree_fusions.ir_helpers import functions
-from iree_fusions.pass_base import CandidatePass, PassContext, PassReport
-from iree_fusions.pipeline import parse_pipeline
+from iree_fusions.compiler import registry
+from iree_fusions.compiler.files import split_input
+from iree_fusions.compiler.ir_helpers import functions
+from iree_fusions.compiler.pass_base import CandidatePass, PassContext, PassReport
+from iree_fusions.compiler.pipeline import parse_pipeline
 
 LIT = pathlib.Path(__file__).resolve().parents[1] / "passes"
 _RUN_PASS = re.compile(r"-p '?([a-z-]+(?:\{[^}]*\})?)")

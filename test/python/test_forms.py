@@ -70,7 +70,7 @@ def test_exported_signature(form, shape):
 @pytest.mark.slow
 @pytest.mark.parametrize("form", ["params", "onnx-params", "onnx-dynamic-seq"])
 def test_parameters_and_onnx_run(form, tmp_path):
-    from iree_fusions import api
+    from iree_fusions.harness import api
     from iree_fusions.models.torch_export import torch_outputs
 
     model, args = _linear()

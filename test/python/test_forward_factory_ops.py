@@ -15,8 +15,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from iree.compiler import ir
 
-from iree_fusions import api
-from iree_fusions.numerics import compare_compilations
+from iree_fusions.harness import api
+from iree_fusions.harness.numerics import compare_compilations
 from support import passes
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -35,7 +35,7 @@ def run_pass(text: str, pipeline: str = PASS) -> tuple[str, list]:
 
 
 def inputs_for(text: str, function: str, seed: int = 0) -> list[np.ndarray]:
-    from iree_fusions.numerics import random_inputs
+    from iree_fusions.harness.numerics import random_inputs
 
     return random_inputs(text, function, seed=seed, int_high=5)
 

@@ -19,8 +19,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from iree_fusions.api import CompilerToolError
-from iree_fusions.numerics import compare_compilations, function_arg_specs
+from iree_fusions.harness.api import CompilerToolError
+from iree_fusions.harness.numerics import compare_compilations, function_arg_specs
 from support import passes
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))

@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 from conftest import CPU_FLAGS, TRANSPOSED_EPILOGUE
-from iree_fusions import api, bundle_runner
-from iree_fusions.bundle_runner import (FASTER, NOISE, SLOWER, alternate, clearly_better, judge,
-                                        ratio_interval, rounds_needed)
-from iree_fusions.counting import count_flow_ir
+from iree_fusions.harness import api
+from iree_fusions.runtime import bundle_runner
+from iree_fusions.runtime.bundle_runner import (FASTER, NOISE, SLOWER, alternate, clearly_better,
+                                                judge, ratio_interval, rounds_needed)
+from iree_fusions.compiler.counting import count_flow_ir
 from iree_fusions.models import bundled_mlir_models
-from iree_fusions.numerics import compare_compilations, function_arg_specs, random_inputs
+from iree_fusions.harness.numerics import compare_compilations, function_arg_specs, random_inputs
 
 
 def test_compare_outputs_semantics():
@@ -72,7 +73,7 @@ def test_compare_latency_gives_each_module_its_own_inputs():
     # Two programs of different signatures timed side by side (bench/towers_kernel_bound.py).
     import iree.compiler as ireec
 
-    from iree_fusions.timing import compare_latency
+    from iree_fusions.harness.timing import compare_latency
 
     def module(n_args: int) -> bytes:
         args = ", ".join(f"%a{i}: tensor<4xf32>" for i in range(n_args))

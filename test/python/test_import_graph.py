@@ -1,7 +1,9 @@
 """The import graph of the package (read from the sources, nothing imported): no module
-imports another module's private names, no circle among module-level imports, and the
-runtime side (the bundle runner, run on machines with only iree.runtime and numpy) imports
-nothing of the compiler side."""
+imports another module's private names, no circle among module-level imports, the runtime
+side (`iree_fusions.runtime`: the bundle runner, run on machines with only iree.runtime and
+numpy) imports nothing of the compiler, the tools or the harness, the compiler side imports
+nothing of the tools, the harness or the runtime, and the package's own modules import each
+other by their paths in the subpackages (the old flat paths are for out-of-tree code)."""
 
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ import ast
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-PACKAGES = {"iree_fusions": ROOT / "python" / "iree_fusions",
-            "iree_fusions.passes": ROOT / "mlir_passes"}
+FLAT = ROOT / "python" / "iree_fusions"
+PACKAGES = {"iree_fusions": FLAT, "iree_fusions.passes": ROOT / "mlir_passes"}
+SUBPACKAGES = {"compiler", "harness", "models", "runtime", "tools"}
 
 
 def _modules() -> dict[str, pathlib.Path]:
@@ -24,6 +27,35 @@ def _modules() -> dict[str, pathlib.Path]:
 
 
 MODULES = _modules()
+
+
+def _moved_table() -> dict[str, str]:
+    """`MOVED` of iree_fusions/_moved.py (old module name -> its full name now), read from
+    the source."""
+    tree = ast.parse((FLAT / "_moved.py").read_text())
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "MOVED" for t in targets):
+                return ast.literal_eval(node.value)
+    raise AssertionError("no MOVED table in _moved.py")
+
+
+MOVED = _moved_table()
+
+
+def _old_path(module: str) -> str | None:
+    """The new name of an old flat path (`iree_fusions.pass_base`, or a name under a moved
+    package), else None."""
+    head, _, rest = module.partition(".")
+    if head != "iree_fusions" or not rest:
+        return None
+    first, dot, tail = rest.partition(".")
+    return MOVED[first] + dot + tail if first in MOVED else None
+
+
+def _resolve(module: str) -> str:
+    return _old_path(module) or module
 
 
 def _imports(name: str, path: pathlib.Path, module_level: bool):
@@ -46,19 +78,43 @@ def _imports(name: str, path: pathlib.Path, module_level: bool):
                 yield alias.name, None, node.lineno
 
 
+def _imported(module: str, item: str | None) -> str | None:
+    """The package's module an import statement imports (an old flat path resolved to the
+    module's path now), or None for a module outside the package."""
+    if item is not None and _resolve(f"{module}.{item}") in MODULES:
+        return _resolve(f"{module}.{item}")
+    return _resolve(module) if _resolve(module) in MODULES else None
+
+
 def _targets(name: str, module_level: bool) -> set[str]:
-    out = set()
-    for module, item, _ in _imports(name, MODULES[name], module_level):
-        if item is not None and f"{module}.{item}" in MODULES:
-            out.add(f"{module}.{item}")
-        elif module in MODULES:
-            out.add(module)
-    return out - {name}
+    out = {_imported(module, item) for module, item, _ in
+           _imports(name, MODULES[name], module_level)}
+    return out - {name, None}
 
 
 def test_the_sources_are_found():
-    assert "iree_fusions.pass_base" in MODULES
+    assert "iree_fusions.compiler.pass_base" in MODULES
+    assert "iree_fusions.runtime.bundle_runner" in MODULES
     assert "iree_fusions.passes.batch_gathers.plan" in MODULES
+    assert set(MOVED.values()) <= set(MODULES), set(MOVED.values()) - set(MODULES)
+
+
+def test_the_flat_folder_holds_only_the_subpackages():
+    """python/iree_fusions/ is `__init__.py`, the moved-module table and the subpackages: no
+    module of the old flat layout (nor a stub of one) is left there."""
+    files = {p.name for p in FLAT.iterdir() if p.is_file()}
+    folders = {p.name for p in FLAT.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert files == {"__init__.py", "_moved.py"}, files
+    assert folders == SUBPACKAGES, folders
+    assert all((FLAT / f / "__init__.py").is_file() for f in folders)
+
+
+def test_the_package_imports_its_modules_by_their_new_paths():
+    found = [f"{MODULES[name].relative_to(ROOT)}:{line}: {module}" + (f" {item}" if item else "")
+             for name in MODULES
+             for module, item, line in _imports(name, MODULES[name], module_level=False)
+             if _old_path(module) or (item and _old_path(f"{module}.{item}"))]
+    assert not found, "old flat paths imported inside the package:\n" + "\n".join(found)
 
 
 def test_no_module_imports_another_modules_private_names():
@@ -66,7 +122,7 @@ def test_no_module_imports_another_modules_private_names():
              for name in MODULES
              for module, item, line in _imports(name, MODULES[name], module_level=False)
              if item and item.startswith("_") and not item.startswith("__")
-             and module in MODULES]
+             and _resolve(module) in MODULES]
     assert not found, "private names imported across modules:\n" + "\n".join(found)
 
 
@@ -90,7 +146,50 @@ def test_no_circle_among_module_level_imports():
             assert circle is None, "import circle: " + " -> ".join(circle)
 
 
+def _side(package: str) -> list[str]:
+    return [name for name in MODULES if name == package or name.startswith(package + ".")]
+
+
+def _imports_outside(name: str, allowed: tuple[str, ...], iree_compiler: bool) -> list[str]:
+    """`name`'s imports (all of them, also those inside functions) of a module of iree_fusions
+    outside the packages `allowed` (old flat paths resolved; the top-level package itself is
+    allowed), and of iree.compiler unless `iree_compiler`."""
+    out = []
+    for module, item, line in _imports(name, MODULES[name], module_level=False):
+        target = _imported(module, item) or _resolve(module)
+        if target.partition(".")[0] == "iree_fusions":
+            bad = target != "iree_fusions" and not any(
+                target == a or target.startswith(a + ".") for a in allowed)
+        else:
+            bad = not iree_compiler and (target == "iree.compiler"
+                                         or target.startswith("iree.compiler."))
+        if bad:
+            out.append(f"{MODULES[name].relative_to(ROOT)}:{line}: {target}")
+    return out
+
+
 def test_the_runtime_side_imports_no_compiler():
-    runtime = "iree_fusions.bundle_runner"
-    imported = {module for module, _, _ in _imports(runtime, MODULES[runtime], False)}
-    assert not {m for m in imported if m and m.startswith(("iree.compiler", "iree_fusions"))}
+    """iree_fusions.runtime, the whole subpackage: nothing of iree.compiler, nor of the
+    compiler, the tools, the harness (nor the models, the passes)."""
+    runtime = _side("iree_fusions.runtime")
+    assert "iree_fusions.runtime.bundle_runner" in runtime
+    found = [f for name in runtime
+             for f in _imports_outside(name, ("iree_fusions.runtime",), iree_compiler=False)]
+    assert not found, "the runtime side imports:\n" + "\n".join(found)
+
+
+def test_the_bundle_runner_stands_alone():
+    """bundle_runner.py is shipped in each bundle as run_bundle.py: it imports nothing of
+    iree_fusions at all (nor of iree.compiler)."""
+    name = "iree_fusions.runtime.bundle_runner"
+    imported = {_resolve(module) for module, _, _ in _imports(name, MODULES[name], False)}
+    assert not {m for m in imported if m.startswith(("iree.compiler", "iree_fusions"))}
+
+
+def test_the_compiler_side_imports_no_tool_harness_or_runtime():
+    """iree_fusions.compiler and the passes import only the compiler side (and iree.compiler):
+    the tools, the harness and the runtime build on it, not the other way round."""
+    compiler = _side("iree_fusions.compiler") + _side("iree_fusions.passes")
+    found = [f for name in compiler for f in _imports_outside(
+        name, ("iree_fusions.compiler", "iree_fusions.passes"), iree_compiler=True)]
+    assert not found, "the compiler side imports:\n" + "\n".join(found)

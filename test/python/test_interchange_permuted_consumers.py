@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from iree.compiler import ir
 
-from iree_fusions.numerics import compare_compilations
+from iree_fusions.harness.numerics import compare_compilations
 from support import passes
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -307,7 +307,7 @@ def test_no_change_without_producer(n_ops, seed):
 
 
 def test_loop_groups_and_contraction_order():
-    from iree_fusions import ir_helpers as h
+    from iree_fusions.compiler import ir_helpers as h
     from iree_fusions.passes.interchange_permuted_consumers.build import (
         _loop_groups,
         contraction_order_ok,
@@ -349,7 +349,7 @@ util.func public @f(%x: tensor<128x384xf32>, %w: tensor<12x32x384xf32>,
 
 
 def _bench_row(name: str):
-    from iree_fusions import api
+    from iree_fusions.harness import api
     from iree_fusions.models.catalog import all_models
 
     art = all_models()[name].build()
@@ -384,7 +384,7 @@ def test_bert_tiny():
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["start_pos", "const"])
 def test_llama_block_has_no_transpose_dispatch(variant):
-    from iree_fusions import api
+    from iree_fusions.harness import api
     from iree_fusions.models import llama
 
     art = llama.build_artifact(variant, 64)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from conftest import tool
-from iree_fusions import bundle_runner
+from iree_fusions.runtime import bundle_runner
 from iree_fusions.models.catalog import torch_available
 from support import passes
 
@@ -143,7 +143,7 @@ def test_resident_mib_counts_the_weights_held(tmp_path):
     parameter (the runtime loads a parameter whole on llvm-cpu), and the probe says so."""
     import iree.runtime as rt
 
-    from iree_fusions import api
+    from iree_fusions.harness import api
 
     def module(n: int) -> str:
         return f"""
@@ -174,7 +174,7 @@ func.func @main(%x: tensor<1x{n}xf32>) -> tensor<1x{n}xf32> {{
 def test_bench_form_choices_are_the_forms():
     """iree-fusions-bench lists the forms without importing models/forms.py (its --from path
     imports no compiler): the two lists must stay the same."""
-    from iree_fusions.bench import FORM_CHOICES
+    from iree_fusions.tools.bench import FORM_CHOICES
     from iree_fusions.models.forms import EXTRA_FORMS, FORMS
 
     assert FORM_CHOICES == FORMS + EXTRA_FORMS

@@ -6,7 +6,7 @@ from unittest import mock
 import pytest
 from iree.compiler import ir
 
-from iree_fusions.pipeline import (
+from iree_fusions.compiler.pipeline import (
     PipelineError,
     Step,
     parse_pipeline,
@@ -104,7 +104,7 @@ def test_report_counts_ops_before_and_after():
 def test_op_counts_carry_from_one_plugin_pass_to_the_next():
     """A pass's counts after it are the next plugin pass's counts before it (one walk per
     pass); an MLIR step in between counts again; each report times its parts."""
-    import iree_fusions.pipeline as pipeline
+    import iree_fusions.compiler.pipeline as pipeline
 
     walks = []
     real = pipeline.count_compute_ops

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from iree_fusions.plot import PlotError, plot_rows  # noqa: E402
+from iree_fusions.tools.plot import PlotError, plot_rows  # noqa: E402
 
 ROWS = [
     dict(model="dlrm-b8", stock_dispatches=36, plugin_dispatches=5, stock_ms=0.154,
@@ -52,8 +52,8 @@ def test_plot_module_reads_bench_json(tmp_path):
     rows = tmp_path / "rows.json"
     rows.write_text(json.dumps(ROWS))
     out = tmp_path / "from-json.png"
-    res = subprocess.run([sys.executable, "-m", "iree_fusions.plot", str(rows), "-o", str(out)],
-                         capture_output=True, text=True)
+    res = subprocess.run([sys.executable, "-m", "iree_fusions.tools.plot", str(rows),
+                          "-o", str(out)], capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
     assert _is_png(out)
 

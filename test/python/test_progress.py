@@ -3,7 +3,7 @@
 import io
 import re
 
-from iree_fusions.progress import Progress
+from iree_fusions.tools.progress import Progress
 
 
 def test_lines_when_not_a_terminal():

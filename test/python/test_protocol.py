@@ -11,8 +11,8 @@ import pytest
 from iree.compiler import ir
 
 from conftest import tool
-from iree_fusions import registry
-from iree_fusions.pass_base import (
+from iree_fusions.compiler import registry
+from iree_fusions.compiler.pass_base import (
     MAX_ROUNDS,
     Candidate,
     CandidatePass,
@@ -23,7 +23,7 @@ from iree_fusions.pass_base import (
     option,
     structural_key,
 )
-from iree_fusions.pipeline import PipelineError, parse_pipeline, run_pipeline
+from iree_fusions.compiler.pipeline import PipelineError, parse_pipeline, run_pipeline
 
 MODULE = """
 util.func public @f(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
@@ -199,7 +199,7 @@ def test_pass_options_errors_name_the_pass():
 
 
 def test_plugin_pass_runs_in_a_pipeline_with_mlir_passes():
-    from iree_fusions.pipeline import Step
+    from iree_fusions.compiler.pipeline import Step
 
     with ir.Context():
         module = ir.Module.parse(MODULE)

@@ -11,8 +11,9 @@ import os
 import numpy as np
 import pytest
 
-from iree_fusions import api, bundle_runner
-from iree_fusions.numerics import compare_compilations
+from iree_fusions.harness import api
+from iree_fusions.runtime import bundle_runner
+from iree_fusions.harness.numerics import compare_compilations
 
 HERE = os.path.dirname(__file__)
 GATHERS_LIT = os.path.join(HERE, "..", "passes", "batch-gathers.mlir")

@@ -11,8 +11,9 @@ import pytest
 
 import iree.compiler as ireec
 import iree_fusions
-from iree_fusions import shim
-from iree_fusions.counting import count_flow_ir
+from iree_fusions.tools import shim
+from iree_fusions.compiler.counting import count_flow_ir
+from iree_fusions.harness.numerics import random_inputs
 from iree_fusions.models import bundled_mlir_models
 from conftest import tool
 
@@ -43,7 +44,7 @@ def test_print_shim_dir_writes_an_executable_iree_compile(shim_dir):
     exe = os.path.join(shim_dir, "iree-compile")
     assert os.access(exe, os.X_OK)
     text = open(exe).read()
-    assert "-m iree_fusions.shim" in text
+    assert "-m iree_fusions.tools.shim" in text
     # The script runs the interpreter of the process that wrote it: the console script's
     # (python3) where pytest runs as `python -m pytest` (python): the same binary.
     written, expected = text.splitlines(), shim.script_text().splitlines()
@@ -85,7 +86,7 @@ def test_iree_compiler_compile_file_runs_the_plugin_through_the_shim(shim_dir, m
     monkeypatch.delenv("IREE_TOOL_PATH")
     stock = ireec.compile_file(MODEL, **CPU)
     assert fused != stock
-    inputs = iree_fusions.numerics.random_inputs(open(MODEL).read())
+    inputs = random_inputs(open(MODEL).read())
     a, b = iree_fusions.run(stock, inputs), iree_fusions.run(fused, inputs)
     assert np.array_equal(a[0], b[0])
 
@@ -107,7 +108,7 @@ def test_shim_errors_reach_the_caller(shim_dir, monkeypatch):
 def test_shim_main_passes_every_argument_on(monkeypatch):
     """Default passes: all; IREE_FUSIONS picks them; IREE_FUSIONS_FLAGS adds flags first, so
     that an explicit flag of the caller still wins."""
-    from iree_fusions import compile_cli
+    from iree_fusions.tools import compile_cli
 
     seen = []
     monkeypatch.setattr(compile_cli, "main", lambda argv: seen.append(argv) or 0)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import iree_fusions
-from iree_fusions.counting import count_flow_ir
+from iree_fusions.compiler.counting import count_flow_ir
 
 torch = pytest.importorskip("torch")
 

@@ -10,9 +10,9 @@ import subprocess
 import pytest
 
 from conftest import CPU_FLAGS, tool
-from iree_fusions import api
-from iree_fusions.counting import count_flow_ir
-from iree_fusions.decisions import FORMAT, DecisionsError, load
+from iree_fusions.harness import api
+from iree_fusions.compiler.counting import count_flow_ir
+from iree_fusions.compiler.decisions import FORMAT, DecisionsError, load
 from iree_fusions.models import bundled_mlir_models
 
 MODEL = "attention_projection_transpose"  # 2 dispatches stock, 1 with the interchange
@@ -147,7 +147,7 @@ def test_shipped_decisions_follow_the_target():
 def test_a_default_changes_only_on_consistent_rounds():
     # One-sided sign test at 5%: the rounds that must agree before a default is changed
     # (the statistics are bundle_runner's, shared with the bench and bundles).
-    from iree_fusions.bundle_runner import clearly_better, rounds_needed
+    from iree_fusions.runtime.bundle_runner import clearly_better, rounds_needed
 
     assert [rounds_needed(n) for n in (3, 5, 7, 9, 11, 21)] == [4, 5, 7, 8, 9, 15]
     assert clearly_better([1.1, 1.2, 1.05, 1.1, 1.3], 1.1, 0.02)
@@ -162,7 +162,7 @@ def test_a_default_changes_only_on_consistent_rounds():
 def fake_benchmark(monkeypatch, plugin_rounds: list[float]) -> list[str]:
     """iree-benchmark-module replaced: stock takes 1.0 ms, plugin the next of `plugin_rounds`
     (a round each); returns the sides in the order they ran."""
-    from iree_fusions import timing
+    from iree_fusions.harness import timing
 
     plugin = iter(plugin_rounds)
     order: list[str] = []
@@ -182,8 +182,8 @@ def test_a_split_verdict_gets_more_rounds(monkeypatch):
     # medians within the margin are decided at once.
     import argparse
 
-    from iree_fusions import tune
-    from iree_fusions.bundle_runner import clearly_better, split_verdict
+    from iree_fusions.tools import tune
+    from iree_fusions.runtime.bundle_runner import clearly_better, split_verdict
 
     def run(plugin_rounds: list[list[float]], max_rounds: int) -> tuple[int, list[float]]:
         order = fake_benchmark(monkeypatch, [t for r in plugin_rounds for t in r])
@@ -216,8 +216,8 @@ def _fake_tuning(monkeypatch, tmp_path, program, times):
     (applied by its rule) and k2 (declined). Returns the decisions and the timed pairs."""
     import argparse
 
-    from iree_fusions import tune
-    from iree_fusions.target import Target
+    from iree_fusions.tools import tune
+    from iree_fusions.compiler.target import Target
 
     rules = {"k1": True, "k2": False}
     timed = []

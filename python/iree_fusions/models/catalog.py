@@ -35,7 +35,7 @@ class Artifact:
     def write(self, folder: str, stem: str = "model") -> str:
         """Writes the IR into `folder` as `<stem>.mlirbc` (bytecode) or `<stem>.mlir` (text)
         and returns the path."""
-        from ..api import source_suffix
+        from ..harness.api import source_suffix
 
         path = os.path.join(folder, stem + source_suffix(self.source))
         with open(path, "wb") as f:
@@ -72,7 +72,7 @@ def file_model(path: str) -> BenchModel:
     reference. Its input type and external weights come from the command line (--flag,
     --parameters)."""
     def build() -> Artifact:
-        from ..numerics import entry_function, random_inputs
+        from ..harness.numerics import entry_function, random_inputs
 
         with open(path, "rb") as f:
             source = f.read()
@@ -118,7 +118,7 @@ def half_models() -> dict[str, BenchModel]:
 
 
 def _bundled_models() -> list[BenchModel]:
-    from ..numerics import random_inputs
+    from ..harness.numerics import random_inputs
 
     models = []
     for name, path in bundled_mlir_models().items():

@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..reports import pass_summaries
+from ..harness.reports import pass_summaries
 from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, quiet_torch_export, to_numpy
 
 FORMS = ("static", "dynamic-batch", "dynamic-seq", "params", "onnx", "onnx-params")
@@ -99,7 +99,7 @@ class Exported:
 
     def write(self, folder: str, stem: str = "model") -> str:
         """Writes the IR into `folder` (.mlirbc / .mlir) and returns the path."""
-        from ..api import source_suffix
+        from ..harness.api import source_suffix
 
         path = os.path.join(folder, stem + source_suffix(self.source))
         with open(path, "wb") as f:
@@ -123,7 +123,7 @@ def run_with_parameters(vmfb: bytes, inputs: Sequence[np.ndarray], function: str
                         device: str = "local-task") -> list[np.ndarray]:
     """Loads a compiled module with its parameter files (scope -> .irpa/.gguf/.safetensors,
     as `iree-run-module --parameters=scope=FILE`) and calls `function` on `inputs`."""
-    from ..api import run
+    from ..harness.api import run
 
     return run(vmfb, inputs, function, device, dict(parameters or {}))
 
@@ -309,8 +309,8 @@ def check(model, args: Sequence, form: str, fusions: str, *, other_args: Sequenc
     `other_args` (sizes the export never saw; same weights)."""
     import tempfile
 
-    from .. import api
-    from ..counting import count_flow_ir
+    from ..harness import api
+    from ..compiler.counting import count_flow_ir
     from .torch_export import torch_outputs
 
     with tempfile.TemporaryDirectory(prefix="iree-fusions-form-") as tmp:

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from iree_fusions import ir_helpers as h
-from iree_fusions.pass_base import FusionPass, PassContext, op_location
-from iree_fusions.registry import register
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import FusionPass, PassContext, op_location
+from iree_fusions.compiler.registry import register
 
 
 @register

@@ -7,7 +7,7 @@ import re
 
 from iree.compiler import ir
 
-from iree_fusions.pipeline import parse_pipeline, run_pipeline
+from iree_fusions.compiler.pipeline import parse_pipeline, run_pipeline
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 

@@ -2,7 +2,7 @@
 
     iree-fusions-bench MODEL ... --plot bench.png            # the run's rows
     iree-fusions-bench --from DIR --plot bench.png           # a bundle's run
-    python -m iree_fusions.plot rows.json -o bench.png       # rows saved with --json
+    python -m iree_fusions.tools.plot rows.json -o bench.png       # rows saved with --json
 
 One figure, panels sharing the model axis: dispatches (stock and plugin bars), latency in ms
 (log scale, stock and plugin bars, the ratio stock/plugin and its verdict written above each
@@ -20,7 +20,7 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
-from .bundle_runner import FASTER, MARGIN, NOISE, SLOWER, row_label, where_measured
+from ..runtime.bundle_runner import FASTER, MARGIN, NOISE, SLOWER, row_label, where_measured
 
 STOCK_COLOR, PLUGIN_COLOR = "#8c8c8c", "#1f77b4"
 VERDICT_COLOR = {FASTER: "#006400", SLOWER: "#b00000", NOISE: "#707070"}
@@ -157,7 +157,7 @@ def _draw_intervals(ax, rows: Sequence[dict]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m iree_fusions.plot", description=__doc__
+    p = argparse.ArgumentParser(prog="python -m iree_fusions.tools.plot", description=__doc__
                                 .strip().splitlines()[0])
     p.add_argument("rows", help="rows as written by iree-fusions-bench --json (or run_bundle.py)")
     p.add_argument("-o", "--output", required=True, help="image file (.png, .svg, .pdf)")

@@ -27,8 +27,8 @@ import shutil
 import sys
 import tempfile
 
-from . import __version__
-from .files import UserError
+from .. import __version__
+from ..compiler.files import UserError
 
 ENV_PASSES = "IREE_FUSIONS"
 ENV_FLAGS = "IREE_FUSIONS_FLAGS"
@@ -54,7 +54,7 @@ def script_text() -> str:
         f"# iree-compile with the iree-fusions {__version__} plugin; written by\n"
         "# `iree-fusions-compile --print-shim-dir`. IREE_FUSIONS=all|none|PASS,... picks the\n"
         "# passes (default: all; none: plain iree-compile); IREE_FUSIONS_FLAGS: more flags.\n"
-        f'{_ENV_SELF}="$0" exec {shlex.quote(sys.executable)} -m iree_fusions.shim "$@"\n'
+        f'{_ENV_SELF}="$0" exec {shlex.quote(sys.executable)} -m iree_fusions.tools.shim "$@"\n'
     )
 
 

@@ -41,14 +41,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
-from . import api, bundle_runner
-from .files import OutputError, check_output, write_file
+from ..compiler.files import OutputError, check_output, write_file
+from ..harness import api
+from ..harness.timing import compare_latency, save_input_files
+from ..runtime import bundle_runner
 from .progress import Progress
-from .timing import compare_latency, save_input_files
 
 if TYPE_CHECKING:  # the --from path imports neither the catalog nor iree.compiler
-    from .bundle import BundleWriter
-    from .models.catalog import Artifact, BenchModel
+    from ..harness.bundle import BundleWriter
+    from ..models.catalog import Artifact, BenchModel
 
 PROG = "iree-fusions-bench"
 # models/forms.py's FORMS + EXTRA_FORMS (not imported: the --from path imports no compiler)
@@ -134,8 +135,8 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
               bundle: BundleWriter | None, tmp: str) -> Row:
     """bench_model with `tmp` for the model's files (its parameter files stay there until
     the runs are done)."""
-    from .counting import count_flow_ir
-    from .models.catalog import form_artifact
+    from ..compiler.counting import count_flow_ir
+    from ..models.catalog import form_artifact
 
     form = args.form
     progress.note(f"{model.name}: building" + (f" ({form} form)" if form != "static" else ""))
@@ -226,7 +227,7 @@ def _add_to_bundle(bundle: BundleWriter, name: str, artifact: Artifact, outs: di
                    source_path: str, counts: tuple, fusions: str, decisions: str | None,
                    changes: list[str], compiled_for: dict | None,
                    parameters: dict[str, str]) -> None:
-    from .bundle import compile_flags
+    from ..harness.bundle import compile_flags
 
     def info(side: str, flow_counts) -> dict:
         return {"tool": "iree-compile" if side == "stock" else "iree-fusions-compile",
@@ -399,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
                   "--tune or --list", file=sys.stderr)
             return 2
         return _run_bundle(args)
-    from .models.catalog import all_models, file_model
+    from ..models.catalog import all_models, file_model
 
     args.device = args.device or "local-task"
     models = all_models()
@@ -424,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     bundle = None
     if args.export:
-        from .bundle import BundleWriter
+        from ..harness.bundle import BundleWriter
 
         try:
             bundle = BundleWriter(args.export, device=args.device, target=args.target,
@@ -453,7 +454,7 @@ def main(argv: list[str] | None = None) -> int:
 def _bench_models(names: list[str], models: dict, args, rows: list[Row], progress: Progress,
                   bundle: BundleWriter | None) -> None:
     """Each model in turn, its row appended to `rows` as it starts."""
-    from .models.catalog import torch_available
+    from ..models.catalog import torch_available
 
     with warnings.catch_warnings():
         warnings.showwarning = _warnings_above(progress)

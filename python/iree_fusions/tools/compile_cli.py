@@ -42,16 +42,16 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from . import dialect_views, pipeline, registry
+from ..compiler import dialect_views, pipeline, registry
 from .crash import (Interrupted, PluginArgs, describe_crash, die_with_parent, interruptible,
                     run_forked)
-from .decisions import load as load_decisions
-from .driver import (HOOK_PHASE, PHASES, CompileError, CompileRequest, compile_request,
-                     initialize_flags)
-from .files import (SPLIT_INPUT_LIMIT, OutputError, OutputSet, UserError, at_file_line,
-                    check_input, check_output, claim_std_streams, is_bytecode, is_regular_file,
-                    read_input, split_input)
-from .fusions_flags import select_steps
+from ..compiler.decisions import load as load_decisions
+from ..compiler.driver import (HOOK_PHASE, PHASES, CompileError, CompileRequest, compile_request,
+                               initialize_flags)
+from ..compiler.files import (SPLIT_INPUT_LIMIT, OutputError, OutputSet, UserError, at_file_line,
+                              check_input, check_output, claim_std_streams, is_bytecode,
+                              is_regular_file, read_input, split_input)
+from ..compiler.fusions_flags import select_steps
 from .shim import real_iree_compile, shim_dir
 
 PROG = "iree-fusions-compile"

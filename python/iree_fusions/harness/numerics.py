@@ -22,7 +22,7 @@ import numpy as np
 from iree.compiler import ir
 
 from . import api
-from .counting import FlowCounts, count_flow_ir
+from ..compiler.counting import FlowCounts, count_flow_ir
 from .reports import PassSummary, pass_summaries
 
 _TORCH_TENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(\w+)>")
@@ -71,7 +71,7 @@ class NumericsCheck:
 
     @property
     def passes(self) -> list[PassSummary]:
-        """The plugin compile's reports, typed (`iree_fusions.reports`)."""
+        """The plugin compile's reports, typed (`iree_fusions.harness.reports`)."""
         return pass_summaries(self.reports)
 
 

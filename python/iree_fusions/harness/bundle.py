@@ -23,9 +23,9 @@ from importlib import metadata
 
 import numpy as np
 
-from . import bundle_runner
-from .bundle_runner import FORMAT, MANIFEST, BundleError
-from .files import write_file
+from ..runtime import bundle_runner
+from ..runtime.bundle_runner import FORMAT, MANIFEST, BundleError
+from ..compiler.files import write_file
 
 RUNNER = "run_bundle.py"
 

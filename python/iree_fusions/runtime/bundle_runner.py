@@ -555,7 +555,7 @@ def time_pair(stock_vmfb: str, plugin_vmfb: str, input_paths: Sequence[str], *,
     """Stock and plugin alternately (`alternate`: each round's figure is the median
     repetition), more rounds while the verdict is unsettled (up to `max_rounds`, within
     `budget_s`); returns `judge`'s verdict on them, in ms (as
-    iree_fusions.timing.compare_latency)."""
+    iree_fusions.harness.timing.compare_latency)."""
     paths = {"stock": stock_vmfb, "plugin": plugin_vmfb}
 
     def time_side(side: str) -> float:
@@ -948,7 +948,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="extra iree-benchmark-module flag for both timings (repeatable)")
     add_parameters_argument(p)
     p.add_argument("--json", help="write the rows as JSON to this file (- for stdout); "
-                   "`python -m iree_fusions.plot FILE -o plot.png` draws them")
+                   "`python -m iree_fusions.tools.plot FILE -o plot.png` draws them")
     args = p.parse_args(argv)
     if args.folder is None:
         p.error("no bundle folder given")

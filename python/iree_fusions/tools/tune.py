@@ -41,14 +41,14 @@ import time
 from dataclasses import dataclass, field
 from importlib import metadata
 
-from . import api
-from .bundle_runner import (MARGIN, MAX_ROUNDS, clearly_better, ratio_interval, round_ratios,
-                            split_verdict)
-from .decisions import Decision, DecisionSet, load
-from .files import UserError, check_output
-from .reports import pass_summaries
-from .target import Target
-from .timing import compare_latency
+from ..compiler.decisions import Decision, DecisionSet, load
+from ..compiler.files import UserError, check_output
+from ..compiler.target import Target
+from ..harness import api
+from ..harness.reports import pass_summaries
+from ..harness.timing import compare_latency
+from ..runtime.bundle_runner import (MARGIN, MAX_ROUNDS, clearly_better, ratio_interval,
+                                     round_ratios, split_verdict)
 
 PROG = "iree-fusions-tune"
 
@@ -166,8 +166,8 @@ def _target(reports: list[dict]) -> Target | None:
 
 def _load_model(args) -> tuple[str, list, str, list[str], str]:
     """(source path, inputs, function, model flags, model name) of MODEL."""
-    from .models.catalog import all_models
-    from .numerics import random_inputs
+    from ..models.catalog import all_models
+    from ..harness.numerics import random_inputs
 
     models = all_models()
     if args.model in models:

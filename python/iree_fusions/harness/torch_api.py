@@ -56,7 +56,7 @@ def compile_torch(
     given), `.reports` (per pass: what it changed and why it left candidates alone),
     `.command` (to reproduce from the saved module), `.stderr`.
     """
-    from .models.torch_export import TORCH_INPUT_FLAGS, export_to_mlir
+    from ..models.torch_export import TORCH_INPUT_FLAGS, export_to_mlir
 
     with tempfile.TemporaryDirectory(prefix="iree-fusions-torch-") as tmp:
         path = save_mlir or os.path.join(tmp, "model.mlirbc")

@@ -219,7 +219,7 @@ def describe_crash(sig: int, stages: list[str], stock_argv: list[str], prog: str
 def _stock_diagnostics(stock_argv: list[str], limit: int = 20) -> list[str]:
     """What plain iree-compile says about the input (its parser reports errors where the
     C API's crashes), shortened."""
-    from .files import UserError
+    from ..compiler.files import UserError
     from .shim import real_iree_compile
 
     try:

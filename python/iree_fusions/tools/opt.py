@@ -15,14 +15,15 @@ import sys
 
 from iree.compiler import ir
 
-from . import dialect_views, registry
-from .decisions import Decider, DecisionsError
-from .diagnostics import Diagnostic, DiagnosticCollector, expectations, from_mlir_error, verify
-from .files import (SPLIT_INPUT_LIMIT, SPLIT_MARKER, OutputError, UserError, at_file_line,
-                    check_output, claim_std_streams, is_bytecode, read_input, split_input,
-                    write_file)
-from .target import Target, module_targets
-from .pipeline import PipelineError, format_mlir_error, parse_pipeline, run_pipeline
+from ..compiler import dialect_views, registry
+from ..compiler.decisions import Decider, DecisionsError
+from ..compiler.diagnostics import (Diagnostic, DiagnosticCollector, expectations,
+                                    from_mlir_error, verify)
+from ..compiler.files import (SPLIT_INPUT_LIMIT, SPLIT_MARKER, OutputError, UserError, at_file_line,
+                              check_output, claim_std_streams, is_bytecode, read_input, split_input,
+                              write_file)
+from ..compiler.target import Target, module_targets
+from ..compiler.pipeline import PipelineError, format_mlir_error, parse_pipeline, run_pipeline
 
 PROG = "iree-fusions-opt"
 

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import bundle_runner
-from .bundle_runner import host_arrays
+from ..runtime import bundle_runner
+from ..runtime.bundle_runner import host_arrays
 from .reports import PassSummary, pass_summaries
 
 _CPU_FLAGS = ["--iree-hal-target-device=local",
@@ -104,7 +104,7 @@ class CompileOutput:
     @property
     def passes(self) -> list[PassSummary]:
         """`reports`, typed: per pass its changes (`.key`, `.location`, `.what`) and skipped
-        candidates (`.key`, `.location`, `.reason`); see `iree_fusions.reports`."""
+        candidates (`.key`, `.location`, `.reason`); see `iree_fusions.harness.reports`."""
         return pass_summaries(self.reports)
 
 
@@ -112,10 +112,10 @@ def _tool_command(stock: bool) -> list[str]:
     """Stock: the iree-compile binary by path (never through IREE_TOOL_PATH, which may
     name the shim); else iree-fusions-compile with this interpreter."""
     if stock:
-        from .shim import real_iree_compile
+        from ..tools.shim import real_iree_compile
 
         return [real_iree_compile()]
-    return [sys.executable, "-m", "iree_fusions.compile_cli"]
+    return [sys.executable, "-m", "iree_fusions.tools.compile_cli"]
 
 
 @dataclass(frozen=True)
@@ -214,7 +214,7 @@ def _run_tool(cmd: list[str], timeout: float | None) -> tuple[int, str]:
     """Runs a compiler process that dies with this one (PR_SET_PDEATHSIG, asked for through
     $IREE_FUSIONS_PARENT_PID): (exit code, stderr). Past `timeout` it is stopped with
     SIGTERM (it removes its temporary files and kills its compile child), then SIGKILL."""
-    from .crash import PARENT_ENV
+    from ..tools.crash import PARENT_ENV
 
     env = {**os.environ, PARENT_ENV: str(os.getpid())}
     with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,

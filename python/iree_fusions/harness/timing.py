@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bundle_runner import MARGIN, alternate, benchmark_ms, judge
+from ..runtime.bundle_runner import MARGIN, alternate, benchmark_ms, judge
 
 
 @dataclass
