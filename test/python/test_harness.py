@@ -255,3 +255,36 @@ def test_compile_options_are_one_value(tmp_path):
     assert "--fusions=interchange-permuted-consumers" not in stock.command
     with pytest.raises(TypeError):
         api.compile_file(str(src), opts, fusion="none")
+
+
+def test_local_task_timings_use_one_worker_group_on_a_two_core_host(monkeypatch):
+    """On a host of at most 2 usable cores, local-task timings run with one worker group
+    (each process otherwise runs fast or slow as a whole); a caller's own topology flag, other
+    devices and larger hosts are left alone; the flags reach iree-benchmark-module."""
+    from iree_fusions.runtime import bundle_runner
+
+    monkeypatch.setattr(bundle_runner, "usable_cores", lambda: 2)
+    assert bundle_runner.topology_flags("local-task") == ["--task_topology_group_count=1"]
+    assert bundle_runner.topology_flags("local-sync") == []
+    assert bundle_runner.topology_flags(
+        "local-task", ["--task_topology_max_group_count=2"]) == []
+    assert bundle_runner.cpu_info()["timing_flags"] == ["--task_topology_group_count=1"]
+    seen = []
+
+    class Done(Exception):
+        pass
+
+    def fake_run(cmd, **kwargs):
+        seen.append(cmd)
+        raise Done
+
+    monkeypatch.setattr(bundle_runner.subprocess, "run", fake_run)
+    with pytest.raises(Done):
+        bundle_runner.benchmark_ms("m.vmfb", [], device="local-task")
+    assert "--task_topology_group_count=1" in seen[-1]
+    monkeypatch.setattr(bundle_runner, "usable_cores", lambda: 16)
+    assert bundle_runner.topology_flags("local-task") == []
+    assert "timing_flags" not in bundle_runner.cpu_info()
+    with pytest.raises(Done):
+        bundle_runner.benchmark_ms("m.vmfb", [], device="local-task")
+    assert not any(f.startswith("--task_topology") for f in seen[-1])
