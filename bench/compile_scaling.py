@@ -18,9 +18,10 @@ ratios (plugin / stock of the same round, the two runs back to back: the machine
 drifts between rounds by more than the plugin costs, and pairing cancels it; the interval is
 `bundle_runner.ratio_interval`'s, and the ratio of the two medians is kept beside it), the
 median per-round ratio of CPU time (user + system of the process tree), peak resident
-memory (ru_maxrss of the process tree, the largest process), and from the plugin's `--fusions-timing-json` the time of its own passes (every
-plugin pass with find/apply/verify/count, and the canonicalize/cse after them) and of the
-stock dispatch-creation run that weighs the linalg changes when one is needed. Checks (exit 1
+memory (ru_maxrss of the process tree, the largest process), and from the plugin's
+`--fusions-timing-json` the time of its own passes (every plugin pass with
+find/apply/verify/count, and the canonicalize/cse after them) and of the stock
+dispatch-creation run that weighs the linalg changes when one is needed. Checks (exit 1
 when one fails): plugin <= 1.10x stock at every size; the passes' time at 48 layers <= 2.2x
 their time at 24 (when both sizes run).
 
