@@ -156,7 +156,7 @@ def activation_kind(epilogue: Sequence[EpilogueOp]) -> str:
 
 
 def _sorted_attrs(op: ir.Operation, skip: tuple[str, ...] = ()) -> tuple:
-    return tuple(sorted((a, str(op.attributes[a])) for a in h.attr_names(op) if a not in skip))
+    return tuple(sorted(h.attribute_texts(op, skip)))
 
 
 def body_signature(op: ir.Operation, captured: list[ir.Value]) -> tuple:
@@ -181,7 +181,7 @@ def body_signature(op: ir.Operation, captured: list[ir.Value]) -> tuple:
                 operands.append(("captured", len(captured)))
             captured.append(v)
         items.append((bop.name, tuple(operands), _sorted_attrs(bop),
-                      tuple(str(r.type) for r in bop.results)))
+                      tuple(h.type_text(r) for r in bop.results)))
         for k, r in enumerate(bop.results):
             names[r] = ("op", j, k)
     return tuple(items)
@@ -271,7 +271,7 @@ def _epilogue_roles(op: ir.Operation, chain: list[ir.Value], chain_dims: list[li
         new_params.append(v)
     local_captured: list[ir.Value] = []
     sig = (body_signature(op, local_captured),
-           tuple(str(m) for m in maps), tuple(str(r.type) for r in op.results))
+           h.indexing_map_texts(op), tuple(h.type_text(r) for r in op.results))
     params.extend(new_params)
     captured.extend(local_captured)
     return roles, sig, dims
@@ -367,12 +367,12 @@ def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
     scalar_sig = (str(scalar.attributes["value"]) if scalar is not None
                   and scalar.name == "arith.constant" else "captured")
     layer.sig = (
-        "layer", str(lhs.type), str(weight.type), str(mm.results[0].type), layout,
+        "layer", h.type_text(lhs), h.type_text(weight), h.type_text(mm.results[0]), layout,
         _sorted_attrs(mm, ("operandSegmentSizes",)), mm_body, scalar_sig,
         "const" if trace_constant(weight) else "runtime",
-        str(view_op.results[0].type) if view_op else None, tuple(view_dims),
+        h.type_text(view_op.results[0]) if view_op else None, tuple(view_dims),
         tuple((sig, tuple(e.roles)) for sig, e in zip(epi.sigs, epi.ops)),
-        tuple((str(p.type), "const" if trace_constant(p) else "runtime") for p in epi.params),
+        tuple((h.type_text(p), "const" if trace_constant(p) else "runtime") for p in epi.params),
         layer.kind,
     )
     if row_view is not None:  # (absent from the keys of layers without one)

@@ -79,7 +79,8 @@ class FactoryAnalysis:
         # value (it can still be a leaf).
         self.block = block
         self._memo: dict[ir.Value, Factory | None] = {}
-        self.reasons: dict[ir.Value, str] = {}
+        # Why a value is no factory value (a `Because` is put into words when read).
+        self.reasons: dict[ir.Value, str | Because] = {}
 
     def is_leaf(self, value: ir.Value) -> bool:
         """A tiny tensor read from outside the computation: an input, a constant, a global, a
@@ -107,7 +108,7 @@ class FactoryAnalysis:
         return result
 
     def _operand(self, value: ir.Value, deps: list[Factory], leaves: list[ir.Value],
-                 result: ir.Value | None = None) -> str | None:
+                 result: ir.Value | None = None) -> str | Because | None:
         """Adds a factory operand to deps, or a leaf to leaves; returns a reason if neither.
 
         A leaf must be expanded (broadcast) by the op reading it: at most half as many elements
@@ -121,12 +122,12 @@ class FactoryAnalysis:
         if self.is_leaf(value):
             if result is not None and not _integer_constant(value) and 2 * h.numel(
                     h.static_shape(value)) > h.estimated_numel(result, self.dynamic_estimate):
-                return (f"operand {describe_value(value)} is read elementwise, not generated "
-                        f"from a smaller leaf")
+                return Because("operand ", value, " is read elementwise, not generated from "
+                               "a smaller leaf")
             leaves.append(value)
             return None
         why = self.reasons.get(value, "not a factory value")
-        return f"operand {describe_value(value)} is neither a factory value nor a leaf ({why})"
+        return Because("operand ", value, " is neither a factory value nor a leaf (", why, ")")
 
     def _combine(self, value: ir.Value, op: ir.Operation, own_cost: float,
                  deps: list[Factory], leaves: list[ir.Value], own_ops: int = 0) -> Factory:
@@ -140,7 +141,7 @@ class FactoryAnalysis:
         scalar_ops = own_ops + sum(d.scalar_ops for d in deps)
         return Factory(value, cost, ops, all_leaves, scalar_ops)
 
-    def _analyze(self, value: ir.Value) -> tuple[Factory | None, str]:
+    def _analyze(self, value: ir.Value) -> tuple[Factory | None, str | Because]:
         op = h.defining_op(value)
         if op is None:
             return None, "a block argument"
@@ -212,15 +213,28 @@ class FactoryAnalysis:
             return self._combine(value, op, 0.0, deps, leaves), ""
         return None, f"produced by {name}"
 
-    def _analyze_generic(self, value: ir.Value, op: ir.Operation) -> tuple[Factory | None, str]:
-        if any(it != "parallel" for it in h.iterator_types(op)):
+    def _analyze_generic(self, value: ir.Value, op: ir.Operation
+                         ) -> tuple[Factory | None, str | Because]:
+        if not h.is_elementwise_generic(op):
             return None, "a generic with reduction loops"
+        # Operands first: most generics read a computed activation, which the memo already
+        # knows is no factory value, so the body is read only for the few that may be one.
+        # (The verdict does not depend on the order of the checks; only the reason's text
+        # names the first check that failed.)
+        body = h.body_block(op)
+        n_in = h.num_dps_inputs(op)
+        deps: list[Factory] = []
+        leaves: list[ir.Value] = []
+        for i, (v, arg) in enumerate(zip(op.operands, body.arguments)):
+            if not list(arg.uses):
+                continue
+            reason = self._operand(v, deps, leaves, value)
+            if reason:
+                return None, reason if i < n_in else Because("its body reads an init: ", reason)
         maps = h.indexing_maps(op)
-        ins, inits = h.dps_inputs(op), h.dps_inits(op)
-        for m in maps[len(ins):]:
+        for m in maps[n_in:]:
             if not m.is_permutation:
                 return None, "a generic whose result map is not a permutation"
-        body = h.body_block(op)
         own, own_ops = 0.0, 0
         for body_op in body.operations:
             body_op = body_op.operation
@@ -231,23 +245,19 @@ class FactoryAnalysis:
             if self.isolated and any(not h.is_constant(v) and not h.defined_in(v, body)
                                      for v in body_op.operands):
                 return None, "its body captures a non-constant value"
-
-        deps: list[Factory] = []
-        leaves: list[ir.Value] = []
-        args = list(body.arguments)
-        for i, v in enumerate(ins):
-            if not list(args[i].uses):
-                continue
-            reason = self._operand(v, deps, leaves, value)
-            if reason:
-                return None, reason
-        for j, v in enumerate(inits):
-            if not list(args[len(ins) + j].uses):
-                continue
-            reason = self._operand(v, deps, leaves, value)
-            if reason:
-                return None, f"its body reads an init: {reason}"
         return self._combine(value, op, own, deps, leaves, own_ops), ""
+
+
+class Because:
+    """A reason put together only when it is read (most are never read: a value that is no
+    factory value is only asked why when it is reported)."""
+
+    def __init__(self, *parts: object) -> None:
+        self.parts = parts
+
+    def __str__(self) -> str:
+        return "".join(describe_value(p) if isinstance(p, ir.Value) else str(p)
+                       for p in self.parts)
 
 
 def _integer_constant(value: ir.Value) -> bool:

@@ -92,7 +92,7 @@ def collect_roots(block: ir.Block, analysis: FactoryAnalysis
             factory = analysis.info(value)
             if factory is None:
                 reason = analysis.reasons.get(value, "")
-                if reason.startswith("expensive generator"):
+                if isinstance(reason, str) and reason.startswith("expensive generator"):
                     generators.append((value, reason))
                 continue
             root = Root(factory)

@@ -104,10 +104,14 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
 
     def apply(self, candidate: Candidate[InterchangePlan], ctx: PassContext) -> str:
         path = candidate.plan.path
-        sure = sure_gain(path)  # read before the rewrite changes the path
+        first = path.reshapes[0] if path.reshapes else None
+        # The first expand_shape's plan, made once for both uses below.
+        first_plan = plan_bubble_expand(path, first) if first is not None and \
+            first.name == "tensor.expand_shape" else None
+        sure = sure_gain(path, first_plan)  # read before the rewrite changes the path
         steps: list[str] = []
         try:
-            text = self._rewrite(path, steps)
+            text = self._rewrite(path, steps, first_plan)
         except NoMatch as e:
             if not steps:
                 raise  # nothing changed yet: the candidate is skipped with this reason
@@ -119,11 +123,11 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
     def end_round(self, block: ir.Block, ctx: PassContext) -> None:
         _erase_dead_views(block)  # once per round, not per change (a walk of the block)
 
-    def _rewrite(self, path: Path, steps: list[str]) -> str:
+    def _rewrite(self, path: Path, steps: list[str], first_plan: list | str | None) -> str:
         consumer = path.consumer
         producer_name = path.producer.name
         # 1. Reshapes out of the way, one at a time.
-        for _ in range(12):
+        for step in range(12):
             if not path.reshapes:
                 break
             r = path.reshapes[0]
@@ -137,7 +141,8 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
                     return f"{'; '.join(steps)} (consumer no longer permuted)"
                 continue
             if r.name == "tensor.expand_shape":
-                plan = plan_bubble_expand(path, r)
+                plan = first_plan if step == 0 and first_plan is not None else \
+                    plan_bubble_expand(path, r)
                 if isinstance(plan, str):
                     raise NoMatch(plan)
                 names = ", ".join(op.name for op, _ in plan)

@@ -34,14 +34,13 @@ def match_consumer(consumer: ir.Operation, options: InterchangePermutedConsumers
     permutation (None: not a candidate at all)."""
     if not h.is_elementwise_generic(consumer):
         return None  # IREE fuses only all-parallel consumers into a root
-    maps = h.indexing_maps(consumer)
-    n = maps[0].n_dims
+    n = len(h.iterator_types(consumer))
     permuted, identity = [], []
-    for i, (v, m) in enumerate(zip(h.dps_inputs(consumer), maps)):
-        dims = h.map_dim_positions(m)
+    input_dims = h.indexing_map_dims(consumer)[:h.num_dps_inputs(consumer)]
+    for i, dims in enumerate(input_dims):
         if dims is None or not h.is_projected_permutation(dims, n):
             continue
-        if h.is_identity_map(m) or dims == list(range(len(dims))):
+        if dims == tuple(range(len(dims))):  # the identity map, or a projection of it
             identity.append(i)
         else:
             permuted.append(i)
@@ -217,17 +216,18 @@ def plan_footprint(path: Path) -> Footprint:
     return Footprint.of(reads, writes)
 
 
-def sure_gain(path: Path) -> str | None:
+def sure_gain(path: Path, first_plan: list | str | None = None) -> str | None:
     """Why rewriting this path saves a dispatch whatever stock IREE does, when the path
     itself says so (Candidate.sure): an expand_shape between a contraction and its permuted
     reader that splits a loop of the contraction's constant operand (a weight: the heads of
     a Q/K/V projection). Moving it above takes reshaping the weight, which IREE's dispatch
     creation never does to fuse a reader into a contraction (a split of the rows it can
-    match itself: convnext's, measured 21 -> 21 dispatches). None: the driver weighs it."""
+    match itself: convnext's, measured 21 -> 21 dispatches). None: the driver weighs it.
+    `first_plan`: `plan_bubble_expand` of the path's first reshape, when already made."""
     reshapes = path.reshapes
     if not reshapes or reshapes[0].name != "tensor.expand_shape":
         return None
-    plan = plan_bubble_expand(path, reshapes[0])
+    plan = first_plan if first_plan is not None else plan_bubble_expand(path, reshapes[0])
     if isinstance(plan, str):
         return None
     split = next((splits for op, splits in plan if op == path.producer), {})

@@ -300,7 +300,7 @@ def erase_dead(roots: Iterable[ir.Operation | ir.Value],
     dead: dict[ir.Operation, None] = {}  # insertion order: users before their producers
     while work:
         op = work.pop()
-        if op in dead or not erasable(op):
+        if not erasable(op) or op in dead:
             continue
         if all(u in dead for r in op.results for u in h.users(r)):
             dead[op] = None

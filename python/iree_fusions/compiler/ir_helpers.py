@@ -49,6 +49,22 @@ def uniqued_cached(cache: contextvars.ContextVar[dict | None], obj, compute):
     return value
 
 
+def attribute_fact(attr: ir.Attribute | ir.Type, compute):
+    """`compute(attr)` for a uniqued attribute or type (maps, iterator types, tensor types:
+    the same few in every layer), remembered while `ATTRIBUTE_TEXTS` is open (one pass run
+    on one module), keyed by the function and the attribute (attributes and types hash and
+    compare by their uniqued storage: no ctypes call); computed afresh otherwise. `compute`
+    must be a module-level function."""
+    found = ATTRIBUTE_TEXTS.get()
+    if found is None:
+        return compute(attr)
+    key = (compute, attr)
+    value = found.get(key)
+    if value is None:
+        value = found[key] = compute(attr)
+    return value
+
+
 def op_name(op: ir.Operation | ir.OpView) -> str:
     """The op's registered name (`OpView.name` can be shadowed, e.g. by func.FuncOp)."""
     return op.operation.name
@@ -107,6 +123,15 @@ def result_index(value: ir.Value) -> int:
 
 def attr_names(op: ir.Operation) -> list[str]:
     return [a if isinstance(a, str) else a.name for a in op.attributes]
+
+
+def attribute_texts(op: ir.Operation | ir.OpView, skip: tuple[str, ...] = ()
+                    ) -> list[tuple[str, str]]:
+    """(name, printed attribute) of each attribute of the op not in `skip`, in the op's
+    order; each distinct attribute is printed once while a pass runs (`attribute_fact`)."""
+    attributes = op.operation.attributes
+    return [(name, attribute_fact(attributes[name], str)) for name in attr_names(op.operation)
+            if name not in skip]
 
 
 def i64_array(op: ir.Operation, name: str) -> list[int]:
@@ -298,23 +323,53 @@ def _ins_outs(operation: ir.Operation) -> tuple[int, int]:
     return n_in, n_out
 
 
+def num_dps_inputs(op: ir.Operation | ir.OpView) -> int:
+    """How many `ins(...)` operands a destination-passing-style op has."""
+    return _ins_outs(op.operation)[0]
+
+
 def dps_inputs(op: ir.Operation | ir.OpView) -> list[ir.Value]:
     """`ins(...)` operands of a destination-passing-style linalg / linalg_ext op."""
     operation = op.operation
     n_in = _ins_outs(operation)[0]
-    return list(operation.operands)[:n_in]
+    return list(operation.operands[:n_in])
 
 
 def dps_inits(op: ir.Operation | ir.OpView) -> list[ir.Value]:
     """`outs(...)` operands of a destination-passing-style op."""
     operation = op.operation
     n_in, n_out = _ins_outs(operation)
-    return list(operation.operands)[n_in : n_in + n_out]
+    return list(operation.operands[n_in : n_in + n_out])
 
 
 def indexing_maps(op: ir.Operation | ir.OpView) -> list[ir.AffineMap]:
     """Indexing maps of a linalg op that carries them (generic, matmul, ...), as AffineMaps."""
-    return [a.value for a in op.operation.attributes["indexing_maps"]]
+    return list(attribute_fact(op.operation.attributes["indexing_maps"], _affine_maps))
+
+
+def _affine_maps(attr: ir.Attribute) -> tuple[ir.AffineMap, ...]:
+    return tuple(a.value for a in attr)
+
+
+def indexing_map_dims(op: ir.Operation | ir.OpView) -> tuple[tuple[int, ...] | None, ...]:
+    """`map_dim_positions` of each indexing map (a tuple), read once per distinct maps
+    attribute while a pass runs."""
+    return attribute_fact(op.operation.attributes["indexing_maps"], _maps_dim_positions)
+
+
+def indexing_map_texts(op: ir.Operation | ir.OpView) -> tuple[str, ...]:
+    """Each indexing map printed (`str(AffineMap)`), once per distinct maps attribute while a
+    pass runs."""
+    return attribute_fact(op.operation.attributes["indexing_maps"], _map_texts)
+
+
+def _map_texts(attr: ir.Attribute) -> tuple[str, ...]:
+    return tuple(str(m) for m in _affine_maps(attr))
+
+
+def _maps_dim_positions(attr: ir.Attribute) -> tuple[tuple[int, ...] | None, ...]:
+    dims = (map_dim_positions(a.value) for a in attr)
+    return tuple(None if d is None else tuple(d) for d in dims)
 
 
 def has_indexing_maps(op: ir.Operation | ir.OpView) -> bool:
@@ -335,8 +390,7 @@ def iterator_types(op: ir.Operation | ir.OpView) -> list[str]:
     if "iterator_types" in operation.attributes:
         # '[#linalg.iterator_type<parallel>, ...]' printed once: reading the array's
         # elements one by one through the bindings costs ~100 us per op.
-        attr = operation.attributes["iterator_types"]
-        return list(uniqued_cached(ATTRIBUTE_TEXTS, attr, lambda a: _ITERATOR.findall(str(a))))
+        return list(attribute_fact(operation.attributes["iterator_types"], _iterator_names))
     maps = indexing_maps(operation)
     n_out = len(dps_inits(operation))
     in_output = {d for m in maps[len(maps) - n_out:] for d in (map_dim_positions(m) or [])}
@@ -389,9 +443,17 @@ def loop_ranges(op: ir.Operation | ir.OpView) -> list[int] | None:
 
 def is_elementwise_generic(op: ir.Operation | ir.OpView) -> bool:
     """A linalg.generic with only parallel loops (maps may permute or broadcast)."""
-    return op_name(op) == "linalg.generic" and all(
-        it == "parallel" for it in iterator_types(op)
-    )
+    operation = op.operation
+    return operation.name == "linalg.generic" and attribute_fact(
+        operation.attributes["iterator_types"], _all_parallel)
+
+
+def _iterator_names(attr: ir.Attribute) -> tuple[str, ...]:
+    return tuple(_ITERATOR.findall(str(attr)))
+
+
+def _all_parallel(attr: ir.Attribute) -> bool:
+    return all(it == "parallel" for it in _iterator_names(attr))
 
 
 def reads_table_in_body(op: ir.Operation | ir.OpView) -> bool:
@@ -465,8 +527,9 @@ def reassociation(op: ir.Operation) -> list[list[int]]:
 
 
 def type_text(value_or_type: ir.Value | ir.Type) -> str:
+    """The printed type (each distinct type printed once while a pass runs)."""
     t = value_or_type.type if isinstance(value_or_type, ir.Value) else value_or_type
-    return str(t)
+    return attribute_fact(t, str)
 
 
 def op_signature(op: ir.Operation | ir.OpView) -> tuple:
@@ -474,7 +537,7 @@ def op_signature(op: ir.Operation | ir.OpView) -> tuple:
     indexing maps, iterator types and the names of its body ops (no SSA names, no
     locations, no constant values)."""
     operation = op.operation
-    maps = tuple(str(m) for m in indexing_maps(operation)) if has_indexing_maps(operation) else ()
+    maps = indexing_map_texts(operation) if has_indexing_maps(operation) else ()
     body = ()
     if len(operation.regions) and len(operation.regions[0].blocks):
         body = tuple(b.operation.name for b in operation.regions[0].blocks[0].operations)
