@@ -10,8 +10,12 @@ plain bench): with the default settings (`--rounds 5`, up to `--max-rounds 21` w
 21`. `--repeat N` runs the default setting N times (each against the one 21-round run), for
 how often a verdict flips. Writes DIR/default-<i>.json, DIR/r21.json and DIR/verdicts.md
 (the table, the CPU, the load average before and after) and prints the table; exits 1 when a
-default-run verdict disagrees with the 21-round one. Needs a quiet machine: it says so when
-the 1-minute load average is above 0.5 at the start or the end.
+default-run verdict disagrees with the 21-round one (the verdict strings differ). The
+summary also says how many of those disagreements are two decided verdicts (faster, slower,
+about the same) that differ (`**no**` in the table; `no (undecided)`: one side within noise)
+and, apart, how many default-run rows were *within noise*, still undecided when their rounds
+(--max-rounds) or budget ran out. Needs a quiet machine: it says so when the 1-minute load
+average is above 0.5 at the start or the end.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import sys
 import time
 
 from iree_fusions.runtime import bundle_runner
+from iree_fusions.runtime.bundle_runner import NOISE
 
 MODELS = [  # the 5 default models, then batching wins and a model within a few percent
     "attention_projection_transpose", "llama-start_pos-s64", "dlrm-sparse-b8",
@@ -84,15 +89,19 @@ def main(argv: list[str] | None = None) -> int:
 
     lines = ["| model | default run: ratio [interval] verdict (rounds) | 21 rounds | agree |",
              "| --- | --- | --- | --- |"]
-    disagree = 0
+    disagree = conflict = undecided = 0
     for name in args.models:
         want = long_run.get(name, {}).get("verdict")
         for runs in defaults:
             row = runs.get(name, {})
             same = row.get("verdict") is not None and row.get("verdict") == want
+            open_ = NOISE in (row.get("verdict"), want)  # one of them undecided
             disagree += not same
+            conflict += not same and not open_ and None not in (row.get("verdict"), want)
+            undecided += row.get("verdict") == NOISE  # rounds or budget ran out
+            agree = "yes" if same else "no (undecided)" if open_ else "**no**"
             lines.append(f"| {name} | {_cell(row)} | {_cell(long_run.get(name, {}))} | "
-                         f"{'yes' if same else '**no**'} |")
+                         f"{agree} |")
     timed = [r for r in long_run.values() if r.get("machine")]
     text = "\n".join([
         f"# Bench verdicts: default run vs 21 rounds ({time.strftime('%Y-%m-%d %H:%M')})", "",
@@ -100,7 +109,10 @@ def main(argv: list[str] | None = None) -> int:
         f"1-minute load average {load_before:.2f} before, {load_after:.2f} after; "
         f"{time.time() - started:.0f} s in all; device {args.device}.", "", *lines, "",
         f"{disagree} of {len(args.models) * args.repeat} default-run verdicts disagree with "
-        "the 21-round run.", ""])
+        f"the 21-round run. Two decided verdicts (faster, slower, about the same) that differ: "
+        f"{conflict}; the other disagreements have one side within noise (undecided) or no "
+        "verdict. Default-run rows within noise (undecided when their rounds or budget ran "
+        f"out): {undecided}.", ""])
     with open(os.path.join(args.out, "verdicts.md"), "w") as f:
         f.write(text)
     print(text)

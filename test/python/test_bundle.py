@@ -100,7 +100,7 @@ def test_from_runs_the_bundle_importing_neither_compiler_nor_torch(bundle, tmp_p
     for r in rows:
         assert r["ok"] and r["max_abs"] <= 1e-5 and r["stock_ms"] > 0 and r["ratio"] > 0
         assert r["stock_dispatches"] >= r["plugin_dispatches"]
-        # One round: an interval of no confidence, so no verdict but noise.
+        # One round: an interval of no confidence, so no verdict: within noise (undecided).
         assert r["verdict"] == "within noise" and r["rounds"] == 1 and not r["settled"]
         assert r["ratio_low"] == r["ratio_high"] and r["ratio_confidence"] == 0
         assert r["machine"] == bundle_runner.cpu_info() and r["compiled_for"]["target"]

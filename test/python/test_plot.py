@@ -17,6 +17,8 @@ ROWS = [
          plugin_ms=0.661, ratio=1.31, ok=True),
     dict(model="attention_projection_transpose", stock_dispatches=2, plugin_dispatches=1,
          stock_ms=0.40, plugin_ms=0.55, ratio=0.73, ok=False),
+    dict(model="bert-tiny-b1-s64", stock_dispatches=20, plugin_dispatches=18, stock_ms=0.30,
+         plugin_ms=0.299, ratio=1.004, ok=True),
     dict(model="needs-torch", ok=False, error="needs torch"),  # nothing to draw: left out
 ]
 # Rows as the bench writes them now: with the verdict, its interval and where they were taken.
@@ -26,7 +28,8 @@ JUDGED = [dict(r, ratio_low=lo, ratio_high=hi, verdict=v, rounds=n, margin=0.02,
                machine=MACHINE, compiled_for=TARGET)
           for r, (lo, hi, v, n) in zip(ROWS, [(1.5, 1.7, "faster", 5),
                                               (0.9, 1.4, "within noise", 21),
-                                              (0.7, 0.76, "slower", 5)])] + ROWS[3:]
+                                              (0.7, 0.76, "slower", 5),
+                                              (0.995, 1.01, "about the same", 9)])] + ROWS[4:]
 
 
 def _is_png(path) -> bool:
@@ -45,7 +48,7 @@ def test_plot_counts_only_and_nothing_to_plot(tmp_path):
     plot_rows(counts, str(out))
     assert "<svg" in out.read_text()
     with pytest.raises(PlotError, match="nothing to plot"):
-        plot_rows(ROWS[3:], str(tmp_path / "none.png"))
+        plot_rows(ROWS[4:], str(tmp_path / "none.png"))
 
 
 def test_plot_module_reads_bench_json(tmp_path):
@@ -63,5 +66,12 @@ def test_plot_shows_intervals_verdicts_and_the_machine(tmp_path):
     plot_rows(JUDGED, str(out), title="test")
     svg = out.read_text()
     for text in ("within noise (21)", "faster (5)", "slower (5)", "1.31x noise",
-                 "measured on Test CPU", "llvm-cpu:haswell", "within the 2% margin"):
+                 "about the same (9)", "1.00x same", "measured on Test CPU", "llvm-cpu:haswell",
+                 "within the 2% margin"):
         assert text in svg, text
+    # Each verdict has its own colour, and the legend names it.
+    from iree_fusions.tools.plot import VERDICT_COLOR
+    assert len(set(VERDICT_COLOR.values())) == 4
+    for verdict, color in VERDICT_COLOR.items():
+        assert svg.count(f"<!-- {verdict} -->") == 1, verdict  # the legend entry
+        assert color in svg, verdict

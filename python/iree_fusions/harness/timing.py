@@ -3,11 +3,12 @@
 Each round runs `iree-benchmark-module` once for A then once for B (B then A on odd rounds),
 each with `repetitions` repetitions; a round's figure is the median repetition. The result is
 the median over rounds for each, the ratio stock/plugin of those medians, and the verdict of
-`bundle_runner.judge` (a confidence interval of the per-round ratio; faster / slower / within
-noise by a sign test and a margin). With `max_rounds` above `rounds`, rounds are added while
-that verdict is unsettled. On a noisy 2-core machine this is the figure to quote, never a
-single run. The rounds and the statistics are bundle_runner's (`alternate`, `judge`): one
-implementation for the bench, bundles and the tuner.
+`bundle_runner.judge` (a confidence interval of the per-round ratio; about the same when it
+lies within the margin, faster / slower when it lies above / below 1, else within noise). With
+`max_rounds` above `rounds`, rounds are added while that verdict is unsettled (within
+noise). On a noisy 2-core machine this is the figure to quote, never a single run. The
+rounds and the statistics are bundle_runner's (`alternate`, `judge`): one implementation for
+the bench, bundles and the tuner.
 """
 
 from __future__ import annotations

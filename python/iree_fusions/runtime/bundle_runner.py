@@ -286,10 +286,12 @@ def run_module(vmfb_path: str, inputs: Sequence, function: str = "main",
 # file is their run_bundle.py) and iree-fusions-tune all decide with these functions.
 
 SIGN_LEVEL = 0.05  # the one-sided sign test's level
-MARGIN = 0.02  # a verdict also needs the medians this far apart (relative)
+# Relative: an interval within this far of 1 is the bench's "about the same"; the tuner's
+# `clearly_better` needs the medians this far apart.
+MARGIN = 0.02
 MAX_ROUNDS = 21  # an unsettled verdict gets more rounds up to this many
 BUDGET_S = 60.0  # ... and while a model's timing has taken less than this
-FASTER, SLOWER, NOISE = "faster", "slower", "within noise"
+FASTER, SLOWER, SAME, NOISE = "faster", "slower", "about the same", "within noise"
 
 
 def rounds_needed(n: int, level: float = SIGN_LEVEL) -> int:
@@ -349,10 +351,24 @@ def judge(stock_rounds: Sequence[float], plugin_rounds: Sequence[float],
     ratio: the median of the per-round stock/plugin ratios (> 1: the plugin is faster), the
     point its interval is about (the ratio of the two medians, taken from different rounds,
     can lie outside it when the machine's speed drifts); ratio_low, ratio_high,
-    ratio_confidence: `ratio_interval` of the per-round ratios; verdict: FASTER or SLOWER
-    when the sign test and the margin both say so (`clearly_better` one way or the other),
-    else NOISE; settled: a verdict more rounds are unlikely to change (FASTER, SLOWER, or
-    NOISE with the whole interval within the margin)."""
+    ratio_confidence: `ratio_interval` of the per-round ratios. The verdict says what that
+    interval shows, once it has its full confidence (>= 1 - 2 level: 5 rounds or more):
+
+    - SAME ("about the same"): the whole interval lies within the margin,
+      1/(1+margin) <= low and high <= 1+margin (before the two below: a consistent 1%
+      difference is the same for the bench's purpose);
+    - FASTER: low > 1, the interval lies above 1, which is the one-sided sign test at
+      `level` (`ratio_interval`); SLOWER: high < 1. However small the difference, as long as
+      the interval reaches beyond the margin;
+    - NOISE ("within noise"): anything else, i.e. the interval straddles 1 and reaches
+      beyond the margin (or there are too few rounds for its confidence): undecided.
+
+    settled: SAME, and FASTER or SLOWER whose median lies beyond the margin. A smaller
+    difference (median within the margin) is called on the evidence of all the rounds the
+    budget allows, not settled early: at equal speeds all 5 of 5 rounds fall on one side 1
+    time in 16, and a 1-2% drift between runs would then decide the first run's verdict.
+    `alternate` takes more rounds while a verdict is not settled. `clearly_better` and
+    `split_verdict`, the tuner's rule, are not this one."""
     stock_ms = statistics.median(stock_rounds) if stock_rounds else math.nan
     plugin_ms = statistics.median(plugin_rounds) if plugin_rounds else math.nan
     ratios = round_ratios(stock_rounds, plugin_rounds)
@@ -361,17 +377,21 @@ def judge(stock_rounds: Sequence[float], plugin_rounds: Sequence[float],
     else:
         ratio = stock_ms / plugin_ms if plugin_ms > 0 else math.inf
     low, high, confidence = ratio_interval(ratios, level)
-    if clearly_better(ratios, ratio, margin, level):
+    within = 1 / (1 + margin) <= ratio <= 1 + margin  # the median: a small difference
+    if confidence < 1 - 2 * level:  # too few rounds (none: low and high are NaN)
+        verdict = NOISE
+    elif 1 / (1 + margin) <= low and high <= 1 + margin:
+        verdict = SAME
+    elif low > 1:
         verdict = FASTER
-    elif ratio > 0 and clearly_better([1 / r for r in ratios], 1 / ratio, margin, level):
+    elif high < 1:
         verdict = SLOWER
     else:
         verdict = NOISE
-    settled = verdict != NOISE or (confidence >= 1 - 2 * level
-                                   and 1 / (1 + margin) <= low and high <= 1 + margin)
     return {"stock_ms": stock_ms, "plugin_ms": plugin_ms, "ratio": ratio, "ratio_low": low,
             "ratio_high": high, "ratio_confidence": confidence, "verdict": verdict,
-            "settled": settled, "rounds": len(ratios), "margin": margin,
+            "settled": verdict == SAME or (verdict != NOISE and not within),
+            "rounds": len(ratios), "margin": margin,
             "stock_rounds_ms": list(stock_rounds), "plugin_rounds_ms": list(plugin_rounds)}
 
 
@@ -397,8 +417,8 @@ def add_timing_arguments(p: argparse.ArgumentParser) -> None:
                    help="no further rounds once a model's timing took this long "
                    "(default %(default)g)")
     p.add_argument("--margin", type=float, default=MARGIN,
-                   help="a verdict other than 'within noise' needs the medians this far "
-                   "apart (default %(default)g)")
+                   help="an interval of the ratio within this far of 1 is 'about the same' "
+                   "(default %(default)g)")
     p.add_argument("--repetitions", type=int, default=10, help="repetitions per round")
 
 
@@ -884,7 +904,7 @@ def format_table(rows: Sequence[dict]) -> str:
     """The results table of iree-fusions-bench (rows as dicts with ROW_KEYS)."""
     header = (f"{'model':32s} {'disp stock':>10s} {'disp plug':>10s} {'MB stock':>9s} "
               f"{'MB plug':>9s} {'max abs err':>11s} {'ms stock':>9s} {'ms plug':>9s} "
-              f"{'ratio':>6s} {'interval':>14s} {'verdict (rounds)':17s} "
+              f"{'ratio':>6s} {'interval':>14s} {'verdict (rounds)':19s} "
               f"{'load: disp':>10s} {'ms':>13s} {'MiB held':>11s}  ok")
     lines = [header, "-" * len(header)]
     for r in rows:
@@ -897,7 +917,7 @@ def format_table(rows: Sequence[dict]) -> str:
             f"{_fmt(mb('stock_bytes'), '9.3f')} {_fmt(mb('plugin_bytes'), '9.3f')} "
             f"{_fmt(r.get('max_abs'), '11.2e')} {_fmt(r.get('stock_ms'), '9.4f')} "
             f"{_fmt(r.get('plugin_ms'), '9.4f')} {_fmt(r.get('ratio'), '6.2f')} "
-            f"{_interval(r):>14s} {_verdict(r):17s} "
+            f"{_interval(r):>14s} {_verdict(r):19s} "
             f"{_pair(r, 'init_dispatches', 'd'):>10s} {_pair(r, 'load_ms', '.1f'):>13s} "
             f"{_pair(r, 'resident_mib', '.0f'):>11s}  "
             f"{'yes' if r.get('ok') else 'NO: ' + (r.get('error') or '')}"
@@ -914,10 +934,10 @@ def legend(rows: Sequence[dict]) -> list[str]:
     margin = timed[0].get("margin") or MARGIN
     lines = ["ratio: median over the rounds of stock/plugin (> 1: the plugin is faster); "
              "interval: confidence interval of the per-round ratio (order statistics, >= 90% "
-             "from 5 rounds on); verdict: faster or slower only when a one-sided sign test at "
-             f"5% over the rounds and the median ratio beyond a {margin:.0%} margin agree, "
-             "else within "
-             "noise; rounds taken in parentheses; load: dispatches of the load-time "
+             "from 5 rounds on); verdict: what the interval shows: about the same when it "
+             f"lies within {margin:.0%} of 1, else faster (slower) when it lies above (below) "
+             "1, i.e. a one-sided sign test at 5% over the rounds, else within noise "
+             "(undecided); rounds taken in parentheses; load: dispatches of the load-time "
              "initializers, time to load the module, MiB held: host memory a fresh process "
              "gains loading it and calling it once (weights as the runtime keeps them)"]
     few = [r["model"] for r in timed if (r.get("ratio_confidence") or 0) < 1 - 2 * SIGN_LEVEL]

@@ -11,11 +11,12 @@ For each model: compile with plain iree-compile and with iree-fusions-compile (s
 count dispatches and bytes passed between dispatches from `--compile-to=flow` IR, run both on
 the device with the same inputs, check that the outputs agree (and match the reference, e.g.
 PyTorch, where the model has one), and time both alternately (median of rounds). Each ratio
-comes with a confidence interval and a verdict (faster / slower / within noise: a one-sided
-sign test over the rounds plus a margin, `bundle_runner.judge`); an unsettled verdict gets
-more rounds, up to `--max-rounds` or `--budget` seconds a model. Rows record the CPU they
-were measured on and the target IREE compiled for. With no MODEL it runs the default models
-of the catalog (`--list` shows them).
+comes with a confidence interval and a verdict that says what the interval shows
+(`bundle_runner.judge`): about the same (within `--margin` of 1), faster or slower (above or
+below 1: a one-sided sign test over the rounds), else within noise (undecided: it straddles 1
+and reaches beyond the margin), which gets more rounds, up to `--max-rounds` or `--budget`
+seconds a model. Rows record the CPU they were measured on and the target IREE compiled
+for. With no MODEL it runs the default models of the catalog (`--list` shows them).
 
 `--form` benchmarks the catalog's PyTorch models in the form users deploy instead of the
 static, inline-weight export (models/forms.py: dynamic-batch, dynamic-seq, params: iree-turbine
@@ -83,7 +84,7 @@ class Row:
     ratio_low: float | None = None  # the confidence interval of the per-round ratio
     ratio_high: float | None = None
     ratio_confidence: float | None = None
-    verdict: str | None = None  # faster, slower, within noise (bundle_runner.judge)
+    verdict: str | None = None  # faster, slower, about the same, within noise (judge)
     settled: bool | None = None
     rounds: int | None = None
     margin: float | None = None

@@ -7,8 +7,9 @@
 One figure, panels sharing the model axis: dispatches (stock and plugin bars), latency in ms
 (log scale, stock and plugin bars, the ratio stock/plugin and its verdict written above each
 pair) and, where the rows have them, the ratios with their confidence intervals against the
-noise margin around 1, coloured by verdict (faster, slower, within noise). The title's last
-line says where the figures were taken (CPU, target IREE compiled for).
+noise margin around 1, coloured by verdict (faster, slower, about the same, within noise; a
+legend names the colours). The title's last line says where the figures were taken (CPU,
+target IREE compiled for).
 Needs matplotlib (`pip install 'iree-fusions[plot]'`); drawn off-screen (Agg).
 """
 
@@ -20,10 +21,12 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
-from ..runtime.bundle_runner import FASTER, MARGIN, NOISE, SLOWER, row_label, where_measured
+from ..runtime.bundle_runner import (FASTER, MARGIN, NOISE, SAME, SLOWER, row_label,
+                                     where_measured)
 
 STOCK_COLOR, PLUGIN_COLOR = "#8c8c8c", "#1f77b4"
-VERDICT_COLOR = {FASTER: "#006400", SLOWER: "#b00000", NOISE: "#707070"}
+VERDICT_COLOR = {FASTER: "#006400", SLOWER: "#b00000", SAME: "#6a3d9a", NOISE: "#707070"}
+VERDICT_TAG = {SAME: "same", NOISE: "noise"}  # written after the ratio: not its side of 1
 
 
 class PlotError(RuntimeError):
@@ -49,11 +52,11 @@ def _verdict_color(row: dict) -> str:
 
 
 def _ratio_label(row: dict) -> str:
-    """`1.48x` with the verdict where it is not the ratio's side of 1 (`0.97x noise`)."""
+    """`1.48x` with the verdict where it is not the ratio's side of 1 (`0.97x noise`,
+    `1.01x same`)."""
     label = f"{row['ratio']:.2f}x"
-    if row.get("verdict") == NOISE:
-        return f"{label} noise"
-    return label
+    tag = VERDICT_TAG.get(row.get("verdict"))
+    return f"{label} {tag}" if tag else label
 
 
 def plot_rows(rows: Sequence[dict], path: str, title: str | None = None) -> str:
@@ -151,6 +154,10 @@ def _draw_intervals(ax, rows: Sequence[dict]) -> None:
     ax.set_ylabel("stock / plugin (log)")
     ax.spines[["top", "right"]].set_visible(False)
     ax.margins(y=0.25)
+    shown = {r.get("verdict") for r in rows if r.get("ratio") is not None}
+    for verdict, color in VERDICT_COLOR.items():  # a legend entry per verdict drawn
+        if verdict in shown:
+            ax.plot([], [], "o", color=color, markersize=4, label=verdict)
     ax.legend(loc="upper right", fontsize=7, frameon=False)
     ax.set_title("ratio and its confidence interval (per-round ratios, order statistics); "
                  "verdict (rounds)", fontsize=8, loc="left")
