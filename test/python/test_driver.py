@@ -190,3 +190,18 @@ def test_python_api_error_carries_the_command():
     with pytest.raises(CompilerToolError) as e:
         iree_fusions.compile_str("func.func @main( {")
     assert "reproduce with:" in str(e.value) and "iree_fusions.tools.compile_cli" in str(e.value)
+
+
+@pytest.mark.parametrize("name", ["torch_relu_tanh", *bundled_mlir_models()])
+def test_counts_of_the_compile_itself_match_a_compile_to_flow(sources, name):
+    """--fusions-counts-json (`flow_counts=True`): the one compile yields the same .vmfb as
+    without it, and the counts `count_flow_ir` gives for its --compile-to=flow IR."""
+    flags = _flags(name)
+    counted = iree_fusions.compile_file(sources[name], flags=flags, flow_counts=True)
+    plain = iree_fusions.compile_file(sources[name], flags=flags)
+    flow = iree_fusions.compile_file(sources[name], flags=flags, compile_to="flow")
+    assert counted.output == plain.output
+    assert counted.flow_counts == count_flow_ir(flow.output)
+    assert counted.flow_counts.total_dispatches >= 1
+    with pytest.raises(ValueError, match="flow_counts"):
+        iree_fusions.compile_file(sources[name], stock=True, flow_counts=True)

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 from iree.compiler.api import ctypes_dl as capi
 
-from .counting import count_flow_module
+from .counting import FlowCounts, count_flow_module
 from .decisions import Decider, DecisionsError
 from .pass_base import PassReport, Skip, format_location
 from .target import module_targets
@@ -80,6 +80,10 @@ class CompileRequest:
     # Count each pass's ops before and after it (the reports' `ops:` line): only when a
     # report is shown or written.
     count_ops: bool = True
+    # Count the flow-phase IR on the way (dispatches, bytes between them: what
+    # `--compile-to=flow` and `count_flow_ir` give), so that one compile yields the output and
+    # its counts: CompileResult.flow_counts (--fusions-counts-json).
+    count_flow: bool = False
 
 
 @dataclass
@@ -87,6 +91,8 @@ class CompileResult:
     output: bytes
     reports: list[PassReport]
     timing: CompileTiming | None = None
+    # With count_flow: the counts of the flow-phase IR (None when the compile starts past it).
+    flow_counts: FlowCounts | None = None
 
 
 def phase_index(name: str) -> int:
@@ -185,6 +191,19 @@ def compile_request(
             if any(r.changed for r in phase_reports):
                 stage("changed")
                 linalg_before = before
+    flow_counts = None
+    if request.count_flow and phase_index(current) <= phase_index("flow") <= last:
+        # One more stop, at flow: the same IR `--compile-to=flow` writes, counted in memory.
+        inv = runner.invocation(current, "flow")
+        stage("parse" if module is None else f"import {current}")
+        runner.load(inv, source if module is None else None, module)
+        stage(f"iree {current} flow")
+        if phase_index(current) < phase_index("flow") and not inv.execute():
+            raise CompileError("IREE failed while compiling to phase 'flow'")
+        module, current = inv.export_module(), "flow"
+        stage("count flow")
+        with session.context:
+            flow_counts = count_flow_module(module)
     inv = runner.invocation(current, request.compile_to)
     stage("parse" if module is None else f"import {current}")
     runner.load(inv, source if module is None else None, module)
@@ -195,7 +214,7 @@ def compile_request(
     output = _emit(inv, request)
     if timing is not None:
         timing.finish(reports)
-    return CompileResult(output, reports, timing)
+    return CompileResult(output, reports, timing, flow_counts)
 
 
 def _print_remarks(context: ir.Context, steps: dict[str, list[Step]]) -> None:

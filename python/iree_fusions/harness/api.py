@@ -21,6 +21,7 @@ import shlex
 import subprocess
 import sys
 import tempfile
+import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -29,6 +30,9 @@ import numpy as np
 from ..runtime import bundle_runner
 from ..runtime.bundle_runner import host_arrays
 from .reports import PassSummary, pass_summaries
+
+if typing.TYPE_CHECKING:
+    from ..compiler.counting import FlowCounts
 
 _CPU_FLAGS = ["--iree-hal-target-device=local",
               "--iree-hal-local-target-device-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
@@ -100,6 +104,8 @@ class CompileOutput:
     # With timing=True: wall seconds per step (IREE phase ranges, each plugin pass and its
     # find / apply / verify / count), as `--fusions-timing-json` writes them.
     timing: dict | None = None
+    # With flow_counts=True: the counts of this compile's flow-phase IR.
+    flow_counts: FlowCounts | None = None
 
     @property
     def passes(self) -> list[PassSummary]:
@@ -131,7 +137,9 @@ class CompileOptions:
     timeout: seconds, then the compile is stopped with its processes (`CompileTimeout`);
     decisions: a file of measured decisions (iree-fusions-tune); keep_no_gain: keep linalg
     changes that reduce neither dispatches nor bytes (`--fusions-keep-no-gain`); timing:
-    fill `.timing` (`--fusions-timing-json`)."""
+    fill `.timing` (`--fusions-timing-json`); flow_counts: fill `.flow_counts`, what
+    `count_flow_ir` gives for the `--compile-to=flow` IR, from this compile
+    (`--fusions-counts-json`: no second compile; not for stock)."""
 
     device: str = "local-task"
     target: str | None = None
@@ -144,9 +152,13 @@ class CompileOptions:
     decisions: str | None = None
     keep_no_gain: bool = False
     timing: bool = False
+    flow_counts: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flags", tuple(self.flags))
+        if self.stock and self.flow_counts:
+            raise ValueError("flow_counts needs the plugin's driver: compile stock with "
+                             "compile_to='flow' and count_flow_ir")
 
     def with_(self, **changes) -> CompileOptions:
         """A copy with these fields changed (an unknown name is a TypeError)."""
@@ -179,6 +191,8 @@ def compile_file(path: str, options: CompileOptions | None = None, **overrides
                 cmd.append("--fusions-keep-no-gain")
             if opts.timing:
                 cmd.append(f"--fusions-timing-json={os.path.join(tmp, 'timing.json')}")
+            if opts.flow_counts:
+                cmd.append(f"--fusions-counts-json={os.path.join(tmp, 'counts.json')}")
         cmd += [*opts.flags, "-o", out_path]
         if opts.compile_to:
             cmd.append(f"--compile-to={opts.compile_to}")
@@ -195,9 +209,16 @@ def compile_file(path: str, options: CompileOptions | None = None, **overrides
         if opts.timing and not opts.stock:
             with open(os.path.join(tmp, "timing.json")) as f:
                 timings = json.load(f)[0]
+        counts = None
+        if opts.flow_counts:
+            from ..compiler.counting import FlowCounts  # the compiler's side: imported here
+
+            with open(os.path.join(tmp, "counts.json")) as f:
+                found = json.load(f)
+            counts = FlowCounts(**found[0]) if found else None
         if opts.output_file is None:
             cmd = cmd[: cmd.index("-o")] + cmd[cmd.index("-o") + 2 :]
-        return CompileOutput(data, cmd, reports, stderr, timings)
+        return CompileOutput(data, cmd, reports, stderr, timings, counts)
 
 
 class CompileTimeout(CompilerToolError):

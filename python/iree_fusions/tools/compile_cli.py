@@ -15,6 +15,9 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
                                              each plugin pass (find / apply / verify / count)
                                              on stderr, like --mlir-timing
   --fusions-timing-json=FILE                 the same as JSON
+  --fusions-counts-json=FILE                 write the flow-phase counts (dispatches per
+                                             function, bytes between them) of this compile,
+                                             as `--compile-to=flow` IR would give them
   --fusions-decisions=FILE|none              follow decisions measured by iree-fusions-tune for
                                              this target (none: not even the shipped ones)
   --fusions-list [-v]                        list the passes with their options and exit
@@ -80,6 +83,7 @@ class CliArgs:
     remarks: bool = False  # --fusions-remarks
     timing: bool = False
     timing_json: str | None = None
+    counts_json: str | None = None
     keep_no_gain: bool = False
     strict: bool = False
     decisions: str | None = None
@@ -139,6 +143,10 @@ def parse_args(argv: list[str]) -> CliArgs:
             if not value:
                 raise UsageError("--fusions-timing-json needs a file: --fusions-timing-json=FILE")
             args.timing_json = value
+        elif name == "fusions-counts-json":
+            if not value:
+                raise UsageError("--fusions-counts-json needs a file: --fusions-counts-json=FILE")
+            args.counts_json = value
         elif name == "fusions-strict":
             args.strict = _bool("true" if value is None else value, name)
         elif name == "fusions-decisions":
@@ -227,6 +235,7 @@ def _request(args: CliArgs, source: bytes, steps, by_path: bool) -> CompileReque
         timing=args.timing or args.timing_json is not None,
         remarks=args.remarks,
         count_ops=args.report or args.report_json is not None,
+        count_flow=args.counts_json is not None,
         revert_if_no_gain=not args.keep_no_gain,
         decisions=args.decisions,
     )
@@ -304,6 +313,8 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
             outputs.stage(args.report_json)
         if args.timing_json:
             outputs.stage(args.timing_json)
+        if args.counts_json:
+            outputs.stage(args.counts_json)
     except UserError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1 if isinstance(e, OutputError) else 2
@@ -351,7 +362,7 @@ def _compile(args: CliArgs, chunks: list[tuple[int, bytes]], first: CompileReque
     (renamed into place by the parent when this returns 0)."""
     initialize_flags(PROG, args.iree_flags)
     pipeline.REPRODUCER_DIR = args.reproducer_dir
-    results, reports, timings, failed = [], [], [], False
+    results, reports, timings, counts, failed = [], [], [], [], False
     for offset, chunk in chunks:
         request = dataclasses.replace(first, source=at_file_line(offset, chunk))
         try:
@@ -362,6 +373,8 @@ def _compile(args: CliArgs, chunks: list[tuple[int, bytes]], first: CompileReque
             continue
         results.append(result.output)
         reports += result.reports
+        if result.flow_counts is not None:
+            counts.append(dataclasses.asdict(result.flow_counts))
         if result.timing is not None:
             timings.append(result.timing)
             if args.timing:
@@ -376,6 +389,8 @@ def _compile(args: CliArgs, chunks: list[tuple[int, bytes]], first: CompileReque
             outputs.write(args.report_json, json.dumps([r.to_json() for r in reports], indent=2))
         if args.timing_json:  # one entry per compiled module (--split-input-file: per chunk)
             outputs.write(args.timing_json, json.dumps([t.to_json() for t in timings], indent=2))
+        if args.counts_json:  # one entry per compiled module (none past the flow phase)
+            outputs.write(args.counts_json, json.dumps(counts, indent=2))
         if first.output_path is None:
             outputs.write(args.main.get("o", "-"), b"".join(results))
     except OutputError as e:
