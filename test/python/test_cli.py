@@ -119,15 +119,15 @@ def test_bench_passes_runtime_flags_to_the_timing_tool(monkeypatch):
 
     seen = {}
 
-    def fake_compare_latency(stock, plugin, inputs, **kwargs):
-        seen.update(kwargs)
+    def fake_compare_latency(stock, plugin, inputs, options=None, **kwargs):
+        seen.update(kwargs, options=options)
         return LatencyPair(2.0, 1.0, [2.0], [1.0])
 
     monkeypatch.setattr(bench, "compare_latency", fake_compare_latency)
     flag = "--task_topology_max_group_count=1"
     assert bench.main(["attention_projection_transpose", "--rounds=1",
                        f"--runtime-flag={flag}"]) == 0
-    assert seen["extra_flags"] == [flag]
+    assert seen["options"].extra_flags == (flag,) and seen["options"].rounds == 1
 
 
 def test_changes_that_buy_nothing_are_reverted_and_reported(tmp_path):

@@ -74,7 +74,7 @@ def test_compare_latency_gives_each_module_its_own_inputs():
     # Two programs of different signatures timed side by side (bench/towers_kernel_bound.py).
     import iree.compiler as ireec
 
-    from iree_fusions.harness.timing import compare_latency
+    from iree_fusions.harness.timing import TimingOptions, compare_latency
 
     def module(n_args: int) -> bytes:
         args = ", ".join(f"%a{i}: tensor<4xf32>" for i in range(n_args))
@@ -91,6 +91,12 @@ def test_compare_latency_gives_each_module_its_own_inputs():
     assert len(pair.stock_rounds) == len(pair.plugin_rounds) == 2 and pair.plugin_ms > 0
     with pytest.raises(RuntimeError, match="benchmark failed"):  # one input for two args
         compare_latency(one, two, [x], device="local-sync", rounds=1, repetitions=1)
+    # One TimingOptions value, keywords beside it overriding its fields.
+    options = TimingOptions(rounds=3, repetitions=2)
+    pair = compare_latency(one, one, [x], options, device="local-sync", rounds=2)
+    assert len(pair.stock_rounds) == 2 and options.rounds == 3
+    with pytest.raises(TypeError):
+        compare_latency(one, one, [x], options, device="local-sync", round=2)  # a typo
 
 
 # ---------------------------------------------------------------- timing statistics

@@ -13,6 +13,7 @@ the bench, bundles and the tuner.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 import tempfile
@@ -73,25 +74,54 @@ def median_latency_ms(vmfb_path: str, input_flags: list[str], **kwargs) -> float
     return statistics.median(repetition_times_ms(vmfb_path, input_flags, **kwargs))
 
 
-def compare_latency(stock_vmfb: bytes, plugin_vmfb: bytes, inputs: Sequence[np.ndarray], *,
-                    function: str = "main", device: str = "local-task", rounds: int = 5,
-                    repetitions: int = 10, min_time: str = "0.05s",
-                    extra_flags: Sequence[str] = (), every_repetition: bool = False,
-                    plugin_inputs: Sequence[np.ndarray] | None = None,
-                    max_rounds: int | None = None, budget_s: float | None = None,
-                    margin: float = MARGIN,
-                    unsettled: Callable[[list[float], list[float]], bool] | None = None
-                    ) -> LatencyPair:
-    """Alternates stock and plugin runs `rounds` times (then more while the verdict is
-    unsettled, up to `max_rounds` and within `budget_s` seconds: `bundle_runner.alternate`;
-    `unsettled(stock_rounds, plugin_rounds)` replaces judge's rule); returns medians, the
-    ratio and `judgement`, the verdict of `bundle_runner.judge` with `margin`.
+@dataclass(frozen=True)
+class TimingOptions:
+    """How to time, as one value (`compare_latency(a, b, inputs, options)`); keywords given
+    beside it override its fields.
 
-    The per-side lists hold each round's median repetition, or with `every_repetition`
-    every repetition of every round (for a minimum: on a loaded machine the steadier estimate
-    of the uncontended time; the judgement is still the rounds'). `plugin_inputs`: the second
-    module's own inputs, where the two compare different signatures (default: `inputs` for
-    both)."""
+    rounds: alternating rounds (then more while the verdict is unsettled, up to
+    `max_rounds` and within `budget_s` seconds: `bundle_runner.alternate`); repetitions and
+    min_time: per iree-benchmark-module run; extra_flags: more flags for it (e.g.
+    `--task_topology_max_group_count=1`); margin: the verdict's (`bundle_runner.judge`);
+    every_repetition: the per-side lists hold every repetition of every round instead of
+    each round's median repetition (for a minimum: on a loaded machine the steadier estimate
+    of the uncontended time; the judgement is still the rounds')."""
+
+    rounds: int = 5
+    repetitions: int = 10
+    min_time: str = "0.05s"
+    extra_flags: Sequence[str] = ()
+    max_rounds: int | None = None
+    budget_s: float | None = None
+    margin: float = MARGIN
+    every_repetition: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "extra_flags", tuple(self.extra_flags))
+
+    @staticmethod
+    def from_args(args, extra_flags: Sequence[str] = ()) -> TimingOptions:
+        """The options `bundle_runner.add_timing_arguments` parsed into `args`."""
+        return TimingOptions(rounds=args.rounds, repetitions=args.repetitions,
+                             max_rounds=args.max_rounds, budget_s=args.budget,
+                             margin=args.margin, extra_flags=extra_flags)
+
+
+def compare_latency(stock_vmfb: bytes, plugin_vmfb: bytes, inputs: Sequence[np.ndarray],
+                    options: TimingOptions | None = None, *, function: str = "main",
+                    device: str = "local-task",
+                    plugin_inputs: Sequence[np.ndarray] | None = None,
+                    unsettled: Callable[[list[float], list[float]], bool] | None = None,
+                    **overrides) -> LatencyPair:
+    """Alternates stock and plugin runs on `device` as `options` (a `TimingOptions`) with
+    `overrides` (its field names as keywords: `compare_latency(a, b, x, rounds=21)`);
+    returns medians, the ratio and `judgement`, the verdict of `bundle_runner.judge`.
+    `unsettled(stock_rounds, plugin_rounds)` replaces judge's rule for taking more rounds.
+    `plugin_inputs`: the second module's own inputs, where the two compare different
+    signatures (default: `inputs` for both)."""
+    opts = dataclasses.replace(options or TimingOptions(), **overrides)
+    rounds, repetitions, min_time = opts.rounds, opts.repetitions, opts.min_time
+    extra_flags, margin = opts.extra_flags, opts.margin
     with tempfile.TemporaryDirectory(prefix="iree-fusions-bench-") as tmp:
         paths = {}
         for name, blob in (("stock", stock_vmfb), ("plugin", plugin_vmfb)):
@@ -114,10 +144,10 @@ def compare_latency(stock_vmfb: bytes, plugin_vmfb: bytes, inputs: Sequence[np.n
             return statistics.median(reps)
 
         stock, plugin = alternate(
-            time_side, rounds=rounds, max_rounds=max_rounds, budget_s=budget_s,
+            time_side, rounds=rounds, max_rounds=opts.max_rounds, budget_s=opts.budget_s,
             unsettled=unsettled or (lambda s, p: not judge(s, p, margin)["settled"]))
     judgement = judge(stock, plugin, margin)
-    if every_repetition:
+    if opts.every_repetition:
         stock, plugin = every["stock"], every["plugin"]
     return LatencyPair(statistics.median(stock), statistics.median(plugin), stock, plugin,
                        judgement)

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 from ..compiler.files import OutputError, check_output, write_file
 from ..harness import api
-from ..harness.timing import compare_latency, save_input_files
+from ..harness.timing import TimingOptions, compare_latency, save_input_files
 from ..runtime import bundle_runner
 from .progress import Progress
 
@@ -212,13 +212,10 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
                     paths[side], args.device, function=artifact.function,
                     input_paths=input_paths, parameters=parameters))
         row.stock_load_ms, row.plugin_load_ms = loads["stock"], loads["plugin"]
+        timing = TimingOptions.from_args(args, extra_flags=[
+            *args.runtime_flag, *bundle_runner.parameter_flags(parameters)])
         pair = compare_latency(outs["stock"].output, outs["plugin"].output, artifact.inputs,
-                               function=artifact.function, device=args.device,
-                               rounds=args.rounds, repetitions=args.repetitions,
-                               extra_flags=[*args.runtime_flag,
-                                            *bundle_runner.parameter_flags(parameters)],
-                               max_rounds=args.max_rounds,
-                               budget_s=args.budget, margin=args.margin)
+                               timing, function=artifact.function, device=args.device)
         for key, value in bundle_runner.timing_fields(pair.judged(args.margin)).items():
             setattr(row, key, value)
     return row
