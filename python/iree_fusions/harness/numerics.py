@@ -149,40 +149,40 @@ def _read_source(source: str | bytes | os.PathLike) -> tuple[str, bytes, bool]:
 def compare_compilations(
     source: str | bytes | os.PathLike,
     inputs: Sequence[np.ndarray] | None = None,
+    options: api.CompileOptions | None = None,
     *,
-    fusions: str = "all",
     function: str = "main",
-    device: str = "local-task",
-    flags: Sequence[str] = (),
     count: bool = True,
-    keep_no_gain: bool = False,
     parameters: api.Parameters | None = None,
     dynamic_size: int | None = None,
+    **overrides,
 ) -> NumericsCheck:
-    """Compiles `source` (a path or IR text) with stock IREE and with the plugin, runs both.
-    keep_no_gain=True: the plugin keeps changes that save no dispatch (a rewrite's mechanics
-    checked on a small case that IREE would fuse as well without it). `parameters`: the
-    external weights both modules read (scope -> file or {name: array}); `dynamic_size`:
-    the size of dynamic dims in generated inputs."""
+    """Compiles `source` (a path or IR text) with stock IREE and with the plugin as `options`
+    (a `CompileOptions`: device, flags, fusions, keep_no_gain, ...; keywords beside it
+    override its fields: `compare_compilations(src, fusions="batch-gathers")`), runs both on
+    the device. keep_no_gain=True: the plugin keeps changes that save no dispatch (a
+    rewrite's mechanics checked on a small case that IREE would fuse as well without it).
+    `count`: dispatch and byte counts of both (`stock_counts`, `plugin_counts`).
+    `parameters`: the external weights both modules read (scope -> file or {name: array});
+    `dynamic_size`: the size of dynamic dims in generated inputs."""
+    opts = (options or api.CompileOptions()).with_(**overrides)
     path, data, is_temporary = _read_source(source)
     try:
         if inputs is None:
             inputs = random_inputs(data, function, dynamic_size=dynamic_size)
         # The plugin's compile counts its own flow-phase IR on the way (one compile, not
         # two); plain iree-compile cannot, so stock compiles to flow once more.
-        jobs = {
-            "stock": dict(stock=True),
-            "plugin": dict(fusions=fusions, keep_no_gain=keep_no_gain, flow_counts=count),
-        }
+        jobs = {"stock": opts.with_(stock=True, flow_counts=False),
+                "plugin": opts.with_(stock=False, flow_counts=count)}
         if count:
-            jobs["stock_flow"] = dict(stock=True, compile_to="flow")
+            jobs["stock_flow"] = opts.with_(stock=True, flow_counts=False, compile_to="flow")
         with ThreadPoolExecutor(max_workers=2) as pool:
-            futures = {k: pool.submit(api.compile_file, path, device=device, flags=flags, **kw)
-                       for k, kw in jobs.items()}
+            futures = {k: pool.submit(api.compile_file, path, o) for k, o in jobs.items()}
             outs = {k: f.result() for k, f in futures.items()}
     finally:
         if is_temporary:
             os.unlink(path)
+    device = opts.device
     stock = api.run(outs["stock"].output, inputs, function, device, parameters)
     plugin = api.run(outs["plugin"].output, inputs, function, device, parameters)
     check = NumericsCheck(stock, plugin, api.compare_outputs(stock, plugin),
