@@ -96,15 +96,13 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
 
-from .build import (TablePool, emit_group, emit_offsets_bags, rewrite_embedding_bag,
-                    slice_column_selects, unflatten_lookups)
-from .embedding_bag import EmbeddingBag, OffsetsBag, is_bag_like
+from .build import TablePool, emit_group, slice_column_selects, unflatten_lookups
 from .match import SameSizes, hoist_view_chain, mark_immutable_load, match_concats
-from .plan import (GroupPlan, OffsetsBagGroup, Plan, WriterPlan, bag_candidate,
-                   collect_lookups, group_candidates, offsets_bag_candidates, writer_candidates)
+from .plan import (GroupPlan, Plan, WriterPlan, collect_lookups, group_candidates,
+                   writer_candidates)
 from .writer import emit_concat_writer
 
-__all__ = ["BatchGathers", "EmbeddingBag", "GroupPlan", "OffsetsBagGroup", "WriterPlan"]
+__all__ = ["BatchGathers", "GroupPlan", "WriterPlan"]
 
 
 @dataclass(frozen=True)
@@ -112,6 +110,8 @@ class BatchGathers(CandidatePass[Plan]):
     name = "batch-gathers"
     phase = "linalg"
     description = "embedding lookups -> a few batched gathers, concat written in place"
+    moved_options = {o: "rewrite-embedding-bags"
+                     for o in ("embedding-bag", "offsets-bags", "min-offsets-batch")}
 
     # Defaults come from bench/results/batch-gathers.md measurements.
     min_group_size: int = option(2, "lookups merged into one gather at least")
@@ -127,14 +127,6 @@ class BatchGathers(CandidatePass[Plan]):
     cross_table: bool = option(True, "merge lookups of different constant tables (offsets)")
     same_table: bool = option(True, "merge lookups of one table (no offsets)")
     concat_writer: bool = option(True, "write concats of lookups in place")
-    embedding_bag: bool = option(True, "rewrite fixed-length F.embedding_bag into lookup + sum")
-    offsets_bags: bool = option(
-        True, "F.embedding_bags with run-time offsets (variable-length bags) -> one generic "
-        "summing each bag's ids")
-    min_offsets_batch: int = option(
-        2, "bags per embedding_bag with run-time offsets (the batch) for the rewrite, at least "
-        "(measured at B = 1 on local-task: 0.53-0.90x for 2-6 bags alone; stock's scan of "
-        "one bag is already linear)")
     gather_mode: Literal["extract", "ins"] = option(
         "extract", "read indices with tensor.extract, or as block arguments (ins: measured "
         "slower)")
@@ -165,12 +157,6 @@ class BatchGathers(CandidatePass[Plan]):
         the index views made just before each lookup or bag moved up to right after their
         operands (independent lookups then do not look interleaved); loads of immutable
         globals marked so. Idempotent: later rounds move nothing."""
-        if self.embedding_bag:
-            for op in list(block.operations):
-                found = bag_candidate(op.operation) if is_bag_like(op.operation) else None
-                if isinstance(found, OffsetsBag):
-                    hoist_view_chain(found.ids, block)
-                    hoist_view_chain(found.offsets, block)
         unflatten_lookups(block)
         slice_column_selects(block)
         found = collect_lookups(block, self.gather_mode != "ins")
@@ -182,21 +168,6 @@ class BatchGathers(CandidatePass[Plan]):
         ctx.state["normalized_lookups"] = (block, found)
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[Plan]]:
-        if self.embedding_bag:
-            offsets_bags = []
-            for op in list(block.operations):
-                op = op.operation
-                if not is_bag_like(op) or (found := bag_candidate(op)) is None:
-                    continue
-                if isinstance(found, OffsetsBag):
-                    offsets_bags.append(found)
-                else:
-                    yield found
-            if offsets_bags:
-                placements = h.block_placements(block)
-                for bag in offsets_bags:
-                    bag.placement = placements[bag.op]
-            yield from offsets_bag_candidates(offsets_bags, h.block_positions(block), self)
         normalized = ctx.state.pop("normalized_lookups", None)
         lookups, not_lookups = normalized[1] if normalized is not None and \
             normalized[0] == block else collect_lookups(block, self.gather_mode != "ins")
@@ -216,10 +187,6 @@ class BatchGathers(CandidatePass[Plan]):
 
     def apply(self, candidate: Candidate[Plan], ctx: PassContext) -> str:
         plan = candidate.plan
-        if isinstance(plan, EmbeddingBag):
-            return rewrite_embedding_bag(plan)
-        if isinstance(plan, OffsetsBagGroup):
-            return emit_offsets_bags(plan)
         if isinstance(plan, GroupPlan):
             tables = _table_pool(ctx, plan.members[0].op.block)
             return emit_group(plan, tables, self.gather_mode == "ins", self.dedup)

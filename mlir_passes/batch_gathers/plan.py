@@ -1,4 +1,4 @@
-"""The candidates of one block, their keys and typed plans: embedding_bag rewrites, lookup
+"""The candidates of one block, their keys and typed plans: lookup
 groups (cross-table first, then same-table) and concat writers.
 
 Grouping decides why a lookup stays alone where it checks: a cross-table group that fails a
@@ -19,8 +19,6 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
 
-from .embedding_bag import (EmbeddingBag, OffsetsBag, VariableBags, match_embedding_bag,
-                            match_offsets_bag)
 from .match import (Concat, Lookup, SameSizes, def_pos, distinct_tables, first_use_pos,
                     index_count, is_lookup_like, match_lookup, stacked_source)
 
@@ -66,96 +64,7 @@ class WriterPlan:
     narrow: Literal["columns", "run"] | None = None
 
 
-@dataclass
-class OffsetsBagGroup:
-    """embedding_bags with run-time offsets summed by one generic writing [K, B, D]: member
-    k's bags are summed in switch case k, from its own table, ids and offsets."""
-
-    members: list[OffsetsBag]
-
-
-Plan = EmbeddingBag | OffsetsBagGroup | GroupPlan | WriterPlan
-
-
-# ---------------------------------------------------------------- embedding_bag
-
-
-def bag_candidate(op: ir.Operation) -> Candidate[EmbeddingBag] | OffsetsBag | None:
-    """The rewrite of a fixed-length embedding_bag-like generic; an embedding_bag with
-    run-time offsets (for `offsets_bag_candidates`); None: not one and reads no table."""
-    try:
-        return Candidate(_bag_key(op), op, "embedding_bag generic",
-                         match_embedding_bag(op), gain="work")  # a quadratic scan made linear
-    except VariableBags:
-        try:
-            return match_offsets_bag(op)
-        except NoMatch as e:
-            reason = f"embedding_bag-like generic with run-time offsets: {e}"
-    except NoMatch as e:
-        reason = f"embedding_bag-like generic: {e}"
-    if not h.reads_table_in_body(op):
-        return None
-    return Candidate(_bag_key(op), op, "embedding_bag generic", None, reason)
-
-
-def _bag_key(op: ir.Operation) -> str:
-    """bags x length x dim, element and index types (from the operand types)."""
-    ids, offsets = (h.static_type(v) for v in h.dps_inputs(op))
-    res = h.static_type(op.results[0])
-    if ids is None or offsets is None or res is None or ids.rank != 1:
-        return structural_key("gathers-bag", h.op_signature(op))
-    bags = offsets.shape[0] if offsets.rank else 1
-    return structural_key("gathers-bag", bags, ids.shape[0] // max(bags, 1), res.shape[-1],
-                          str(res.element_type), str(ids.element_type))
-
-
-def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: BatchGathers
-                           ) -> Iterator[Candidate[OffsetsBagGroup]]:
-    """Groups of independent embedding_bags with run-time offsets of one bag count, dim and
-    element type (tables need not be constants: each is read in its own switch case)."""
-    def shape(m: OffsetsBag) -> tuple:
-        return (m.bags, m.dim, str(m.elem), h.static_type(m.result).rank)
-
-    for bucket in _buckets(bags, shape):
-        for g in open_groups(bucket, order):
-            cand = Candidate.of(offsets_key(g), g[0].op,
-                                f"{len(g)} embedding_bag(s) with run-time offsets",
-                                lambda g=g: _offsets_plan(g, opts), gain="work")
-            if not cand.blocked:
-                cand.declined = offsets_declined(g, opts)
-            yield cand
-
-
-def offsets_key(members: list[OffsetsBag]) -> str:
-    """Member count, bags, dim, element type; per member its id count, operand types, table
-    origin and sum order; which members share a table, ids or offsets."""
-    def sharing(values: list[ir.Value]) -> tuple[int, ...]:
-        distinct = list(dict.fromkeys(values))
-        return tuple(distinct.index(v) for v in values)
-
-    first = members[0]
-    return structural_key(
-        "gathers-offsets", len(members), first.bags, first.dim, str(first.elem),
-        tuple((m.n, str(m.table.type), _origin(m.table), str(m.ids.type), str(m.offsets.type),
-               m.row_first) for m in members),
-        sharing([m.table for m in members]), sharing([m.ids for m in members]),
-        sharing([m.offsets for m in members]))
-
-
-def offsets_declined(g: list[OffsetsBag], opts: BatchGathers) -> str | None:
-    """The cost rule (bench/results/batch-gathers.md, section 11): one bag per table is
-    left to stock, whose scan of it is already linear and vectorized."""
-    if g[0].bags < opts.min_offsets_batch:
-        return (f"{g[0].bags} bag(s) per table, below min-offsets-batch="
-                f"{opts.min_offsets_batch} (stock's scan is linear there)")
-    return None
-
-
-def _offsets_plan(g: list[OffsetsBag], opts: BatchGathers) -> OffsetsBagGroup:
-    if not opts.offsets_bags:
-        raise NoMatch("embedding_bags with run-time offsets are not rewritten "
-                      "(offsets-bags=false)")
-    return OffsetsBagGroup(g)
+Plan = GroupPlan | WriterPlan
 
 
 # ---------------------------------------------------------------- lookups
@@ -193,7 +102,7 @@ def group_key(kind: str, members: list[Lookup], layout: str = "stacked") -> str:
         "gathers-group", kind if layout == "stacked" else f"{kind}-{layout}", len(members),
         first.dim, str(first.elem), str(first.index_elem),
         tuple(str(m.index.type) for m in members), first.pooling, first.pool_axis,
-        tuple(str(m.table.type) for m in members), tuple(_origin(m.table) for m in members),
+        tuple(str(m.table.type) for m in members), tuple(origin(m.table) for m in members),
         tuple(tables.index(m.table) for m in members),
         tuple(indices.index(m.index) for m in members), tuple(m.op.name for m in members),
         tuple(c is not None for c in first.checks))
@@ -210,7 +119,7 @@ def not_constant_reason(table: ir.Value) -> str:
     return NOT_CONSTANT
 
 
-def _origin(value: ir.Value) -> str:
+def origin(value: ir.Value) -> str:
     op = h.defining_op(value)
     return "argument" if op is None else op.name
 
@@ -231,7 +140,7 @@ def open_groups(members: list, order: dict) -> list[list]:
     return [g for g, _, _ in groups]
 
 
-def _buckets(lookups: list, key: Callable[..., tuple]) -> list[list]:
+def buckets(lookups: list, key: Callable[..., tuple]) -> list[list]:
     by_key: dict[tuple, list[Lookup]] = defaultdict(list)
     for lk in lookups:
         by_key[key(lk)].append(lk)
@@ -271,7 +180,7 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, sizes: SameSizes,
         elif same_shape[lk.shape_key()] > 1:
             left_alone[lk] = (1, _left_alone(group_key("cross", [lk]), lk,
                                              not_constant_reason(lk.table)))
-    for bucket in _buckets(constant, Lookup.shape_key):
+    for bucket in buckets(constant, Lookup.shape_key):
         for g in open_groups(bucket, order):
             if len(g) == 1:
                 if same_shape[g[0].shape_key()] > 1:
@@ -296,7 +205,7 @@ def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
                       sizes: SameSizes, opts: BatchGathers) -> Iterator[Candidate[GroupPlan]]:
     """Groups of one table; a member of a blocked group is reported with the reason of the
     larger of its cross-table and same-table groups (the cross-table one on a tie)."""
-    for bucket in _buckets(lookups, Lookup.table_key):
+    for bucket in buckets(lookups, Lookup.table_key):
         for g in open_groups(bucket, order):
             layout = group_layout(g, sizes)
             kind = "flat" if layout[0] == "flat" else "same"
