@@ -1,4 +1,4 @@
-"""rewrite-embedding-bags: F.embedding_bag's quadratic scan -> lookups and sums batch-gathers batches.
+"""rewrite-embedding-bags: F.embedding_bag's quadratic scan -> lookups + sums, or one generic.
 
 At global-optimization torch-mlir's `F.embedding_bag(mode="sum")` is one generic that scans
 every index for every bag (quadratic in the batch) and adds `table[ids[j], d]` where
