@@ -3,7 +3,8 @@
     python bench/batch_gathers.py [SWEEP ...] [--rounds 5] [--device local-task]
 
 Each row: a DLRM-style PyTorch model (models/dlrm.py) compiled with stock IREE and with
-`--fusions=batch-gathers{OPTIONS}`; dispatches (flow IR, run-time dispatches of @main; the
+`--fusions=rewrite-embedding-bags,batch-gathers{OPTIONS}` (`pipeline`: an option of
+rewrite-embedding-bags goes to that pass); dispatches (flow IR, run-time dispatches of @main; the
 ones in initializers apart), the largest error against PyTorch of both, and the median
 latency of alternating runs (stock/plugin ratio > 1: the plugin is faster).
 
@@ -131,6 +132,17 @@ SWEEPS: dict[str, list[tuple[str, D, str]]] = {
 
 
 RUNTIME_FLAGS: list[str] = []  # --runtime-flag: extra iree-benchmark-module flags
+BAG_OPTIONS = ("embedding-bag", "offsets-bags", "min-offsets-batch")  # rewrite-embedding-bags'
+
+
+def pipeline(options: str = "") -> str:
+    """`rewrite-embedding-bags{...},batch-gathers{...}` (what --fusions=all runs of the two),
+    each with its own of the space-separated `options`."""
+    opts = options.split()
+    bags = " ".join(o for o in opts if o.partition("=")[0] in BAG_OPTIONS)
+    rest = " ".join(o for o in opts if o.partition("=")[0] not in BAG_OPTIONS)
+    return (f"rewrite-embedding-bags{{{bags}}}" if bags else "rewrite-embedding-bags") + \
+        (f",batch-gathers{{{rest}}}" if rest else ",batch-gathers")
 
 
 def latency_min(stock: bytes, plugin: bytes, inputs, device: str, rounds: int,
@@ -172,7 +184,7 @@ def towers_artifact(k: int, batch: int):
 
 def measure(name: str, cfg, options: str, args) -> dict:
     art = towers_artifact(*cfg[1:]) if isinstance(cfg, tuple) else dlrm.build_artifact(cfg)
-    fusions = f"batch-gathers{{{options}}}" if options else "batch-gathers"
+    fusions = pipeline(options)
     with tempfile.TemporaryDirectory(prefix="bg-bench-") as tmp:
         path = os.path.join(tmp, "model.mlirbc")
         with open(path, "wb") as f:
@@ -231,7 +243,7 @@ def ab(args) -> None:
                 f.write(art.source)
             vm, count = {}, {}
             for opt in ["", *variants]:
-                fusions = f"batch-gathers{{{opt}}}" if opt else "batch-gathers"
+                fusions = pipeline(opt)
                 vm[opt] = api.compile_file(path, device=args.device, flags=art.flags,
                                            fusions=fusions).output
                 count[opt] = count_flow_ir(api.compile_file(
@@ -284,9 +296,9 @@ def form_row(model: str, form: str, args) -> dict:
         fa = dlrm.build_form(FORM_MODELS[model], form, tmp)
         art = fa.artifact
         path = art.write(tmp)
-        jobs = {"stock": dict(stock=True), "plugin": dict(fusions="batch-gathers"),
+        jobs = {"stock": dict(stock=True), "plugin": dict(fusions=pipeline()),
                 "stock_flow": dict(stock=True, compile_to="flow"),
-                "plugin_flow": dict(fusions="batch-gathers", compile_to="flow")}
+                "plugin_flow": dict(fusions=pipeline(), compile_to="flow")}
         outs = {}
         for k, kw in jobs.items():
             try:
@@ -409,7 +421,7 @@ def memory(args) -> None:
             src = fa.artifact.write(folder)
             np.save(os.path.join(folder, "inputs.npy"), np.stack(fa.artifact.inputs))
             for kind, kw in (("stock", dict(stock=True)), ("plugin",
-                                                           dict(fusions="batch-gathers"))):
+                                                           dict(fusions=pipeline()))):
                 api.compile_file(src, device=args.device, flags=fa.artifact.flags,
                                  output_file=os.path.join(folder, kind + ".vmfb"), **kw)
                 probe = subprocess.run([sys.executable, __file__, "memory-probe", folder, kind],

@@ -217,7 +217,7 @@ def measure(family: str, layers: int, rounds: int, work: str, flags: list[str]) 
     return row
 
 
-LINALG_PASSES = ("batch-gathers,forward-factory-ops,batch-mlp-towers,"
+LINALG_PASSES = ("rewrite-embedding-bags,batch-gathers,forward-factory-ops,batch-mlp-towers,"
                  "interchange-permuted-consumers")
 
 

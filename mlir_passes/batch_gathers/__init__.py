@@ -3,32 +3,36 @@
 At global-optimization an embedding lookup is a `linalg.generic` over its index tensor whose
 body does `tensor.extract %table[%idx, %j]` (after `cf.assert` bounds checks), or an
 `iree_linalg_ext.gather`; a bag is that lookup followed by a sum generic over the bag axis
-(and, for `.mean(1)`, a division); `F.embedding_bag` is one generic that scans every index
-for every bag (quadratic in batch). On each function body the pass
+(and, for `.mean(1)`, a division). `F.embedding_bag` generics (one generic that scans every
+index for every bag) are `rewrite-embedding-bags`', which runs before this pass in
+`--fusions=all` and leaves fixed-length bags as lookup + sum, the form batched here. On each
+function body the pass makes two kinds of change, in two steps:
 
-0. rewrites each fixed-length `F.embedding_bag` generic into lookup + pooled sum, and
-   batches `F.embedding_bag`s whose offsets come at run time (`nn.EmbeddingBag` called with
-   (flat ids, offsets): variable-length bags) into one generic over (bag, member, column)
-   whose body switches on the member and sums its bag's ids offsets[b] .. offsets[b+1] in a
-   loop, from its own table (no stacking: nothing crosses tables), in the scan's order;
-1. cross-table: lookups (or bags) with the same embedding dim, dtype, index shape and
-   pooling read one table that stacks the *distinct* constant tables (first-appearance
-   order, built once in a `util.initializer`), each index offset by its table's first row
-   inside the gather body; bounds checks still compare the original index with its own
-   table's rows;
-2. same-table: leftover lookups of one table share it without offsets; index tensors of
-   different shapes are flattened, gathered once and sliced/reshaped back;
-3. a concat (`tensor.empty` + `tensor.insert_slice`s along the feature axis) fed by lookups
-   or batched bags is written by one generic (one-id lookups gathered in it, every other
-   slot copied in), then a `collapse_shape`: the copy dispatches disappear.
+1. lookup groups (`plan.py`, `build.py`):
+   - cross-table: lookups (or bags) with the same embedding dim, dtype, index shape and
+     pooling read one table that stacks the *distinct* constant tables (first-appearance
+     order, built once in a `util.initializer`), each index offset by its table's first row
+     inside the gather body; bounds checks still compare the original index with its own
+     table's rows;
+   - same-table: leftover lookups of one table share it without offsets; index tensors of
+     different shapes are flattened, gathered once and sliced/reshaped back;
+2. concat writers (`writer.py`): a concat (`tensor.empty` + `tensor.insert_slice`s along the
+   feature axis) fed by lookups or batched bags is written by one generic (one-id lookups
+   gathered in it, every other slot copied in), then a `collapse_shape`: the copy
+   dispatches disappear.
+
+The writer is a step of this pass, not a pass of its own: which one-id lookups a writer
+gathers is decided (with the writer's options: `min-concat-slots`, `narrow-concat`,
+`max-table-bytes`) before the lookups are grouped, so that grouping leaves them to it, and
+the writer's stacked tables come from the pool the groups' come from (a table list is
+stacked once per run). Two passes would have to share those options and find each other's
+stacks again in the IR.
 
 Measured policy (bench/results/batch-gathers.md): a lookup whose only consumer is a generic
 is left alone (IREE fuses the two); unpooled groups whose results are sliced back need
 `min-sliced-indices` indices; bag sums are unrolled in the body (rows stay contiguous
-vector loads); bags with run-time offsets need two bags per table or more
-(`min-offsets-batch`: at B = 1 stock's scan is already linear). Every read in a batched
-body is at indices that are uniform along the embedding column, and the loop order keeps
-IREE from collapsing the column loop.
+vector loads). Every read in a batched body is at indices that are uniform along the
+embedding column, and the loop order keeps IREE from collapsing the column loop.
 
     %a = linalg.generic ins(%i0 : tensor<8xi64>) {extract %t0[%i0, %j]}   -> tensor<8x64xf32>
     %b = linalg.generic ins(%i1 : tensor<8xi64>) {extract %t1[%i1, %j]}   -> tensor<8x64xf32>
@@ -40,13 +44,12 @@ IREE from collapsing the column loop.
              yield %m[i + first_row[s], j] }
     %c = tensor.collapse_shape %g [[0], [1, 2]] : tensor<8x2x64xf32> into tensor<8x128xf32>
 
-    %s0 = linalg.generic ins(%ids0, %offs0) {out[b, d] += t0[ids0[j], d] if offs0[b] <= j <
-           next(b)} -> tensor<8x64xf32>                       (every j for every bag)
-    %s1 = (the same with %ids1, %offs1, %t1)
+    %a = linalg.generic ins(%i0 : tensor<8x20xi64>) {extract %t0[%i0, %j]} -> 8x20x64
+    %s = linalg.generic ins(%a) {sum over the 20}                          -> tensor<8x64xf32>
+    (the same for %i1 and %t1)
   =>
-    %g = linalg.generic outs(tensor<2x8x64xf32>)                  loops (b, k, d)
-           { scf.index_switch k: case k:
-               scf.for j = offs_k[b] to next_k(b): acc = t_k[ids_k[j], d] + acc }
+    %g = linalg.generic outs(tensor<2x8x64xf32>)   loops (b, k, j), the 20 ids unrolled
+           { acc = sum_l %m[%i_k[b, l] + first_row[k], j] }
     %s0 = tensor.extract_slice %g[0, 0, 0] [1, 8, 64]; %s1 = ... %g[1, ...]
 
 Dynamic dims (a torch.export `Dim`): index tensors may have dynamic dims; sizes of new tensors
@@ -73,16 +76,18 @@ rows; a lookup over flattened [B*L] ids expanded back to [B, L, D] is normalized
 embeddings, the Criteo layout) are written by a writer over the run of lookup slots
 (`narrow-concat=run`), or over every slot in narrow chunks (`columns`).
 
-Candidates, in the order they are applied: embedding_bag rewrites (fixed-length, then groups
-with run-time offsets), cross-table groups, same-table groups, concat writers. A concat's
-one-id lookups are reserved for its writer before lookups are grouped; its other lookup
-slots count as produced whether a lookup or the batched gather that replaced it fills them,
-so the writer's plan (and key) is the same before and after the groups are applied.
+Candidates, in the order they are applied: cross-table groups, same-table groups (key
+family `gathers-group`; lookup-like ops that are no lookup: `gathers-lookup`), concat
+writers (`gathers-concat`). A concat's one-id lookups are reserved for its writer before
+lookups are grouped; its other lookup slots count as produced whether a lookup or the
+batched gather that replaced it fills them, so the writer's plan (and key) is the same
+before and after the groups are applied. The options `embedding-bag`, `offsets-bags` and
+`min-offsets-batch` moved to rewrite-embedding-bags (issue 23): given here, they are refused
+with the pipeline to write instead.
 
-Layout: `match.py` (lookups, bags, concats, view hoisting), `embedding_bag.py`
-(F.embedding_bag recognition, fixed-length and run-time offsets), `plan.py` (candidates,
-keys, grouping, writer planning), `build.py` (stacked tables, batched gathers, the
-embedding_bag rewrites), `writer.py` (concat writers).
+Layout: `match.py` (lookups, bags, concats, view hoisting), `plan.py` (candidates, keys,
+grouping), `build.py` (stacked tables, batched gathers, the scalar code of their bodies),
+`writer.py` (the concat writer step: its candidates, plans and emission).
 """
 
 from __future__ import annotations
@@ -96,15 +101,14 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
 
-from .build import (TablePool, emit_group, emit_offsets_bags, rewrite_embedding_bag,
-                    slice_column_selects, unflatten_lookups)
-from .embedding_bag import EmbeddingBag, OffsetsBag, is_bag_like
+from .build import TablePool, emit_group, slice_column_selects, unflatten_lookups
 from .match import SameSizes, hoist_view_chain, mark_immutable_load, match_concats
-from .plan import (GroupPlan, OffsetsBagGroup, Plan, WriterPlan, bag_candidate,
-                   collect_lookups, group_candidates, offsets_bag_candidates, writer_candidates)
-from .writer import emit_concat_writer
+from .plan import GroupPlan, collect_lookups, group_candidates
+from .writer import WriterPlan, emit_concat_writer, writer_candidates
 
-__all__ = ["BatchGathers", "EmbeddingBag", "GroupPlan", "OffsetsBagGroup", "WriterPlan"]
+__all__ = ["BatchGathers", "GroupPlan", "WriterPlan"]
+
+Plan = GroupPlan | WriterPlan  # a lookup group, or a concat written in place
 
 
 @dataclass(frozen=True)
@@ -112,11 +116,12 @@ class BatchGathers(CandidatePass[Plan]):
     name = "batch-gathers"
     phase = "linalg"
     description = "embedding lookups -> a few batched gathers, concat written in place"
+    moved_options = {o: "rewrite-embedding-bags"
+                     for o in ("embedding-bag", "offsets-bags", "min-offsets-batch")}
 
     # Defaults come from bench/results/batch-gathers.md measurements.
+    # Lookup groups (plan.py, build.py).
     min_group_size: int = option(2, "lookups merged into one gather at least")
-    min_concat_slots: int = option(
-        2, "concat slots produced by lookups or batched bags for a writer, at least")
     min_sliced_indices: int = option(
         1024, "indices in a group of unpooled lookups whose results are sliced back, at least "
         "(measured: 4 x 16 ids 0.69x, 4 x 256 ids 2.4x; each sliced result leaving the "
@@ -126,18 +131,16 @@ class BatchGathers(CandidatePass[Plan]):
         "merged; 2 x 20 at B = 8 1.1-1.4x; 6 x 20 at B = 8 ~2x)")
     cross_table: bool = option(True, "merge lookups of different constant tables (offsets)")
     same_table: bool = option(True, "merge lookups of one table (no offsets)")
-    concat_writer: bool = option(True, "write concats of lookups in place")
-    embedding_bag: bool = option(True, "rewrite fixed-length F.embedding_bag into lookup + sum")
-    offsets_bags: bool = option(
-        True, "F.embedding_bags with run-time offsets (variable-length bags) -> one generic "
-        "summing each bag's ids")
-    min_offsets_batch: int = option(
-        2, "bags per embedding_bag with run-time offsets (the batch) for the rewrite, at least "
-        "(measured at B = 1 on local-task: 0.53-0.90x for 2-6 bags alone; stock's scan of "
-        "one bag is already linear)")
     gather_mode: Literal["extract", "ins"] = option(
         "extract", "read indices with tensor.extract, or as block arguments (ins: measured "
         "slower)")
+    dynamic_dim_estimate: int = option(
+        64, "size a dynamic index dim counts as in min-sliced-indices / min-pooled-indices "
+        "when IREE holds no upper bound for it (util.assume.int umax)")
+    # The concat writer step (writer.py).
+    concat_writer: bool = option(True, "write concats of lookups in place")
+    min_concat_slots: int = option(
+        2, "concat slots produced by lookups or batched bags for a writer, at least")
     narrow_concat: Literal["run", "columns", "off"] = option(
         "run", "a concat whose slot widths share only chunks narrower than 4 columns (raw "
         "dense features beside embeddings: widths 13 and 16): run = the writer covers the "
@@ -149,10 +152,8 @@ class BatchGathers(CandidatePass[Plan]):
     values_as_ins: bool = option(
         False, "concat writer reads one-chunk-wide values as ins (measured on dlrm-b8: "
         "1.0-1.5x slower, and IREE did not fuse the writer into the value's producer)")
+    # Stacked tables (both steps).
     max_table_bytes: int = option(1 << 30, "largest stacked table built at load")
-    dynamic_dim_estimate: int = option(
-        64, "size a dynamic index dim counts as in min-sliced-indices / min-pooled-indices "
-        "when IREE holds no upper bound for it (util.assume.int umax)")
     dedup: bool = option(True, "a table shared by several lookups is stacked once")
 
     def __post_init__(self) -> None:
@@ -165,12 +166,6 @@ class BatchGathers(CandidatePass[Plan]):
         the index views made just before each lookup or bag moved up to right after their
         operands (independent lookups then do not look interleaved); loads of immutable
         globals marked so. Idempotent: later rounds move nothing."""
-        if self.embedding_bag:
-            for op in list(block.operations):
-                found = bag_candidate(op.operation) if is_bag_like(op.operation) else None
-                if isinstance(found, OffsetsBag):
-                    hoist_view_chain(found.ids, block)
-                    hoist_view_chain(found.offsets, block)
         unflatten_lookups(block)
         slice_column_selects(block)
         found = collect_lookups(block, self.gather_mode != "ins")
@@ -182,21 +177,6 @@ class BatchGathers(CandidatePass[Plan]):
         ctx.state["normalized_lookups"] = (block, found)
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[Plan]]:
-        if self.embedding_bag:
-            offsets_bags = []
-            for op in list(block.operations):
-                op = op.operation
-                if not is_bag_like(op) or (found := bag_candidate(op)) is None:
-                    continue
-                if isinstance(found, OffsetsBag):
-                    offsets_bags.append(found)
-                else:
-                    yield found
-            if offsets_bags:
-                placements = h.block_placements(block)
-                for bag in offsets_bags:
-                    bag.placement = placements[bag.op]
-            yield from offsets_bag_candidates(offsets_bags, h.block_positions(block), self)
         normalized = ctx.state.pop("normalized_lookups", None)
         lookups, not_lookups = normalized[1] if normalized is not None and \
             normalized[0] == block else collect_lookups(block, self.gather_mode != "ins")
@@ -216,10 +196,6 @@ class BatchGathers(CandidatePass[Plan]):
 
     def apply(self, candidate: Candidate[Plan], ctx: PassContext) -> str:
         plan = candidate.plan
-        if isinstance(plan, EmbeddingBag):
-            return rewrite_embedding_bag(plan)
-        if isinstance(plan, OffsetsBagGroup):
-            return emit_offsets_bags(plan)
         if isinstance(plan, GroupPlan):
             tables = _table_pool(ctx, plan.members[0].op.block)
             return emit_group(plan, tables, self.gather_mode == "ins", self.dedup)

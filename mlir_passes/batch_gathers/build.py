@@ -1,5 +1,5 @@
-"""Emission: stacked tables (built once at load), batched gathers (stacked [K, S..., D] or
-flat [sum N, D]) and the embedding_bag rewrite, with the MLIR Python builders. New ops take
+"""Emission: stacked tables (built once at load) and batched gathers (stacked [K, S..., D] or
+flat [sum N, D]), with the MLIR Python builders. New ops take
 the location of the op they replace; the scalar code in the bodies (index selection, bounds
 checks, offsets) is shared with the concat writer (`writer.py`)."""
 
@@ -9,17 +9,16 @@ from collections.abc import Sequence
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, cf, scf, tensor
+from iree.compiler.dialects import arith, cf, tensor
 from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
 
-from .embedding_bag import EmbeddingBag, OffsetsBag
 from . import match
 from .match import (MAX_UNROLLED_BAG, Lookup, distinct_tables, first_use_pos,
                     is_lookup_like, shape_text)
-from .plan import GroupPlan, OffsetsBagGroup
+from .plan import GroupPlan
 
 TABLE_SYMBOL = "__batch_gathers_table"
 
@@ -334,124 +333,6 @@ def _is_size_op(op: ir.Operation) -> bool:
     return (not len(op.regions) and len(op.results) == 1
             and not isinstance(op.results[0].type, ir.RankedTensorType)
             and (op.name.startswith("arith.") or op.name in ("tensor.dim", "util.assume.int")))
-
-
-# ---------------------------------------------------------------- embedding_bag
-
-
-def rewrite_embedding_bag(bag: EmbeddingBag) -> str:
-    """out[b, d] = sum_l table[idx[b*L + l], d]: a lookup over [B, L, D] and a sum over L
-    (B = 1 with unit dims folded: a lookup over [L, D] and a sum over L)."""
-    op = bag.op
-    res_t = h.tensor_type(op.results[0])
-    elem, dim = res_t.element_type, res_t.shape[-1]
-    init = h.dps_inits(op)[0]
-    ids_shape = [bag.bags, bag.length] if res_t.rank == 2 else [bag.length]
-    r = len(ids_shape) + 1
-    its = ["parallel"] * r
-    its[r - 2] = "reduction"
-    with op.location, ir.InsertionPoint(op):
-        ids = b.expand_mixed(bag.flat_index, [[0, 1]], ids_shape) if r == 3 else \
-            bag.flat_index
-        empty = tensor.EmptyOp(ids_shape + [dim], elem).result
-        rows = b.new_generic([ids], [empty], [b.map_attr(r, range(r - 1)),
-                                              b.map_attr(r, range(r))], ["parallel"] * r)
-        block = b.append_body_block(rows, [ids, empty])
-        with ir.InsertionPoint(block):
-            row = arith.IndexCastOp(ir.IndexType.get(), block.arguments[0]).result
-            col = linalg.IndexOp(r - 1).result
-            linalg.YieldOp([tensor.ExtractOp(bag.table, [row, col]).result])
-        total = b.new_generic([rows.results[0]], [init], [
-            b.map_attr(r, range(r)), b.map_attr(r, [i for i in range(r) if i != r - 2])], its)
-        block = b.append_body_block(total, [rows.results[0], init])
-        with ir.InsertionPoint(block):
-            linalg.YieldOp([arith.AddFOp(block.arguments[0], block.arguments[1]).result])
-    b.replace_op(op, total)
-    return (f"embedding_bag {bag.bags_text} bags x {bag.length} ids: quadratic scan -> lookup + "
-            "pooled sum")
-
-
-# ---------------------------------------------------------------- bags with run-time offsets
-
-
-def emit_offsets_bags(plan: OffsetsBagGroup) -> str:
-    """One generic writing [K, B, D] (B = 1 folded: [K, D]) for K embedding_bags with
-    run-time offsets, sliced per member; the members are erased.
-
-    Loops (b, k, d) with the output map -> (k, b, d); the body switches on k, and case k
-    sums member k's bag b: table_k[ids_k[j], d] for j from offsets_k[b] to offsets_k[b+1]
-    (N_k for the last bag), clamped to [0, N_k), from the fill value in increasing j: the
-    additions of the quadratic scan it replaces, in the same order, without the scan.
-    """
-    members = plan.members
-    first = members[0]
-    k, dim, elem = len(members), first.dim, first.elem
-    unit = h.static_type(first.result).rank == 1
-    out_shape = [k, dim] if unit else [k, first.bags, dim]
-    order = h.block_positions(first.op.block)
-    anchor = insertion_anchor(members, order)
-    with first.op.location, ir.InsertionPoint(anchor):
-        init = tensor.EmptyOp(out_shape, elem).result
-        n = len(out_shape)
-        # Loops (k, d) at B = 1; (b, k, d) -> (k, b, d) otherwise.
-        out_dims = list(range(n)) if unit else [1, 0, 2]
-        gen = b.new_generic([], [init], [b.map_attr(n, out_dims)], ["parallel"] * n)
-        block = b.append_body_block(gen, [init])
-        with ir.InsertionPoint(block):
-            bag = None if unit else linalg.IndexOp(0).result
-            kk = linalg.IndexOp(0 if unit else 1).result
-            col = linalg.IndexOp(n - 1).result
-            if k == 1:
-                val = _sum_bag(first, bag, col)
-            else:
-                switch = scf.IndexSwitchOp([elem], kk, list(range(1, k)))
-                # Each region comes with its block; member 0 is the default case.
-                regions = [switch.defaultRegion, *switch.caseRegions]
-                for member, region in zip(members, regions):
-                    with ir.InsertionPoint(region.blocks[0]):
-                        scf.YieldOp([_sum_bag(member, bag, col)])
-                val = switch.results[0]
-            linalg.YieldOp([val])
-        rank = len(out_shape)
-        results = [slice_out(gen.results[0], [j] + [0] * (rank - 1), [1] + out_shape[1:],
-                             out_shape[1:]) for j in range(k)]
-    for m, r in zip(members, results):
-        m.result.replace_all_uses_with(r)
-        m.op.erase()
-    ids = sum(m.n for m in members)
-    return (f"{k} embedding_bag(s) with run-time offsets ({first.bags} bags, dim {dim}, "
-            f"{ids} ids) -> 1 generic summing each bag's ids (was: every id scanned for "
-            "every bag)")
-
-
-def _sum_bag(bag: OffsetsBag, at: ir.Value | None, col: ir.Value) -> ir.Value:
-    """sum of bag.table[ids[j], col] over j in [offsets[at], next) clamped to [0, N), from
-    the fill value in increasing j (`at` None: the one bag of a folded B = 1 generic)."""
-    off_t = ir.RankedTensorType(bag.offsets.type).element_type
-    n = arith.ConstantOp(off_t, bag.n).result
-    zero = arith.ConstantOp(off_t, 0).result
-    if at is None:
-        start, end = tensor.ExtractOp(bag.offsets, []).result, n
-    else:
-        start = tensor.ExtractOp(bag.offsets, [at]).result
-        following = arith.AddIOp(at, index_const(1)).result
-        last = cmpi("eq", following, index_const(bag.bags))
-        following = arith.SelectOp(last, index_const(0), following).result
-        end = tensor.ExtractOp(bag.offsets, [following]).result
-        end = arith.SelectOp(last, n, end).result
-    start = arith.IndexCastOp(ir.IndexType.get(), arith.MaxSIOp(start, zero).result).result
-    end = arith.IndexCastOp(ir.IndexType.get(), arith.MinSIOp(end, n).result).result
-    fill = h.defining_op(bag.init)
-    init = arith.ConstantOp(bag.elem, fill.operands[0].owner.attributes["value"]).result
-    loop = scf.ForOp(start, end, index_const(1), [init])
-    with ir.InsertionPoint(loop.body):
-        row = tensor.ExtractOp(bag.ids, [loop.induction_variable]).result
-        row = arith.IndexCastOp(ir.IndexType.get(), row).result
-        x = tensor.ExtractOp(bag.table, [row, col]).result
-        acc = loop.inner_iter_args[0]
-        scf.YieldOp([arith.AddFOp(x, acc).result if bag.row_first else
-                     arith.AddFOp(acc, x).result])
-    return loop.results[0]
 
 
 # ---------------------------------------------------------------- lookup groups

@@ -11,15 +11,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.pass_base import NoMatch
-
-if TYPE_CHECKING:
-    from .embedding_bag import OffsetsBag
 
 CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui")
 LOOKUP_BODY_OPS = CASTS + ("arith.cmpi", "arith.constant", "arith.andi", "arith.ori",
@@ -643,7 +640,18 @@ class SameSizes:
 # ---------------------------------------------------------------- positions
 
 
-def def_pos(lk: Lookup | OffsetsBag, order: dict) -> int:
+class Member(Protocol):
+    """What grouping places in the block: a lookup, or an embedding_bag with run-time
+    offsets (rewrite-embedding-bags)."""
+
+    @property
+    def inputs(self) -> tuple[ir.Value, ...]: ...
+
+    @property
+    def result(self) -> ir.Value: ...
+
+
+def def_pos(lk: Member, order: dict) -> int:
     """Position of the last op (in the block) that defines a value the lookup reads."""
     pos = -1
     for v in lk.inputs:
@@ -655,7 +663,7 @@ def def_pos(lk: Lookup | OffsetsBag, order: dict) -> int:
     return pos
 
 
-def first_use_pos(lk: Lookup | OffsetsBag, order: dict) -> int:
+def first_use_pos(lk: Member, order: dict) -> int:
     """Position of the first op (in the block) that uses the lookup's result."""
     pos = 1 << 60
     for u in h.users(lk.result):

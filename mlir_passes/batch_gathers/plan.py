@@ -1,5 +1,5 @@
-"""The candidates of one block, their keys and typed plans: embedding_bag rewrites, lookup
-groups (cross-table first, then same-table) and concat writers.
+"""The lookup groups of one block (cross-table first, then same-table): candidates, keys and
+typed plans. The concat writers' are in `writer.py`.
 
 Grouping decides why a lookup stays alone where it checks: a cross-table group that fails a
 check passes its reason to its members; a member the same-table stage leaves alone is
@@ -8,7 +8,6 @@ reported with the reason of the larger of its two groups (the cross-table one on
 
 from __future__ import annotations
 
-import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -19,16 +18,13 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
 
-from .embedding_bag import (EmbeddingBag, OffsetsBag, VariableBags, match_embedding_bag,
-                            match_offsets_bag)
-from .match import (Concat, Lookup, SameSizes, def_pos, distinct_tables, first_use_pos,
-                    index_count, is_lookup_like, match_lookup, stacked_source)
+from .match import (Lookup, SameSizes, def_pos, distinct_tables, first_use_pos, index_count,
+                    is_lookup_like, match_lookup)
 
 if TYPE_CHECKING:
     from . import BatchGathers
 
 SizeCheck = tuple[h.DimKey, h.DimKey]  # two sizes checked equal at run time
-MIN_WRITER_CHUNK = 4  # a concat writer writes chunks of gcd(slot widths) columns, >= this
 ELSEWHERE = ("the other candidate lookups read inputs placed on other devices (a multi-device "
              "program): ops on different devices are never merged")
 DEPENDS = ("depends on the other candidates (or they on it): no single place dominates their "
@@ -52,110 +48,6 @@ class GroupPlan:
     checks: list[SizeCheck] = field(default_factory=list)
 
 
-@dataclass
-class WriterPlan:
-    """A concat written in place by one generic, which gathers `slot_lookups` itself."""
-
-    concat: Concat
-    slot_lookups: dict[int, Lookup]  # slot -> one-id lookup of a constant table
-    checks: list[SizeCheck] = field(default_factory=list)  # rows read vs the batch
-    # Slot widths that share only narrow chunks (raw dense features beside embeddings):
-    # "columns" writes every slot in chunks of their gcd (down to single columns), "run"
-    # only the run of slots from the first to the last lookup (chunks of its gcd), the
-    # other slots inserted as they were.
-    narrow: Literal["columns", "run"] | None = None
-
-
-@dataclass
-class OffsetsBagGroup:
-    """embedding_bags with run-time offsets summed by one generic writing [K, B, D]: member
-    k's bags are summed in switch case k, from its own table, ids and offsets."""
-
-    members: list[OffsetsBag]
-
-
-Plan = EmbeddingBag | OffsetsBagGroup | GroupPlan | WriterPlan
-
-
-# ---------------------------------------------------------------- embedding_bag
-
-
-def bag_candidate(op: ir.Operation) -> Candidate[EmbeddingBag] | OffsetsBag | None:
-    """The rewrite of a fixed-length embedding_bag-like generic; an embedding_bag with
-    run-time offsets (for `offsets_bag_candidates`); None: not one and reads no table."""
-    try:
-        return Candidate(_bag_key(op), op, "embedding_bag generic",
-                         match_embedding_bag(op), gain="work")  # a quadratic scan made linear
-    except VariableBags:
-        try:
-            return match_offsets_bag(op)
-        except NoMatch as e:
-            reason = f"embedding_bag-like generic with run-time offsets: {e}"
-    except NoMatch as e:
-        reason = f"embedding_bag-like generic: {e}"
-    if not h.reads_table_in_body(op):
-        return None
-    return Candidate(_bag_key(op), op, "embedding_bag generic", None, reason)
-
-
-def _bag_key(op: ir.Operation) -> str:
-    """bags x length x dim, element and index types (from the operand types)."""
-    ids, offsets = (h.static_type(v) for v in h.dps_inputs(op))
-    res = h.static_type(op.results[0])
-    if ids is None or offsets is None or res is None or ids.rank != 1:
-        return structural_key("gathers-bag", h.op_signature(op))
-    bags = offsets.shape[0] if offsets.rank else 1
-    return structural_key("gathers-bag", bags, ids.shape[0] // max(bags, 1), res.shape[-1],
-                          str(res.element_type), str(ids.element_type))
-
-
-def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: BatchGathers
-                           ) -> Iterator[Candidate[OffsetsBagGroup]]:
-    """Groups of independent embedding_bags with run-time offsets of one bag count, dim and
-    element type (tables need not be constants: each is read in its own switch case)."""
-    def shape(m: OffsetsBag) -> tuple:
-        return (m.bags, m.dim, str(m.elem), h.static_type(m.result).rank)
-
-    for bucket in _buckets(bags, shape):
-        for g in open_groups(bucket, order):
-            cand = Candidate.of(offsets_key(g), g[0].op,
-                                f"{len(g)} embedding_bag(s) with run-time offsets",
-                                lambda g=g: _offsets_plan(g, opts), gain="work")
-            if not cand.blocked:
-                cand.declined = offsets_declined(g, opts)
-            yield cand
-
-
-def offsets_key(members: list[OffsetsBag]) -> str:
-    """Member count, bags, dim, element type; per member its id count, operand types, table
-    origin and sum order; which members share a table, ids or offsets."""
-    def sharing(values: list[ir.Value]) -> tuple[int, ...]:
-        distinct = list(dict.fromkeys(values))
-        return tuple(distinct.index(v) for v in values)
-
-    first = members[0]
-    return structural_key(
-        "gathers-offsets", len(members), first.bags, first.dim, str(first.elem),
-        tuple((m.n, str(m.table.type), _origin(m.table), str(m.ids.type), str(m.offsets.type),
-               m.row_first) for m in members),
-        sharing([m.table for m in members]), sharing([m.ids for m in members]),
-        sharing([m.offsets for m in members]))
-
-
-def offsets_declined(g: list[OffsetsBag], opts: BatchGathers) -> str | None:
-    """The cost rule (bench/results/batch-gathers.md, section 11): one bag per table is
-    left to stock, whose scan of it is already linear and vectorized."""
-    if g[0].bags < opts.min_offsets_batch:
-        return (f"{g[0].bags} bag(s) per table, below min-offsets-batch="
-                f"{opts.min_offsets_batch} (stock's scan is linear there)")
-    return None
-
-
-def _offsets_plan(g: list[OffsetsBag], opts: BatchGathers) -> OffsetsBagGroup:
-    if not opts.offsets_bags:
-        raise NoMatch("embedding_bags with run-time offsets are not rewritten "
-                      "(offsets-bags=false)")
-    return OffsetsBagGroup(g)
 
 
 # ---------------------------------------------------------------- lookups
@@ -193,7 +85,7 @@ def group_key(kind: str, members: list[Lookup], layout: str = "stacked") -> str:
         "gathers-group", kind if layout == "stacked" else f"{kind}-{layout}", len(members),
         first.dim, str(first.elem), str(first.index_elem),
         tuple(str(m.index.type) for m in members), first.pooling, first.pool_axis,
-        tuple(str(m.table.type) for m in members), tuple(_origin(m.table) for m in members),
+        tuple(str(m.table.type) for m in members), tuple(origin(m.table) for m in members),
         tuple(tables.index(m.table) for m in members),
         tuple(indices.index(m.index) for m in members), tuple(m.op.name for m in members),
         tuple(c is not None for c in first.checks))
@@ -210,7 +102,7 @@ def not_constant_reason(table: ir.Value) -> str:
     return NOT_CONSTANT
 
 
-def _origin(value: ir.Value) -> str:
+def origin(value: ir.Value) -> str:
     op = h.defining_op(value)
     return "argument" if op is None else op.name
 
@@ -231,7 +123,7 @@ def open_groups(members: list, order: dict) -> list[list]:
     return [g for g, _, _ in groups]
 
 
-def _buckets(lookups: list, key: Callable[..., tuple]) -> list[list]:
+def buckets(lookups: list, key: Callable[..., tuple]) -> list[list]:
     by_key: dict[tuple, list[Lookup]] = defaultdict(list)
     for lk in lookups:
         by_key[key(lk)].append(lk)
@@ -271,7 +163,7 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, sizes: SameSizes,
         elif same_shape[lk.shape_key()] > 1:
             left_alone[lk] = (1, _left_alone(group_key("cross", [lk]), lk,
                                              not_constant_reason(lk.table)))
-    for bucket in _buckets(constant, Lookup.shape_key):
+    for bucket in buckets(constant, Lookup.shape_key):
         for g in open_groups(bucket, order):
             if len(g) == 1:
                 if same_shape[g[0].shape_key()] > 1:
@@ -296,7 +188,7 @@ def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
                       sizes: SameSizes, opts: BatchGathers) -> Iterator[Candidate[GroupPlan]]:
     """Groups of one table; a member of a blocked group is reported with the reason of the
     larger of its cross-table and same-table groups (the cross-table one on a tie)."""
-    for bucket in _buckets(lookups, Lookup.table_key):
+    for bucket in buckets(lookups, Lookup.table_key):
         for g in open_groups(bucket, order):
             layout = group_layout(g, sizes)
             kind = "flat" if layout[0] == "flat" else "same"
@@ -389,121 +281,3 @@ def _check_indices(g: list[Lookup], opts: BatchGathers) -> None:
     if g[0].pool is not None and n < opts.min_pooled_indices:
         raise NoMatch(f"{n} indices in all candidate bags, below min-pooled-indices="
                       f"{opts.min_pooled_indices}")
-
-
-# ---------------------------------------------------------------- concat writers
-
-
-def writer_candidates(concats: list[Concat], lookups: list[Lookup], placements: dict,
-                      sizes: SameSizes, opts: BatchGathers) -> list[Candidate[WriterPlan]]:
-    """One candidate per concat that lookups feed: written in place when enough of its slots
-    are produced by lookups (or by the batched gathers that replaced them). A concat no
-    lookup feeds is no candidate (e.g. the one a B = 1 writer leaves: its run + other slots)."""
-    by_result = {lk.result: lk for lk in lookups}
-    out = []
-    for c in concats:
-        gathered, produced = _writer_slots(c, by_result, placements[c.final], sizes, opts)
-        if not produced:
-            continue
-        kinds = tuple("gathered" if s in gathered else "produced" if s in produced else "value"
-                      for s in range(len(c.slots)))
-        key = structural_key("gathers-concat", c.batch_text, str(c.elem), tuple(c.widths),
-                             kinds)
-        out.append(Candidate.of(key, c.final, f"concat of {len(c.slots)} slots",
-                                lambda c=c, gathered=gathered, n=len(produced):
-                                _writer_plan(c, gathered, n, sizes, opts)))
-    return out
-
-
-def _writer_slots(c: Concat, by_result: dict, placement: frozenset[str], sizes: SameSizes,
-                  opts: BatchGathers) -> tuple[dict[int, Lookup], set[int]]:
-    """(slot -> one-id lookup the writer gathers itself, slots produced by a lookup).
-
-    A slot counts as produced when a lookup whose only user is the insert fills it, or a
-    slot of a batched gather that only inserts read: the same count before and after the
-    groups are applied (each replaced lookup had the insert as its one user)."""
-    gathered: dict[int, Lookup] = {}
-    produced: set[int] = set()
-    for s in range(len(c.slots)):
-        src = c.source(s)
-        lk = by_result.get(src)
-        if lk is None:
-            if stacked_source(src, c.widths[s]) is not None and all(
-                    u.name == "tensor.insert_slice" and u.operands[0] == src
-                    for u in h.users(src)):
-                produced.add(s)
-            continue
-        if len(h.users(lk.result)) != 1:
-            continue
-        produced.add(s)
-        one_id = (len(lk.index_sizes) == 1 and sizes.same(lk.index_sizes[0], c.batch)) or \
-            (c.unit_batch and not lk.index_sizes)
-        if lk.pool is None and one_id and h.is_constant_like(lk.table) and \
-                lk.placement == placement:  # a lookup placed elsewhere stays a copied value
-            gathered[s] = lk
-    by_key: dict[tuple, list[int]] = defaultdict(list)
-    for s, lk in gathered.items():
-        by_key[(lk.dim, str(lk.elem))].append(s)
-    for slots in by_key.values():  # stacked tables over the limit: copied as values
-        tables = distinct_tables([gathered[s] for s in slots])
-        if len(tables) > 1 and h.value_bytes(tables) > opts.max_table_bytes:
-            for s in slots:
-                del gathered[s]
-    return gathered, produced
-
-
-def _writer_plan(c: Concat, gathered: dict[int, Lookup], produced: int, sizes: SameSizes,
-                 opts: BatchGathers) -> WriterPlan:
-    if produced < opts.min_concat_slots:
-        raise NoMatch(f"concat: {produced} slot(s) from lookups, fewer than "
-                      f"min-concat-slots={opts.min_concat_slots}")
-    narrow = None
-    if c.chunk < MIN_WRITER_CHUNK and not c.unit_batch:
-        why = (f"concat: slot widths {sorted(set(c.widths))} share only {c.chunk}-column chunks "
-               f"(< {MIN_WRITER_CHUNK})")
-        if opts.narrow_concat == "off":
-            raise NoMatch(f"{why} and narrow-concat=off")
-        if opts.narrow_concat == "run":
-            run = produced_run(c, gathered)
-            width = math.gcd(*c.widths[run[0]:run[1]])
-            if width < MIN_WRITER_CHUNK:
-                raise NoMatch(f"{why}, and so do the slots from the first to the last lookup "
-                              f"({width}-column chunks; narrow-concat=run)")
-        narrow = opts.narrow_concat
-    elif c.chunk < MIN_WRITER_CHUNK:
-        raise NoMatch(f"concat: slot widths {sorted(set(c.widths))} share only {c.chunk}-column "
-                      f"chunks (< {MIN_WRITER_CHUNK})")
-    return WriterPlan(c, gathered, _writer_checks(c, gathered, sizes), narrow)
-
-
-def produced_run(c: Concat, gathered: dict[int, Lookup]) -> tuple[int, int]:
-    """[first, last + 1) of the slots a lookup or a batched gather produces."""
-    produced = [s in gathered or stacked_source(c.source(s), c.widths[s]) is not None
-                for s in range(len(c.slots))]
-    if not any(produced):
-        return 0, len(c.slots)
-    return produced.index(True), len(produced) - produced[::-1].index(True)
-
-
-def _writer_checks(c: Concat, gathered: dict[int, Lookup], sizes: SameSizes
-                   ) -> list[SizeCheck]:
-    """The rows of what the writer reads at row b < batch (an index tensor, a batched
-    gather, a value), where they are not the batch itself: equal when the concat is valid
-    (checked at run time); rows not known to be equal block the writer."""
-    checks = []
-    for s in range(len(c.slots)):
-        src = c.source(s)
-        st = stacked_source(src, c.widths[s])
-        if s in gathered:
-            rows = gathered[s].index_sizes[0] if gathered[s].index_sizes else 1
-        elif st is not None:
-            rows = h.dim_key(st[0], 1) if h.tensor_type(st[0]).rank == 3 else 1
-        else:
-            rows = h.dim_key(src, 0) if h.tensor_type(src).rank == 2 else 1
-        if rows == c.batch:
-            continue
-        if not sizes.same(rows, c.batch):
-            raise NoMatch(f"concat: slot {s} has {h.size_text(rows)} rows, not known to equal "
-                          f"the concat's {h.size_text(c.batch)}")
-        checks.append((rows, c.batch))
-    return list(dict.fromkeys(checks))

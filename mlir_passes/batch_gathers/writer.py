@@ -1,23 +1,166 @@
-"""Emission of a concat writer: one generic that writes every slot of a concat (one-id
-lookups gathered in it, batched gather slots and other values copied in), then a
-`collapse_shape`; the `insert_slice` chain disappears."""
+"""The concat writer step of batch-gathers: one generic that writes every slot of a concat
+(one-id lookups gathered in it, batched gather slots and other values copied in), then a
+`collapse_shape`; the `insert_slice` chain disappears. Its candidates (which concats, which
+lookups each gathers: decided before the lookups are grouped, which leaves these to it),
+typed plans and emission."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
 from iree_fusions.compiler import ir_build as b
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
 
 from .build import (TablePool, emit_checks, emit_size_checks, entry, erase_dead_tables,
                     erase_dead_wraps, index_const, index_in_shape, int_table, materialize,
                     select_chain, wrap_index)
-from .match import Concat, Lookup, distinct_tables, stacked_source
-from .plan import WriterPlan, produced_run
+from .match import Concat, Lookup, SameSizes, distinct_tables, stacked_source
+from .plan import SizeCheck
+
+if TYPE_CHECKING:
+    from . import BatchGathers
+
+MIN_WRITER_CHUNK = 4  # a concat writer writes chunks of gcd(slot widths) columns, >= this
+
+
+@dataclass
+class WriterPlan:
+    """A concat written in place by one generic, which gathers `slot_lookups` itself."""
+
+    concat: Concat
+    slot_lookups: dict[int, Lookup]  # slot -> one-id lookup of a constant table
+    checks: list[SizeCheck] = field(default_factory=list)  # rows read vs the batch
+    # Slot widths that share only narrow chunks (raw dense features beside embeddings):
+    # "columns" writes every slot in chunks of their gcd (down to single columns), "run"
+    # only the run of slots from the first to the last lookup (chunks of its gcd), the
+    # other slots inserted as they were.
+    narrow: Literal["columns", "run"] | None = None
+
+
+def writer_candidates(concats: list[Concat], lookups: list[Lookup], placements: dict,
+                      sizes: SameSizes, opts: BatchGathers) -> list[Candidate[WriterPlan]]:
+    """One candidate per concat that lookups feed: written in place when enough of its slots
+    are produced by lookups (or by the batched gathers that replaced them). A concat no
+    lookup feeds is no candidate (e.g. the one a B = 1 writer leaves: its run + other slots)."""
+    by_result = {lk.result: lk for lk in lookups}
+    out = []
+    for c in concats:
+        gathered, produced = _writer_slots(c, by_result, placements[c.final], sizes, opts)
+        if not produced:
+            continue
+        kinds = tuple("gathered" if s in gathered else "produced" if s in produced else "value"
+                      for s in range(len(c.slots)))
+        key = structural_key("gathers-concat", c.batch_text, str(c.elem), tuple(c.widths),
+                             kinds)
+        out.append(Candidate.of(key, c.final, f"concat of {len(c.slots)} slots",
+                                lambda c=c, gathered=gathered, n=len(produced):
+                                _writer_plan(c, gathered, n, sizes, opts)))
+    return out
+
+
+def _writer_slots(c: Concat, by_result: dict, placement: frozenset[str], sizes: SameSizes,
+                  opts: BatchGathers) -> tuple[dict[int, Lookup], set[int]]:
+    """(slot -> one-id lookup the writer gathers itself, slots produced by a lookup).
+
+    A slot counts as produced when a lookup whose only user is the insert fills it, or a
+    slot of a batched gather that only inserts read: the same count before and after the
+    groups are applied (each replaced lookup had the insert as its one user)."""
+    gathered: dict[int, Lookup] = {}
+    produced: set[int] = set()
+    for s in range(len(c.slots)):
+        src = c.source(s)
+        lk = by_result.get(src)
+        if lk is None:
+            if stacked_source(src, c.widths[s]) is not None and all(
+                    u.name == "tensor.insert_slice" and u.operands[0] == src
+                    for u in h.users(src)):
+                produced.add(s)
+            continue
+        if len(h.users(lk.result)) != 1:
+            continue
+        produced.add(s)
+        one_id = (len(lk.index_sizes) == 1 and sizes.same(lk.index_sizes[0], c.batch)) or \
+            (c.unit_batch and not lk.index_sizes)
+        if lk.pool is None and one_id and h.is_constant_like(lk.table) and \
+                lk.placement == placement:  # a lookup placed elsewhere stays a copied value
+            gathered[s] = lk
+    by_key: dict[tuple, list[int]] = defaultdict(list)
+    for s, lk in gathered.items():
+        by_key[(lk.dim, str(lk.elem))].append(s)
+    for slots in by_key.values():  # stacked tables over the limit: copied as values
+        tables = distinct_tables([gathered[s] for s in slots])
+        if len(tables) > 1 and h.value_bytes(tables) > opts.max_table_bytes:
+            for s in slots:
+                del gathered[s]
+    return gathered, produced
+
+
+def _writer_plan(c: Concat, gathered: dict[int, Lookup], produced: int, sizes: SameSizes,
+                 opts: BatchGathers) -> WriterPlan:
+    if produced < opts.min_concat_slots:
+        raise NoMatch(f"concat: {produced} slot(s) from lookups, fewer than "
+                      f"min-concat-slots={opts.min_concat_slots}")
+    narrow = None
+    if c.chunk < MIN_WRITER_CHUNK and not c.unit_batch:
+        why = (f"concat: slot widths {sorted(set(c.widths))} share only {c.chunk}-column chunks "
+               f"(< {MIN_WRITER_CHUNK})")
+        if opts.narrow_concat == "off":
+            raise NoMatch(f"{why} and narrow-concat=off")
+        if opts.narrow_concat == "run":
+            run = produced_run(c, gathered)
+            width = math.gcd(*c.widths[run[0]:run[1]])
+            if width < MIN_WRITER_CHUNK:
+                raise NoMatch(f"{why}, and so do the slots from the first to the last lookup "
+                              f"({width}-column chunks; narrow-concat=run)")
+        narrow = opts.narrow_concat
+    elif c.chunk < MIN_WRITER_CHUNK:
+        raise NoMatch(f"concat: slot widths {sorted(set(c.widths))} share only {c.chunk}-column "
+                      f"chunks (< {MIN_WRITER_CHUNK})")
+    return WriterPlan(c, gathered, _writer_checks(c, gathered, sizes), narrow)
+
+
+def produced_run(c: Concat, gathered: dict[int, Lookup]) -> tuple[int, int]:
+    """[first, last + 1) of the slots a lookup or a batched gather produces."""
+    produced = [s in gathered or stacked_source(c.source(s), c.widths[s]) is not None
+                for s in range(len(c.slots))]
+    if not any(produced):
+        return 0, len(c.slots)
+    return produced.index(True), len(produced) - produced[::-1].index(True)
+
+
+def _writer_checks(c: Concat, gathered: dict[int, Lookup], sizes: SameSizes
+                   ) -> list[SizeCheck]:
+    """The rows of what the writer reads at row b < batch (an index tensor, a batched
+    gather, a value), where they are not the batch itself: equal when the concat is valid
+    (checked at run time); rows not known to be equal block the writer."""
+    checks = []
+    for s in range(len(c.slots)):
+        src = c.source(s)
+        st = stacked_source(src, c.widths[s])
+        if s in gathered:
+            rows = gathered[s].index_sizes[0] if gathered[s].index_sizes else 1
+        elif st is not None:
+            rows = h.dim_key(st[0], 1) if h.tensor_type(st[0]).rank == 3 else 1
+        else:
+            rows = h.dim_key(src, 0) if h.tensor_type(src).rank == 2 else 1
+        if rows == c.batch:
+            continue
+        if not sizes.same(rows, c.batch):
+            raise NoMatch(f"concat: slot {s} has {h.size_text(rows)} rows, not known to equal "
+                          f"the concat's {h.size_text(c.batch)}")
+        checks.append((rows, c.batch))
+    return list(dict.fromkeys(checks))
+
+
+# ---------------------------------------------------------------- emission
 
 
 KEPT_WHY = {True: "B = 1: written in place by their producers",

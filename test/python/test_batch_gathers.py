@@ -1,4 +1,5 @@
-"""batch-gathers: numerics of every lit case on local-task (with tables whose every element
+"""batch-gathers and rewrite-embedding-bags (which runs before it): numerics of every lit case
+on local-task (with tables whose every element
 differs, so a wrong row or a wrong table shows), dispatch counts, the out-of-range index
 behaviour, hypothesis properties over random table sets / sharing / index lengths / batch
 (against a NumPy reference; idempotence), and the DLRM-style PyTorch models (`-m slow`)."""
@@ -18,6 +19,9 @@ from hypothesis import strategies as st
 from iree.compiler import ir
 
 from conftest import reassociation_bound
+from iree_fusions.compiler.decisions import Decider, Decision, DecisionSet, DecisionsError
+from iree_fusions.compiler.pipeline import PipelineError, parse_pipeline, run_pipeline
+from iree_fusions.compiler.target import Target
 from iree_fusions.harness import api
 from iree_fusions.harness.numerics import compare_compilations, function_arg_specs
 from support import passes
@@ -25,8 +29,12 @@ from support import passes
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 LIT = os.path.join(ROOT, "test", "passes", "batch-gathers.mlir")
 PASS = "batch-gathers"
+BAGS = "rewrite-embedding-bags"
 # The lit cases are small: below the default min-sliced-indices and min-pooled-indices.
 LOW = "batch-gathers{min-sliced-indices=0 min-pooled-indices=0}"
+# What --fusions=all runs of the two (F.embedding_bag generics are rewritten first).
+GATHERS = f"{BAGS},{PASS}"
+GATHERS_LOW = f"{BAGS},{LOW}"
 
 
 def table_values(rows: int, dim: int, k: int) -> np.ndarray:
@@ -42,7 +50,8 @@ def dense(values: np.ndarray) -> str:
 
 
 def lit_cases() -> dict[str, str]:
-    """function name -> IR of each `// -----` chunk, splat tables made all-distinct."""
+    """function name -> IR of each `// -----` chunk of batch-gathers.mlir and
+    rewrite-embedding-bags.mlir, splat tables made all-distinct."""
 
     def distinct(m: re.Match) -> str:
         k, rows, dim = int(float(m.group(1))), int(m.group(2)), int(m.group(3))
@@ -50,7 +59,7 @@ def lit_cases() -> dict[str, str]:
 
     return {name: re.sub(r"arith\.constant dense<(\d+)\.0> : tensor<(\d+)x(\d+)xf32>",
                          distinct, chunk)
-            for name, chunk in passes.lit_cases(PASS).items()}
+            for p in (PASS, BAGS) for name, chunk in passes.lit_cases(p).items()}
 
 
 def run_pass(text: str, pipeline: str = PASS) -> tuple[str, list]:
@@ -138,7 +147,7 @@ def test_lit_case_numerics_and_counts(name):
     order and past the ids' end, where the rewrite must still add exactly what stock adds."""
     text = lit_cases()[name]
     changed, saved = LIT_EXPECTATIONS[name]
-    check = compare_compilations(text, inputs_for(text, name), fusions=LOW, function=name,
+    check = compare_compilations(text, inputs_for(text, name), fusions=GATHERS_LOW, function=name,
                                  parameters=PARAMETERS.get(name))
     assert check.agreement.shapes_match
     # Gathers copy table elements: bit-identical on any target. Bags sum them, and how the
@@ -186,7 +195,7 @@ def test_out_of_range_index_reported_like_stock():
     flags_variants = [(), ("--iree-opt-strip-assertions=false",)]
     for flags in flags_variants:
         stock = api.compile_str(text, stock=True, flags=flags).output
-        plugin = api.compile_str(text, fusions=LOW, flags=flags).output
+        plugin = api.compile_str(text, fusions=GATHERS_LOW, flags=flags).output
         out_s = api.run(stock, bad, name)[0]  # no exception: not reported
         out_p = api.run(plugin, bad, name)[0]
         mask = np.ones(out_s.shape, bool)
@@ -214,7 +223,7 @@ def test_onnx_negative_indices_wrap_like_stock():
     text = lit_cases()[name]
     inputs = [x - 10 if x.dtype == np.int64 else x for x in inputs_for(text, name, high=20)]
     assert min(int(x.min()) for x in inputs if x.dtype == np.int64) < 0
-    check = compare_compilations(text, inputs, fusions=LOW, function=name, count=False)
+    check = compare_compilations(text, inputs, fusions=GATHERS_LOW, function=name, count=False)
     # Bags of 5 positive table rows, summed in an order the target may choose (see above).
     assert check.agreement.max_rel <= reassociation_bound(5), check.agreement
     assert check.changes()
@@ -227,7 +236,7 @@ def test_unequal_dynamic_batches_stop_the_call():
     name = "dynamic_bags_into_concat"
     text = lit_cases()[name]
     inputs = inputs_for(text, name)
-    plugin = api.compile_str(text, fusions=LOW).output
+    plugin = api.compile_str(text, fusions=GATHERS_LOW).output
     assert api.run(plugin, inputs, name)[0].shape == (6, 16)
     inputs[1] = inputs[1][:5]  # a bag of batch 5 beside batch 6
     with pytest.raises(Exception, match="batch sizes differ"):
@@ -250,7 +259,7 @@ def test_size_checks_keep_one_submission():
     name = "dynamic_bags_into_concat"
     text = lit_cases()[name]
     counts = [stream_submissions(api.compile_str(text, compile_to="stream", **kw).output)
-              for kw in (dict(stock=True), dict(fusions=LOW))]
+              for kw in (dict(stock=True), dict(fusions=GATHERS_LOW))]
     assert counts[1] == counts[0], counts
 
 
@@ -412,7 +421,7 @@ def test_random_lookups_match_numpy(model, seed):
     rng = np.random.default_rng(seed)
     ids = [rng.integers(0, tables[t][0], (batch,) if n == 0 else (batch, n)).astype(np.int64)
            for t, n, _, _ in features]
-    out = api.run(api.compile_str(text, fusions=LOW).output, ids)
+    out = api.run(api.compile_str(text, fusions=GATHERS_LOW).output, ids)
     expected = reference(ids)
     assert len(out) == len(expected)
     for o, e in zip(out, expected):
@@ -431,7 +440,7 @@ def test_random_dynamic_lookups_match_stock(model, seed, run_batch):
     ids = [rng.integers(0, tables[t][0], (run_batch,) if n == 0 else (run_batch, n))
            .astype(np.int64) for t, n, _, _ in features]
     stock = api.run(api.compile_str(text, stock=True).output, ids)
-    plugin = api.run(api.compile_str(text, fusions=LOW).output, ids)
+    plugin = api.run(api.compile_str(text, fusions=GATHERS_LOW).output, ids)
     # Copies, and bags of <= 5 positive rows summed in an order the target may choose.
     assert api.compare_outputs(stock, plugin).max_rel <= reassociation_bound(5)
     for o, e in zip(plugin, reference(ids)):
@@ -462,6 +471,55 @@ def test_small_groups_left_alone_by_default():
         assert not reports[0].changed, name
         assert any(option in s.reason for s in reports[0].skipped), reports[0].skipped
     assert run_pass(cases["concat_writer"])[1][0].changed
+
+
+# ------------------------------------------------- the split (issue 23): moved options, keys
+
+
+@pytest.mark.parametrize("option", ["embedding-bag=0", "offsets-bags=false",
+                                    "min-offsets-batch=1"])
+def test_moved_options_say_where_they_went(option):
+    """batch-gathers' F.embedding_bag options are rewrite-embedding-bags' now: given to
+    batch-gathers, they are refused with the pipeline to write instead."""
+    with pytest.raises(PipelineError, match=f"option '{option.partition('=')[0]}' moved to "
+                       f"pass 'rewrite-embedding-bags' \\(write 'rewrite-embedding-bags"
+                       f"\\{{{option}\\}}' before 'batch-gathers'"):
+        parse_pipeline(f"batch-gathers{{min-group-size=2 {option}}}")
+    (step,) = parse_pipeline(f"{BAGS}{{{option}}}")
+    assert step.plugin.name == BAGS
+
+
+def test_decisions_for_moved_keys_keep_working():
+    """A decisions file written before the split names batch-gathers for the embedding_bag
+    keys (`gathers-bag-*`, `gathers-offsets-*`): rewrite-embedding-bags follows it (the keys
+    did not change); a key that did not move still must name its own pass."""
+    target = Target("local", "llvm-cpu", "x")
+    bag, offsets, group = "gathers-bag-0123456789", "gathers-offsets-0123456789", \
+        "gathers-group-0123456789"
+    file = DecisionSet(target, "d.json", entries={
+        k: Decision(k, PASS, False, "d.json") for k in (bag, offsets, group)})
+    decider = Decider(target, [file])
+    assert not decider.lookup(bag, BAGS).apply
+    assert not decider.lookup(offsets, BAGS).apply
+    assert not decider.lookup(group, PASS).apply
+    with pytest.raises(DecisionsError, match="names pass 'batch-gathers', but the key is one "
+                                             "of 'rewrite-embedding-bags'"):
+        decider.lookup(group, BAGS)
+
+
+def test_a_bag_decision_reaches_rewrite_embedding_bags():
+    """offsets_bag_unit_batch is declined by the cost rule; a decisions file recorded for
+    batch-gathers before the split turns it on for rewrite-embedding-bags."""
+    text = lit_cases()["offsets_bag_unit_batch"]
+    _, reports = run_pass(text, BAGS)
+    key = reports[0].skipped[0].key
+    decider = Decider(None, [DecisionSet(Target("local", "llvm-cpu", "x"), "d.json", entries={
+        key: Decision(key, PASS, True, "d.json")})])
+    with ir.Context():
+        module = ir.Module.parse(text)
+        _, reports = run_pipeline(module.operation, parse_pipeline(BAGS), decider=decider)
+    (change,) = reports[0].changes
+    assert change.key == key and change.decided_by == "d.json"
 
 
 def test_no_change_without_lookups():
@@ -595,7 +653,7 @@ def test_offsets_bags_ragged_match_stock():
     ids0, ids1 = rng.integers(0, 10, 10), rng.integers(0, 10, 7)
     offs0, offs1 = np.array([0, 0, 4, 9]), np.array([0, 3, 3, 7])  # empty bags, last empty
     inputs = [x.astype(np.int64) for x in (ids0, offs0, ids1, offs1)]
-    check = compare_compilations(text, inputs, fusions=LOW, function=name)
+    check = compare_compilations(text, inputs, fusions=GATHERS_LOW, function=name)
     # Stock's scan adds n = 10 terms (zeros outside the bag) in an order the target may
     # choose; the rows are positive: within 2 gamma(10) of the sum (1.2e-6), also of NumPy's.
     rtol = reassociation_bound(10)
@@ -611,11 +669,11 @@ def test_offsets_bag_unit_batch_rewritten_when_asked():
     decisions file would), it equals stock (up to the order of the sums)."""
     name = "offsets_bag_unit_batch"
     text = lit_cases()[name]
-    _, reports = run_pass(text, LOW)
+    _, reports = run_pass(text, GATHERS_LOW)
     skip, = reports[0].skipped
-    assert skip.feasible and "min-offsets-batch" in skip.reason
+    assert reports[0].pass_name == BAGS and skip.feasible and "min-offsets-batch" in skip.reason
     inputs = [np.array([3, 0, 9, 9, 2], np.int64), np.array(1, np.int64)]
-    check = compare_compilations(text, inputs, fusions="batch-gathers{min-offsets-batch=1}",
+    check = compare_compilations(text, inputs, fusions=f"{BAGS}{{min-offsets-batch=1}},{PASS}",
                                  function=name)
     rtol = reassociation_bound(5)  # 5 positive rows summed in an order the target may choose
     assert check.changes() and check.agreement.max_rel <= rtol, check.agreement
@@ -654,7 +712,7 @@ def test_random_offsets_bags_match_stock(model, seed):
         offs = offs.reshape(()) if batch == 1 else offs
         inputs += [ids, offs]
         expected.append(bag_sums(vals[t], ids, offs))
-    check = compare_compilations(text, inputs, fusions="batch-gathers{min-offsets-batch=1}",
+    check = compare_compilations(text, inputs, fusions=f"{BAGS}{{min-offsets-batch=1}},{PASS}",
                                  count=False)
     assert check.changes(), check.reports
     # <= 12 positive rows a bag, summed in an order the target may choose.
@@ -676,7 +734,7 @@ def test_offsets_bags_out_of_range_id_like_stock():
     inputs = [x.astype(np.int64) for x in inputs]
     inputs[0][3] = 10  # t0 has 10 rows: in bag 1 (ids 2..4) of member 0
     stock = api.run(api.compile_str(text, stock=True).output, inputs, name)
-    plugin = api.run(api.compile_str(text, fusions=LOW).output, inputs, name)
+    plugin = api.run(api.compile_str(text, fusions=GATHERS_LOW).output, inputs, name)
     rtol = reassociation_bound(10)  # scans of 10 positive rows, in an order the target picks
     np.testing.assert_allclose(stock[1], plugin[1], rtol=rtol, atol=0)
     mask = np.ones(stock[0].shape, bool)
@@ -743,17 +801,17 @@ def renamed(text: str) -> str:
                                   "embedding_bag", "mixed_lengths", "absorbed_by_consumer",
                                   "offsets_bags", "offsets_bags_into_concat",
                                   "offsets_bag_unit_batch", "expert_weight_gather"])
-@pytest.mark.parametrize("pipeline", [LOW, PASS])
+@pytest.mark.parametrize("pipeline", [GATHERS_LOW, GATHERS])
 def test_keys_describe_structure_only(name, pipeline):
     """The same structure in another file (other names, other lines) gets the same keys."""
     text = lit_cases()[name]
     other = renamed(text)
     assert other != text and "%unrelated" in other
-    a, b = run_pass(text, pipeline)[1], run_pass(other, pipeline)[1]
-    assert [c.key for c in a[0].changes] == [c.key for c in b[0].changes]
-    assert [s.key for s in a[0].skipped] == [s.key for s in b[0].skipped]
-    assert [c.location for c in a[0].changes + a[0].skipped] != \
-        [c.location for c in b[0].changes + b[0].skipped] or not a[0].changes + a[0].skipped
+    for a, b in zip(run_pass(text, pipeline)[1], run_pass(other, pipeline)[1], strict=True):
+        assert [c.key for c in a.changes] == [c.key for c in b.changes]
+        assert [s.key for s in a.skipped] == [s.key for s in b.skipped]
+        assert [c.location for c in a.changes + a.skipped] != \
+            [c.location for c in b.changes + b.skipped] or not a.changes + a.skipped
 
 
 # ------------------------------------------------------------------ PyTorch models (slow)
@@ -779,7 +837,7 @@ def _dlrm(name: str):
 ])
 def test_dlrm_models(name, max_dispatches):
     art = _dlrm(name)
-    check = compare_compilations(art.source, art.inputs, fusions=PASS, flags=art.flags)
+    check = compare_compilations(art.source, art.inputs, fusions=GATHERS, flags=art.flags)
     assert check.agreement.within(1e-5, 1e-5), check.agreement
     ref = api.compare_outputs(art.reference, check.plugin)
     assert ref.within(art.reference_atol), ref
@@ -819,9 +877,9 @@ def test_every_form_like_static(model, form, tmp_path):
     art = fa.artifact
     path = art.write(str(tmp_path))
     out = {k: api.compile_file(path, flags=art.flags, **kw) for k, kw in (
-        ("stock", dict(stock=True)), ("plugin", dict(fusions=PASS)),
+        ("stock", dict(stock=True)), ("plugin", dict(fusions=GATHERS)),
         ("stock_flow", dict(stock=True, compile_to="flow")),
-        ("plugin_flow", dict(fusions=PASS, compile_to="flow")))}
+        ("plugin_flow", dict(fusions=GATHERS, compile_to="flow")))}
     removed = count_flow_ir(out["stock_flow"].output).total_dispatches - \
         count_flow_ir(out["plugin_flow"].output).total_dispatches
     if (model, form) in FORM_BLOCKED:
@@ -874,7 +932,7 @@ def test_torch_embedding_bag_modules_with_offsets(batch):
     model = Bags()
     source = export_to_mlir(model, args)
     inputs = [a.numpy() for a in args]
-    check = compare_compilations(source, inputs, fusions=PASS, flags=TORCH_INPUT_FLAGS)
+    check = compare_compilations(source, inputs, fusions=GATHERS, flags=TORCH_INPUT_FLAGS)
     assert any("run-time offsets" in c for c in check.changes()), check.reports
     # Each bag sums <= n rows of a table (n ids scanned) in an order the target may choose:
     # within 2 gamma(n) n max|weight| (weights of both signs).
@@ -906,7 +964,7 @@ def test_torch_expert_weight_gather_reason(weight):
 
     ids = torch.randint(0, 8, (4, 2), generator=torch.Generator().manual_seed(1))
     args = [ids] + ([torch.randn(8, 16, 32)] if weight == "argument" else [])
-    out = api.compile_str(export_to_mlir(Experts(), args), fusions=PASS,
+    out = api.compile_str(export_to_mlir(Experts(), args), fusions=GATHERS,
                           flags=TORCH_INPUT_FLAGS, compile_to="flow")
     report, = [r for r in out.reports if r["pass"] == PASS]
     assert not report["changes"]
@@ -929,14 +987,14 @@ def test_dlrm_call_stays_one_submission(name):
         main = stream.decode().split("util.func public @main")[1]
         return main.count("stream.cmd.execute")
 
-    assert submissions(fusions=PASS) == submissions(stock=True) == 1
+    assert submissions(fusions=GATHERS) == submissions(stock=True) == 1
 
 
 @pytest.mark.slow
 def test_dlrm_out_of_range_id_reported_like_stock():
     art = _dlrm("dlrm-b8")
     stock = api.compile_str(art.source, stock=True, flags=art.flags).output
-    plugin = api.compile_str(art.source, fusions=PASS, flags=art.flags).output
+    plugin = api.compile_str(art.source, fusions=GATHERS, flags=art.flags).output
     bad = [x.copy() for x in art.inputs]
     bad[1][5] = 1000  # feature 0 reads table 0, which has 1000 rows
     out_s = api.run(stock, bad)[0]  # stock raises nothing (asserts stripped in dispatches)
@@ -952,8 +1010,8 @@ def test_dlrm_out_of_range_id_reported_like_stock():
 def test_dlrm_compiles_for_gpu_targets(device):
     for name in ("dlrm-b8", "dlrm-bag-b8"):
         art = _dlrm(name)
-        out = api.compile_str(art.source, fusions=PASS, device=device, flags=art.flags,
+        out = api.compile_str(art.source, fusions=GATHERS, device=device, flags=art.flags,
                               compile_to="flow")
         assert out.reports and any(r["changes"] for r in out.reports)
-        vmfb = api.compile_str(art.source, fusions=PASS, device=device, flags=art.flags)
+        vmfb = api.compile_str(art.source, fusions=GATHERS, device=device, flags=art.flags)
         assert len(vmfb.output) > 0

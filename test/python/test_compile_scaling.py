@@ -29,7 +29,8 @@ from iree_fusions.compiler.timing_report import CompileTiming
 from support.passes import lit_cases
 
 INTERCHANGE = "interchange-permuted-consumers"
-LINALG_PASSES = "batch-gathers,forward-factory-ops,batch-mlp-towers,interchange-permuted-consumers"
+LINALG_PASSES = ("rewrite-embedding-bags,batch-gathers,forward-factory-ops,batch-mlp-towers,"
+                 "interchange-permuted-consumers")
 
 
 def layered_model(layers: int, constant_weight: bool = False) -> str:

@@ -25,7 +25,8 @@ from support import passes
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HALF = ("bf16", "f16")
-PASSES = ("batch-mlp-towers", "batch-gathers", "interchange-permuted-consumers",
+PASSES = ("batch-mlp-towers", "rewrite-embedding-bags", "batch-gathers",
+          "interchange-permuted-consumers",
           "forward-factory-ops", "forward-factory-dispatches")
 
 

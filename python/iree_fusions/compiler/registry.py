@@ -49,6 +49,7 @@ def _builtin(name: str, target: str, default: bool = True) -> PassEntry:
 # Order = the order `--fusions=all` runs them.
 _ENTRIES = [
     _builtin("fusions-report", "fusions_report:FusionsReport", default=False),
+    _builtin("rewrite-embedding-bags", "rewrite_embedding_bags:RewriteEmbeddingBags"),
     _builtin("batch-gathers", "batch_gathers:BatchGathers"),
     _builtin("forward-factory-ops", "forward_factory_ops:ForwardFactoryOps"),
     _builtin("forward-factory-dispatches", "forward_factory_ops:ForwardFactoryDispatches"),

@@ -248,7 +248,8 @@ PACKED = DlrmConfig(  # one [B, 10] id tensor, sliced per feature
 
 def _model(name: str, cfg: DlrmConfig, text: str, default: bool = False) -> BenchModel:
     return BenchModel(name, text, lambda cfg=cfg: build_artifact(cfg),
-                      fusions="batch-gathers", needs_torch=True, default=default,
+                      fusions="rewrite-embedding-bags,batch-gathers", needs_torch=True,
+                      default=default,
                       dtype=cfg.dtype, torch_model=lambda cfg=cfg: build_dlrm(cfg),
                       reference_atol=1e-4)
 

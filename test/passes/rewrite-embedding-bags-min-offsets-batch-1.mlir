@@ -1,6 +1,7 @@
-// batch-gathers{min-offsets-batch=1}: F.embedding_bag with run-time offsets rewritten at a
-// batch of one too (the cases: batch-gathers.mlir).
-// RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-offsets-batch=1}' | filecheck %s --check-prefix=UNIT
+// rewrite-embedding-bags{min-offsets-batch=1}: F.embedding_bag with run-time offsets rewritten
+// at a batch of one too (the cases: rewrite-embedding-bags.mlir).
+// RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-embedding-bags{min-offsets-batch=1}' | filecheck %s --check-prefix=UNIT
+// RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-embedding-bags{min-offsets-batch=1},batch-gathers' | filecheck %s --check-prefix=UNIT
 
 // One bag per table (B = 1, unit dims folded: loops (position, column), 0-d offsets):
 // stock's scan is already linear there, so the cost rule declines it (min-offsets-batch=2,

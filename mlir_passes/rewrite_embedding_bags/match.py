@@ -18,7 +18,7 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.pass_base import NoMatch
 
-from .match import CASTS, CMPI, is_zero_fill, traces_to
+from iree_fusions.passes.batch_gathers.match import CASTS, CMPI, is_zero_fill, traces_to
 
 BAG_BODY_OPS = ("arith.select", "arith.addf", "tensor.extract", "linalg.yield", "linalg.index",
                 "arith.constant", "arith.cmpi", "arith.andi", "arith.ori", "arith.xori",

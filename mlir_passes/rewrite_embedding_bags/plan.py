@@ -1,0 +1,109 @@
+"""The candidates of one block, their keys and typed plans: each fixed-length embedding_bag
+generic alone, and groups of independent embedding_bags with run-time offsets."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from iree.compiler import ir
+
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
+from iree_fusions.passes.batch_gathers.plan import buckets, open_groups, origin
+
+from .match import (EmbeddingBag, OffsetsBag, VariableBags, match_embedding_bag,
+                    match_offsets_bag)
+
+if TYPE_CHECKING:
+    from . import RewriteEmbeddingBags
+
+
+@dataclass
+class OffsetsBagGroup:
+    """embedding_bags with run-time offsets summed by one generic writing [K, B, D]: member
+    k's bags are summed in switch case k, from its own table, ids and offsets."""
+
+    members: list[OffsetsBag]
+
+
+Plan = EmbeddingBag | OffsetsBagGroup
+
+
+def bag_candidate(op: ir.Operation) -> Candidate[EmbeddingBag] | OffsetsBag | None:
+    """The rewrite of a fixed-length embedding_bag-like generic; an embedding_bag with
+    run-time offsets (for `offsets_bag_candidates`); None: not one and reads no table."""
+    try:
+        return Candidate(_bag_key(op), op, "embedding_bag generic",
+                         match_embedding_bag(op), gain="work")  # a quadratic scan made linear
+    except VariableBags:
+        try:
+            return match_offsets_bag(op)
+        except NoMatch as e:
+            reason = f"embedding_bag-like generic with run-time offsets: {e}"
+    except NoMatch as e:
+        reason = f"embedding_bag-like generic: {e}"
+    if not h.reads_table_in_body(op):
+        return None
+    return Candidate(_bag_key(op), op, "embedding_bag generic", None, reason)
+
+
+def _bag_key(op: ir.Operation) -> str:
+    """bags x length x dim, element and index types (from the operand types)."""
+    ids, offsets = (h.static_type(v) for v in h.dps_inputs(op))
+    res = h.static_type(op.results[0])
+    if ids is None or offsets is None or res is None or ids.rank != 1:
+        return structural_key("gathers-bag", h.op_signature(op))
+    bags = offsets.shape[0] if offsets.rank else 1
+    return structural_key("gathers-bag", bags, ids.shape[0] // max(bags, 1), res.shape[-1],
+                          str(res.element_type), str(ids.element_type))
+
+
+def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: RewriteEmbeddingBags
+                           ) -> Iterator[Candidate[OffsetsBagGroup]]:
+    """Groups of independent embedding_bags with run-time offsets of one bag count, dim and
+    element type (tables need not be constants: each is read in its own switch case)."""
+    def shape(m: OffsetsBag) -> tuple:
+        return (m.bags, m.dim, str(m.elem), h.static_type(m.result).rank)
+
+    for bucket in buckets(bags, shape):
+        for g in open_groups(bucket, order):
+            cand = Candidate.of(offsets_key(g), g[0].op,
+                                f"{len(g)} embedding_bag(s) with run-time offsets",
+                                lambda g=g: _offsets_plan(g, opts), gain="work")
+            if not cand.blocked:
+                cand.declined = offsets_declined(g, opts)
+            yield cand
+
+
+def offsets_key(members: list[OffsetsBag]) -> str:
+    """Member count, bags, dim, element type; per member its id count, operand types, table
+    origin and sum order; which members share a table, ids or offsets."""
+    def sharing(values: list[ir.Value]) -> tuple[int, ...]:
+        distinct = list(dict.fromkeys(values))
+        return tuple(distinct.index(v) for v in values)
+
+    first = members[0]
+    return structural_key(
+        "gathers-offsets", len(members), first.bags, first.dim, str(first.elem),
+        tuple((m.n, str(m.table.type), origin(m.table), str(m.ids.type), str(m.offsets.type),
+               m.row_first) for m in members),
+        sharing([m.table for m in members]), sharing([m.ids for m in members]),
+        sharing([m.offsets for m in members]))
+
+
+def offsets_declined(g: list[OffsetsBag], opts: RewriteEmbeddingBags) -> str | None:
+    """The cost rule (bench/results/batch-gathers.md, section 11): one bag per table is
+    left to stock, whose scan of it is already linear and vectorized."""
+    if g[0].bags < opts.min_offsets_batch:
+        return (f"{g[0].bags} bag(s) per table, below min-offsets-batch="
+                f"{opts.min_offsets_batch} (stock's scan is linear there)")
+    return None
+
+
+def _offsets_plan(g: list[OffsetsBag], opts: RewriteEmbeddingBags) -> OffsetsBagGroup:
+    if not opts.offsets_bags:
+        raise NoMatch("embedding_bags with run-time offsets are not rewritten "
+                      "(offsets-bags=false)")
+    return OffsetsBagGroup(g)
