@@ -132,9 +132,8 @@ def is_lookup_like(op: ir.Operation) -> bool:
     its body: what the pass tries to match as a lookup."""
     if op.name == "iree_linalg_ext.gather":
         return True
-    return (op.name == "linalg.generic" and h.reads_table_in_body(op)
-            and len(h.dps_inputs(op)) == 1
-            and all(it == "parallel" for it in h.iterator_types(op)))
+    return (op.name == "linalg.generic" and h.num_dps_inputs(op) == 1
+            and h.is_elementwise_generic(op) and h.reads_table_in_body(op))  # cheap first
 
 
 def mark_immutable_load(value: ir.Value) -> None:

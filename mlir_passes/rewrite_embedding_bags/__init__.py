@@ -100,11 +100,11 @@ class RewriteEmbeddingBags(CandidatePass[Plan]):
                 offsets_bags.append(found)
             else:
                 yield found
-        if offsets_bags:
+        if offsets_bags:  # (whole-block analyses only for a block that has such bags)
             placements = h.block_placements(block)
             for bag in offsets_bags:
                 bag.placement = placements[bag.op]
-        yield from offsets_bag_candidates(offsets_bags, h.block_positions(block), self)
+            yield from offsets_bag_candidates(offsets_bags, h.block_positions(block), self)
 
     def apply(self, candidate: Candidate[Plan], ctx: PassContext) -> str:
         if isinstance(candidate.plan, EmbeddingBag):

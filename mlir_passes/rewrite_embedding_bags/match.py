@@ -42,7 +42,7 @@ class EmbeddingBag:
 
 def is_bag_like(op: ir.Operation) -> bool:
     """A generic with two inputs (indices, offsets) and a reduction: what may be a bag."""
-    return (op.name == "linalg.generic" and len(h.dps_inputs(op)) == 2
+    return (op.name == "linalg.generic" and h.num_dps_inputs(op) == 2
             and "reduction" in h.iterator_types(op))
 
 
