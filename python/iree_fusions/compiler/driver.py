@@ -124,6 +124,18 @@ class _Pipeline:
         elif not inv.parse_source(source):
             raise CompileError("failed to parse the input")
 
+    def run_to(self, current: str, to: str, source: capi.Source, module: ir.Operation | None,
+               stage: Callable[[str], None]) -> capi.Invocation:
+        """An invocation from phase `current` to `to`, run on `module` (the parsed `source`
+        while there is none yet), announcing its steps to `stage`."""
+        inv = self.invocation(current, to)
+        stage("parse" if module is None else f"import {current}")
+        self.load(inv, source if module is None else None, module)
+        stage(f"iree {current} {to}")
+        if phase_index(current) < phase_index(to) and not inv.execute():
+            raise CompileError(f"IREE failed while compiling to phase '{to}'")
+        return inv
+
 
 def compile_request(
     request: CompileRequest, warn: Callable[[str], None] | None = None,
@@ -162,13 +174,7 @@ def compile_request(
     hooks = [(phase, HOOK_PHASE[phase]) for phase in ("linalg", "flow")
              if first <= phase_index(HOOK_PHASE[phase]) <= last]
     for plugin_phase, hook in hooks:
-        inv = runner.invocation(current, hook)
-        stage("parse" if module is None else f"import {current}")
-        runner.load(inv, source if module is None else None, module)
-        stage(f"iree {current} {hook}")
-        if phase_index(current) < phase_index(hook) and not inv.execute():
-            raise CompileError(f"IREE failed while compiling to phase '{hook}'")
-        module = inv.export_module()
+        module = runner.run_to(current, hook, source, module, stage).export_module()
         current = hook
         if plugin_phase == "flow" and linalg_before is not None and \
                 _must_weigh(reports, request):
@@ -194,22 +200,12 @@ def compile_request(
     flow_counts = None
     if request.count_flow and phase_index(current) <= phase_index("flow") <= last:
         # One more stop, at flow: the same IR `--compile-to=flow` writes, counted in memory.
-        inv = runner.invocation(current, "flow")
-        stage("parse" if module is None else f"import {current}")
-        runner.load(inv, source if module is None else None, module)
-        stage(f"iree {current} flow")
-        if phase_index(current) < phase_index("flow") and not inv.execute():
-            raise CompileError("IREE failed while compiling to phase 'flow'")
-        module, current = inv.export_module(), "flow"
+        module = runner.run_to(current, "flow", source, module, stage).export_module()
+        current = "flow"
         stage("count flow")
         with session.context:
             flow_counts = count_flow_module(module)
-    inv = runner.invocation(current, request.compile_to)
-    stage("parse" if module is None else f"import {current}")
-    runner.load(inv, source if module is None else None, module)
-    stage(f"iree {current} {request.compile_to}")
-    if phase_index(current) < last and not inv.execute():
-        raise CompileError(f"IREE failed while compiling to phase '{request.compile_to}'")
+    inv = runner.run_to(current, request.compile_to, source, module, stage)
     stage("emit")
     output = _emit(inv, request)
     if timing is not None:

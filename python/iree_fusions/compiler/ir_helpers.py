@@ -377,8 +377,9 @@ def has_indexing_maps(op: ir.Operation | ir.OpView) -> bool:
 
 
 _ITERATOR = re.compile(r"<(\w+)>")
-# Texts of uniqued attributes by address while a pass runs on one module (one context):
-# pass_base.run_candidates opens it. The same few iterator arrays recur in every layer.
+# What was computed from uniqued attributes and types while a pass runs on one module (one
+# context), keyed by (function, attribute) (`attribute_fact`); pass_base.run_candidates opens
+# it. The same few maps, iterator arrays and types recur in every layer.
 ATTRIBUTE_TEXTS: contextvars.ContextVar[dict | None] = contextvars.ContextVar(
     "iree_fusions_attribute_texts", default=None)
 
