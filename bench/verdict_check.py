@@ -6,8 +6,9 @@ command times them (5 rounds, more while unsettled) and with 21 rounds; one tabl
 Compiles the models once (`iree-fusions-bench MODEL... --export DIR/bundle`), then runs the
 bundle twice with `iree-fusions-bench --from` (the same timing and verdict code as the
 plain bench): with the default settings (`--rounds 5`, up to `--max-rounds 21` within
-`--budget 60` s a model while the verdict is unsettled), then with `--rounds 21 --max-rounds
-21`. `--repeat N` runs the default setting N times (each against the one 21-round run), for
+`--budget 60` s a model while the verdict is unsettled), and with `--rounds 21 --max-rounds
+21`, model by model, back to back (the 21-round run between a model's default runs).
+`--repeat N` runs the default setting N times (each against the one 21-round run), for
 how often a verdict flips. Writes DIR/default-<i>.json, DIR/r21.json and DIR/verdicts.md
 (the table, the CPU, the load average before and after) and prints the table; exits 1 when a
 default-run verdict disagrees with the 21-round one (the verdict strings differ). The
@@ -52,6 +53,11 @@ def _rows(path: str) -> dict[str, dict]:
         return {r["model"]: r for r in json.load(f)}
 
 
+def _write_rows(path: str, rows: dict[str, dict]) -> None:
+    with open(path, "w") as f:
+        json.dump(list(rows.values()), f, indent=1)
+
+
 def _load() -> float:
     return os.getloadavg()[0]
 
@@ -77,14 +83,27 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(args.out, exist_ok=True)
     bundle = os.path.join(args.out, "bundle")
     _bench(*args.models, f"--device={args.device}", "--export", bundle)
-    defaults = []
-    for i in range(args.repeat):
-        path = os.path.join(args.out, f"default-{i}.json")
-        _bench("--from", bundle, "--json", path)
-        defaults.append(_rows(path))
-    path = os.path.join(args.out, "r21.json")
-    _bench("--from", bundle, "--rounds=21", "--max-rounds=21", "--json", path)
-    long_run = _rows(path)
+    # Per model, back to back: the default runs with the 21-round run between them, so that
+    # each default run is next to the run it is compared with. The machine's speed drifts
+    # over minutes (run 5: towers-silu-b8 1.04-1.06 in the default runs, 1.01 in the 21-round
+    # run 2-4 minutes later); this checks the rule, not that drift.
+    defaults: list[dict[str, dict]] = [{} for _ in range(args.repeat)]
+    long_run: dict[str, dict] = {}
+    for name in args.models:
+        order = [f"default-{i}" for i in range(args.repeat)]
+        order.insert((args.repeat + 1) // 2, "r21")
+        for run in order:
+            path = os.path.join(args.out, f"{run}-{name}.json")
+            if run == "r21":
+                _bench("--from", bundle, name, "--rounds=21", "--max-rounds=21", "--json", path)
+                long_run.update(_rows(path))
+            else:
+                _bench("--from", bundle, name, "--json", path)
+                defaults[int(run.split("-")[1])].update(_rows(path))
+            os.remove(path)
+    for i, rows in enumerate(defaults):
+        _write_rows(os.path.join(args.out, f"default-{i}.json"), rows)
+    _write_rows(os.path.join(args.out, "r21.json"), long_run)
     load_after = _load()
 
     lines = ["| model | default run: ratio [interval] verdict (rounds) | 21 rounds | agree |",
