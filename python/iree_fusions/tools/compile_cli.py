@@ -44,10 +44,11 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 from ..compiler import dialect_views, pipeline, registry
-from .crash import (Interrupted, PluginArgs, describe_crash, die_with_parent, interruptible,
-                    run_forked)
+from .crash import (Interrupted, PluginArgs, describe_crash, die_with_parent, exit_now,
+                    interruptible, run_forked)
 from ..compiler.decisions import load as load_decisions
 from ..compiler.driver import (HOOK_PHASE, PHASES, CompileError, CompileRequest, compile_request,
                                initialize_flags)
@@ -399,5 +400,10 @@ def _compile(args: CliArgs, chunks: list[tuple[int, bytes]], first: CompileReque
     return 0
 
 
+def console_main() -> NoReturn:
+    """The console script: main, then `exit_now` (no interpreter finalization)."""
+    exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

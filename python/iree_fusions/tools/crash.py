@@ -20,6 +20,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import NoReturn
 from dataclasses import dataclass, field
 
 ISSUES = "https://github.com/iree-org/iree/issues"
@@ -81,6 +82,23 @@ def die_with_parent(sig: int = signal.SIGTERM, parent: int | None = None) -> Non
 
 
 _PR_SET_PDEATHSIG = 1
+
+
+def exit_now(code: int) -> NoReturn:
+    """Ends a console tool with `code` once its main returned, skipping the interpreter's
+    finalization: measured on a 2-core VM, 0.10-0.12 s went from the last atexit handler to
+    the end of an iree-fusions-compile process, a cost every compile paid (stock iree-compile
+    starts and ends in a fraction of that). Everything the tool writes is closed by then
+    (outputs are committed or discarded inside main; the compile ran in a forked child that
+    ends with os._exit); the standard streams are flushed here, and if that fails the
+    interpreter exits the usual way, so a closed stdout still reports as it would."""
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:  # None: the stream was closed when the tool started
+                stream.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    os._exit(code)
 
 
 def _flush() -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from typing import NoReturn
 
 from iree.compiler import ir
 
@@ -24,6 +25,7 @@ from ..compiler.files import (SPLIT_INPUT_LIMIT, SPLIT_MARKER, OutputError, User
                               write_file)
 from ..compiler.target import Target, module_targets
 from ..compiler.pipeline import PipelineError, format_mlir_error, parse_pipeline, run_pipeline
+from .crash import exit_now
 
 PROG = "iree-fusions-opt"
 
@@ -170,5 +172,10 @@ def _verify(found: list[Diagnostic], offset: int, chunk: bytes, name: str) -> bo
     return bool(problems)
 
 
+def console_main() -> NoReturn:
+    """The console script: main, then `exit_now` (no interpreter finalization)."""
+    exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -26,9 +26,11 @@ import shlex
 import shutil
 import sys
 import tempfile
+from typing import NoReturn
 
 from .. import __version__
 from ..compiler.files import UserError
+from .crash import exit_now
 
 ENV_PASSES = "IREE_FUSIONS"
 ENV_FLAGS = "IREE_FUSIONS_FLAGS"
@@ -164,5 +166,10 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.pop(_ENV_DEPTH, None)
 
 
+def console_main() -> NoReturn:
+    """The console script: main, then `exit_now` (no interpreter finalization)."""
+    exit_now(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()
