@@ -1,5 +1,6 @@
 """Start-up of the compiler tools: numpy deferred until used, the process ended at once."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -16,18 +17,36 @@ def _python(code: str) -> str:
     return res.stdout.strip()
 
 
-def test_compile_tool_imports_without_numpy():
+@pytest.mark.parametrize("command", [["iree-fusions-compile", "--help"],
+                                     ["iree-fusions-opt", "--help"],
+                                     [sys.executable, "-m", "iree_fusions.tools.compile_cli",
+                                      "--help"]])
+def test_compiler_tool_starts_without_numpy(command):
+    res = subprocess.run(command, capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "PYTHONPROFILEIMPORTTIME": "1"})
+    assert res.returncode == 0, res.stderr
+    imported = [line.rsplit("|", 1)[-1].strip() for line in res.stderr.splitlines()
+                if line.startswith("import time:")]
+    assert "iree.compiler.ir" in " ".join(imported)  # the profile is there
+    assert not [m for m in imported if m.startswith("numpy")]
+
+
+def test_scripts_importing_the_tools_get_numpy_as_usual():
+    """Only a compiler tool's own process defers numpy: a script (or the bench, which imports
+    torch and transformers) that imports these modules gets the real module at once."""
     out = _python("""
         import sys
-        from iree_fusions.tools import compile_cli, opt
-        print("numpy._core" in sys.modules)
+        from iree_fusions.tools import compile_cli, bench, opt
+        print(type(sys.modules["numpy"]).__name__)
     """)
-    assert out == "False"
+    assert out == "module"
 
 
 def test_numpy_loads_on_first_use_for_every_holder():
     out = _python("""
         import sys
+        from iree_fusions.tools import deferred
+        deferred.defer_import("numpy")  # as a compiler tool's process does at start-up
         from iree_fusions.tools import compile_cli
         import numpy as held  # the stand-in
         from iree.compiler import ir
@@ -59,6 +78,32 @@ def test_deferred_module_stands_in_until_read(tmp_path, monkeypatch):
     assert not isinstance(sys.modules["deferred_probe"], deferred.DeferredModule)
     from deferred_probe import sub
     assert sub.X == 3 and stand_in.LOADS is sys.modules["deferred_probe"].LOADS
+
+
+def test_submodule_first_touch_runs_each_module_once(tmp_path, monkeypatch):
+    """`import pkg.sub` as the first touch of a deferred package whose __init__ imports
+    pkg.sub: one pkg.sub (run once, with its own spec), not a second copy (numpy._core run
+    twice broke scipy's numpy.testing)."""
+    pkg = tmp_path / "deferred_twice"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("from . import core\nfrom .core import RUNS\n")
+    (pkg / "core.py").write_text("import builtins\n"
+                                 "builtins.deferred_twice_runs = "
+                                 "getattr(builtins, 'deferred_twice_runs', 0) + 1\n"
+                                 "RUNS = builtins.deferred_twice_runs\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("deferred_twice", "deferred_twice.core"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    deferred.defer_import("deferred_twice")
+    import deferred_twice.core
+    import builtins
+    try:
+        assert builtins.deferred_twice_runs == 1
+        assert sys.modules["deferred_twice.core"] is deferred_twice.core
+        assert deferred_twice.core.__spec__.origin == str(pkg / "core.py")
+        assert sys.modules["deferred_twice"].RUNS == 1
+    finally:
+        del builtins.deferred_twice_runs
 
 
 def test_defer_import_leaves_imported_and_missing_modules_alone():
