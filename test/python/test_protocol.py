@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 import subprocess
 from dataclasses import dataclass
@@ -51,6 +53,42 @@ def test_every_rewrite_pass_takes_skip_and_only():
         if issubclass(cls, CandidatePass):
             names = {o.name for o in cls.options()}
             assert {"skip", "only"} <= names, entry.name
+
+
+# The option values each pass hands its helper modules (`FusionPass.option_values`).
+HELPER_OPTIONS = [
+    ("interchange-permuted-consumers", "interchange_permuted_consumers.match", "MatchOptions"),
+    ("batch-gathers", "batch_gathers.plan", "GroupOptions"),
+    ("batch-gathers", "batch_gathers.writer", "WriterOptions"),
+    ("batch-mlp-towers", "batch_mlp_towers.plan", "PlanOptions"),
+    ("batch-mlp-towers", "batch_mlp_towers.build", "BuildOptions"),
+    ("forward-factory-ops", "forward_factory_ops.roots", "ForwardCost"),
+    ("forward-factory-dispatches", "forward_factory_ops.dispatches", "DispatchOptions"),
+    ("rewrite-embedding-bags", "rewrite_embedding_bags.plan", "OffsetsOptions"),
+]
+
+
+@pytest.mark.parametrize("name, module, values", HELPER_OPTIONS, ids=lambda x: x)
+def test_helpers_get_option_values_filled_from_the_pass(name, module, values):
+    """Each helper's options dataclass names options of its pass, and `option_values` fills
+    it with the values the pass was given (not the defaults)."""
+    cls = registry.lookup(name).load()
+    values_cls = getattr(importlib.import_module(f"iree_fusions.passes.{module}"), values)
+    fields = [f.name for f in dataclasses.fields(values_cls)]
+    options = {o.field_name: o for o in cls.options()}
+    assert set(fields) <= set(options), set(fields) - set(options)
+    pass_ = cls()
+    assert pass_.option_values(values_cls) == values_cls(
+        **{f: options[f].default for f in fields})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(pass_.option_values(values_cls), fields[0], None)
+
+
+def test_option_values_reads_the_given_options():
+    cls = registry.lookup("batch-gathers").load()
+    values = importlib.import_module("iree_fusions.passes.batch_gathers.plan").GroupOptions
+    got = cls.from_options({"min-group-size": "5"}).option_values(values)
+    assert got.min_group_size == 5 and got.cross_table is True
 
 
 @pytest.mark.parametrize("text, message", [
