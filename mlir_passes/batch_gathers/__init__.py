@@ -108,6 +108,10 @@ from .writer import WriterOptions, WriterPlan, emit_concat_writer, writer_candid
 
 __all__ = ["BatchGathers", "GroupPlan", "WriterPlan"]
 
+# This module's passes, read by the registry from the source (nothing imported): name ->
+# class and place in --fusions=all (`order`: lower runs first).
+PASSES = {"batch-gathers": {"class": "BatchGathers", "order": 20}}
+
 Plan = GroupPlan | WriterPlan  # a lookup group, or a concat written in place
 
 

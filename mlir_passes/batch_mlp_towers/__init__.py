@@ -75,6 +75,10 @@ from .plan import GroupPlan, PlanOptions, arrange_towers, declined, plan_group
 
 __all__ = ["BatchMlpTowers", "GroupPlan"]
 
+# This module's passes, read by the registry from the source (nothing imported): name ->
+# class and place in --fusions=all (`order`: lower runs first).
+PASSES = {"batch-mlp-towers": {"class": "BatchMlpTowers", "order": 50}}
+
 
 @dataclass(frozen=True)
 class BatchMlpTowers(CandidatePass[GroupPlan]):

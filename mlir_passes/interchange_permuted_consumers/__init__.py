@@ -69,6 +69,12 @@ from .views import normalize_reshape, reshape_view
 
 __all__ = ["InterchangePermutedConsumers", "InterchangePlan"]
 
+# This module's passes, read by the registry from the source (nothing imported): name ->
+# class and place in --fusions=all (`order`: lower runs first).
+PASSES = {
+    "interchange-permuted-consumers": {"class": "InterchangePermutedConsumers", "order": 60},
+}
+
 
 @dataclass(frozen=True)
 class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):

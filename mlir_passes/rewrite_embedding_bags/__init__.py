@@ -61,6 +61,10 @@ from .plan import OffsetsBagGroup, OffsetsOptions, Plan, bag_candidate, offsets_
 
 __all__ = ["EmbeddingBag", "OffsetsBagGroup", "RewriteEmbeddingBags"]
 
+# This module's passes, read by the registry from the source (nothing imported): name ->
+# class and place in --fusions=all (`order`: lower runs first).
+PASSES = {"rewrite-embedding-bags": {"class": "RewriteEmbeddingBags", "order": 10}}
+
 
 @dataclass(frozen=True)
 class RewriteEmbeddingBags(CandidatePass[Plan]):
