@@ -17,6 +17,10 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.pass_base import FusionPass, PassContext
 
+# This module's passes, read by the registry from the source (nothing imported): name ->
+# class and place in --fusions=all (`order`: lower runs first; not in 'all').
+PASSES = {"fusions-report": {"class": "FusionsReport", "order": 0, "default": False}}
+
 CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_b",
                 "linalg.batch_matmul_transpose_b")
 

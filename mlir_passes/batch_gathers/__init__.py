@@ -103,10 +103,14 @@ from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContex
 
 from .build import TablePool, emit_group, slice_column_selects, unflatten_lookups
 from .match import SameSizes, hoist_view_chain, mark_immutable_load, match_concats
-from .plan import GroupPlan, collect_lookups, group_candidates
-from .writer import WriterPlan, emit_concat_writer, writer_candidates
+from .plan import GroupOptions, GroupPlan, collect_lookups, group_candidates
+from .writer import WriterOptions, WriterPlan, emit_concat_writer, writer_candidates
 
 __all__ = ["BatchGathers", "GroupPlan", "WriterPlan"]
+
+# This module's passes, read by the registry from the source (nothing imported): name ->
+# class and place in --fusions=all (`order`: lower runs first).
+PASSES = {"batch-gathers": {"class": "BatchGathers", "order": 20}}
 
 Plan = GroupPlan | WriterPlan  # a lookup group, or a concat written in place
 
@@ -185,13 +189,15 @@ class BatchGathers(CandidatePass[Plan]):
             lk.placement = placements[lk.op]
         concats = match_concats(block)
         sizes = SameSizes(concats)
-        writers = writer_candidates(concats, lookups, placements, sizes, self) \
+        writers = writer_candidates(concats, lookups, placements, sizes,
+                                    self.option_values(WriterOptions)) \
             if self.concat_writer else []
         reserved = {lk for w in writers if not w.blocked for lk in w.plan.slot_lookups.values()}
         yield from (w for w in writers if w.blocked)
         yield from not_lookups
         yield from group_candidates([lk for lk in lookups if lk not in reserved],
-                                    h.block_positions(block), sizes, self)
+                                    h.block_positions(block), sizes,
+                                    self.option_values(GroupOptions))
         yield from (w for w in writers if not w.blocked)
 
     def apply(self, candidate: Candidate[Plan], ctx: PassContext) -> str:

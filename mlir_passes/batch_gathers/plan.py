@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from iree.compiler import ir
 
@@ -21,8 +21,19 @@ from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
 from .match import (Lookup, SameSizes, def_pos, distinct_tables, first_use_pos, index_count,
                     is_lookup_like, match_lookup)
 
-if TYPE_CHECKING:
-    from . import BatchGathers
+
+@dataclass(frozen=True)
+class GroupOptions:
+    """The options of batch-gathers that grouping lookups reads."""
+
+    min_group_size: int
+    min_sliced_indices: int
+    min_pooled_indices: int
+    cross_table: bool
+    same_table: bool
+    dynamic_dim_estimate: int
+    max_table_bytes: int
+
 
 SizeCheck = tuple[h.DimKey, h.DimKey]  # two sizes checked equal at run time
 ELSEWHERE = ("the other candidate lookups read inputs placed on other devices (a multi-device "
@@ -135,7 +146,7 @@ def _left_alone(key: str, lk: Lookup, reason: str) -> Candidate[GroupPlan]:
 
 
 def group_candidates(lookups: list[Lookup], order: dict, sizes: SameSizes,
-                     opts: BatchGathers) -> Iterator[Candidate[GroupPlan]]:
+                     opts: GroupOptions) -> Iterator[Candidate[GroupPlan]]:
     """Cross-table groups, then same-table groups (seed 001: the other order strands
     lookups); a lookup no group takes is a blocked candidate with the reason."""
     cross, left_alone = _cross_table_stage(lookups, order, sizes, opts) if opts.cross_table \
@@ -150,7 +161,7 @@ LeftAlone = dict[Lookup, tuple[int, Candidate[GroupPlan]]]  # lookup -> (group s
 
 
 def _cross_table_stage(lookups: list[Lookup], order: dict, sizes: SameSizes,
-                       opts: BatchGathers) -> tuple[list[Candidate[GroupPlan]], LeftAlone]:
+                       opts: GroupOptions) -> tuple[list[Candidate[GroupPlan]], LeftAlone]:
     """The cross-table groups that can apply, and why the stage leaves lookups out (those of
     one table are left to the same-table stage without a reason)."""
     groups: list[Candidate[GroupPlan]] = []
@@ -185,7 +196,7 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, sizes: SameSizes,
 
 
 def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
-                      sizes: SameSizes, opts: BatchGathers) -> Iterator[Candidate[GroupPlan]]:
+                      sizes: SameSizes, opts: GroupOptions) -> Iterator[Candidate[GroupPlan]]:
     """Groups of one table; a member of a blocked group is reported with the reason of the
     larger of its cross-table and same-table groups (the cross-table one on a tie)."""
     for bucket in buckets(lookups, Lookup.table_key):
@@ -236,7 +247,7 @@ def group_layout(g: list[Lookup], sizes: SameSizes) -> Layout:
                         "dims not known to be equal) and bags are batched only stacked")
 
 
-def _cross_plan(g: list[Lookup], layout: Layout, opts: BatchGathers) -> GroupPlan:
+def _cross_plan(g: list[Lookup], layout: Layout, opts: GroupOptions) -> GroupPlan:
     _check_size(g, opts)
     if layout[2] is not None:
         raise NoMatch(layout[2])
@@ -247,7 +258,7 @@ def _cross_plan(g: list[Lookup], layout: Layout, opts: BatchGathers) -> GroupPla
 
 
 def _same_plan(g: list[Lookup], bucket: list[Lookup], layout: Layout,
-               opts: BatchGathers) -> GroupPlan:
+               opts: GroupOptions) -> GroupPlan:
     if len(g) == 1 and len(g) < opts.min_group_size:
         if len(bucket) == 1:
             raise NoMatch(f"no other lookup with {g[0].describe()} (or of the same table)")
@@ -268,12 +279,12 @@ def _alone(lk: Lookup, bucket: list[Lookup]) -> str:
     return DEPENDS
 
 
-def _check_size(g: list[Lookup], opts: BatchGathers) -> None:
+def _check_size(g: list[Lookup], opts: GroupOptions) -> None:
     if len(g) < opts.min_group_size:
         raise NoMatch(f"{len(g)} candidate lookup(s), below min-group-size={opts.min_group_size}")
 
 
-def _check_indices(g: list[Lookup], opts: BatchGathers) -> None:
+def _check_indices(g: list[Lookup], opts: GroupOptions) -> None:
     n = index_count(g, opts.dynamic_dim_estimate)
     if g[0].pool is None and n < opts.min_sliced_indices:
         raise NoMatch(f"{n} indices in all candidates, below min-sliced-indices="

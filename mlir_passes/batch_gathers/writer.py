@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
@@ -25,8 +25,15 @@ from .build import (TablePool, emit_checks, emit_size_checks, entry, erase_dead_
 from .match import Concat, Lookup, SameSizes, distinct_tables, stacked_source
 from .plan import SizeCheck
 
-if TYPE_CHECKING:
-    from . import BatchGathers
+
+@dataclass(frozen=True)
+class WriterOptions:
+    """The options of batch-gathers that planning concat writers reads."""
+
+    min_concat_slots: int
+    narrow_concat: Literal["run", "columns", "off"]
+    max_table_bytes: int
+
 
 MIN_WRITER_CHUNK = 4  # a concat writer writes chunks of gcd(slot widths) columns, >= this
 
@@ -46,7 +53,7 @@ class WriterPlan:
 
 
 def writer_candidates(concats: list[Concat], lookups: list[Lookup], placements: dict,
-                      sizes: SameSizes, opts: BatchGathers) -> list[Candidate[WriterPlan]]:
+                      sizes: SameSizes, opts: WriterOptions) -> list[Candidate[WriterPlan]]:
     """One candidate per concat that lookups feed: written in place when enough of its slots
     are produced by lookups (or by the batched gathers that replaced them). A concat no
     lookup feeds is no candidate (e.g. the one a B = 1 writer leaves: its run + other slots)."""
@@ -67,7 +74,7 @@ def writer_candidates(concats: list[Concat], lookups: list[Lookup], placements: 
 
 
 def _writer_slots(c: Concat, by_result: dict, placement: frozenset[str], sizes: SameSizes,
-                  opts: BatchGathers) -> tuple[dict[int, Lookup], set[int]]:
+                  opts: WriterOptions) -> tuple[dict[int, Lookup], set[int]]:
     """(slot -> one-id lookup the writer gathers itself, slots produced by a lookup).
 
     A slot counts as produced when a lookup whose only user is the insert fills it, or a
@@ -104,7 +111,7 @@ def _writer_slots(c: Concat, by_result: dict, placement: frozenset[str], sizes: 
 
 
 def _writer_plan(c: Concat, gathered: dict[int, Lookup], produced: int, sizes: SameSizes,
-                 opts: BatchGathers) -> WriterPlan:
+                 opts: WriterOptions) -> WriterPlan:
     if produced < opts.min_concat_slots:
         raise NoMatch(f"concat: {produced} slot(s) from lookups, fewer than "
                       f"min-concat-slots={opts.min_concat_slots}")

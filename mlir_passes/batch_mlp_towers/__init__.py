@@ -71,9 +71,13 @@ from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContex
 from .build import BuildOptions, build_group, change_text
 from .match import (Positions, TowerGroup, find_layers, group_key, group_towers, link_towers,
                     matmul_key, place_towers)
-from .plan import GroupPlan, arrange_towers, declined, plan_group
+from .plan import GroupPlan, PlanOptions, arrange_towers, declined, plan_group
 
 __all__ = ["BatchMlpTowers", "GroupPlan"]
+
+# This module's passes, read by the registry from the source (nothing imported): name ->
+# class and place in --fusions=all (`order`: lower runs first).
+PASSES = {"batch-mlp-towers": {"class": "BatchMlpTowers", "order": 50}}
 
 
 @dataclass(frozen=True)
@@ -123,22 +127,23 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
                             None, reason)
         towers = link_towers(layers)
         place_towers(towers, h.block_placements(block))
+        options = self.option_values(PlanOptions)
         for group in group_towers(towers, positions):
-            yield self._group_candidate(group, block, positions)
+            yield self._group_candidate(group, block, positions, options)
 
-    def _group_candidate(self, group: TowerGroup, block: ir.Block, positions: Positions
-                         ) -> Candidate[GroupPlan]:
+    def _group_candidate(self, group: TowerGroup, block: ir.Block, positions: Positions,
+                         options: PlanOptions) -> Candidate[GroupPlan]:
         arrangement = arrange_towers(group) if len(group.towers) >= 2 else None
         stack = arrangement.stack if arrangement is not None else None
         key = group_key(group, stack.layout if stack is not None else None)
         cand = Candidate.of(key, group.first_mm, group.describe(),
-                            lambda: plan_group(group, arrangement, block, positions, self))
+                            lambda: plan_group(group, arrangement, block, positions, options))
         if cand.plan is not None:
-            cand.declined = declined(cand.plan, self)
+            cand.declined = declined(cand.plan, options)
         return cand
 
     def apply(self, candidate: Candidate[GroupPlan], ctx: PassContext) -> str:
         plan = candidate.plan
         what = change_text(plan)
-        build_group(plan, ctx.module, BuildOptions(self.named_batch_matmul, self.weight_layout))
+        build_group(plan, ctx.module, self.option_values(BuildOptions))
         return what

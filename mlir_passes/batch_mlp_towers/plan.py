@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import numpy as np
 from iree.compiler import ir
@@ -17,8 +16,18 @@ from iree_fusions.compiler.pass_base import NoMatch, block_ops, round_analysis
 
 from .match import Layer, Positions, Tower, TowerGroup, position, trace_constant
 
-if TYPE_CHECKING:
-    from . import BatchMlpTowers
+
+@dataclass(frozen=True)
+class PlanOptions:
+    """The options of batch-mlp-towers that planning a group and its cost rule read."""
+
+    min_layers: int
+    min_net_dispatches: int
+    max_padding_waste: float
+    runtime_stack_bytes_per_dispatch: int
+    dynamic_dim_estimate: int
+    drop_unit_rows: bool
+
 
 # Layouts of a stacked [tower, row, column] tensor; TN drops the row dim when there is one
 # row (batch 1): [tower, column].
@@ -367,7 +376,7 @@ class GroupPlan:
 
 
 def plan_group(group: TowerGroup, arrangement: Arrangement | None, block: ir.Block,
-               positions: Positions, options: BatchMlpTowers) -> GroupPlan:
+               positions: Positions, options: PlanOptions) -> GroupPlan:
     """The plan to batch `group`; NoMatch with the reason at the first check that fails."""
     if len(group.towers) < 2:
         t = group.towers[0]
@@ -384,7 +393,7 @@ def plan_group(group: TowerGroup, arrangement: Arrangement | None, block: ir.Blo
 
 
 def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, positions: Positions,
-                  options: BatchMlpTowers) -> GroupPlan:
+                  options: PlanOptions) -> GroupPlan:
     towers, stack = arr.towers, arr.stack
     root = build_trie(towers, arr.sig_id, 0, len(towers), 0)
     if group.padded and (root.chain_length() != len(towers[0].layers)
@@ -427,7 +436,7 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
                      consumed, anchor, sink, runtime_bytes, positions, gain)
 
 
-def declined(plan: GroupPlan, options: BatchMlpTowers) -> str | None:
+def declined(plan: GroupPlan, options: PlanOptions) -> str | None:
     """The pass's cost rule on a feasible plan (None: apply)."""
     gain = plan.gain
     if gain.net < options.min_net_dispatches:

@@ -67,15 +67,22 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
 
 from .analysis import OP_COST, Factory, FactoryAnalysis
-from .dispatches import (CloneForward, clone_into, consumer_candidates, dynamic_generators,
-                         factory_dispatches)
+from .dispatches import (CloneForward, DispatchOptions, clone_into, consumer_candidates,
+                         dynamic_generators, factory_dispatches)
 from .forward import compact, erase_dead_chains, forward_roots
-from .roots import (CompactPlan, ForwardPlan, collect_roots, compaction_candidates,
+from .roots import (CompactPlan, ForwardCost, ForwardPlan, collect_roots, compaction_candidates,
                     generator_key, plan_forward, root_key, worth_compacting)
 from .scalarize import Scalarizer
 
 __all__ = ["OP_COST", "CloneForward", "CompactPlan", "Factory", "FactoryAnalysis",
            "ForwardFactoryDispatches", "ForwardFactoryOps", "ForwardPlan", "Scalarizer"]
+
+# This module's passes, read by the registry from the source (nothing imported): name ->
+# class and place in --fusions=all (`order`: lower runs first).
+PASSES = {
+    "forward-factory-ops": {"class": "ForwardFactoryOps", "order": 30},
+    "forward-factory-dispatches": {"class": "ForwardFactoryDispatches", "order": 40},
+}
 
 # Weighted ops that cost as much as one byte written or read between dispatches, and as one
 # dispatch launch. Measured on llvm-cpu (bench/results/forward-factory-ops.md): a 512x512 mask
@@ -142,12 +149,13 @@ class ForwardFactoryOps(CandidatePass[FactoryPlan], FactoryCostOptions):
         for value, reason in generators:
             yield Candidate(generator_key(value), h.defining_op(value),
                             f"{value.type} generator", None, reason)
+        cost = self.option_values(ForwardCost)
         materialized = []
         for root in roots:
             cand = Candidate.of(
                 root_key(root), root.op, f"{root.value.type} read by {len(root.consumers)} "
                 f"generic(s), {len(root.blocked)} other reader(s)",
-                lambda: plan_forward(root, analysis, self))
+                lambda: plan_forward(root, analysis, cost))
             yield cand
             forwarded = not cand.blocked and self.deselected(cand.key) is None
             # A root left alone on request is not compacted either.
@@ -208,9 +216,10 @@ class ForwardFactoryDispatches(CandidatePass[CloneForward], FactoryCostOptions):
                              "list, e.g. iree_linalg_ext.attention,linalg.generic)")
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[CloneForward]]:
-        for producer in factory_dispatches(block, self):
-            yield from consumer_candidates(producer, self)
-        yield from dynamic_generators(block, self)
+        options = self.option_values(DispatchOptions)
+        for producer in factory_dispatches(block, options):
+            yield from consumer_candidates(producer, options)
+        yield from dynamic_generators(block, options)
 
     def apply(self, candidate: Candidate[CloneForward], ctx: PassContext) -> str:
         return clone_into(candidate.plan)

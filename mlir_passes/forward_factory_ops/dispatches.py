@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from iree.compiler import ir
 from iree.compiler.dialects import tensor
@@ -19,8 +18,18 @@ from .analysis import FactoryAnalysis
 from .forward import extracts_to_inputs
 from .scalarize import Scalarizer
 
-if TYPE_CHECKING:
-    from . import ForwardFactoryDispatches
+
+@dataclass(frozen=True)
+class DispatchOptions:
+    """The options of forward-factory-dispatches that finding and weighing clones read."""
+
+    ops_per_byte: float
+    ops_per_dispatch: float
+    max_element_ops: int
+    max_leaf_elements: int
+    ignore_cost: bool
+    consumers: tuple[str, ...]
+
 
 WORKGROUPS = "flow.dispatch.workgroups"
 _LOAD = "iree_tensor_ext.dispatch.tensor.load"
@@ -108,7 +117,7 @@ def match_factory_dispatch(op: ir.Operation, max_leaf_elements: int,
     return FactoryDispatch(op, stored, loads, analysis)
 
 
-def factory_dispatches(block: ir.Block, options: ForwardFactoryDispatches
+def factory_dispatches(block: ir.Block, options: DispatchOptions
                        ) -> list[FactoryDispatch]:
     """The factory dispatches of the block that no other one feeds (a producer fed by another
     one could be rebuilt as its consumer: chains are left to the first producer only)."""
@@ -120,7 +129,7 @@ def factory_dispatches(block: ir.Block, options: ForwardFactoryDispatches
             if not any(f is not None and f in ops for f in map(h.defining_op, p.op.operands))]
 
 
-def dynamic_generators(block: ir.Block, options: ForwardFactoryDispatches
+def dynamic_generators(block: ir.Block, options: DispatchOptions
                        ) -> Iterator[Candidate[CloneForward]]:
     """Blocked candidates for dispatches that generate a tensor of dynamic shape (from index
     operands and tiny leaves only, read by another dispatch): a clone would need the
@@ -187,7 +196,7 @@ def _reading_ops(consumer: ir.Operation, operand: int, view: ir.Type) -> str | l
     return sorted({r.name for r in h.users(loads[0].results[0])}) or ["nothing"]
 
 
-def consumer_candidates(producer: FactoryDispatch, options: ForwardFactoryDispatches
+def consumer_candidates(producer: FactoryDispatch, options: DispatchOptions
                         ) -> Iterator[Candidate[CloneForward]]:
     """A candidate per consumer dispatch of the producer (through static reshapes), blocked
     ones first, in the order of the producer's uses."""
@@ -238,7 +247,7 @@ def _dispatch_reads(producer: ir.Operation
 
 
 def _plan(producer: FactoryDispatch, consumer: ir.Operation,
-          reads: list[tuple[int, int, ir.Type]], options: ForwardFactoryDispatches
+          reads: list[tuple[int, int, ir.Type]], options: DispatchOptions
           ) -> CloneForward:
     elements = sum(h.numel(list(v.shape)) for _, _, v in reads)
     cost = max(producer.analysis.info(producer.stored[r]).cost for _, r, _ in reads)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from iree.compiler import ir
 
@@ -15,8 +14,16 @@ from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
 
 from .analysis import Factory, FactoryAnalysis, missing_sizes
 
-if TYPE_CHECKING:
-    from . import ForwardFactoryOps
+
+@dataclass(frozen=True)
+class ForwardCost:
+    """The options of forward-factory-ops that weighing a forward reads."""
+
+    ops_per_byte: float
+    ops_per_dispatch: float
+    ignore_cost: bool
+    dynamic_dim_estimate: int
+
 
 ESCAPES = ("util.return", "func.return", "hal.tensor.export", "hal.tensor.alias",
            "iree_tensor_ext.compute_barrier.end", "util.global.store", "flow.tensor.transfer",
@@ -155,7 +162,7 @@ def compact_key(roots: list[Root]) -> str:
 # ---------------------------------------------------------------- decisions
 
 
-def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardFactoryOps
+def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardCost
                  ) -> ForwardPlan:
     """Forward the root into its consumers, or NoMatch: why not (IREE does it already, it
     is materialized anyway, or recomputing costs more than it saves)."""

@@ -62,12 +62,18 @@ from iree_fusions.compiler.pass_base import (Candidate, CandidatePass, Footprint
 
 from .build import (apply_layout, can_fold_copy, fold_copy_into_producer, interchange,
                     interchange_order, merge_siblings, preferred_layout_plan)
-from .match import InterchangePlan, match_consumer, plan_footprint, sure_gain
+from .match import InterchangePlan, MatchOptions, match_consumer, plan_footprint, sure_gain
 from .paths import Path, trace_path
 from .reshape import apply_bubble, apply_sink, plan_bubble_expand, plan_sink_collapse
 from .views import normalize_reshape, reshape_view
 
 __all__ = ["InterchangePermutedConsumers", "InterchangePlan"]
+
+# This module's passes, read by the registry from the source (nothing imported): name ->
+# class and place in --fusions=all (`order`: lower runs first).
+PASSES = {
+    "interchange-permuted-consumers": {"class": "InterchangePermutedConsumers", "order": 60},
+}
 
 
 @dataclass(frozen=True)
@@ -92,10 +98,11 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
         "form does not (auto), whenever possible (always), or never")
 
     def find(self, block: ir.Block, ctx: PassContext):
+        options = self.option_values(MatchOptions)
         for op in list(block.operations):
             op = op.operation
             if op.name == "linalg.generic":
-                cand = match_consumer(op, self)
+                cand = match_consumer(op, options)
                 if cand is not None:
                     yield cand
 

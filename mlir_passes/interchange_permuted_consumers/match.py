@@ -4,7 +4,7 @@ dispatch (the reason at the check that failed when it cannot)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Literal
 
 from iree.compiler import ir
 
@@ -16,8 +16,15 @@ from .build import preferred_layout_plan
 from .paths import Path, is_producer, trace_path
 from .reshape import plan_bubble_expand, plan_sink_collapse
 
-if TYPE_CHECKING:
-    from . import InterchangePermutedConsumers
+
+@dataclass(frozen=True)
+class MatchOptions:
+    """The options of interchange-permuted-consumers that matching reads."""
+
+    propagate_reshapes: bool
+    merge_multi_use: bool
+    leave_to_stock: bool
+    producer_layout: Literal["auto", "always", "never"]
 
 
 @dataclass
@@ -28,7 +35,7 @@ class InterchangePlan:
     score: tuple  # higher is better: (1, producer bytes, full map, -reshapes, -operand)
 
 
-def match_consumer(consumer: ir.Operation, options: InterchangePermutedConsumers
+def match_consumer(consumer: ir.Operation, options: MatchOptions
                    ) -> Candidate[InterchangePlan] | None:
     """The candidate of an elementwise generic that reads a producer's result through a
     permutation (None: not a candidate at all)."""
@@ -58,7 +65,7 @@ def match_consumer(consumer: ir.Operation, options: InterchangePermutedConsumers
 
 
 def _choose_path(consumer: ir.Operation, traced: dict[int, Path], identity: list[int],
-                 options: InterchangePermutedConsumers) -> InterchangePlan:
+                 options: MatchOptions) -> InterchangePlan:
     if h.body_reads_tensor(consumer):
         raise NoMatch("consumer reads a tensor inside its body")
     plans, reasons = [], []
@@ -96,7 +103,7 @@ STOCK_DOES_IT = ("IREE's own iree-dispatch-creation-transpose-generic-ops interc
 
 
 def stock_interchanges_it(consumer: ir.Operation, path: Path,
-                          options: InterchangePermutedConsumers) -> bool:
+                          options: MatchOptions) -> bool:
     """Would the rewrite be exactly stock IREE's TransposeGenericOpPattern? It takes the
     first input produced by a single-use, non-elementwise linalg op (stopping at one read
     with the identity map) whose map is a permutation, and interchanges the consumer."""
@@ -116,7 +123,7 @@ def stock_interchanges_it(consumer: ir.Operation, path: Path,
     return False
 
 
-def feasibility(path: Path, options: InterchangePermutedConsumers) -> tuple:
+def feasibility(path: Path, options: MatchOptions) -> tuple:
     """Score (higher is better) if C could join P's dispatch after the rewrite."""
     if path.reshapes and not options.propagate_reshapes:
         raise NoMatch("a reshape sits between producer and consumer (propagate-reshapes=false)")
@@ -148,7 +155,7 @@ def feasibility(path: Path, options: InterchangePermutedConsumers) -> tuple:
 
 
 def check_siblings(siblings: list[ir.Operation], value: ir.Value,
-                   options: InterchangePermutedConsumers) -> None:
+                   options: MatchOptions) -> None:
     """The readers of a multi-use value can be interchanged and merged into one generic."""
     if not options.merge_multi_use:
         raise NoMatch(f"value has {len(siblings)} users (merge-multi-use=false)")

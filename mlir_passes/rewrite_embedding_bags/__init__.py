@@ -57,9 +57,13 @@ from iree_fusions.passes.batch_gathers.match import hoist_view_chain
 
 from .build import emit_offsets_bags, rewrite_embedding_bag
 from .match import EmbeddingBag, OffsetsBag, is_bag_like
-from .plan import OffsetsBagGroup, Plan, bag_candidate, offsets_bag_candidates
+from .plan import OffsetsBagGroup, OffsetsOptions, Plan, bag_candidate, offsets_bag_candidates
 
 __all__ = ["EmbeddingBag", "OffsetsBagGroup", "RewriteEmbeddingBags"]
+
+# This module's passes, read by the registry from the source (nothing imported): name ->
+# class and place in --fusions=all (`order`: lower runs first).
+PASSES = {"rewrite-embedding-bags": {"class": "RewriteEmbeddingBags", "order": 10}}
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,8 @@ class RewriteEmbeddingBags(CandidatePass[Plan]):
             placements = h.block_placements(block)
             for bag in offsets_bags:
                 bag.placement = placements[bag.op]
-            yield from offsets_bag_candidates(offsets_bags, h.block_positions(block), self)
+            yield from offsets_bag_candidates(offsets_bags, h.block_positions(block),
+                                              self.option_values(OffsetsOptions))
 
     def apply(self, candidate: Candidate[Plan], ctx: PassContext) -> str:
         if isinstance(candidate.plan, EmbeddingBag):

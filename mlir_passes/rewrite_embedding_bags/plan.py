@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from iree.compiler import ir
 
@@ -16,8 +15,13 @@ from iree_fusions.passes.batch_gathers.plan import buckets, open_groups, origin
 from .match import (EmbeddingBag, OffsetsBag, VariableBags, match_embedding_bag,
                     match_offsets_bag)
 
-if TYPE_CHECKING:
-    from . import RewriteEmbeddingBags
+
+@dataclass(frozen=True)
+class OffsetsOptions:
+    """The options of rewrite-embedding-bags that planning offsets bags reads."""
+
+    offsets_bags: bool
+    min_offsets_batch: int
 
 
 @dataclass
@@ -60,7 +64,7 @@ def _bag_key(op: ir.Operation) -> str:
                           str(res.element_type), str(ids.element_type))
 
 
-def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: RewriteEmbeddingBags
+def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: OffsetsOptions
                            ) -> Iterator[Candidate[OffsetsBagGroup]]:
     """Groups of independent embedding_bags with run-time offsets of one bag count, dim and
     element type (tables need not be constants: each is read in its own switch case)."""
@@ -93,7 +97,7 @@ def offsets_key(members: list[OffsetsBag]) -> str:
         sharing([m.offsets for m in members]))
 
 
-def offsets_declined(g: list[OffsetsBag], opts: RewriteEmbeddingBags) -> str | None:
+def offsets_declined(g: list[OffsetsBag], opts: OffsetsOptions) -> str | None:
     """The cost rule (bench/results/batch-gathers.md, section 11): one bag per table is
     left to stock, whose scan of it is already linear and vectorized."""
     if g[0].bags < opts.min_offsets_batch:
@@ -102,7 +106,7 @@ def offsets_declined(g: list[OffsetsBag], opts: RewriteEmbeddingBags) -> str | N
     return None
 
 
-def _offsets_plan(g: list[OffsetsBag], opts: RewriteEmbeddingBags) -> OffsetsBagGroup:
+def _offsets_plan(g: list[OffsetsBag], opts: OffsetsOptions) -> OffsetsBagGroup:
     if not opts.offsets_bags:
         raise NoMatch("embedding_bags with run-time offsets are not rewritten "
                       "(offsets-bags=false)")

@@ -193,3 +193,18 @@ def test_the_compiler_side_imports_no_tool_harness_or_runtime():
     found = [f for name in compiler for f in _imports_outside(
         name, ("iree_fusions.compiler", "iree_fusions.passes"), iree_compiler=True)]
     assert not found, "the compiler side imports:\n" + "\n".join(found)
+
+
+def test_no_pass_submodule_imports_its_pass_package():
+    """A pass package's submodules (match, plan, build, ...) never import the package itself
+    (its `__init__`, where the pass class lives), not even under TYPE_CHECKING: helpers get
+    the option values they read (a small dataclass the pass fills with `option_values`),
+    never the pass object."""
+    packages = [f"iree_fusions.passes.{p.name}" for p in (ROOT / "mlir_passes").iterdir()
+                if (p / "__init__.py").is_file()]
+    assert "iree_fusions.passes.batch_gathers" in packages
+    found = [f"{MODULES[name].relative_to(ROOT)}:{line}: {module}" + (f" {item}" if item else "")
+             for package in packages for name in _side(package) if name != package
+             for module, item, line in _imports(name, MODULES[name], module_level=False)
+             if _imported(module, item) == package]
+    assert not found, "pass submodules import their pass package:\n" + "\n".join(found)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 import subprocess
+import sys
 from dataclasses import dataclass
 from typing import Literal
 
@@ -51,6 +54,128 @@ def test_every_rewrite_pass_takes_skip_and_only():
         if issubclass(cls, CandidatePass):
             names = {o.name for o in cls.options()}
             assert {"skip", "only"} <= names, entry.name
+
+
+def test_all_runs_the_builtin_passes_in_their_declared_order():
+    """The builtin passes are found in `iree_fusions.passes` (nothing listed by hand) and
+    ordered by their declared `order`: the report first (not in 'all'), then the rewrites."""
+    assert registry.default_pass_names() == [
+        "rewrite-embedding-bags", "batch-gathers", "forward-factory-ops",
+        "forward-factory-dispatches", "batch-mlp-towers", "interchange-permuted-consumers"]
+    assert list(registry.REGISTRY)[:7] == ["fusions-report", *registry.default_pass_names()]
+    assert not registry.REGISTRY["fusions-report"].default
+
+
+def test_finding_the_passes_imports_none_of_them():
+    """The registry reads each pass module's `PASSES` from its source: importing it (what
+    every tool does at start) imports no pass module."""
+    code = ("import sys; from iree_fusions.compiler import registry; registry.default_pass_names()"
+            "; print(sorted(m for m in sys.modules if m.startswith('iree_fusions.passes.')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+EXTRA_PASS = """
+from dataclasses import dataclass
+from iree_fusions.compiler.pass_base import FusionPass
+
+PASSES = {
+    "dropped-in": {"class": "DroppedIn", "order": 35},
+}
+
+
+@dataclass(frozen=True)
+class DroppedIn(FusionPass):
+    name = "dropped-in"
+    phase = "linalg"
+    description = "a pass package dropped into the passes folder"
+"""
+
+
+def test_a_pass_package_dropped_into_the_passes_path_is_found(tmp_path, monkeypatch):
+    """A new package in a folder of `iree_fusions.passes.__path__` that declares `PASSES` is
+    found, placed in 'all' by its order, and loads."""
+    import iree_fusions.passes
+
+    (tmp_path / "dropped_in").mkdir()
+    (tmp_path / "dropped_in" / "__init__.py").write_text(EXTRA_PASS)
+    (tmp_path / "not_a_pass.py").write_text("X = 1\n")  # declares no PASSES: skipped
+    monkeypatch.setattr(iree_fusions.passes, "__path__",
+                        [*iree_fusions.passes.__path__, str(tmp_path)])
+    monkeypatch.delitem(sys.modules, "iree_fusions.passes.dropped_in", raising=False)
+    entries = registry.discover(list(iree_fusions.passes.__path__))
+    names = [e.name for e in entries if e.default]
+    assert names == ["rewrite-embedding-bags", "batch-gathers", "forward-factory-ops",
+                     "dropped-in", "forward-factory-dispatches", "batch-mlp-towers",
+                     "interchange-permuted-consumers"]
+    (entry,) = [e for e in entries if e.name == "dropped-in"]
+    assert entry.target == "iree_fusions.passes.dropped_in:DroppedIn"
+    try:
+        assert entry.load().name == "dropped-in" and entry.phase == "linalg"
+    finally:
+        sys.modules.pop("iree_fusions.passes.dropped_in", None)
+
+
+@pytest.mark.parametrize("declaration, message", [
+    ('PASSES = {"a": {"class": "A"}}', "PASSES must be a literal dict"),
+    ('PASSES = {"a": {"class": "A", "order": N}}', "PASSES must be a literal dict"),
+    ('PASSES = {"a": {"class": "A", "order": 1}}\nB = 2\n'
+     'PASSES2 = 0', None),
+])
+def test_a_bad_passes_declaration_is_refused(tmp_path, declaration, message):
+    (tmp_path / "mod.py").write_text(f"N = 1\n{declaration}\n")
+    if message is None:
+        assert [e.target for e in registry.discover([str(tmp_path)], "pkg")] == ["pkg.mod:A"]
+        return
+    with pytest.raises(PassOptionError, match=message):
+        registry.discover([str(tmp_path)], "pkg")
+
+
+def test_two_passes_of_one_order_or_one_name_are_refused(tmp_path):
+    for name in ("one", "two"):
+        (tmp_path / f"{name}.py").write_text(
+            f'PASSES = {{"{name}": {{"class": "C", "order": 7}}}}\n')
+    with pytest.raises(PassOptionError, match="'one' and 'two' have the same order 7"):
+        registry.discover([str(tmp_path)], "pkg")
+    (tmp_path / "two.py").write_text('PASSES = {"one": {"class": "C", "order": 8}}\n')
+    with pytest.raises(PassOptionError, match="declared twice: one"):
+        registry.discover([str(tmp_path)], "pkg")
+
+
+# The option values each pass hands its helper modules (`FusionPass.option_values`).
+HELPER_OPTIONS = [
+    ("interchange-permuted-consumers", "interchange_permuted_consumers.match", "MatchOptions"),
+    ("batch-gathers", "batch_gathers.plan", "GroupOptions"),
+    ("batch-gathers", "batch_gathers.writer", "WriterOptions"),
+    ("batch-mlp-towers", "batch_mlp_towers.plan", "PlanOptions"),
+    ("batch-mlp-towers", "batch_mlp_towers.build", "BuildOptions"),
+    ("forward-factory-ops", "forward_factory_ops.roots", "ForwardCost"),
+    ("forward-factory-dispatches", "forward_factory_ops.dispatches", "DispatchOptions"),
+    ("rewrite-embedding-bags", "rewrite_embedding_bags.plan", "OffsetsOptions"),
+]
+
+
+@pytest.mark.parametrize("name, module, values", HELPER_OPTIONS, ids=lambda x: x)
+def test_helpers_get_option_values_filled_from_the_pass(name, module, values):
+    """Each helper's options dataclass names options of its pass, and `option_values` fills
+    it with the values the pass was given (not the defaults)."""
+    cls = registry.lookup(name).load()
+    values_cls = getattr(importlib.import_module(f"iree_fusions.passes.{module}"), values)
+    fields = [f.name for f in dataclasses.fields(values_cls)]
+    options = {o.field_name: o for o in cls.options()}
+    assert set(fields) <= set(options), set(fields) - set(options)
+    pass_ = cls()
+    assert pass_.option_values(values_cls) == values_cls(
+        **{f: options[f].default for f in fields})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(pass_.option_values(values_cls), fields[0], None)
+
+
+def test_option_values_reads_the_given_options():
+    cls = registry.lookup("batch-gathers").load()
+    values = importlib.import_module("iree_fusions.passes.batch_gathers.plan").GroupOptions
+    got = cls.from_options({"min-group-size": "5"}).option_values(values)
+    assert got.min_group_size == 5 and got.cross_table is True
 
 
 @pytest.mark.parametrize("text, message", [

@@ -176,6 +176,7 @@ def _parse_option(pass_name: str, info: OptionInfo, text: str) -> Any:
 
 
 P = TypeVar("P")
+V = TypeVar("V")
 
 
 def structural_key(family: str, *parts: Any) -> str:
@@ -515,6 +516,12 @@ class FusionPass:
             return cls(**kwargs)
         except ValueError as e:  # __post_init__ checks of combined values
             raise PassOptionError(f"pass '{cls.name}': {e}") from None
+
+    def option_values(self, values: type[V]) -> V:
+        """`values` (a frozen dataclass of some of this pass's options, e.g. the ones a
+        helper module reads) filled from the pass's option fields of the same names: helpers
+        get the option values they use, never the pass object."""
+        return values(**{f.name: getattr(self, f.name) for f in dataclasses.fields(values)})
 
     @classmethod
     def option_help(cls) -> list[str]:
