@@ -128,3 +128,16 @@ def test_console_tool_output_complete_after_fast_exit(tool, tmp_path):
     bad.write_text("func.func @main() {\n  %0 = foo.bar : i32\n}\n")
     res = subprocess.run([tool, str(bad), *args], capture_output=True, text=True, timeout=120)
     assert res.returncode != 0 and "foo.bar" in res.stderr
+
+
+def test_reader_closing_the_pipe_early_ends_the_tool_quietly():
+    """`iree-fusions-compile --fusions-list -v | head -1`: no traceback, status 141 (as a C
+    tool killed by SIGPIPE). The reader here is gone before the tool starts writing."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        res = subprocess.run(["iree-fusions-compile", "--fusions-list", "-v"], stdout=write_end,
+                             stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+    assert res.returncode == 141 and "Traceback" not in res.stderr, res.stderr

@@ -47,8 +47,8 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from ..compiler import dialect_views, pipeline, registry
-from .crash import (Interrupted, PluginArgs, describe_crash, die_with_parent, exit_now,
-                    interruptible, run_forked)
+from .crash import (Interrupted, PluginArgs, describe_crash, die_with_parent,
+                    interruptible, run_console, run_forked)
 from ..compiler.decisions import load as load_decisions
 from ..compiler.driver import (HOOK_PHASE, PHASES, CompileError, CompileRequest, compile_request,
                                initialize_flags)
@@ -402,7 +402,7 @@ def _compile(args: CliArgs, chunks: list[tuple[int, bytes]], first: CompileReque
 
 def console_main() -> NoReturn:
     """The console script: main, then `exit_now` (no interpreter finalization)."""
-    exit_now(main())
+    run_console(main)
 
 
 if __name__ == "__main__":

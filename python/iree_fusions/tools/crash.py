@@ -101,6 +101,19 @@ def exit_now(code: int) -> NoReturn:
     os._exit(code)
 
 
+def run_console(main: Callable[[], int]) -> NoReturn:
+    """A console script's body: `main()`, then `exit_now`. A reader that closed the pipe
+    early (`iree-fusions-compile --fusions-list | head -1`) ends the tool quietly with 141,
+    the status a C tool killed by SIGPIPE has in a shell, instead of a traceback."""
+    try:
+        code = main()
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # the pending output is dropped on exit
+        os._exit(128 + 13)
+    exit_now(code)
+
+
 def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:

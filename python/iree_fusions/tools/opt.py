@@ -25,7 +25,7 @@ from ..compiler.files import (SPLIT_INPUT_LIMIT, SPLIT_MARKER, OutputError, User
                               write_file)
 from ..compiler.target import Target, module_targets
 from ..compiler.pipeline import PipelineError, format_mlir_error, parse_pipeline, run_pipeline
-from .crash import exit_now
+from .crash import run_console
 
 PROG = "iree-fusions-opt"
 
@@ -174,7 +174,7 @@ def _verify(found: list[Diagnostic], offset: int, chunk: bytes, name: str) -> bo
 
 def console_main() -> NoReturn:
     """The console script: main, then `exit_now` (no interpreter finalization)."""
-    exit_now(main())
+    run_console(main)
 
 
 if __name__ == "__main__":

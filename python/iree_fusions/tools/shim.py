@@ -30,7 +30,7 @@ from typing import NoReturn
 
 from .. import __version__
 from ..compiler.files import UserError
-from .crash import exit_now
+from .crash import run_console
 
 ENV_PASSES = "IREE_FUSIONS"
 ENV_FLAGS = "IREE_FUSIONS_FLAGS"
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def console_main() -> NoReturn:
     """The console script: main, then `exit_now` (no interpreter finalization)."""
-    exit_now(main())
+    run_console(main)
 
 
 if __name__ == "__main__":
