@@ -15,13 +15,17 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import (
+    LINALG_BATCH_MATMUL, LINALG_FILL, LINALG_GENERIC, LINALG_MATMUL, TENSOR_COLLAPSE_SHAPE,
+    TENSOR_EXPAND_SHAPE
+)
 from iree_fusions.compiler.pass_base import FusionPass, PassContext
 
 # This module's passes, read by the registry from the source (nothing imported): name ->
 # class and place in --fusions=all (`order`: lower runs first; not in 'all').
 PASSES = {"fusions-report": {"class": "FusionsReport", "order": 0, "default": False}}
 
-CONTRACTIONS = ("linalg.matmul", "linalg.batch_matmul", "linalg.matmul_transpose_b",
+CONTRACTIONS = (LINALG_MATMUL, LINALG_BATCH_MATMUL, "linalg.matmul_transpose_b",
                 "linalg.batch_matmul_transpose_b")
 
 
@@ -33,8 +37,8 @@ def reads_reduction_through_permutation(op: ir.Operation) -> bool:
     maps = h.indexing_maps(op)
     for value, amap in zip(h.dps_inputs(op), maps):
         producer = h.defining_op(value)
-        while producer is not None and producer.name in ("tensor.expand_shape",
-                                                         "tensor.collapse_shape"):
+        while producer is not None and producer.name in (TENSOR_EXPAND_SHAPE,
+                                                         TENSOR_COLLAPSE_SHAPE):
             producer = h.defining_op(producer.operands[0])
         if producer is None or not h.is_reduction_or_contraction(producer):
             continue
@@ -45,17 +49,17 @@ def reads_reduction_through_permutation(op: ir.Operation) -> bool:
 
 def is_factory_generic(op: ir.Operation) -> bool:
     """A generic computed from indices and scalars only (no tensor input)."""
-    return op.name == "linalg.generic" and not h.dps_inputs(op) and not h.reads_table_in_body(op)
+    return op.name == LINALG_GENERIC and not h.dps_inputs(op) and not h.reads_table_in_body(op)
 
 
 def classify(op: ir.Operation) -> str | None:
     if op.name in CONTRACTIONS:
         return "contraction"
     if op.name == "iree_linalg_ext.gather" or (
-        op.name == "linalg.generic" and h.reads_table_in_body(op)
+        op.name == LINALG_GENERIC and h.reads_table_in_body(op)
     ):
         return "lookup"
-    if op.name == "linalg.fill" or is_factory_generic(op):
+    if op.name == LINALG_FILL or is_factory_generic(op):
         return "factory op"
     if reads_reduction_through_permutation(op):
         return "permuted-consumer"

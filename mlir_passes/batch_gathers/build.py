@@ -14,6 +14,10 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_CONSTANT, ARITH_INDEX_CAST, LINALG_GENERIC, LINALG_INDEX, LINALG_YIELD,
+    TENSOR_COLLAPSE_SHAPE, TENSOR_DIM, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT
+)
 
 from . import match
 from .match import (MAX_UNROLLED_BAG, Lookup, distinct_tables, first_use_pos,
@@ -114,12 +118,12 @@ def unflatten_lookups(block: ir.Block) -> None:
     ONNX form pool and batch as the torch form's do. Idempotent."""
     for op in list(block.operations):
         op = op.operation
-        if op.name != "linalg.generic" or not is_lookup_like(op) or len(op.results) != 1:
+        if op.name != LINALG_GENERIC or not is_lookup_like(op) or len(op.results) != 1:
             continue
         flat = h.dps_inputs(op)[0]
         collapse, uses = h.defining_op(flat), h.users(op.results[0])
-        if collapse is None or collapse.name != "tensor.collapse_shape" or len(uses) != 1 or \
-                uses[0].name != "tensor.expand_shape":
+        if collapse is None or collapse.name != TENSOR_COLLAPSE_SHAPE or len(uses) != 1 or \
+                uses[0].name != TENSOR_EXPAND_SHAPE:
             continue
         expand, ids = uses[0], collapse.operands[0]
         r = h.tensor_type(ids).rank
@@ -144,7 +148,7 @@ def unflatten_lookups(block: ir.Block) -> None:
         expand.results[0].replace_all_uses_with(new.results[0])
         expand.erase()
         op.erase()
-        b.erase_dead([flat], b.of_kind("tensor.collapse_shape",
+        b.erase_dead([flat], b.of_kind(TENSOR_COLLAPSE_SHAPE,
                                        "iree_tensor_ext.compute_barrier.start"))
 
 
@@ -172,17 +176,17 @@ def slice_column_selects(block: ir.Block) -> None:
 
 def _constant_select(op: ir.Operation) -> tuple[ir.Value, int, int] | None:
     """(source, picked axis, constant) of `out[d0] = src[d0, c]` / `src[c, d0]`, else None."""
-    if op.name != "linalg.generic" or len(op.results) != 1 or \
+    if op.name != LINALG_GENERIC or len(op.results) != 1 or \
             h.iterator_types(op) != ["parallel"] or len(h.dps_inits(op)) != 1:
         return None
     ins, body = h.dps_inputs(op), [o.operation for o in h.body_block(op).operations]
     args = list(h.body_block(op).arguments)
     if len(ins) != 1 or h.tensor_type(ins[0]) is None or h.tensor_type(ins[0]).rank != 0 or \
-            [o.name for o in body] != ["arith.index_cast", "linalg.index", "tensor.extract",
-                                      "linalg.yield"]:
+            [o.name for o in body] != [ARITH_INDEX_CAST, LINALG_INDEX, TENSOR_EXTRACT,
+                                      LINALG_YIELD]:
         return None
     const = h.defining_op(ins[0])
-    if const is None or const.name != "arith.constant":
+    if const is None or const.name != ARITH_CONSTANT:
         return None
     c = int(ir.DenseIntElementsAttr(const.attributes["value"]).get_splat_value().value)
     cast, index, extract, done = body
@@ -332,7 +336,7 @@ def _is_size_op(op: ir.Operation) -> bool:
     tensor.dim, util.assume.int): pure, so it may move up to right after what it reads."""
     return (not len(op.regions) and len(op.results) == 1
             and not isinstance(op.results[0].type, ir.RankedTensorType)
-            and (op.name.startswith("arith.") or op.name in ("tensor.dim", "util.assume.int")))
+            and (op.name.startswith("arith.") or op.name in (TENSOR_DIM, "util.assume.int")))
 
 
 # ---------------------------------------------------------------- lookup groups
@@ -408,13 +412,13 @@ def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) 
 def erase_dead_wraps(lookups: list[Lookup]) -> None:
     """The generics that wrapped the replaced lookups' indices, once nothing reads them."""
     b.erase_dead([lk.wrapped for lk in lookups if lk.wrapped is not None],
-                 b.of_kind("linalg.generic", "tensor.empty"))
+                 b.of_kind(LINALG_GENERIC, TENSOR_EMPTY))
 
 
 def erase_dead_tables(tables: list[ir.Value]) -> None:
     """The tables no op reads any more (their rows are in a stacked table): a parameter
     left in the function would be read at load for nothing."""
-    b.erase_dead(tables, b.of_kind("flow.tensor.constant", "arith.constant",
+    b.erase_dead(tables, b.of_kind("flow.tensor.constant", ARITH_CONSTANT,
                                    "util.global.load"))
 
 

@@ -16,17 +16,23 @@ from typing import Protocol
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_ADDF, ARITH_ADDI, ARITH_ANDI, ARITH_CMPI, ARITH_CONSTANT, ARITH_DIVF, ARITH_EXTSI,
+    ARITH_EXTUI, ARITH_INDEX_CAST, ARITH_INDEX_CASTUI, ARITH_ORI, ARITH_SELECT, CF_ASSERT,
+    LINALG_FILL, LINALG_GENERIC, LINALG_INDEX, LINALG_YIELD, TENSOR_CAST, TENSOR_COLLAPSE_SHAPE,
+    TENSOR_EMPTY, TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT, TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE
+)
 from iree_fusions.compiler.pass_base import NoMatch
 
-CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui")
-LOOKUP_BODY_OPS = CASTS + ("arith.cmpi", "arith.constant", "arith.andi", "arith.ori",
-                           "cf.assert", "linalg.index", "tensor.extract", "linalg.yield")
+CASTS = (ARITH_INDEX_CAST, ARITH_INDEX_CASTUI, ARITH_EXTSI, ARITH_EXTUI)
+LOOKUP_BODY_OPS = CASTS + (ARITH_CMPI, ARITH_CONSTANT, ARITH_ANDI, ARITH_ORI,
+                           CF_ASSERT, LINALG_INDEX, TENSOR_EXTRACT, LINALG_YIELD)
 CMPI = {0: "eq", 1: "ne", 2: "slt", 3: "sle", 4: "sgt", 5: "sge", 6: "ult", 7: "ule",
         8: "ugt", 9: "uge"}
 SWAPPED = {"slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle", "ult": "ugt", "ugt": "ult",
            "ule": "uge", "uge": "ule"}
 MAX_UNROLLED_BAG = 64  # longest bag whose sum is unrolled in the gather body
-VIEW_OPS = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast",
+VIEW_OPS = (TENSOR_COLLAPSE_SHAPE, TENSOR_EXPAND_SHAPE, TENSOR_CAST,
             "iree_tensor_ext.compute_barrier.start")
 
 
@@ -132,7 +138,7 @@ def is_lookup_like(op: ir.Operation) -> bool:
     its body: what the pass tries to match as a lookup."""
     if op.name == "iree_linalg_ext.gather":
         return True
-    return (op.name == "linalg.generic" and h.num_dps_inputs(op) == 1
+    return (op.name == LINALG_GENERIC and h.num_dps_inputs(op) == 1
             and h.is_elementwise_generic(op) and h.reads_table_in_body(op))  # cheap first
 
 
@@ -169,7 +175,7 @@ def traces_to(value: ir.Value, target: ir.Value) -> bool:
 def _classify_assert(op: ir.Operation, index_arg: ir.Value, rows: int) -> str | None:
     """'upper' (idx < rows), 'lower' (idx >= 0), or None for any other condition."""
     cond = h.defining_op(op.operands[0])
-    if cond is None or cond.name != "arith.cmpi":
+    if cond is None or cond.name != ARITH_CMPI:
         return None
     pred = CMPI[ir.IntegerAttr(cond.attributes["predicate"]).value]
     lhs, rhs = cond.operands
@@ -190,7 +196,7 @@ def _classify_assert(op: ir.Operation, index_arg: ir.Value, rows: int) -> str | 
 
 def match_generic_lookup(op: ir.Operation) -> Lookup:
     """A generic over the index tensor whose body extracts full table rows."""
-    if op.name != "linalg.generic" or len(op.results) != 1:
+    if op.name != LINALG_GENERIC or len(op.results) != 1:
         raise NoMatch("not a single-result linalg.generic")
     if any(it != "parallel" for it in h.iterator_types(op)):
         raise NoMatch("lookup generic has a reduction")
@@ -222,7 +228,7 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     if extra:
         raise NoMatch(_wrap_reason(body, in_arg) or
                       f"body does more than a bounds-checked row extract ({', '.join(extra)})")
-    extracts = [o for o in body if o.name == "tensor.extract"]
+    extracts = [o for o in body if o.name == TENSOR_EXTRACT]
     if len(extracts) != 1:
         raise NoMatch("body has no single tensor.extract")
     ex = extracts[0]
@@ -232,7 +238,7 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     if col is None or tab_t is None or tab_t.rank != 2 or h.defined_inside(table, op):
         raise NoMatch("extract is not from a captured 2-d table")
     col_op = h.defining_op(col)
-    if col_op is None or col_op.name != "linalg.index" or \
+    if col_op is None or col_op.name != LINALG_INDEX or \
             ir.IntegerAttr(col_op.attributes["dim"]).value != column_loop:
         raise NoMatch("column is not the loop of the result's last dim")
     if not traces_to(row, in_arg):
@@ -240,11 +246,11 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     if tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
         raise NoMatch("result rows do not match the table's rows")
     yields = body[-1]
-    if yields.name != "linalg.yield" or yields.operands[0] != ex.results[0]:
+    if yields.name != LINALG_YIELD or yields.operands[0] != ex.results[0]:
         raise NoMatch("body does not yield the extracted element")
     checks: dict[str, str] = {}
     for a in body:
-        if a.name != "cf.assert":
+        if a.name != CF_ASSERT:
             continue
         kind = _classify_assert(a, in_arg, tab_t.shape[0])
         if kind is None or kind in checks:
@@ -267,7 +273,7 @@ def unwrap_index(value: ir.Value, rows: int) -> ir.Value | None:
     block = h.body_block(op)
     ins = h.dps_inputs(op)
     sel = h.defining_op(list(block.operations)[-1].operation.operands[0])
-    if sel is None or sel.name != "arith.select":
+    if sel is None or sel.name != ARITH_SELECT:
         return None
     cond, yes, no = (_elementwise_of(v, block, ins) for v in sel.operands)
     if cond is None or yes is None or no is None or no[0] != "x":
@@ -280,7 +286,7 @@ def unwrap_index(value: ir.Value, rows: int) -> ir.Value | None:
 
 def _plain_elementwise(op: ir.Operation | None, value: ir.Value) -> bool:
     """A one-result all-parallel generic with identity maps whose body reads no outputs."""
-    return (op is not None and op.name == "linalg.generic" and len(op.results) == 1
+    return (op is not None and op.name == LINALG_GENERIC and len(op.results) == 1
             and h.is_elementwise_generic(op) and h.tensor_type(value) is not None
             and all(h.is_identity_map(m) for m in h.indexing_maps(op))
             and not list(h.body_block(op).arguments[len(h.dps_inputs(op)):][0].uses))
@@ -297,17 +303,17 @@ def _elementwise_of(v: ir.Value, block: ir.Block, ins: list[ir.Value]
                 return None
             return "x", inputs[ir.BlockArgument(w).arg_number]
         d = h.defining_op(w)
-        if d is None or d.name not in ("arith.cmpi", "arith.addi"):
+        if d is None or d.name not in (ARITH_CMPI, ARITH_ADDI):
             return None
         arg, c = d.operands
         inner = of_body(arg, blk, inputs)
         if inner is None or inner[0] != "x":
             return None
         bound = h.const_int(c)
-        if d.name == "arith.cmpi" and bound == 0 and \
+        if d.name == ARITH_CMPI and bound == 0 and \
                 CMPI[ir.IntegerAttr(d.attributes["predicate"]).value] == "slt":
             return "neg", inner[1]
-        if d.name == "arith.addi" and bound is not None:
+        if d.name == ARITH_ADDI and bound is not None:
             return ("add", bound), inner[1]
         return None
 
@@ -334,13 +340,13 @@ def _not_a_row_gather(op: ir.Operation, index_rank: int, result_rank: int) -> st
     """Why a static generic whose result rank is not index rank + 1 is no row lookup: what
     its body extracts from, in words."""
     block = h.body_block(op)
-    extracts = [o.operation for o in block.operations if o.operation.name == "tensor.extract"]
+    extracts = [o.operation for o in block.operations if o.operation.name == TENSOR_EXTRACT]
     if len(extracts) == 1 and not h.defined_inside(extracts[0].operands[0], op):
         ex = extracts[0]
         table_t = h.static_type(ex.operands[0])
         trailing = [h.defining_op(v) for v in ex.operands[2:]]
         slice_loops = [ir.IntegerAttr(d.attributes["dim"]).value if d is not None and
-                       d.name == "linalg.index" else None for d in trailing]
+                       d.name == LINALG_INDEX else None for d in trailing]
         if table_t is not None and table_t.rank >= 3 and \
                 slice_loops == list(range(index_rank, result_rank)):
             return (f"gathers {_slice_text(table_t)} of a {table_t.rank}-d table ({table_t}) "
@@ -354,12 +360,12 @@ def _wrap_reason(body: list[ir.Operation], index_arg: ir.Value) -> str | None:
     """The reason for a body that wraps negative indices (`i < 0 ? i + rows : i`: how
     `W[ids]` indexing lowers), or None for any other extra ops."""
     for op in body:
-        if op.name != "arith.select":
+        if op.name != ARITH_SELECT:
             continue
         cond, wrapped, plain = (h.defining_op(v) for v in op.operands)
-        if cond is not None and cond.name == "arith.cmpi" and plain is None and \
+        if cond is not None and cond.name == ARITH_CMPI and plain is None and \
                 op.operands[2] == index_arg and wrapped is not None and \
-                wrapped.name == "arith.addi" and index_arg in list(wrapped.operands) and \
+                wrapped.name == ARITH_ADDI and index_arg in list(wrapped.operands) and \
                 CMPI[ir.IntegerAttr(cond.attributes["predicate"]).value] == "slt":
             return ("body wraps negative indices (i < 0 ? i + rows : i, as `W[ids]` indexing "
                     "lowers): batching supports F.embedding's bounds-checked row extract")
@@ -420,7 +426,7 @@ def absorbing_consumer(value: ir.Value) -> ir.Operation | None:
     consumer's dispatch (measured: lookup + elementwise consumer = 1 dispatch; not so for
     linalg.matmul, inserts into a concat, results, or several consumers)."""
     uses = h.users(value)
-    if len(uses) == 1 and uses[0].name == "linalg.generic" and \
+    if len(uses) == 1 and uses[0].name == LINALG_GENERIC and \
             value in h.dps_inputs(uses[0]):
         return uses[0]
     return None
@@ -435,7 +441,7 @@ def match_sum_pool(lk: Lookup) -> tuple[ir.Operation, int] | None:
     if len(uses) != 1:
         return None
     op = uses[0]
-    if op.name != "linalg.generic" or h.dps_inputs(op) != [lk.op.results[0]]:
+    if op.name != LINALG_GENERIC or h.dps_inputs(op) != [lk.op.results[0]]:
         return None
     its = h.iterator_types(op)
     red = [i for i, it in enumerate(its) if it == "reduction"]
@@ -448,7 +454,7 @@ def match_sum_pool(lk: Lookup) -> tuple[ir.Operation, int] | None:
         return None
     block = h.body_block(op)
     body = [o.operation for o in block.operations]
-    if len(body) != 2 or body[0].name != "arith.addf" or body[1].operands[0] != body[0].results[0]:
+    if len(body) != 2 or body[0].name != ARITH_ADDF or body[1].operands[0] != body[0].results[0]:
         return None
     if set(body[0].operands) != {block.arguments[0], block.arguments[1]}:
         return None
@@ -460,7 +466,7 @@ def match_sum_pool(lk: Lookup) -> tuple[ir.Operation, int] | None:
 def match_mean(pool: ir.Operation) -> tuple[ir.Operation, ir.Attribute] | None:
     """The pooled sum's only user divides it by a constant scalar: `.mean(1)` of a bag."""
     uses = h.users(pool.results[0])
-    if len(uses) != 1 or uses[0].name != "linalg.generic":
+    if len(uses) != 1 or uses[0].name != LINALG_GENERIC:
         return None
     op = uses[0]
     if h.dps_inputs(op) != [pool.results[0]] or not h.is_elementwise_generic(op) or \
@@ -468,12 +474,12 @@ def match_mean(pool: ir.Operation) -> tuple[ir.Operation, ir.Attribute] | None:
         return None
     block = h.body_block(op)
     body = [o.operation for o in block.operations]
-    if len(body) != 2 or body[0].name != "arith.divf" or \
+    if len(body) != 2 or body[0].name != ARITH_DIVF or \
             body[0].operands[0] != block.arguments[0] or \
             body[1].operands[0] != body[0].results[0]:
         return None
     cst = h.defining_op(body[0].operands[1])
-    if cst is None or cst.name != "arith.constant" or \
+    if cst is None or cst.name != ARITH_CONSTANT or \
             not isinstance(cst.attributes["value"], ir.FloatAttr):
         return None
     return op, cst.attributes["value"]
@@ -482,10 +488,10 @@ def match_mean(pool: ir.Operation) -> tuple[ir.Operation, ir.Attribute] | None:
 def is_zero_fill(value: ir.Value) -> bool:
     """`linalg.fill` of the float constant 0.0."""
     op = h.defining_op(value)
-    if op is None or op.name != "linalg.fill":
+    if op is None or op.name != LINALG_FILL:
         return False
     cst = h.defining_op(op.operands[0])
-    return cst is not None and cst.name == "arith.constant" and \
+    return cst is not None and cst.name == ARITH_CONSTANT and \
         isinstance(cst.attributes["value"], ir.FloatAttr) and \
         cst.attributes["value"].value == 0.0
 
@@ -530,15 +536,15 @@ def match_concats(block: ir.Block) -> list[Concat]:
     found = []
     for op in block.operations:
         op = op.operation
-        if op.name != "tensor.insert_slice":
+        if op.name != TENSOR_INSERT_SLICE:
             continue
         dest = h.defining_op(op.operands[1])
-        if dest is None or dest.name != "tensor.empty":
+        if dest is None or dest.name != TENSOR_EMPTY:
             continue
         chain = [op]
         while True:
             uses = h.users(chain[-1].results[0])
-            if len(uses) == 1 and uses[0].name == "tensor.insert_slice" and \
+            if len(uses) == 1 and uses[0].name == TENSOR_INSERT_SLICE and \
                     uses[0].operands[1] == chain[-1].results[0]:
                 chain.append(uses[0])
             else:
@@ -593,7 +599,7 @@ def stacked_source(value: ir.Value, dim: int) -> tuple[ir.Value, int] | None:
     """(G, k) when value = extract_slice G[k, 0, 0] [1, B, D] of G: [K, B, D] (or of
     G: [K, D] when B is 1; B static or dynamic): a slot of a batched gather."""
     op = h.defining_op(value)
-    if op is None or op.name != "tensor.extract_slice":
+    if op is None or op.name != TENSOR_EXTRACT_SLICE:
         return None
     src_t = h.tensor_type(op.operands[0])
     offs, sizes, strides = (h.i64_array(op, n) for n in

@@ -17,6 +17,7 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import TENSOR_INSERT_SLICE
 from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
 
 from .build import (TablePool, emit_checks, emit_size_checks, entry, erase_dead_tables,
@@ -87,7 +88,7 @@ def _writer_slots(c: Concat, by_result: dict, placement: frozenset[str], sizes: 
         lk = by_result.get(src)
         if lk is None:
             if stacked_source(src, c.widths[s]) is not None and all(
-                    u.name == "tensor.insert_slice" and u.operands[0] == src
+                    u.name == TENSOR_INSERT_SLICE and u.operands[0] == src
                     for u in h.users(src)):
                 produced.add(s)
             continue

@@ -11,19 +11,22 @@ from iree.compiler.dialects import arith, tensor
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import RESHAPES
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_ADDF, ARITH_ADDI, ARITH_CONSTANT, ARITH_MULF, ARITH_MULI, LINALG_FILL, LINALG_YIELD,
+    RESHAPES, TENSOR_EMPTY, TENSOR_INSERT_SLICE
+)
 from iree_fusions.compiler.pass_base import op_location
 
 from .match import EpilogueOp, Layer, position, trace_constant
 from .plan import MTN, TMN, TN, GroupPlan, NodePlan
 
 # Dead ops left behind by a rewrite that are erased with it.
-CLEANUP_OPS = ("tensor.empty", "linalg.fill", "arith.constant", "util.global.load",
+CLEANUP_OPS = (TENSOR_EMPTY, LINALG_FILL, ARITH_CONSTANT, "util.global.load",
                "flow.tensor.constant",
-               "tensor.insert_slice") + RESHAPES
+               TENSOR_INSERT_SLICE) + RESHAPES
 # Bodies of a linalg.matmul without casts: what linalg.batch_matmul computes.
-PLAIN_MATMUL_BODIES = (["arith.mulf", "arith.addf", "linalg.yield"],
-                       ["arith.muli", "arith.addi", "linalg.yield"])
+PLAIN_MATMUL_BODIES = ([ARITH_MULF, ARITH_ADDF, LINALG_YIELD],
+                       [ARITH_MULI, ARITH_ADDI, LINALG_YIELD])
 STACK_SYMBOL = "__batch_mlp_towers_stack"
 
 

@@ -12,15 +12,19 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import RESHAPES
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_ADDF, ARITH_CMPF, ARITH_CONSTANT, ARITH_EXTF, ARITH_MAXIMUMF, ARITH_MULF, ARITH_SELECT,
+    ARITH_TRUNCF, LINALG_FILL, LINALG_GENERIC, LINALG_INDEX, LINALG_MATMUL, LINALG_YIELD, RESHAPES,
+    TENSOR_CAST, TENSOR_COLLAPSE_SHAPE, TENSOR_EXPAND_SHAPE
+)
 from iree_fusions.compiler.pass_base import NoMatch, structural_key
 
 # Ops a run-time parameter (weight, bias) may come through: function arguments as IREE
 # imports them, reshapes and casts.
-PARAM_PASSTHROUGH = RESHAPES + ("tensor.cast", "iree_tensor_ext.compute_barrier.start",
+PARAM_PASSTHROUGH = RESHAPES + (TENSOR_CAST, "iree_tensor_ext.compute_barrier.start",
                                 "hal.tensor.import")
 # Float casts between precisions: no activation of their own.
-PRECISION_CASTS = {"arith.truncf", "arith.extf"}
+PRECISION_CASTS = {ARITH_TRUNCF, ARITH_EXTF}
 # Where an op outside the block (nested in a region) sorts among the block's ops.
 _NOT_IN_BLOCK = 1 << 30
 
@@ -145,12 +149,12 @@ def activation_kind(epilogue: Sequence[EpilogueOp]) -> str:
     if "math.erf" in names:
         return "gelu"
     if "math.tanh" in names:
-        return "gelu" if "arith.mulf" in names else "tanh"
+        return "gelu" if ARITH_MULF in names else "tanh"
     if "math.exp" in names:
-        return "silu" if "arith.mulf" in names else "sigmoid"
-    if {"arith.cmpf", "arith.select"} <= names or "arith.maximumf" in names:
+        return "silu" if ARITH_MULF in names else "sigmoid"
+    if {ARITH_CMPF, ARITH_SELECT} <= names or ARITH_MAXIMUMF in names:
         return "relu"
-    if names <= {"arith.addf", "linalg.yield"}:
+    if names <= {ARITH_ADDF, LINALG_YIELD}:
         return "none"
     return "other"
 
@@ -175,7 +179,7 @@ def body_signature(op: ir.Operation, captured: list[ir.Value]) -> tuple:
                 operands.append(names[v])
                 continue
             owner = h.defining_op(v)
-            if owner is not None and owner.name == "arith.constant":
+            if owner is not None and owner.name == ARITH_CONSTANT:
                 operands.append(("const", str(owner.attributes["value"])))
             else:
                 operands.append(("captured", len(captured)))
@@ -202,7 +206,7 @@ def _check_matmul(mm: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation, s
         raise NoMatch("unsupported matmul indexing maps (expects x[m,k] * W[n,k] or W[k,n])")
     _check_static_except_rows(lhs, weight, mm.results[0], "nk" if b_map == [1, 2] else "kn")
     fill = h.defining_op(inits[0])
-    if fill is None or fill.name != "linalg.fill":
+    if fill is None or fill.name != LINALG_FILL:
         raise NoMatch("matmul accumulator is not a linalg.fill")
     if not is_param_like(weight):
         mutable = h.mutable_global_read(weight)
@@ -250,7 +254,7 @@ def _epilogue_roles(op: ir.Operation, chain: list[ir.Value], chain_dims: list[li
         raise NoMatch("epilogue iteration space differs from the matmul result")
     if len(list(h.body_block(op).arguments[-1].uses)):
         raise NoMatch("epilogue reads its init")
-    if "linalg.index" in h.body_op_names(op):
+    if LINALG_INDEX in h.body_op_names(op):
         raise NoMatch("epilogue body reads its loop indices")
     split_rows = dims.count(0) > 1  # after a row view: the rows are several dims
     roles, new_params = [], []
@@ -281,7 +285,7 @@ def row_view_dims(op: ir.Operation, source_dims: list[int]) -> list[int] | None:
     """For an expand_shape of a [M, N] chain value that splits only the rows (the column
     dim stays one dim, possibly with unit dims around it), each result dim's kind (0 row,
     1 column); None otherwise."""
-    if op.name != "tensor.expand_shape" or source_dims != [0, 1]:
+    if op.name != TENSOR_EXPAND_SHAPE or source_dims != [0, 1]:
         return None
     groups = h.reassociation(op)
     shape = op.results[0].type.shape
@@ -316,11 +320,11 @@ def _collect_epilogue(chain: list[ir.Value], chain_dims: list[list[int]],
     while True:
         candidates = sorted(
             {u for v in chain for u in h.users(v)
-             if u.name in ("linalg.generic", "tensor.expand_shape") and u not in rejected
+             if u.name in (LINALG_GENERIC, TENSOR_EXPAND_SHAPE) and u not in rejected
              and u not in chain_ops},
             key=lambda op: position(op, positions))
         for cand in candidates:
-            if cand.name == "tensor.expand_shape":
+            if cand.name == TENSOR_EXPAND_SHAPE:
                 dims = None if row_view is not None else row_view_dims(
                     cand, chain_dims[chain.index(cand.operands[0])])
                 if dims is None:
@@ -352,7 +356,7 @@ def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
     chain_dims: list[list[int]] = [[0, 1]]
     view_op, view_dims = None, [0, 1]
     mm_users = h.users(mm.results[0])
-    if len(mm_users) == 1 and mm_users[0].name == "tensor.collapse_shape":
+    if len(mm_users) == 1 and mm_users[0].name == TENSOR_COLLAPSE_SHAPE:
         dims = unit_drop_view(mm_users[0])
         if dims is not None:
             view_op, view_dims = mm_users[0], dims
@@ -365,7 +369,7 @@ def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
                   row_view=row_view, chain_ops=chain_ops)
     scalar = h.defining_op(layer.fill_scalar)
     scalar_sig = (str(scalar.attributes["value"]) if scalar is not None
-                  and scalar.name == "arith.constant" else "captured")
+                  and scalar.name == ARITH_CONSTANT else "captured")
     layer.sig = (
         "layer", h.type_text(lhs), h.type_text(weight), h.type_text(mm.results[0]), layout,
         _sorted_attrs(mm, ("operandSegmentSizes",)), mm_body, scalar_sig,
@@ -477,7 +481,7 @@ def find_layers(block: ir.Block, positions: Positions
     rejected: list[tuple[ir.Operation, str]] = []
     for op in block.operations:
         op = op.operation
-        if op.name != "linalg.matmul":
+        if op.name != LINALG_MATMUL:
             continue
         try:
             layers[op] = analyze_layer(op, positions)

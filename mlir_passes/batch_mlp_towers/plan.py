@@ -12,6 +12,7 @@ import numpy as np
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import TENSOR_EMPTY, TENSOR_INSERT_SLICE
 from iree_fusions.compiler.pass_base import NoMatch, block_ops, round_analysis
 
 from .match import Layer, Positions, Tower, TowerGroup, position, trace_constant
@@ -106,7 +107,7 @@ def _insert_chain(towers: list[Tower]) -> tuple[list[ir.Operation], ir.Operation
     for tower in towers:
         tail = tower.layers[-1].tail
         users = h.users(tail)
-        if len(users) != 1 or users[0].name != "tensor.insert_slice" or \
+        if len(users) != 1 or users[0].name != TENSOR_INSERT_SLICE or \
                 users[0].operands[0] != tail or h.has_dynamic_offsets(users[0]):
             return None
         inserts.append(users[0])
@@ -114,7 +115,7 @@ def _insert_chain(towers: list[Tower]) -> tuple[list[ir.Operation], ir.Operation
     if len(first) != 1:
         return None
     empty = h.defining_op(first[0].operands[1])
-    if empty is None or empty.name != "tensor.empty":
+    if empty is None or empty.name != TENSOR_EMPTY:
         return None
     chain: list[ir.Operation] = []
     op = first[0]

@@ -8,7 +8,12 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import RESHAPES
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_CONSTANT, ARITH_INDEX_CAST, ARITH_INDEX_CASTUI, LINALG_BROADCAST, LINALG_FILL,
+    LINALG_GENERIC, LINALG_INDEX, LINALG_TRANSPOSE, LINALG_YIELD, RESHAPES, TENSOR_CAST,
+    TENSOR_COLLAPSE_SHAPE, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT_SLICE,
+    TENSOR_INSERT_SLICE
+)
 from iree_fusions.compiler.pass_base import describe_value
 
 # Weighted cost of one scalar body op, in "cheap op" units: what one element of a factory value
@@ -25,9 +30,9 @@ OP_COST: dict[str, float] = {
         "cmpf", "select", "addf", "subf", "mulf", "negf", "maxnumf", "minnumf", "maximumf",
         "minimumf", "maxsi", "minsi", "maxui", "minui", "extsi", "extui", "trunci", "extf",
         "truncf", "sitofp", "uitofp", "fptosi", "fptoui", "bitcast")},
-    "arith.index_cast": 0.0,
-    "arith.index_castui": 0.0,
-    "arith.constant": 0.0,
+    ARITH_INDEX_CAST: 0.0,
+    ARITH_INDEX_CASTUI: 0.0,
+    ARITH_CONSTANT: 0.0,
     **{f"arith.{n}": _DIVISION for n in (
         "divf", "divsi", "divui", "remsi", "remui", "remf", "floordivsi", "ceildivsi",
         "ceildivui")},
@@ -37,18 +42,18 @@ OP_COST: dict[str, float] = {
     **{f"math.{n}": _TRANSCENDENTAL for n in (
         "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh",
         "atan", "atan2", "erf", "powf", "fpowi", "ipowi", "sinh", "cosh")},
-    "linalg.index": 0.0,
-    "linalg.yield": 0.0,
+    LINALG_INDEX: 0.0,
+    LINALG_YIELD: 0.0,
 }
 LEAF_READ_COST = 1.0  # tensor.extract of a leaf element (a cached scalar load)
 INDEX_MATH_COST = 1.0  # per dim of index arithmetic (reshapes, slices)
 CONCAT_COST = 3.0  # bounds compare + select + clamp of an insert_slice
 
 # Where a leaf may come from (through the look-through ops): inputs, constants, globals.
-_LEAF_SOURCES = ("hal.tensor.import", "arith.constant", "util.global.load",
+_LEAF_SOURCES = ("hal.tensor.import", ARITH_CONSTANT, "util.global.load",
                  "iree_tensor_ext.dispatch.tensor.load", "flow.tensor.constant")
-_LEAF_LOOK_THROUGH = ("iree_tensor_ext.compute_barrier.start", "tensor.cast",
-                      "tensor.expand_shape", "tensor.collapse_shape", "flow.tensor.reshape")
+_LEAF_LOOK_THROUGH = ("iree_tensor_ext.compute_barrier.start", TENSOR_CAST,
+                      TENSOR_EXPAND_SHAPE, TENSOR_COLLAPSE_SHAPE, "flow.tensor.reshape")
 
 
 @dataclass
@@ -150,21 +155,21 @@ class FactoryAnalysis:
         if h.static_shape(value) is None and self.isolated:
             return None, "a dynamically shaped tensor inside a dispatch"
         name = op.name
-        if name == "arith.constant":
+        if name == ARITH_CONSTANT:
             if h.splat_value(op) is None:
                 return None, "a non-splat constant"
             return Factory(value, 0.0, [op]), ""
-        if name == "tensor.empty":
+        if name == TENSOR_EMPTY:
             return None, "tensor.empty (no contents)"
-        if name == "linalg.fill":
+        if name == LINALG_FILL:
             if self.isolated and not h.is_constant(op.operands[0]):
                 return None, "a fill of a non-constant scalar"
             return Factory(value, 0.0, [op]), ""
-        if name == "linalg.generic":
+        if name == LINALG_GENERIC:
             return self._analyze_generic(value, op)
         deps: list[Factory] = []
         leaves: list[ir.Value] = []
-        if name == "tensor.insert_slice":
+        if name == TENSOR_INSERT_SLICE:
             src, dest = op.operands[:2]
             problem = slice_problem(op, dest)
             if problem:
@@ -174,14 +179,14 @@ class FactoryAnalysis:
             # Into a tensor.empty (the first piece of a concat): elements outside the slice are
             # undefined, so the source value may stand for them.
             dest_op = h.defining_op(dest)
-            operands = (src,) if dest_op is not None and dest_op.name == "tensor.empty" else (
+            operands = (src,) if dest_op is not None and dest_op.name == TENSOR_EMPTY else (
                 src, dest)
             for v in operands:
                 reason = self._operand(v, deps, leaves, value)
                 if reason:
                     return None, reason
             return self._combine(value, op, CONCAT_COST, deps, leaves), ""
-        if name == "tensor.extract_slice":
+        if name == TENSOR_EXTRACT_SLICE:
             if h.has_dynamic_offsets(op) or any(
                     ir.ShapedType.is_dynamic_size(s) for s in h.i64_array(op, "static_strides")):
                 return None, "extract_slice with dynamic offsets or strides"
@@ -195,7 +200,7 @@ class FactoryAnalysis:
         if name in RESHAPES:
             if self.isolated and len(op.operands) != 1:
                 return None, "dynamic reshape inside a dispatch"
-            if name == "tensor.collapse_shape":  # the body delinearizes over the source dims
+            if name == TENSOR_COLLAPSE_SHAPE:  # the body delinearizes over the source dims
                 problem = missing_sizes(op.operands[0], [k for g in h.reassociation(op)
                                                          if len(g) > 1 for k in g])
                 if problem:
@@ -204,9 +209,9 @@ class FactoryAnalysis:
             if reason:
                 return None, reason
             cost = INDEX_MATH_COST * (h.tensor_type(value).rank +
-                                      (_DIVISION if name == "tensor.collapse_shape" else 0))
+                                      (_DIVISION if name == TENSOR_COLLAPSE_SHAPE else 0))
             return self._combine(value, op, cost, deps, leaves), ""
-        if name in ("linalg.broadcast", "linalg.transpose"):
+        if name in (LINALG_BROADCAST, LINALG_TRANSPOSE):
             reason = self._operand(op.operands[0], deps, leaves, value)
             if reason:
                 return None, reason
@@ -327,13 +332,13 @@ def available_size(value: ir.Value, d: int) -> int | ir.Value | None:
         dyn = [i for i, x in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(x)]
         sizes = [v for v in op.operands if isinstance(v.type, ir.IndexType)]
         return sizes[len(sizes) - len(dyn) + dyn.index(d)] if len(sizes) >= len(dyn) else None
-    if op.name == "tensor.cast":
+    if op.name == TENSOR_CAST:
         return available_size(op.operands[0], d)
-    if op.name == "tensor.insert_slice":
+    if op.name == TENSOR_INSERT_SLICE:
         return available_size(op.operands[1], d)
-    if op.name == "tensor.extract_slice":
+    if op.name == TENSOR_EXTRACT_SLICE:
         return slice_sizes(op)[d] if dropped_dims(op) == [] else None
-    if op.name == "tensor.collapse_shape":
+    if op.name == TENSOR_COLLAPSE_SHAPE:
         group = h.reassociation(op)[d]
         src = op.operands[0]
         dynamic = [k for k in group if ir.ShapedType.is_dynamic_size(h.tensor_type(src).shape[k])]
@@ -356,7 +361,7 @@ def built_size(value: ir.Value, d: int, build: bool = True) -> int | ir.Value | 
     sizes (arith.muli at the current insertion point; `build=False`: only whether it can)."""
     size = available_size(value, d)
     op = h.defining_op(value)
-    if size is not None or op is None or op.name != "tensor.collapse_shape":
+    if size is not None or op is None or op.name != TENSOR_COLLAPSE_SHAPE:
         return size
     parts = [built_size(op.operands[0], k, build) for k in h.reassociation(op)[d]]
     if any(p is None for p in parts):

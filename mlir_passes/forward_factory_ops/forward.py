@@ -9,6 +9,9 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_CONSTANT, LINALG_INDEX, TENSOR_EMPTY, TENSOR_EXTRACT
+)
 from iree_fusions.compiler.pass_base import op_location
 
 from .analysis import FactoryAnalysis, built_size
@@ -111,9 +114,9 @@ def _index_dim(value: ir.Value, body: ir.Block) -> ir.AffineExpr | None:
     op = h.defining_op(value)
     if op is None:
         return None
-    if op.name == "linalg.index" and op.block == body:
+    if op.name == LINALG_INDEX and op.block == body:
         return ir.AffineDimExpr.get(ir.IntegerAttr(op.attributes["dim"]).value)
-    if op.name == "arith.constant" and isinstance(op.attributes["value"], ir.IntegerAttr):
+    if op.name == ARITH_CONSTANT and isinstance(op.attributes["value"], ir.IntegerAttr):
         return ir.AffineConstantExpr.get(ir.IntegerAttr(op.attributes["value"]).value)
     return None
 
@@ -127,7 +130,7 @@ def extracts_to_inputs(gen: ir.Operation) -> ir.Operation:
     reads: list[tuple[ir.Operation, int]] = []
     for op in body.operations:
         op = op.operation
-        if op.name != "tensor.extract" or op.operands[0].owner == gen:
+        if op.name != TENSOR_EXTRACT or op.operands[0].owner == gen:
             continue
         source = op.operands[0]
         if isinstance(source.owner, ir.Block) and source.owner == body:
@@ -155,4 +158,4 @@ def extracts_to_inputs(gen: ir.Operation) -> ir.Operation:
 def erase_dead_chains(chain_ops: list[ir.Operation]) -> None:
     """Erases the chain ops left without uses and the tensor.empty inits they leave unused."""
     chain = set(chain_ops)
-    b.erase_dead(chain_ops, lambda op: op in chain or op.name == "tensor.empty")
+    b.erase_dead(chain_ops, lambda op: op in chain or op.name == TENSOR_EMPTY)

@@ -10,6 +10,10 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_CONSTANT, LINALG_BROADCAST, LINALG_FILL, LINALG_GENERIC, LINALG_TRANSPOSE, TENSOR_EMPTY,
+    TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE
+)
 from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
 
 from .analysis import Factory, FactoryAnalysis, missing_sizes
@@ -29,8 +33,8 @@ ESCAPES = ("util.return", "func.return", "hal.tensor.export", "hal.tensor.alias"
            "iree_tensor_ext.compute_barrier.end", "util.global.store", "flow.tensor.transfer",
            "util.call", "func.call")
 # Chain ops that form a dispatch of their own (compaction is worth it when there are several).
-_HEAVY = ("linalg.generic", "tensor.insert_slice", "linalg.broadcast", "linalg.transpose",
-          "tensor.extract_slice")
+_HEAVY = (LINALG_GENERIC, TENSOR_INSERT_SLICE, LINALG_BROADCAST, LINALG_TRANSPOSE,
+          TENSOR_EXTRACT_SLICE)
 
 
 @dataclass
@@ -73,7 +77,7 @@ class CompactPlan:
 
 def _consumer_problem(op: ir.Operation) -> str | None:
     """None if the pass can recompute a factory operand inside op; else the reason why not."""
-    if op.name != "linalg.generic":
+    if op.name != LINALG_GENERIC:
         return f"consumer {op.name} is not a linalg.generic"
     for body_op in h.body_block(op).operations:
         if len(body_op.operation.regions):
@@ -91,7 +95,7 @@ def collect_roots(block: ir.Block, analysis: FactoryAnalysis
     generators: list[tuple[ir.Value, str]] = []
     for op in block.operations:
         op = op.operation
-        if op.name in ("arith.constant", "tensor.empty"):
+        if op.name in (ARITH_CONSTANT, TENSOR_EMPTY):
             continue
         for value in op.results:
             if not isinstance(value.type, ir.RankedTensorType) or not list(value.uses):
@@ -120,7 +124,7 @@ def _classify_uses(root: Root, block: ir.Block, analysis: FactoryAnalysis) -> No
             root.chain_users.append(user)  # the factory chain goes on in that user
             continue
         reason = _consumer_problem(user)
-        n_in = len(h.dps_inputs(user)) if user.name == "linalg.generic" else 0
+        n_in = len(h.dps_inputs(user)) if user.name == LINALG_GENERIC else 0
         if reason is None and use.operand_number >= n_in:
             reason = "used as the init of a generic"
         if reason:
@@ -170,7 +174,7 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardCost
     estimate = options.dynamic_dim_estimate
     elements = h.estimated_numel(f.value, estimate)
     nbytes = h.estimated_bytes(f.value, estimate)
-    if len(f.ops) == 1 and f.ops[0].name in ("linalg.fill", "arith.constant"):
+    if len(f.ops) == 1 and f.ops[0].name in (LINALG_FILL, ARITH_CONSTANT):
         raise NoMatch("a fill/splat: IREE already clones it into its consumers")
     if root.escapes:
         raise NoMatch("the value is a function result (materialized anyway)")
@@ -178,7 +182,7 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardCost
         raise NoMatch("; ".join(sorted(set(root.blocked))))
     consumers = [c for c, _ in root.consumers]  # per reading operand
     if not f.leaves and not root.blocked and all(
-            o.name in ("linalg.generic", "linalg.fill", "arith.constant") for o in f.ops) \
+            o.name in (LINALG_GENERIC, LINALG_FILL, ARITH_CONSTANT) for o in f.ops) \
             and all(h.is_elementwise_generic(c) for c in consumers):
         raise NoMatch("computed from indices only and read by elementwise generics: IREE "
                       "fuses it into them itself")
@@ -236,7 +240,7 @@ def worth_compacting(root: Root) -> bool:
     if root.escapes or not root.factory.leaves:
         return False
     heavy = [o for o in root.factory.ops if o.name in _HEAVY]
-    return len(heavy) > 1 or any(o.name == "tensor.insert_slice" for o in heavy)
+    return len(heavy) > 1 or any(o.name == TENSOR_INSERT_SLICE for o in heavy)
 
 
 def compaction_candidates(roots: list[tuple[Root, bool]], block: ir.Block,

@@ -6,6 +6,11 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_CONSTANT, LINALG_BROADCAST, LINALG_FILL, LINALG_GENERIC, LINALG_INDEX, LINALG_TRANSPOSE,
+    LINALG_YIELD, TENSOR_COLLAPSE_SHAPE, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT_SLICE,
+    TENSOR_INSERT_SLICE
+)
 from iree_fusions.compiler.ir_build import BodyBuilder
 
 from .analysis import FactoryAnalysis, available_size, dropped_dims, slice_sizes
@@ -45,7 +50,7 @@ class Scalarizer(BodyBuilder):
     def captured(self, value: ir.Value) -> ir.Value:
         """A scalar a cloned body captures from outside: constants are cloned next to it."""
         op = h.defining_op(value)
-        if op is None or op.name != "arith.constant":
+        if op is None or op.name != ARITH_CONSTANT:
             return value
         key = ("captured", value)
         if key not in self._memo:
@@ -59,27 +64,27 @@ class Scalarizer(BodyBuilder):
                 return tensor.ExtractOp(self.leaf_map.get(value, value), idx).result
         op = h.defining_op(value)
         name = op.name
-        if name == "arith.constant":
+        if name == ARITH_CONSTANT:
             with self:
                 return arith.ConstantOp(value.type.element_type, h.splat_value(op)).result
-        if name == "linalg.fill":
+        if name == LINALG_FILL:
             return self.captured(op.operands[0])
-        if name == "linalg.generic":
+        if name == LINALG_GENERIC:
             return self._emit_generic(op, h.result_index(value), idx)
-        if name == "tensor.insert_slice":
+        if name == TENSOR_INSERT_SLICE:
             return self._emit_insert_slice(op, idx)
-        if name == "tensor.extract_slice":
+        if name == TENSOR_EXTRACT_SLICE:
             return self.value_at(op.operands[0], self._extract_slice_source(op, idx))
-        if name == "tensor.expand_shape":
+        if name == TENSOR_EXPAND_SHAPE:
             src_idx = [self.linearize([idx[d] for d in g], self.dims(value, g))
                        for g in h.reassociation(op)]
             return self.value_at(op.operands[0], src_idx)
-        if name == "tensor.collapse_shape":
+        if name == TENSOR_COLLAPSE_SHAPE:
             return self.value_at(op.operands[0], self._collapse_source(op, idx))
-        if name == "linalg.broadcast":
+        if name == LINALG_BROADCAST:
             dims = set(h.i64_array(op, "dimensions"))
             return self.value_at(op.operands[0], [i for k, i in enumerate(idx) if k not in dims])
-        if name == "linalg.transpose":
+        if name == LINALG_TRANSPOSE:
             perm = h.i64_array(op, "permutation")
             src_idx: list[ir.Value] = [None] * len(perm)
             for k, p in enumerate(perm):
@@ -117,12 +122,12 @@ class Scalarizer(BodyBuilder):
         value into a tensor.empty (`cat(x, x, ...)`), else None."""
         src = op.operands[0]
         pieces = []
-        while op is not None and op.name == "tensor.insert_slice":
+        while op is not None and op.name == TENSOR_INSERT_SLICE:
             if op.operands[0] != src:
                 return None
             pieces.append((h.i64_array(op, "static_offsets"), slice_sizes(op)))
             op = h.defining_op(op.operands[1])
-        return pieces if op is not None and op.name == "tensor.empty" else None
+        return pieces if op is not None and op.name == TENSOR_EMPTY else None
 
     def _emit_insert_slice(self, op: ir.Operation, idx: list[ir.Value]) -> ir.Value:
         pieces = self._concat_pieces(op)
@@ -146,7 +151,7 @@ class Scalarizer(BodyBuilder):
                 src_idx.append(arith.MinSIOp(clamped, self.const(size - 1)).result)
         src_val = self.value_at(src, src_idx)
         dest_op = h.defining_op(dest)
-        if not conds or (dest_op is not None and dest_op.name == "tensor.empty"):
+        if not conds or (dest_op is not None and dest_op.name == TENSOR_EMPTY):
             return src_val
         dest_val = self.value_at(dest, idx)
         with self:
@@ -196,11 +201,11 @@ class Scalarizer(BodyBuilder):
         yielded: list[ir.Value] = []
         for body_op in body.operations:
             body_op = body_op.operation
-            if body_op.name == "linalg.yield":
+            if body_op.name == LINALG_YIELD:
                 yielded = [mapping[v] if v in mapping else self.captured(v)
                            for v in body_op.operands]
                 break
-            if body_op.name == "linalg.index":
+            if body_op.name == LINALG_INDEX:
                 dim = ir.IntegerAttr(body_op.attributes["dim"]).value
                 mapping[body_op.results[0]] = loops[dim]
                 continue

@@ -56,7 +56,10 @@ from iree.compiler import ir
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import RESHAPES
+from iree_fusions.compiler.ir_helpers import (
+    LINALG_FILL, LINALG_GENERIC, RESHAPES, TENSOR_DIM, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE,
+    TENSOR_RESHAPE
+)
 from iree_fusions.compiler.pass_base import (Candidate, CandidatePass, Footprint, NoMatch,
                                              PassContext, option)
 
@@ -101,7 +104,7 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
         options = self.option_values(MatchOptions)
         for op in list(block.operations):
             op = op.operation
-            if op.name == "linalg.generic":
+            if op.name == LINALG_GENERIC:
                 cand = match_consumer(op, options)
                 if cand is not None:
                     yield cand
@@ -114,7 +117,7 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
         first = path.reshapes[0] if path.reshapes else None
         # The first expand_shape's plan, made once for both uses below.
         first_plan = plan_bubble_expand(path, first) if first is not None and \
-            first.name == "tensor.expand_shape" else None
+            first.name == TENSOR_EXPAND_SHAPE else None
         sure = sure_gain(path, first_plan)  # read before the rewrite changes the path
         steps: list[str] = []
         try:
@@ -138,7 +141,7 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
             if not path.reshapes:
                 break
             r = path.reshapes[0]
-            if r.name == "tensor.reshape":
+            if r.name == TENSOR_RESHAPE:
                 view = reshape_view(r)
                 kind = view.kind.removeprefix("tensor.")
                 normalize_reshape(view)
@@ -147,7 +150,7 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
                 if path is None:
                     return f"{'; '.join(steps)} (consumer no longer permuted)"
                 continue
-            if r.name == "tensor.expand_shape":
+            if r.name == TENSOR_EXPAND_SHAPE:
                 plan = first_plan if step == 0 and first_plan is not None else \
                     plan_bubble_expand(path, r)
                 if isinstance(plan, str):
@@ -169,7 +172,7 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
             raise NoMatch("reshapes remain on the path")
         # 2. The permutation moves into C's output map, P's layout, or a folded copy.
         tail = path.value
-        siblings = list(dict.fromkeys(u for u in h.users(tail) if u.name != "tensor.dim"))
+        siblings = list(dict.fromkeys(u for u in h.users(tail) if u.name != TENSOR_DIM))
         if len(siblings) > 1:
             merged = []
             for s in siblings:
@@ -213,4 +216,4 @@ def _retrace(consumer: ir.Operation, old: Path) -> Path | None:
 
 def _erase_dead_views(block: ir.Block) -> None:
     """The empties, fills and reshapes a rewrite leaves without users."""
-    b.erase_dead(list(block.operations), b.of_kind("tensor.empty", "linalg.fill", *RESHAPES))
+    b.erase_dead(list(block.operations), b.of_kind(TENSOR_EMPTY, LINALG_FILL, *RESHAPES))

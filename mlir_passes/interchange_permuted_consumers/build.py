@@ -11,6 +11,7 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, TENSOR_EMPTY
 from iree_fusions.compiler.pass_base import op_location
 
 from .paths import Path
@@ -53,7 +54,7 @@ def can_fold_copy(copy: ir.Operation, path: Path) -> ir.Operation | None:
     if not h.is_pure_copy(copy) or not path.ops:
         return None
     e = path.ops[-1]
-    if e.name != "linalg.generic" or h.defining_op(path.value) != e:
+    if e.name != LINALG_GENERIC or h.defining_op(path.value) != e:
         return None
     c_maps = [h.map_dim_positions(m) for m in h.indexing_maps(copy)]
     n = h.indexing_maps(copy)[0].n_dims
@@ -229,7 +230,7 @@ def layout_plan(path: Path) -> LayoutPlan | str:
     for e in path.ops:
         if len(h.dps_inits(e)) != 1 or _out_arg_used(e) or \
                 h.defining_op(h.dps_inits(e)[0]) is None or \
-                h.defining_op(h.dps_inits(e)[0]).name != "tensor.empty":
+                h.defining_op(h.dps_inits(e)[0]).name != TENSOR_EMPTY:
             return f"{op_location(e)} cannot change its result layout"
     new_out = [o[pinv[k]] for k in range(len(o))]
     order = new_out + [d for d in range(len(h.iterator_types(p))) if d not in new_out]

@@ -9,6 +9,7 @@ from typing import Literal
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import TENSOR_DIM, TENSOR_EXPAND_SHAPE
 from iree_fusions.compiler.pass_base import (Candidate, Footprint, NoMatch, round_analysis,
                                              structural_key)
 
@@ -132,20 +133,20 @@ def feasibility(path: Path, options: MatchOptions) -> tuple:
     values += [op.results[0] for op in path.ops]
     chain_ops = path.ops + [path.consumer]
     for v, nxt in zip(values[:-1], chain_ops[:-1]):
-        users = {u for u in h.users(v) if u.name != "tensor.dim"}
+        users = {u for u in h.users(v) if u.name != TENSOR_DIM}
         if users != {nxt}:
             raise NoMatch(f"{h.defining_op(v).name} result has {len(users)} users (IREE fuses "
                           "consumers only into single-consumer producers)")
     if len(path.producer.results) != 1:
         raise NoMatch(f"producer {path.producer.name} has several results")
     for r in path.reshapes:
-        plan = (plan_bubble_expand(path, r) if r.name == "tensor.expand_shape"
+        plan = (plan_bubble_expand(path, r) if r.name == TENSOR_EXPAND_SHAPE
                 else plan_sink_collapse(path, r))
         if isinstance(plan, str):
             raise NoMatch(plan)
         break  # later reshapes are planned after the first one is gone
     tail = path.value
-    siblings = list(dict.fromkeys(u for u in h.users(tail) if u.name != "tensor.dim"))
+    siblings = list(dict.fromkeys(u for u in h.users(tail) if u.name != TENSOR_DIM))
     if len(siblings) > 1:
         check_siblings(siblings, tail, options)
     dims = h.map_dim_positions(h.indexing_maps(path.consumer)[path.operand])
@@ -232,7 +233,7 @@ def sure_gain(path: Path, first_plan: list | str | None = None) -> str | None:
     match itself: convnext's, measured 21 -> 21 dispatches). None: the driver weighs it.
     `first_plan`: `plan_bubble_expand` of the path's first reshape, when already made."""
     reshapes = path.reshapes
-    if not reshapes or reshapes[0].name != "tensor.expand_shape":
+    if not reshapes or reshapes[0].name != TENSOR_EXPAND_SHAPE:
         return None
     plan = first_plan if first_plan is not None else plan_bubble_expand(path, reshapes[0])
     if isinstance(plan, str):

@@ -25,7 +25,9 @@ from iree.compiler._mlir_libs._mlirDialectsLinalg import fill_builtin_region
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import RESHAPES
+from iree_fusions.compiler.ir_helpers import (
+    LINALG_FILL, RESHAPES, TENSOR_COLLAPSE_SHAPE, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE
+)
 from iree_fusions.compiler.pass_base import op_location
 
 from .paths import Path, identity_chain_input
@@ -40,11 +42,11 @@ def recreated_init(value: ir.Value, shape: list[b.Size]) -> ir.Value | None:
     if producer is None:
         return None
     elt = ir.RankedTensorType(value.type).element_type
-    if producer.name == "tensor.empty":
+    if producer.name == TENSOR_EMPTY:
         return tensor.EmptyOp(shape, elt).result
-    if producer.name == "linalg.fill":
+    if producer.name == LINALG_FILL:
         init = h.defining_op(h.dps_inits(producer)[0])
-        if init is not None and init.name == "tensor.empty":
+        if init is not None and init.name == TENSOR_EMPTY:
             empty = tensor.EmptyOp(shape, elt).result
             fill = linalg.FillOp([empty.type], [h.dps_inputs(producer)[0]], [empty])
             fill_builtin_region(fill.operation)  # the op linalg.fill() makes, 14x faster
@@ -56,11 +58,11 @@ def init_can_be_recreated(value: ir.Value) -> bool:
     producer = h.defining_op(value)
     if producer is None:
         return False
-    if producer.name == "tensor.empty":
+    if producer.name == TENSOR_EMPTY:
         return True
-    if producer.name == "linalg.fill":
+    if producer.name == LINALG_FILL:
         init = h.defining_op(h.dps_inits(producer)[0])
-        return init is not None and init.name == "tensor.empty"
+        return init is not None and init.name == TENSOR_EMPTY
     return False
 
 
@@ -73,7 +75,7 @@ def _expand_value(value: ir.Value, groups: list[list[int]], keys: list[h.DimKey]
     if list(h.shape_keys(value)) == keys:
         return value
     producer = h.defining_op(value)
-    if (producer is not None and producer.name == "tensor.collapse_shape"
+    if (producer is not None and producer.name == TENSOR_COLLAPSE_SHAPE
             and h.reassociation(producer) == groups
             and list(h.shape_keys(producer.operands[0])) == keys):
         return producer.operands[0]
@@ -319,7 +321,7 @@ def apply_bubble(plan: list[tuple[ir.Operation, dict]], reshape: ir.Operation) -
         if k + 1 == len(plan):
             return
         direct = h.defining_op(identity_chain_input(new))
-        assert direct is not None and direct.name == "tensor.expand_shape"
+        assert direct is not None and direct.name == TENSOR_EXPAND_SHAPE
 
 
 def apply_sink(plan: list[tuple[ir.Operation, dict]]) -> ir.Operation:

@@ -10,7 +10,10 @@ from iree.compiler import ir
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import RESHAPES
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_INDEX_CAST, ARITH_INDEX_CASTUI, RESHAPES, TENSOR_COLLAPSE_SHAPE, TENSOR_EXPAND_SHAPE,
+    TENSOR_FROM_ELEMENTS, TENSOR_RESHAPE
+)
 
 
 @dataclass
@@ -28,9 +31,9 @@ def reshape_view(op: ir.Operation) -> ReshapeView | None:
     """The op as an expand_shape / collapse_shape, or None (another op, or a tensor.reshape
     whose shapes do not determine one: its dynamic dims must pair up with equal sizes)."""
     if op.name in RESHAPES:
-        side = op.results[0] if op.name == "tensor.expand_shape" else op.operands[0]
+        side = op.results[0] if op.name == TENSOR_EXPAND_SHAPE else op.operands[0]
         return ReshapeView(op, op.name, h.reassociation(op), list(h.shape_keys(side)))
-    if op.name != "tensor.reshape":
+    if op.name != TENSOR_RESHAPE:
         return None
     src = list(h.shape_keys(op.operands[0]))
     res = _reshape_result_keys(op, src)
@@ -38,10 +41,10 @@ def reshape_view(op: ir.Operation) -> ReshapeView | None:
         return None
     groups = _pair_dims(src, res)
     if groups is not None and len(res) > len(src):
-        return ReshapeView(op, "tensor.expand_shape", groups, res)
+        return ReshapeView(op, TENSOR_EXPAND_SHAPE, groups, res)
     groups = _pair_dims(res, src)
     if groups is not None and len(src) > len(res):
-        return ReshapeView(op, "tensor.collapse_shape", groups, src)
+        return ReshapeView(op, TENSOR_COLLAPSE_SHAPE, groups, src)
     return None
 
 
@@ -59,12 +62,12 @@ def _reshape_result_keys(op: ir.Operation, src: list[h.DimKey]) -> list[h.DimKey
         res[dyn[0]] = src_dyn[0]
         return res
     elements = h.defining_op(op.operands[1])
-    if elements is None or elements.name != "tensor.from_elements":
+    if elements is None or elements.name != TENSOR_FROM_ELEMENTS:
         return None
     for i in dyn:
         v = elements.operands[i]
         cast = h.defining_op(v)
-        if cast is None or cast.name not in ("arith.index_cast", "arith.index_castui"):
+        if cast is None or cast.name not in (ARITH_INDEX_CAST, ARITH_INDEX_CASTUI):
             return None
         res[i] = h.size_key(cast.operands[0])
     return res
@@ -100,7 +103,7 @@ def normalize_reshape(view: ReshapeView) -> ir.Operation:
     """Replaces a tensor.reshape by the expand_shape / collapse_shape it is; returns it."""
     op = view.op
     with ir.InsertionPoint(op), op.location:
-        if view.kind == "tensor.expand_shape":
+        if view.kind == TENSOR_EXPAND_SHAPE:
             sizes = [b.size_from_key(k) for k in view.expanded]
             new = b.expand_mixed(op.operands[0], view.groups, sizes)
         else:
@@ -112,7 +115,7 @@ def normalize_reshape(view: ReshapeView) -> ir.Operation:
 
 def is_reshape(op: ir.Operation) -> bool:
     """An expand_shape / collapse_shape, or a tensor.reshape that is one (reshape_view)."""
-    return op.name in RESHAPES or (op.name == "tensor.reshape" and reshape_view(op) is not None)
+    return op.name in RESHAPES or (op.name == TENSOR_RESHAPE and reshape_view(op) is not None)
 
 
 def size_text(key: h.DimKey) -> str:

@@ -16,13 +16,19 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_ADDF, ARITH_ADDI, ARITH_ANDI, ARITH_CEILDIVSI, ARITH_CEILDIVUI, ARITH_CMPI,
+    ARITH_CONSTANT, ARITH_DIVSI, ARITH_DIVUI, ARITH_MULI, ARITH_ORI, ARITH_SELECT, ARITH_SUBI,
+    ARITH_XORI, LINALG_FILL, LINALG_GENERIC, LINALG_INDEX, LINALG_YIELD, TENSOR_COLLAPSE_SHAPE,
+    TENSOR_DIM, TENSOR_EXTRACT
+)
 from iree_fusions.compiler.pass_base import NoMatch
 
 from iree_fusions.passes.batch_gathers.match import CASTS, CMPI, is_zero_fill, traces_to
 
-BAG_BODY_OPS = ("arith.select", "arith.addf", "tensor.extract", "linalg.yield", "linalg.index",
-                "arith.constant", "arith.cmpi", "arith.andi", "arith.ori", "arith.xori",
-                "arith.addi", "arith.subi", "arith.muli") + CASTS
+BAG_BODY_OPS = (ARITH_SELECT, ARITH_ADDF, TENSOR_EXTRACT, LINALG_YIELD, LINALG_INDEX,
+                ARITH_CONSTANT, ARITH_CMPI, ARITH_ANDI, ARITH_ORI, ARITH_XORI,
+                ARITH_ADDI, ARITH_SUBI, ARITH_MULI) + CASTS
 
 
 @dataclass(eq=False)
@@ -42,7 +48,7 @@ class EmbeddingBag:
 
 def is_bag_like(op: ir.Operation) -> bool:
     """A generic with two inputs (indices, offsets) and a reduction: what may be a bag."""
-    return (op.name == "linalg.generic" and h.num_dps_inputs(op) == 2
+    return (op.name == LINALG_GENERIC and h.num_dps_inputs(op) == 2
             and "reduction" in h.iterator_types(op))
 
 
@@ -50,10 +56,10 @@ class _Unknown(Exception):
     pass
 
 
-DIVISIONS = ("arith.ceildivui", "arith.ceildivsi", "arith.divui", "arith.divsi")
+DIVISIONS = (ARITH_CEILDIVUI, ARITH_CEILDIVSI, ARITH_DIVUI, ARITH_DIVSI)
 # Ops _eval_int computes on host-side sizes (the leaves it cannot compute are the free sizes).
-SIZE_OPS = ("arith.constant", "arith.addi", "arith.subi", "arith.muli", "arith.cmpi",
-            "arith.select") + DIVISIONS + CASTS
+SIZE_OPS = (ARITH_CONSTANT, ARITH_ADDI, ARITH_SUBI, ARITH_MULI, ARITH_CMPI,
+            ARITH_SELECT) + DIVISIONS + CASTS
 
 
 def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
@@ -65,31 +71,31 @@ def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
     op = h.defining_op(value)
     if op is None:
         raise _Unknown
-    if op.name == "tensor.dim" and h.size_key(value) in env:  # a free size, read again
+    if op.name == TENSOR_DIM and h.size_key(value) in env:  # a free size, read again
         return env[h.size_key(value)]
     name = op.name
 
     def ev(v: ir.Value) -> int:
         return _eval_int(v, env, tensors, memo)
 
-    if name == "arith.constant":
+    if name == ARITH_CONSTANT:
         c = h.const_int(value)
         if c is None:
             raise _Unknown
         out = int(c)
-    elif name == "linalg.index":
+    elif name == LINALG_INDEX:
         out = env[("dim", ir.IntegerAttr(op.attributes["dim"]).value)]
     elif name in CASTS:
         out = ev(op.operands[0])
-    elif name in ("arith.addi", "arith.subi", "arith.muli"):
+    elif name in (ARITH_ADDI, ARITH_SUBI, ARITH_MULI):
         a, b = ev(op.operands[0]), ev(op.operands[1])
-        out = a + b if name == "arith.addi" else a - b if name == "arith.subi" else a * b
+        out = a + b if name == ARITH_ADDI else a - b if name == ARITH_SUBI else a * b
     elif name in DIVISIONS:
         a, b = ev(op.operands[0]), ev(op.operands[1])
         if b <= 0 or a < 0:
             raise _Unknown
         out = -(-a // b) if name.startswith("arith.ceildiv") else a // b
-    elif name == "arith.cmpi":
+    elif name == ARITH_CMPI:
         a, b = ev(op.operands[0]), ev(op.operands[1])
         pred = CMPI[ir.IntegerAttr(op.attributes["predicate"]).value]
         if pred[0] == "u" and (a < 0 or b < 0):
@@ -97,12 +103,12 @@ def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
         out = int({"eq": a == b, "ne": a != b, "slt": a < b, "sle": a <= b, "sgt": a > b,
                    "sge": a >= b, "ult": a < b, "ule": a <= b, "ugt": a > b,
                    "uge": a >= b}[pred])
-    elif name in ("arith.andi", "arith.ori", "arith.xori"):
+    elif name in (ARITH_ANDI, ARITH_ORI, ARITH_XORI):
         a, b = ev(op.operands[0]), ev(op.operands[1])
-        out = a & b if name == "arith.andi" else a | b if name == "arith.ori" else a ^ b
-    elif name == "arith.select":
+        out = a & b if name == ARITH_ANDI else a | b if name == ARITH_ORI else a ^ b
+    elif name == ARITH_SELECT:
         out = ev(op.operands[1]) if ev(op.operands[0]) else ev(op.operands[2])
-    elif name == "tensor.extract" and op.operands[0] in tensors and len(op.operands) == 2:
+    elif name == TENSOR_EXTRACT and op.operands[0] in tensors and len(op.operands) == 2:
         data = tensors[op.operands[0]]
         i = ev(op.operands[1])
         if not 0 <= i < len(data):
@@ -124,12 +130,12 @@ def _known_int_vector(value: ir.Value, env: dict | None = None,
         return None
     if size is None:
         size = t.shape[0] if t.rank else 1
-    if op.name == "arith.constant" and isinstance(op.attributes["value"], ir.DenseIntElementsAttr):
+    if op.name == ARITH_CONSTANT and isinstance(op.attributes["value"], ir.DenseIntElementsAttr):
         return [int(x) for x in op.attributes["value"]]
-    if op.name == "linalg.fill":
+    if op.name == LINALG_FILL:
         c = h.const_int(op.operands[0])
         return None if c is None else [c] * size
-    if op.name != "linalg.generic" or h.dps_inputs(op) or len(op.results) != 1:
+    if op.name != LINALG_GENERIC or h.dps_inputs(op) or len(op.results) != 1:
         return None
     block = h.body_block(op)
     yielded = list(block.operations)[-1].operation.operands[0]
@@ -146,7 +152,7 @@ def _bag_loops(op: ir.Operation, dynamic: bool = False
                ) -> tuple[tuple[int | None, int, int], int | None, int | None]:
     """(loops (bag, position, column), N ids, B bags) of a (bag, position, column) generic
     over (ids, offsets); with `dynamic`, N and B are None where dynamic."""
-    its = h.iterator_types(op) if op.name == "linalg.generic" else []
+    its = h.iterator_types(op) if op.name == LINALG_GENERIC else []
     # B > 1: loops (bag b, position j, column d). B = 1 (unit dims folded): loops (j, d) and
     # the offsets are a 0-d tensor.
     if its == ["parallel", "reduction", "parallel"]:
@@ -184,15 +190,15 @@ def _bag_summand(op: ir.Operation, dims: tuple[int | None, int, int]
     body = [o.operation for o in block.operations]
     yielded = body[-1].operands[0]
     sel = h.defining_op(yielded)
-    if sel is None or sel.name != "arith.select" or sel.operands[2] != out_arg:
+    if sel is None or sel.name != ARITH_SELECT or sel.operands[2] != out_arg:
         raise NoMatch("body does not select between out and out + row")
     add = h.defining_op(sel.operands[1])
-    if add is None or add.name != "arith.addf" or out_arg not in list(add.operands):
+    if add is None or add.name != ARITH_ADDF or out_arg not in list(add.operands):
         raise NoMatch("body does not accumulate a sum")
     row_first = add.operands[1] == out_arg
     row = add.operands[0] if row_first else add.operands[1]
     ex = h.defining_op(row)
-    if ex is None or ex.name != "tensor.extract" or len(ex.operands) != 3:
+    if ex is None or ex.name != TENSOR_EXTRACT or len(ex.operands) != 3:
         raise NoMatch("summand is not a table element")
     table = ex.operands[0]
     tab_t = h.static_type(table)
@@ -200,7 +206,7 @@ def _bag_summand(op: ir.Operation, dims: tuple[int | None, int, int]
             tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
         raise NoMatch("summand is not a row of a captured table")
     col = h.defining_op(ex.operands[2])
-    if col is None or col.name != "linalg.index" or \
+    if col is None or col.name != LINALG_INDEX or \
             ir.IntegerAttr(col.attributes["dim"]).value != dims[2] or \
             not traces_to(ex.operands[1], idx_arg):
         raise NoMatch("table element is not [idx[j], d]")
@@ -216,7 +222,7 @@ def _check_body_ops(op: ir.Operation, ex: ir.Operation, known_offsets: list[int]
         o = o.operation
         if o.name not in BAG_BODY_OPS:
             raise NoMatch(f"unexpected {o.name} in the bag body")
-        if o.name == "tensor.extract" and o != ex and o.operands[0] != offsets and (
+        if o.name == TENSOR_EXTRACT and o != ex and o.operands[0] != offsets and (
                 known_offsets is None or _known_int_vector(o.operands[0]) != known_offsets):
             raise NoMatch("body reads an unknown tensor")
 
@@ -269,7 +275,7 @@ def _match_dynamic_embedding_bag(op: ir.Operation, dims: tuple) -> EmbeddingBag:
                 if not h.defined_inside(v, op) and isinstance(v.type, (ir.IntegerType,
                                                                         ir.IndexType))]
     off_op = h.defining_op(offsets)
-    if off_op is not None and off_op.name == "linalg.generic":
+    if off_op is not None and off_op.name == LINALG_GENERIC:
         captured += [v for o in h.walk_ops(off_op) for v in o.operands
                      if not h.defined_inside(v, off_op)
                      and isinstance(v.type, (ir.IntegerType, ir.IndexType))]
@@ -313,7 +319,7 @@ def _size_expr(value: ir.Value, dim: int
     op = h.defining_op(value)
     if op is None:  # a dim of an argument: a free size itself
         return [held], lambda env: env[held]
-    if op is None or op.name != "tensor.collapse_shape":
+    if op is None or op.name != TENSOR_COLLAPSE_SHAPE:
         return None
     group = h.reassociation(op)[dim]
     parts = [_size_expr(op.operands[0], d) for d in group]
@@ -336,7 +342,7 @@ def _free_sizes(values: list[h.DimKey]) -> set[h.DimKey]:
         op = h.defining_op(v) if isinstance(v, ir.Value) else None
         if op is None or op.name not in SIZE_OPS:
             leaves.add(h.size_key(v) if isinstance(v, ir.Value) else v)
-        elif op.name != "arith.constant":
+        elif op.name != ARITH_CONSTANT:
             work += list(op.operands)
     return leaves
 
@@ -427,7 +433,7 @@ def _check_bag_condition(op: ir.Operation, cond: ir.Value, dims: tuple,
     b_dim, j_dim, d_dim = dims
     off_arg = h.body_block(op).arguments[1]
     reads = [o.operation.operands[0] for o in h.body_block(op).operations
-             if o.operation.name == "tensor.extract" and len(o.operation.operands) == 2]
+             if o.operation.name == TENSOR_EXTRACT and len(o.operation.operands) == 2]
     for offsets in vectors:
         tensors = {v: offsets for v in reads}
         bags = len(offsets)

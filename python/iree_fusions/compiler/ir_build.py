@@ -17,6 +17,7 @@ from iree.compiler.dialects import affine, arith, tensor
 from iree.compiler.dialects import _linalg_ops_gen as linalg
 
 from . import ir_helpers as h
+from .ir_helpers import LINALG_INDEX, LINALG_YIELD
 
 # ---------------------------------------------------------------- attributes
 
@@ -93,14 +94,14 @@ def clone_body(src: ir.Operation, dst_block: ir.Block,
     with ir.InsertionPoint(dst_block):
         for bop in src_block.operations:
             bop = bop.operation
-            if yield_into is not None and bop.name == "linalg.yield":
+            if yield_into is not None and bop.name == LINALG_YIELD:
                 yield_into.extend(mapping.get(v, v) for v in bop.operands)
                 continue
             new = bop.clone()
             for i, v in enumerate(list(new.operands)):
                 if v in mapping:
                     new.operands[i] = mapping[v]
-            if bop.name == "linalg.index" and index_map is not None:
+            if bop.name == LINALG_INDEX and index_map is not None:
                 dim = ir.IntegerAttr(bop.attributes["dim"]).value
                 new.attributes["dim"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64),
                                                            index_map[dim])

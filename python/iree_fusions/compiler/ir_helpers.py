@@ -15,10 +15,71 @@ import re
 from collections.abc import Iterator, Sequence
 
 from iree.compiler import ir
+from iree.compiler.dialects import _arith_ops_gen as arith
+from iree.compiler.dialects import _cf_ops_gen as cf
+from iree.compiler.dialects import _tensor_ops_gen as tensor
+
+# linalg's ODS op classes; not `iree.compiler.dialects.linalg`, which builds the OpDSL library
+# of named ops on import (see `dialect_views`).
+from iree.compiler.dialects import _linalg_ops_gen as linalg
+
+# Op names taken from the op classes, for the name compares the matchers do: comparing
+# `op.name` with a string is ~0.1 us, making an op view (`op.opview`, for `isinstance`)
+# 2.6-24 us. Dialects without a light Python op class (flow, hal, util, iree_tensor_ext,
+# iree_linalg_ext) are matched by literal names.
+ARITH_ADDF = arith.AddFOp.OPERATION_NAME
+ARITH_ADDI = arith.AddIOp.OPERATION_NAME
+ARITH_ANDI = arith.AndIOp.OPERATION_NAME
+ARITH_CEILDIVSI = arith.CeilDivSIOp.OPERATION_NAME
+ARITH_CEILDIVUI = arith.CeilDivUIOp.OPERATION_NAME
+ARITH_CMPF = arith.CmpFOp.OPERATION_NAME
+ARITH_CMPI = arith.CmpIOp.OPERATION_NAME
+ARITH_CONSTANT = arith.ConstantOp.OPERATION_NAME
+ARITH_DIVF = arith.DivFOp.OPERATION_NAME
+ARITH_DIVSI = arith.DivSIOp.OPERATION_NAME
+ARITH_DIVUI = arith.DivUIOp.OPERATION_NAME
+ARITH_EXTF = arith.ExtFOp.OPERATION_NAME
+ARITH_EXTSI = arith.ExtSIOp.OPERATION_NAME
+ARITH_EXTUI = arith.ExtUIOp.OPERATION_NAME
+ARITH_INDEX_CAST = arith.IndexCastOp.OPERATION_NAME
+ARITH_INDEX_CASTUI = arith.IndexCastUIOp.OPERATION_NAME
+ARITH_MAXIMUMF = arith.MaximumFOp.OPERATION_NAME
+ARITH_MULF = arith.MulFOp.OPERATION_NAME
+ARITH_MULI = arith.MulIOp.OPERATION_NAME
+ARITH_ORI = arith.OrIOp.OPERATION_NAME
+ARITH_SELECT = arith.SelectOp.OPERATION_NAME
+ARITH_SUBI = arith.SubIOp.OPERATION_NAME
+ARITH_TRUNCF = arith.TruncFOp.OPERATION_NAME
+ARITH_XORI = arith.XOrIOp.OPERATION_NAME
+CF_ASSERT = cf.AssertOp.OPERATION_NAME
+LINALG_BATCH_MATMUL = linalg.BatchMatmulOp.OPERATION_NAME
+LINALG_BROADCAST = linalg.BroadcastOp.OPERATION_NAME
+LINALG_COPY = linalg.CopyOp.OPERATION_NAME
+LINALG_ELEMENTWISE = linalg.ElementwiseOp.OPERATION_NAME
+LINALG_FILL = linalg.FillOp.OPERATION_NAME
+LINALG_GENERIC = linalg.GenericOp.OPERATION_NAME
+LINALG_INDEX = linalg.IndexOp.OPERATION_NAME
+LINALG_MAP = linalg.MapOp.OPERATION_NAME
+LINALG_MATMUL = linalg.MatmulOp.OPERATION_NAME
+LINALG_PACK = linalg.PackOp.OPERATION_NAME
+LINALG_TRANSPOSE = linalg.TransposeOp.OPERATION_NAME
+LINALG_UNPACK = linalg.UnPackOp.OPERATION_NAME
+LINALG_YIELD = linalg.YieldOp.OPERATION_NAME
+TENSOR_CAST = tensor.CastOp.OPERATION_NAME
+TENSOR_COLLAPSE_SHAPE = tensor.CollapseShapeOp.OPERATION_NAME
+TENSOR_DIM = tensor.DimOp.OPERATION_NAME
+TENSOR_EMPTY = tensor.EmptyOp.OPERATION_NAME
+TENSOR_EXPAND_SHAPE = tensor.ExpandShapeOp.OPERATION_NAME
+TENSOR_EXTRACT = tensor.ExtractOp.OPERATION_NAME
+TENSOR_EXTRACT_SLICE = tensor.ExtractSliceOp.OPERATION_NAME
+TENSOR_FROM_ELEMENTS = tensor.FromElementsOp.OPERATION_NAME
+TENSOR_INSERT_SLICE = tensor.InsertSliceOp.OPERATION_NAME
+TENSOR_RESHAPE = tensor.ReshapeOp.OPERATION_NAME
+
 
 FUNC_OPS = ("util.func", "func.func")
 LINALG_EXT_PREFIX = "iree_linalg_ext."
-RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
+RESHAPES = (TENSOR_EXPAND_SHAPE, TENSOR_COLLAPSE_SHAPE)
 
 
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -152,7 +213,7 @@ def segment_sizes(op: ir.Operation) -> list[int]:
 def const_int(value: ir.Value) -> int | None:
     """The integer of an `arith.constant` scalar (int, index or bool), else None."""
     op = defining_op(value)
-    if op is None or op.name != "arith.constant":
+    if op is None or op.name != ARITH_CONSTANT:
         return None
     attr = op.attributes["value"]
     return attr.value if isinstance(attr, (ir.IntegerAttr, ir.BoolAttr)) else None
@@ -169,7 +230,7 @@ def splat_value(op: ir.Operation) -> ir.Attribute | None:
 def is_constant(value: ir.Value) -> bool:
     """Defined by `arith.constant` (a scalar or a tensor literal)."""
     op = defining_op(value)
-    return op is not None and op.name == "arith.constant"
+    return op is not None and op.name == ARITH_CONSTANT
 
 
 def is_constant_like(value: ir.Value) -> bool:
@@ -180,7 +241,7 @@ def is_constant_like(value: ir.Value) -> bool:
     op = defining_op(value)
     if op is None:
         return False
-    if op.name in ("arith.constant", "flow.tensor.constant"):
+    if op.name in (ARITH_CONSTANT, "flow.tensor.constant"):
         return True
     return op.name == "util.global.load" and "is_immutable" in op.attributes
 
@@ -189,7 +250,7 @@ def mutable_global_read(value: ir.Value) -> str | None:
     """The symbol of the mutable `util.global` the value is loaded from, through reshapes
     and casts (None: not such a load)."""
     op = defining_op(value)
-    while op is not None and op.name in RESHAPES + ("tensor.cast",):
+    while op is not None and op.name in RESHAPES + (TENSOR_CAST,):
         op = defining_op(op.operands[0])
     if op is None or op.name != "util.global.load" or "is_immutable" in op.attributes:
         return None
@@ -206,7 +267,7 @@ def is_parameter(value: ir.Value) -> bool:
 def same_constant(a: ir.Value, b: ir.Value) -> bool:
     """Two `arith.constant`s of one type and value."""
     da, db = defining_op(a), defining_op(b)
-    return (da is not None and db is not None and da.name == db.name == "arith.constant"
+    return (da is not None and db is not None and da.name == db.name == ARITH_CONSTANT
             and a.type == b.type and str(da.attributes["value"]) == str(db.attributes["value"]))
 
 
@@ -300,7 +361,7 @@ def defined_inside(value: ir.Value, op: ir.Operation | ir.OpView) -> bool:
 
 def is_linalg(op: ir.Operation | ir.OpView) -> bool:
     name = op_name(op)
-    return name.startswith("linalg.") and name not in ("linalg.yield", "linalg.index")
+    return name.startswith("linalg.") and name not in (LINALG_YIELD, LINALG_INDEX)
 
 
 def is_linalg_ext(op: ir.Operation | ir.OpView) -> bool:
@@ -308,7 +369,7 @@ def is_linalg_ext(op: ir.Operation | ir.OpView) -> bool:
 
 
 # linalg ops whose operands are not just ins(...) then outs(...).
-_NOT_INS_OUTS = ("linalg.pack", "linalg.unpack")
+_NOT_INS_OUTS = (LINALG_PACK, LINALG_UNPACK)
 
 
 def _ins_outs(operation: ir.Operation) -> tuple[int, int]:
@@ -409,7 +470,7 @@ def body_op_names(op: ir.Operation | ir.OpView) -> list[str]:
 def index_dims(op: ir.Operation | ir.OpView) -> set[int]:
     """Loop dims read by `linalg.index` in the body."""
     return {ir.IntegerAttr(b.operation.attributes["dim"]).value
-            for b in body_block(op).operations if b.operation.name == "linalg.index"}
+            for b in body_block(op).operations if b.operation.name == LINALG_INDEX}
 
 
 def body_reads_tensor(op: ir.Operation | ir.OpView) -> bool:
@@ -445,7 +506,7 @@ def loop_ranges(op: ir.Operation | ir.OpView) -> list[int] | None:
 def is_elementwise_generic(op: ir.Operation | ir.OpView) -> bool:
     """A linalg.generic with only parallel loops (maps may permute or broadcast)."""
     operation = op.operation
-    return operation.name == "linalg.generic" and attribute_fact(
+    return operation.name == LINALG_GENERIC and attribute_fact(
         operation.attributes["iterator_types"], _all_parallel)
 
 
@@ -459,7 +520,7 @@ def _all_parallel(attr: ir.Attribute) -> bool:
 
 def reads_table_in_body(op: ir.Operation | ir.OpView) -> bool:
     """A generic whose body does `tensor.extract` from a captured tensor: an embedding lookup."""
-    return op_name(op) == "linalg.generic" and "tensor.extract" in body_op_names(op)
+    return op_name(op) == LINALG_GENERIC and TENSOR_EXTRACT in body_op_names(op)
 
 
 def is_elementwise(op: ir.Operation | ir.OpView) -> bool:
@@ -469,11 +530,11 @@ def is_elementwise(op: ir.Operation | ir.OpView) -> bool:
 
 def is_pure_copy(op: ir.Operation | ir.OpView) -> bool:
     """A generic that only moves its single input to its single output (e.g. a transpose)."""
-    if op_name(op) != "linalg.generic" or len(dps_inputs(op)) != 1 or len(dps_inits(op)) != 1:
+    if op_name(op) != LINALG_GENERIC or len(dps_inputs(op)) != 1 or len(dps_inits(op)) != 1:
         return False
     block = body_block(op)
     ops = list(block.operations)
-    return (len(ops) == 1 and ops[0].operation.name == "linalg.yield"
+    return (len(ops) == 1 and ops[0].operation.name == LINALG_YIELD
             and ops[0].operation.operands[0] == block.arguments[0])
 
 
@@ -482,10 +543,10 @@ def is_reduction_or_contraction(op: ir.Operation | ir.OpView) -> bool:
     name = op_name(op)
     if is_linalg_ext(op):
         return True
-    if not is_linalg(op) or name in ("linalg.fill", "linalg.copy", "linalg.broadcast",
-                                     "linalg.transpose", "linalg.map", "linalg.elementwise"):
+    if not is_linalg(op) or name in (LINALG_FILL, LINALG_COPY, LINALG_BROADCAST,
+                                     LINALG_TRANSPOSE, LINALG_MAP, LINALG_ELEMENTWISE):
         return False
-    if name == "linalg.generic":
+    if name == LINALG_GENERIC:
         return "reduction" in iterator_types(op)
     return True  # named structured ops: matmul, batch_matmul, conv_*, pooling_*, reduce, ...
 
@@ -607,9 +668,9 @@ def _read_values(op: ir.Operation) -> list[ir.Value]:
 # ---------------------------------------------------------------- dynamic dims (read only)
 
 # Ops whose one tensor result carries its dynamic dims as (trailing) `index` operands.
-SHAPE_CARRIERS = ("tensor.empty", "flow.tensor.tie_shape", "iree_tensor_ext.compute_barrier.start",
+SHAPE_CARRIERS = (TENSOR_EMPTY, "flow.tensor.tie_shape", "iree_tensor_ext.compute_barrier.start",
                   "hal.tensor.import", "flow.tensor.constant", "flow.tensor.reshape",
-                  "tensor.expand_shape")
+                  TENSOR_EXPAND_SHAPE)
 # A size IREE holds somewhere: static, the index value of a dynamic dim, or (tensor, dim) when
 # no op in reach carries it (a `tensor.dim` would give it).
 DimKey = int | ir.Value | tuple[ir.Value, int]
@@ -633,13 +694,13 @@ def dim_key(value: ir.Value, dim: int) -> DimKey:
         sizes = [v for v in op.operands if isinstance(v.type, ir.IndexType)]
         if len(sizes) >= len(dyn):
             return size_key(sizes[len(sizes) - len(dyn) + dyn.index(dim)])
-    elif op.name == "tensor.cast" and tensor_type(op.operands[0]).rank == t.rank:
+    elif op.name == TENSOR_CAST and tensor_type(op.operands[0]).rank == t.rank:
         return dim_key(op.operands[0], dim)
-    elif op.name == "tensor.extract_slice":
+    elif op.name == TENSOR_EXTRACT_SLICE:
         size = _slice_size_value(op, dim)
         if size is not None:
             return size_key(size)
-    elif op.name == "tensor.collapse_shape":
+    elif op.name == TENSOR_COLLAPSE_SHAPE:
         # A dynamic dim that only absorbed unit dims is its one non-unit source dim.
         group = reassociation(op)[dim]
         src = tensor_type(op.operands[0]).shape
@@ -707,7 +768,7 @@ def size_key(value: ir.Value) -> DimKey:
     """The key (see dim_key) of an index value used as a size: a `tensor.dim` of a tensor
     names that tensor's dim, so that two reads of one size compare equal."""
     op = defining_op(value)
-    if op is not None and op.name == "tensor.dim":
+    if op is not None and op.name == TENSOR_DIM:
         at = const_int(op.operands[1])
         if at is not None:
             return dim_key(op.operands[0], at)
