@@ -19,6 +19,7 @@ from iree_fusions.harness import api
 from iree_fusions.runtime import bundle_runner
 from iree_fusions.compiler import files
 from iree_fusions.tools import shim
+from iree_fusions.tools import shim_folder as shim_files  # (a fixture is named shim_folder)
 from iree_fusions.harness.bundle import BundleWriter
 from iree_fusions.tools.crash import PluginArgs, describe_crash
 from iree_fusions.compiler.decisions import Decider, DecisionsError, DecisionSet, Decision
@@ -270,8 +271,8 @@ def test_item3_the_shim_folder_appears_complete(tmp_path, monkeypatch):
     folder = tmp_path / "shim"
     monkeypatch.setenv(shim.ENV_DIR, str(folder))
     seen = []
-    real_write = shim._write_script
-    monkeypatch.setattr(shim, "_write_script",
+    real_write = shim_files._write_script
+    monkeypatch.setattr(shim_files, "_write_script",
                         lambda where, text: (seen.append(folder.exists()),
                                              real_write(where, text)))
     assert shim.shim_dir() == str(folder)

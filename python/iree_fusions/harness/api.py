@@ -118,7 +118,7 @@ def _tool_command(stock: bool) -> list[str]:
     """Stock: the iree-compile binary by path (never through IREE_TOOL_PATH, which may
     name the shim); else iree-fusions-compile with this interpreter."""
     if stock:
-        from ..tools.shim import real_iree_compile
+        from ..tools.shim_folder import real_iree_compile
 
         return [real_iree_compile()]
     return [sys.executable, "-m", "iree_fusions.tools.compile_cli"]

@@ -56,7 +56,7 @@ from ..compiler.files import (SPLIT_INPUT_LIMIT, OutputError, OutputSet, UserErr
                               check_input, check_output, claim_std_streams, is_bytecode,
                               is_regular_file, read_input, split_input)
 from ..compiler.fusions_flags import select_steps
-from .shim import real_iree_compile, shim_dir
+from .shim_folder import real_iree_compile, shim_dir
 
 PROG = "iree-fusions-compile"
 # Flags that iree-compile's main handles itself (not session / global compiler flags).

@@ -251,7 +251,7 @@ def _stock_diagnostics(stock_argv: list[str], limit: int = 20) -> list[str]:
     """What plain iree-compile says about the input (its parser reports errors where the
     C API's crashes), shortened."""
     from ..compiler.files import UserError
-    from .shim import real_iree_compile
+    from .shim_folder import real_iree_compile
 
     try:
         cmd = [real_iree_compile(), *stock_argv, "--compile-to=input", "-o", os.devnull]
