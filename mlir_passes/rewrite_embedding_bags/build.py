@@ -105,8 +105,8 @@ def emit_offsets_bags(plan: OffsetsBagGroup) -> str:
 
 
 def _sum_bag(bag: OffsetsBag, bag_idx: ir.Value | None, col: ir.Value) -> ir.Value:
-    """sum of bag.table[ids[j], col] over j in [offsets[at], next) clamped to [0, N), from
-    the fill value in increasing j (`at` None: the one bag of a folded B = 1 generic)."""
+    """sum of bag.table[ids[j], col] over j in [offsets[bag_idx], next) clamped to [0, N), from
+    the fill value in increasing j (`bag_idx` None: the one bag of a folded B = 1 generic)."""
     off_t = ir.RankedTensorType(bag.offsets.type).element_type
     id_count = arith.ConstantOp(off_t, bag.n).result
     zero = arith.ConstantOp(off_t, 0).result
