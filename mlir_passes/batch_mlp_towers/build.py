@@ -88,7 +88,7 @@ def split_rows_like(row_view: ir.Operation, value: ir.Value) -> ir.Value:
 
 
 def slice_towers(stacked: ir.Value, layout: str, start: int, count: int) -> ir.Value:
-    """Towers [lo, lo + count) of a stacked tensor, still stacked."""
+    """Towers [start, start + count) of a stacked tensor, still stacked."""
     pos = 1 if layout == MTN else 0
     if start == 0 and count == stacked.type.shape[pos]:
         return stacked

@@ -68,7 +68,7 @@ class Node:
 
 
 def build_trie(towers: list[Tower], sig_id, start: int, stop: int, depth: int) -> Node:
-    """The node of towers [lo, hi) at `depth`; children: runs of >= 2 towers that agree on
+    """The node of towers [start, stop) at `depth`; children: runs of >= 2 towers that agree on
     the next layer."""
     node = Node(start, stop, depth)
     run_start = start
@@ -133,8 +133,8 @@ def _insert_chain(towers: list[Tower]) -> tuple[list[ir.Operation], ir.Operation
 
 
 def _stack_layout(chain: list[ir.Operation], count: int, rows: int, cols: int) -> str | None:
-    """TMN or MTN when the inserts write tower p's [m, n] result where that layout of a
-    [count, m, n] batched result puts it (row-major, same element order); else None."""
+    """TMN or MTN when the inserts write each tower's [rows, cols] result where that layout of a
+    [count, rows, cols] batched result puts it (row-major, same element order); else None."""
     shape = list(chain[-1].results[0].type.shape)
     total = count * rows * cols
     if int(np.prod(shape)) != total or total > _MAX_STACK_ELEMENTS:
