@@ -224,9 +224,9 @@ def _check_body_ops(op: ir.Operation, extract: ir.Operation, known_offsets: list
         if body_op.name not in BAG_BODY_OPS:
             raise NoMatch(f"unexpected {body_op.name} in the bag body")
         if body_op.name == TENSOR_EXTRACT and body_op != extract and \
-                body_op.operands[0] != offsets and (known_offsets is None or
-                                                    _known_int_vector(body_op.operands[0])
-                                                    != known_offsets):
+                body_op.operands[0] != offsets and \
+                (known_offsets is None or
+                 _known_int_vector(body_op.operands[0]) != known_offsets):
             raise NoMatch("body reads an unknown tensor")
 
 
