@@ -297,12 +297,12 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
         else:
             values.append(slot)
     code = {}  # slot -> kind code
-    for kind, slots in enumerate(groups.values()):
-        code.update({slot: kind for slot in slots})
+    for group_no, slots in enumerate(groups.values()):
+        code.update({slot: group_no for slot in slots})
     base = len(groups)
     code.update({slot: base for slot in values})
-    for kind, pairs in enumerate(stacks.values()):
-        code.update({slot: base + 1 + kind for slot, _ in pairs})
+    for group_no, pairs in enumerate(stacks.values()):
+        code.update({slot: base + 1 + group_no for slot, _ in pairs})
     # One-chunk-wide values read as inputs (b, lane) (option values-as-ins).
     ins_slots = [slot for slot in values if concat.widths[slot] == chunk_cols and values_as_ins]
     ins = [concat.source(slot) for slot in ins_slots]
@@ -331,13 +331,13 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
                 kinds = int_table([code[slot] for slot in range(nslots)], width=32)
             kind_v = tensor.ExtractOp(kinds, [s_v]).result
 
-        def is_kind(which: int) -> ir.Value:
-            which_v = arith.ConstantOp(ir.IntegerType.get_signless(32), which).result
-            return arith.CmpIOp(arith.CmpIPredicate.eq, kind_v, which_v).result
+        def is_kind(kind: int) -> ir.Value:
+            kind_const = arith.ConstantOp(ir.IntegerType.get_signless(32), kind).result
+            return arith.CmpIOp(arith.CmpIPredicate.eq, kind_v, kind_const).result
 
         result = None
         n_lookups = 0
-        for kind, ((_, _, _, checks, wrap), slots) in enumerate(groups.items()):
+        for group_no, ((_, _, _, checks, wrap), slots) in enumerate(groups.items()):
             lks = [slot_lookups[slot] for slot in slots]
             n_lookups += len(lks)
             distinct = distinct_tables(lks)
@@ -366,7 +366,7 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
                 idx = wrap_index(idx, rows_v)
             skip = None
             if kind_v is not None:
-                other = is_kind(kind)
+                other = is_kind(group_no)
                 true = arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
                 skip = arith.XOrIOp(other, true).result
             emit_checks(checks, raw, idx, rows_v, skip)
@@ -379,7 +379,7 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
             col = chunks.column(set(slots))
             value = tensor.ExtractOp(table, [idx, col]).result
             result = value if result is None else \
-                arith.SelectOp(is_kind(kind), value, result).result
+                arith.SelectOp(is_kind(group_no), value, result).result
         if values:
             pvs = []
             for slot in values:
@@ -393,7 +393,7 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
             picked = select_chain(s_v, pvs, values)
             result = picked if result is None else \
                 arith.SelectOp(is_kind(base), picked, result).result
-        for kind, (stacked, pairs) in enumerate(stacks.items()):
+        for group_no, (stacked, pairs) in enumerate(stacks.items()):
             stack_pos = [0] * nslots
             for slot, pos in pairs:
                 stack_pos[slot] = pos
@@ -405,7 +405,7 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
                 else [pos_v, col]
             gathered_v = tensor.ExtractOp(stacked, read_at).result
             result = gathered_v if result is None else \
-                arith.SelectOp(is_kind(base + 1 + kind), gathered_v, result).result
+                arith.SelectOp(is_kind(base + 1 + group_no), gathered_v, result).result
         linalg.YieldOp([result])
     counts = (n_lookups, len(groups), sum(len(entries) for entries in stacks.values()), len(values))
     return written, counts
