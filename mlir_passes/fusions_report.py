@@ -81,5 +81,5 @@ class FusionsReport(FusionPass):
                     counts[kind] += 1
             if counts:
                 sym = func.attributes["sym_name"].value
-                summary = ", ".join(f"{n} {k}(s)" for k, n in sorted(counts.items()))
+                summary = ", ".join(f"{num} {label}(s)" for label, num in sorted(counts.items()))
                 ctx.report.note(f"{func.name} @{sym}: {summary}")

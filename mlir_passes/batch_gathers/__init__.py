@@ -173,9 +173,9 @@ class BatchGathers(CandidatePass[Plan]):
         unflatten_lookups(block)
         slice_column_selects(block)
         found = collect_lookups(block, self.gather_mode != "ins")
-        for lk in found[0]:
-            hoist_view_chain(lk.index, block)
-            mark_immutable_load(lk.table)
+        for lookup in found[0]:
+            hoist_view_chain(lookup.index, block)
+            mark_immutable_load(lookup.table)
         # Moving views changes neither which ops are lookups nor their order: the round's
         # find takes these instead of walking the block again.
         ctx.state["normalized_lookups"] = (block, found)
@@ -185,20 +185,21 @@ class BatchGathers(CandidatePass[Plan]):
         lookups, not_lookups = normalized[1] if normalized is not None and \
             normalized[0] == block else collect_lookups(block, self.gather_mode != "ins")
         placements = h.block_placements(block)
-        for lk in lookups:
-            lk.placement = placements[lk.op]
+        for lookup in lookups:
+            lookup.placement = placements[lookup.op]
         concats = match_concats(block)
         sizes = SameSizes(concats)
         writers = writer_candidates(concats, lookups, placements, sizes,
                                     self.option_values(WriterOptions)) \
             if self.concat_writer else []
-        reserved = {lk for w in writers if not w.blocked for lk in w.plan.slot_lookups.values()}
-        yield from (w for w in writers if w.blocked)
+        reserved = {lookup for writer in writers if not writer.blocked
+                    for lookup in writer.plan.slot_lookups.values()}
+        yield from (writer for writer in writers if writer.blocked)
         yield from not_lookups
-        yield from group_candidates([lk for lk in lookups if lk not in reserved],
+        yield from group_candidates([lookup for lookup in lookups if lookup not in reserved],
                                     h.block_positions(block), sizes,
                                     self.option_values(GroupOptions))
-        yield from (w for w in writers if not w.blocked)
+        yield from (writer for writer in writers if not writer.blocked)
 
     def apply(self, candidate: Candidate[Plan], ctx: PassContext) -> str:
         plan = candidate.plan

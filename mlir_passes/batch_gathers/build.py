@@ -43,12 +43,12 @@ class TablePool:
         """What the stacks built since `self.built[start]` cost at load, for a change's
         text, where they read external parameters or globals (inline constants: "")."""
         built = self.built[start:]
-        params, globs = sum(b[1] for b in built), sum(b[2] for b in built)
+        params, globs = sum(stack[1] for stack in built), sum(stack[2] for stack in built)
         if not params and not globs:
             return ""
-        what = " and ".join(x for x in (f"{params} parameter table(s)" if params else "",
-                                         f"{globs} global table(s)" if globs else "") if x)
-        return (f"; {sum(b[0] for b in built)} bytes stacked once at load from {what} "
+        what = " and ".join(part for part in (f"{params} parameter table(s)" if params else "",
+                                         f"{globs} global table(s)" if globs else "") if part)
+        return (f"; {sum(stack[0] for stack in built)} bytes stacked once at load from {what} "
                 "(read once at load; the stack stays resident)")
 
     def stacked(self, tables: list[ir.Value]) -> tuple[ir.Value, list[int]]:
@@ -57,21 +57,21 @@ class TablePool:
         key = tuple(tables)
         if key in self.loads:
             return self.loads[key]
-        types = [ir.RankedTensorType(t.type) for t in tables]
-        total = sum(t.shape[0] for t in types)
+        types = [ir.RankedTensorType(table.type) for table in tables]
+        total = sum(table.shape[0] for table in types)
         dim, elem = types[0].shape[1], types[0].element_type
         offsets, row = [], 0
-        for ty in types:
+        for tensor_t in types:
             offsets.append(row)
-            row += ty.shape[0]
+            row += tensor_t.shape[0]
 
         def build(cloned: list[ir.Value]) -> ir.Value:
             acc = tensor.EmptyOp([total, dim], elem).result
             start = 0
-            for v, ty in zip(cloned, types):
-                acc = tensor.InsertSliceOp(v, acc, [], [], [], [start, 0],
-                                           [ty.shape[0], dim], [1, 1]).result
-                start += ty.shape[0]
+            for part, tensor_t in zip(cloned, types):
+                acc = tensor.InsertSliceOp(part, acc, [], [], [], [start, 0],
+                                           [tensor_t.shape[0], dim], [1, 1]).result
+                start += tensor_t.shape[0]
             return acc
 
         first = next(iter(self.block.operations)).operation
@@ -81,7 +81,8 @@ class TablePool:
         self.loads[key] = (value, offsets)
         self.built.append((total * dim * h.element_bytes(elem),
                            sum(map(h.is_parameter, tables)),
-                           sum(h.defining_op(t).name == "util.global.load" for t in tables)))
+                           sum(h.defining_op(table).name == "util.global.load"
+                               for table in tables)))
         return value, offsets
 
 
@@ -93,12 +94,12 @@ def _initialize_after_sources(module: ir.Operation, load: ir.Operation) -> None:
     top = [op.operation for op in module.regions[0].blocks[0].operations]
 
     def stores(op: ir.Operation) -> set[str]:
-        return {ir.FlatSymbolRefAttr(s.attributes["global"]).value
-                for s in h.walk_ops(op, ("util.global.store",))}
+        return {ir.FlatSymbolRefAttr(store.attributes["global"]).value
+                for store in h.walk_ops(op, ("util.global.store",))}
 
     def reads(op: ir.Operation) -> set[str]:
-        return {ir.FlatSymbolRefAttr(s.attributes["global"]).value
-                for s in h.walk_ops(op, ("util.global.load",))}
+        return {ir.FlatSymbolRefAttr(load.attributes["global"]).value
+                for load in h.walk_ops(op, ("util.global.load",))}
 
     inits = [op for op in top if op.name == "util.initializer"]
     ours = next(op for op in inits if symbol in stores(op))
@@ -126,25 +127,25 @@ def unflatten_lookups(block: ir.Block) -> None:
                 uses[0].name != TENSOR_EXPAND_SHAPE:
             continue
         expand, ids = uses[0], collapse.operands[0]
-        r = h.tensor_type(ids).rank
-        if h.reassociation(collapse) != [list(range(r))] or \
-                h.reassociation(expand) != [list(range(r)), [r]] or \
-                [h.map_dim_positions(m) for m in h.indexing_maps(op)] != [[0], [0, 1]] or \
+        rank = h.tensor_type(ids).rank
+        if h.reassociation(collapse) != [list(range(rank))] or \
+                h.reassociation(expand) != [list(range(rank)), [rank]] or \
+                [h.map_dim_positions(map_) for map_ in h.indexing_maps(op)] != [[0], [0, 1]] or \
                 0 in h.index_dims(op):
             continue
         out_t = h.tensor_type(expand.results[0])
-        if any(out_t.shape[i] != h.tensor_type(ids).shape[i] for i in range(r)) or any(
-                h.dim_key(expand.results[0], i) != h.dim_key(ids, i) for i in range(r)
+        if any(out_t.shape[i] != h.tensor_type(ids).shape[i] for i in range(rank)) or any(
+                h.dim_key(expand.results[0], i) != h.dim_key(ids, i) for i in range(rank)
                 if ir.ShapedType.is_dynamic_size(out_t.shape[i])):
             continue
         with op.location, ir.InsertionPoint(expand):
-            sizes = [materialize(h.dim_key(ids, i)) for i in range(r)] + [out_t.shape[-1]]
+            sizes = [materialize(h.dim_key(ids, i)) for i in range(rank)] + [out_t.shape[-1]]
             empty = tensor.EmptyOp(sizes, out_t.element_type).result
-            new = b.new_generic([ids], [empty], [b.map_attr(r + 1, range(r)),
-                                                 b.map_attr(r + 1, range(r + 1))],
-                                ["parallel"] * (r + 1))
+            new = b.new_generic([ids], [empty], [b.map_attr(rank + 1, range(rank)),
+                                                 b.map_attr(rank + 1, range(rank + 1))],
+                                ["parallel"] * (rank + 1))
             body = b.append_body_block(new, [ids, empty])
-            b.clone_body(op, body, index_map={1: r})
+            b.clone_body(op, body, index_map={1: rank})
         expand.results[0].replace_all_uses_with(new.results[0])
         expand.erase()
         op.erase()
@@ -163,12 +164,12 @@ def slice_column_selects(block: ir.Block) -> None:
         picked = _constant_select(op)
         if picked is None:
             continue
-        src, axis, c = picked
+        src, axis, picked_at = picked
         out = op.results[0]
         with op.location, ir.InsertionPoint(op):
             other = b.size_of(src, 1 - axis)
             offsets, sizes = [0, 0], [other, other]
-            offsets[axis], sizes[axis] = c, 1
+            offsets[axis], sizes[axis] = picked_at, 1
             view = b.extract_slice(src, offsets, sizes, out.type)
         out.replace_all_uses_with(view)
         op.erase()
@@ -179,16 +180,16 @@ def _constant_select(op: ir.Operation) -> tuple[ir.Value, int, int] | None:
     if op.name != LINALG_GENERIC or len(op.results) != 1 or \
             h.iterator_types(op) != ["parallel"] or len(h.dps_inits(op)) != 1:
         return None
-    ins, body = h.dps_inputs(op), [o.operation for o in h.body_block(op).operations]
+    ins, body = h.dps_inputs(op), [body_op.operation for body_op in h.body_block(op).operations]
     args = list(h.body_block(op).arguments)
     if len(ins) != 1 or h.tensor_type(ins[0]) is None or h.tensor_type(ins[0]).rank != 0 or \
-            [o.name for o in body] != [ARITH_INDEX_CAST, LINALG_INDEX, TENSOR_EXTRACT,
+            [body_op.name for body_op in body] != [ARITH_INDEX_CAST, LINALG_INDEX, TENSOR_EXTRACT,
                                       LINALG_YIELD]:
         return None
     const = h.defining_op(ins[0])
     if const is None or const.name != ARITH_CONSTANT:
         return None
-    c = int(ir.DenseIntElementsAttr(const.attributes["value"]).get_splat_value().value)
+    const_pos = int(ir.DenseIntElementsAttr(const.attributes["value"]).get_splat_value().value)
     cast, index, extract, done = body
     if cast.operands[0] != args[0] or done.operands[0] != extract.results[0]:
         return None
@@ -196,43 +197,43 @@ def _constant_select(op: ir.Operation) -> tuple[ir.Value, int, int] | None:
     src_t = h.tensor_type(src)
     if src_t is None or src_t.rank != 2 or h.defined_inside(src, op):
         return None
-    at = list(extract.operands)[1:]
-    if at == [index.results[0], cast.results[0]]:
+    indices = list(extract.operands)[1:]
+    if indices == [index.results[0], cast.results[0]]:
         axis = 1
-    elif at == [cast.results[0], index.results[0]]:
+    elif indices == [cast.results[0], index.results[0]]:
         axis = 0
     else:
         return None
     if ir.IntegerAttr(index.attributes["dim"]).value != 0:
         return None
     size = src_t.shape[axis]
-    if ir.ShapedType.is_dynamic_size(size) or not 0 <= c < size:
+    if ir.ShapedType.is_dynamic_size(size) or not 0 <= const_pos < size:
         return None
     if h.tensor_type(op.results[0]).shape[0] != src_t.shape[1 - axis]:
         return None
-    return src, axis, c
+    return src, axis, const_pos
 
 
 # ---------------------------------------------------------------- scalar code in bodies
 # At the current insertion point and location (inside a generic's body).
 
 
-def index_const(n: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), n).result
+def index_const(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
 
 
 def int_table(values: Sequence[int], width: int = 64) -> ir.Value:
     """An `arith.constant dense<[...]> : tensor<N x i{width}>` (IREE cannot clone
     `tensor<Nxindex>` constants into dispatches: tables of i64 are read and cast)."""
-    t = ir.RankedTensorType.get([len(values)], ir.IntegerType.get_signless(width))
+    table_t = ir.RankedTensorType.get([len(values)], ir.IntegerType.get_signless(width))
     data = np.asarray(values, dtype=np.int64 if width == 64 else np.int32)
-    return arith.ConstantOp(t, ir.DenseElementsAttr.get(data, type=t)).result
+    return arith.ConstantOp(table_t, ir.DenseElementsAttr.get(data, type=table_t)).result
 
 
 def entry(table: ir.Value, key: ir.Value) -> ir.Value:
     """table[key] as an index, from an integer constant table."""
-    v = tensor.ExtractOp(table, [key]).result
-    return arith.IndexCastOp(ir.IndexType.get(), v).result
+    elem = tensor.ExtractOp(table, [key]).result
+    return arith.IndexCastOp(ir.IndexType.get(), elem).result
 
 
 def cmpi(pred: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
@@ -242,9 +243,9 @@ def cmpi(pred: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
 def select_chain(key: ir.Value, values: list[ir.Value], keys: list[int]) -> ir.Value:
     """values[i] where key == keys[i] (values[0] for any other key)."""
     acc = values[0]
-    for v, k in zip(values[1:], keys[1:]):
-        eq = cmpi("eq", key, index_const(k))
-        acc = arith.SelectOp(eq, v, acc).result
+    for value, case_key in zip(values[1:], keys[1:]):
+        is_case = cmpi("eq", key, index_const(case_key))
+        acc = arith.SelectOp(is_case, value, acc).result
     return acc
 
 
@@ -261,36 +262,37 @@ def emit_checks(checks: tuple[str | None, str | None], raw: ir.Value, idx: ir.Va
     (`skip`: true where the check does not apply)."""
     upper, lower = checks
     if upper is not None:
-        ok = cmpi("slt", idx, rows)
+        in_bounds = cmpi("slt", idx, rows)
         if skip is not None:
-            ok = arith.OrIOp(skip, ok).result
-        cf.AssertOp(ok, upper)
+            in_bounds = arith.OrIOp(skip, in_bounds).result
+        cf.AssertOp(in_bounds, upper)
     if lower is not None:
         zero = arith.ConstantOp(raw.type, 0).result
-        ok = cmpi("sge", raw, zero)
+        in_bounds = cmpi("sge", raw, zero)
         if skip is not None:
-            ok = arith.OrIOp(skip, ok).result
-        cf.AssertOp(ok, lower)
+            in_bounds = arith.OrIOp(skip, in_bounds).result
+        cf.AssertOp(in_bounds, lower)
 
 
-def index_in_shape(lk: Lookup) -> ir.Value:
+def index_in_shape(lookup: Lookup) -> ir.Value:
     """The lookup's index tensor in its index shape (a gather's indices carry a trailing
     unit dim: collapsed)."""
-    n = len(lk.index_sizes)
-    actual = ir.RankedTensorType(lk.index.type).rank
-    if actual == n:
-        return lk.index
-    groups = [[i] for i in range(n - 1)] + [list(range(n - 1, actual))]
-    shape = [ir.ShapedType.get_dynamic_size() if x is None else x for x in lk.index_shape]
-    return b.collapse(lk.index, groups, ir.RankedTensorType.get(shape, lk.index_elem))
+    rank = len(lookup.index_sizes)
+    actual = ir.RankedTensorType(lookup.index.type).rank
+    if actual == rank:
+        return lookup.index
+    groups = [[i] for i in range(rank - 1)] + [list(range(rank - 1, actual))]
+    shape = [ir.ShapedType.get_dynamic_size() if size is None else size
+             for size in lookup.index_shape]
+    return b.collapse(lookup.index, groups, ir.RankedTensorType.get(shape, lookup.index_elem))
 
 
 def slice_out(value: ir.Value, offsets: Sequence[b.Size], sizes: Sequence[b.Size],
               result_shape: Sequence[b.Size]) -> ir.Value:
     """A unit-stride extract_slice (rank-reducing to `result_shape`), sizes and offsets
     static or dynamic."""
-    t = b.tensor_type_of(result_shape, ir.RankedTensorType(value.type).element_type)
-    return b.extract_slice(value, offsets, sizes, t)
+    result_t = b.tensor_type_of(result_shape, ir.RankedTensorType(value.type).element_type)
+    return b.extract_slice(value, offsets, sizes, result_t)
 
 
 def materialize(size: h.DimKey) -> b.Size:
@@ -311,24 +313,24 @@ def emit_size_checks(checks: Sequence[tuple[h.DimKey, h.DimKey]], what: str,
     stream submissions (measured: 3 instead of 1 for dlrm-b8 when placed at the gather)."""
     if not checks:
         return
-    for key in (k for pair in checks for k in pair):
+    for key in (size_key for pair in checks for size_key in pair):
         if isinstance(key, ir.Value):
             match.hoist_chain(key, block, _is_size_op)
     order = h.block_positions(block)
     last = None
-    for key in (k for pair in checks for k in pair):
+    for key in (size_key for pair in checks for size_key in pair):
         value = key[0] if isinstance(key, tuple) else key
         if isinstance(value, ir.Value) and (op := h.defining_op(value)) is not None:
             op = h.block_ancestor(op, order)
             if op is not None and (last is None or order[op] > order[last]):
                 last = op
-    ip = ir.InsertionPoint.at_block_begin(block) if last is None else \
-        ir.InsertionPoint(next(o for o, i in order.items() if i == order[last] + 1))
-    with ip:
-        for a, c in checks:
-            ok = cmpi("eq", materialize(a), materialize(c))
-            cf.AssertOp(ok, f"batch-gathers: {what}: batch sizes differ ({h.size_text(a)} "
-                        f"vs {h.size_text(c)}; torch.cat needs them equal)")
+    insertion = ir.InsertionPoint.at_block_begin(block) if last is None else \
+        ir.InsertionPoint(next(next_op for next_op, pos in order.items() if pos == order[last] + 1))
+    with insertion:
+        for lhs, rhs in checks:
+            equal = cmpi("eq", materialize(lhs), materialize(rhs))
+            cf.AssertOp(equal, f"batch-gathers: {what}: batch sizes differ ({h.size_text(lhs)} "
+                        f"vs {h.size_text(rhs)}; torch.cat needs them equal)")
 
 
 def _is_size_op(op: ir.Operation) -> bool:
@@ -346,14 +348,15 @@ def distinct_slots(members: list[Lookup]) -> tuple[list[Lookup], list[int]]:
     """Members with the same table and index (and pooling) read one slot."""
     slots: list[Lookup] = []
     where = []
-    for m in members:
-        for i, s in enumerate(slots):
-            if s.table == m.table and s.index == m.index and s.pool_axis == m.pool_axis:
+    for member in members:
+        for i, slot in enumerate(slots):
+            if slot.table == member.table and slot.index == member.index and \
+                    slot.pool_axis == member.pool_axis:
                 where.append(i)
                 break
         else:
             where.append(len(slots))
-            slots.append(m)
+            slots.append(member)
     return slots, where
 
 
@@ -364,8 +367,8 @@ def insertion_anchor(members: list[Lookup], order: dict) -> ir.Operation:
     function whose arguments are imported one by one, the gather lands between two imports
     and IREE's stream partitioning then cuts the call into two submissions (dlrm-b8: a host
     wait between the bag dispatch and the rest)."""
-    first = min(first_use_pos(m, order) for m in members)
-    return next(op for op, i in order.items() if i == first)
+    first = min(first_use_pos(member, order) for member in members)
+    return next(op for op, pos in order.items() if pos == first)
 
 
 def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) -> str:
@@ -386,22 +389,22 @@ def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) 
     anchor = insertion_anchor(members, h.block_positions(first.op.block))
     built = len(tables.built)
     if len(distinct) > 1:
-        entries = distinct if dedup else [s.table for s in slots]
+        entries = distinct if dedup else [slot.table for slot in slots]
         table, starts = tables.stacked(entries)
-        offsets = [starts[entries.index(s.table)] if dedup else starts[i]
-                   for i, s in enumerate(slots)]
+        offsets = [starts[entries.index(slot.table)] if dedup else starts[i]
+                   for i, slot in enumerate(slots)]
     else:
         table, offsets = first.table, [0] * len(slots)
-    rows = [s.rows for s in slots]
+    rows = [slot.rows for slot in slots]
     with first.op.location, ir.InsertionPoint(anchor):
         emit_size_checks(plan.checks, f"{what} gather", first.op.block)
         if plan.layout == "flat":
             results = _emit_flat(slots, table, offsets, rows)
         else:
             results = _emit_stacked(slots, table, offsets, rows, ins_mode)
-    for m, w in zip(members, where):
-        m.result.replace_all_uses_with(results[w])
-    dead = [op for m in members for op in reversed(m.ops)]
+    for member, slot_idx in zip(members, where):
+        member.result.replace_all_uses_with(results[slot_idx])
+    dead = [op for member in members for op in reversed(member.ops)]
     for op in dead:
         op.erase()
     erase_dead_tables(distinct)
@@ -411,7 +414,7 @@ def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) 
 
 def erase_dead_wraps(lookups: list[Lookup]) -> None:
     """The generics that wrapped the replaced lookups' indices, once nothing reads them."""
-    b.erase_dead([lk.wrapped for lk in lookups if lk.wrapped is not None],
+    b.erase_dead([lookup.wrapped for lookup in lookups if lookup.wrapped is not None],
                  b.of_kind(LINALG_GENERIC, TENSOR_EMPTY))
 
 
@@ -433,28 +436,28 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
     are (k, s..., d) with the bag axis a reduction. ins_mode: indices as `ins` (measured).
     """
     first = slots[0]
-    k = len(slots)
+    slot_count = len(slots)
     shape = list(first.index_shape)
-    sizes = [materialize(x) for x in first.index_sizes]
-    r = len(shape)
+    sizes = [materialize(size) for size in first.index_sizes]
+    index_rank = len(shape)
     elem = first.elem
     pool = first.pool_axis
     unroll = pool is not None and not ins_mode and shape[pool] is not None and \
         shape[pool] <= MAX_UNROLLED_BAG
-    loop_dims = [i for i in range(r) if not (unroll and i == pool)]  # index dims as loops
-    n = len(loop_dims) + 2
+    loop_dims = [i for i in range(index_rank) if not (unroll and i == pool)]  # index dims as loops
+    loops = len(loop_dims) + 2
     if not ins_mode and (pool is None or unroll):
-        kpos, spos = n - 2, list(range(n - 2))  # loops (s..., k, d)
+        kpos, spos = loops - 2, list(range(loops - 2))  # loops (s..., k, d)
     else:
-        kpos, spos = 0, list(range(1, n - 1))  # loops (k, s..., d)
-    dpos = n - 1
+        kpos, spos = 0, list(range(1, loops - 1))  # loops (k, s..., d)
+    dpos = loops - 1
     loop_of = dict(zip(loop_dims, spos))  # index dim -> loop
-    out_dims = [kpos] + [loop_of[i] for i in range(r) if i != pool] + [dpos]
-    out_shape = [k] + [x for i, x in enumerate(sizes) if i != pool] + [first.dim]
-    its = ["parallel"] * n
+    out_dims = [kpos] + [loop_of[i] for i in range(index_rank) if i != pool] + [dpos]
+    out_shape = [slot_count] + [size for i, size in enumerate(sizes) if i != pool] + [first.dim]
+    its = ["parallel"] * loops
     if pool is not None and not unroll:
         its[loop_of[pool]] = "reduction"
-    indices = [index_in_shape(s) for s in slots]
+    indices = [index_in_shape(slot) for slot in slots]
     init = tensor.EmptyOp(out_shape, elem).result
     if pool is not None and not unroll:
         zero = arith.ConstantOp(elem, 0.0).result
@@ -469,21 +472,21 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
         ins = indices[:1]
     else:
         ins = []
-    gen = b.new_generic(ins, [init], [b.map_attr(n, spos)] * len(ins)
-                        + [b.map_attr(n, out_dims)], its)
+    gen = b.new_generic(ins, [init], [b.map_attr(loops, spos)] * len(ins)
+                        + [b.map_attr(loops, out_dims)], its)
     block = b.append_body_block(gen, ins + [init])
     with ir.InsertionPoint(block):
-        loop = {d: linalg.IndexOp(d).result for d in sorted({kpos, dpos, *spos})}
-        kk = loop[kpos]
-        rows_v = index_const(rows[0]) if rows_table is None else entry(rows_table, kk)
-        off = entry(offsets_table, kk) if offsets_table is not None else None
+        loop = {dim: linalg.IndexOp(dim).result for dim in sorted({kpos, dpos, *spos})}
+        slot_idx = loop[kpos]
+        rows_v = index_const(rows[0]) if rows_table is None else entry(rows_table, slot_idx)
+        off = entry(offsets_table, slot_idx) if offsets_table is not None else None
 
-        def gather(at: list[ir.Value]) -> ir.Value:
+        def gather(read_at: list[ir.Value]) -> ir.Value:
             if ins_mode:
-                chain_in = list(block.arguments)[:k]
+                chain_in = list(block.arguments)[:slot_count]
             else:
-                chain_in = [tensor.ExtractOp(v, at).result for v in indices]
-            raw = select_chain(kk, chain_in, list(range(k)))
+                chain_in = [tensor.ExtractOp(index, read_at).result for index in indices]
+            raw = select_chain(slot_idx, chain_in, list(range(slot_count)))
             idx = arith.IndexCastOp(ir.IndexType.get(), raw).result
             if first.wrap:
                 idx = wrap_index(idx, rows_v)
@@ -497,22 +500,22 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
             # sum runs l = 0, 1, ... from zero, like the stock reduction.
             acc = arith.ConstantOp(elem, 0.0).result
             for pos in range(shape[pool]):
-                c = index_const(pos)
-                at = [c if i == pool else loop[loop_of[i]] for i in range(r)]
-                acc = arith.AddFOp(gather(at), acc).result
+                bag_pos = index_const(pos)
+                read_at = [bag_pos if i == pool else loop[loop_of[i]] for i in range(index_rank)]
+                acc = arith.AddFOp(gather(read_at), acc).result
             val = acc
             if first.divisor is not None:
                 divisor = arith.ConstantOp(first.divisor.type, first.divisor).result
                 val = arith.DivFOp(val, divisor).result
         else:
             assert first.divisor is None, "mean bags are only batched with the unrolled sum"
-            val = gather([loop[loop_of[i]] for i in range(r)])
+            val = gather([loop[loop_of[i]] for i in range(index_rank)])
             if pool is not None:
                 val = arith.AddFOp(val, block.arguments[-1]).result
         linalg.YieldOp([val])
     rank = len(out_shape)
     return [slice_out(gen.results[0], [j] + [0] * (rank - 1), [1] + out_shape[1:],
-                      out_shape[1:]) for j in range(k)]
+                      out_shape[1:]) for j in range(slot_count)]
 
 
 def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
@@ -521,35 +524,36 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
     flattened rows [sum N, D], sliced and reshaped; segment starts and sizes are computed
     (host-side) where the index shapes are dynamic."""
     first = slots[0]
-    elem, ie, dim = first.elem, first.index_elem, first.dim
-    shapes = [[materialize(x) for x in s.index_sizes] for s in slots]
-    sizes = [_product(sh) for sh in shapes]
+    elem, index_elem, dim = first.elem, first.index_elem, first.dim
+    shapes = [[materialize(num) for num in slot.index_sizes] for slot in slots]
+    sizes = [_product(dims) for dims in shapes]
     starts: list[b.Size] = [0]
     for size in sizes[:-1]:
         starts.append(_plus(starts[-1], size))
     total = _plus(starts[-1], sizes[-1])
     flat = []
-    for s, size in zip(slots, sizes):
-        rank = ir.RankedTensorType(s.index.type).rank
-        flat.append(s.index if rank == 1 else
-                    b.collapse(s.index, [list(range(rank))], b.tensor_type_of([size], ie)))
+    for slot, size in zip(slots, sizes):
+        rank = ir.RankedTensorType(slot.index.type).rank
+        flat.append(slot.index if rank == 1 else
+                    b.collapse(slot.index, [list(range(rank))],
+                               b.tensor_type_of([size], index_elem)))
     lasts = [_plus(size, -1) for size in sizes]
     init = tensor.EmptyOp([total, dim], elem).result
     gen = b.new_generic([], [init], [b.map_attr(2, [0, 1])], ["parallel", "parallel"])
     block = b.append_body_block(gen, [init])
     with ir.InsertionPoint(block):
-        n = linalg.IndexOp(0).result
+        row = linalg.IndexOp(0).result
         vals, segs = [], []
         for j in range(len(slots)):
             start = _index(starts[j])
             zero = index_const(0)
-            p = arith.SubIOp(n, start).result
-            p = arith.MaxSIOp(p, zero).result
-            p = arith.MinSIOp(p, _index(lasts[j])).result
-            vals.append(tensor.ExtractOp(flat[j], [p]).result)
-            segs.append(cmpi("sge", n, start))
-        rows_s = [index_const(x) for x in rows]
-        offs_s = [index_const(x) for x in offsets]
+            pos = arith.SubIOp(row, start).result
+            pos = arith.MaxSIOp(pos, zero).result
+            pos = arith.MinSIOp(pos, _index(lasts[j])).result
+            vals.append(tensor.ExtractOp(flat[j], [pos]).result)
+            segs.append(cmpi("sge", row, start))
+        rows_s = [index_const(num) for num in rows]
+        offs_s = [index_const(num) for num in offsets]
         raw, rows_v, off_v = vals[0], rows_s[0], offs_s[0]
         for j in range(1, len(slots)):
             raw = arith.SelectOp(segs[j], vals[j], raw).result
@@ -578,23 +582,23 @@ def _index(size: b.Size) -> ir.Value:
     return index_const(size) if isinstance(size, int) else size
 
 
-def _plus(a: b.Size, c: b.Size) -> b.Size:
-    if isinstance(a, int) and isinstance(c, int):
-        return a + c
-    if isinstance(c, int) and c == 0:
-        return a
-    if isinstance(a, int) and a == 0:
-        return c
-    return arith.AddIOp(_index(a), _index(c)).result
+def _plus(lhs: b.Size, rhs: b.Size) -> b.Size:
+    if isinstance(lhs, int) and isinstance(rhs, int):
+        return lhs + rhs
+    if isinstance(rhs, int) and rhs == 0:
+        return lhs
+    if isinstance(lhs, int) and lhs == 0:
+        return rhs
+    return arith.AddIOp(_index(lhs), _index(rhs)).result
 
 
 def _product(sizes: Sequence[b.Size]) -> b.Size:
     out: b.Size = 1
-    for x in sizes:
-        if isinstance(out, int) and isinstance(x, int):
-            out *= x
+    for size in sizes:
+        if isinstance(out, int) and isinstance(size, int):
+            out *= size
         elif out == 1:
-            out = x
+            out = size
         else:
-            out = arith.MulIOp(_index(out), _index(x)).result
+            out = arith.MulIOp(_index(out), _index(size)).result
     return out

@@ -72,11 +72,11 @@ class Lookup:
     @property
     def index_shape(self) -> tuple[int | None, ...]:
         """The index tensor's shape, None for a dynamic dim."""
-        return tuple(s if isinstance(s, int) else None for s in self.index_sizes)
+        return tuple(size if isinstance(size, int) else None for size in self.index_sizes)
 
     @property
     def ops(self) -> list[ir.Operation]:
-        return [o for o in (self.op, self.pool, self.mean) if o is not None]
+        return [part for part in (self.op, self.pool, self.mean) if part is not None]
 
     @property
     def inputs(self) -> tuple[ir.Value, ...]:
@@ -111,25 +111,25 @@ class Lookup:
 
 
 def shape_text(shape: tuple[int | None, ...]) -> str:
-    return "x".join("?" if x is None else str(x) for x in shape)
+    return "x".join("?" if size is None else str(size) for size in shape)
 
 
 def index_count(members: list[Lookup], dynamic_estimate: int) -> int:
     """Indices the members read; a dynamic dim counts as its upper bound when IREE holds one
     (`util.assume.int`), else as `dynamic_estimate`."""
-    def size(s: h.DimKey) -> int:
-        bound = h.assumed_max(s)
+    def size(key: h.DimKey) -> int:
+        bound = h.assumed_max(key)
         return dynamic_estimate if bound is None else bound
 
-    return sum(math.prod(size(s) for s in m.index_sizes) for m in members)
+    return sum(math.prod(size(dim_key) for dim_key in member.index_sizes) for member in members)
 
 
 def distinct_tables(members: list[Lookup]) -> list[ir.Value]:
     """The members' tables, each once, in first-appearance order."""
     out: list[ir.Value] = []
-    for m in members:
-        if m.table not in out:
-            out.append(m.table)
+    for member in members:
+        if member.table not in out:
+            out.append(member.table)
     return out
 
 
@@ -198,7 +198,7 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     """A generic over the index tensor whose body extracts full table rows."""
     if op.name != LINALG_GENERIC or len(op.results) != 1:
         raise NoMatch("not a single-result linalg.generic")
-    if any(it != "parallel" for it in h.iterator_types(op)):
+    if any(iterator != "parallel" for iterator in h.iterator_types(op)):
         raise NoMatch("lookup generic has a reduction")
     ins, outs = h.dps_inputs(op), h.dps_inits(op)
     if len(ins) != 1 or len(outs) != 1:
@@ -223,17 +223,17 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     in_arg, out_arg = block.arguments[0], block.arguments[1]
     if list(out_arg.uses):
         raise NoMatch("body reads the output")
-    body = [o.operation for o in block.operations]
-    extra = sorted({o.name for o in body if o.name not in LOOKUP_BODY_OPS})
+    body = [body_op.operation for body_op in block.operations]
+    extra = sorted({body_op.name for body_op in body if body_op.name not in LOOKUP_BODY_OPS})
     if extra:
         raise NoMatch(_wrap_reason(body, in_arg) or
                       f"body does more than a bounds-checked row extract ({', '.join(extra)})")
-    extracts = [o for o in body if o.name == TENSOR_EXTRACT]
+    extracts = [body_op for body_op in body if body_op.name == TENSOR_EXTRACT]
     if len(extracts) != 1:
         raise NoMatch("body has no single tensor.extract")
-    ex = extracts[0]
-    table, row = ex.operands[0], ex.operands[1]
-    col = ex.operands[2] if len(ex.operands) == 3 else None
+    extract = extracts[0]
+    table, row = extract.operands[0], extract.operands[1]
+    col = extract.operands[2] if len(extract.operands) == 3 else None
     tab_t = h.static_type(table)
     if col is None or tab_t is None or tab_t.rank != 2 or h.defined_inside(table, op):
         raise NoMatch("extract is not from a captured 2-d table")
@@ -246,16 +246,16 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     if tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
         raise NoMatch("result rows do not match the table's rows")
     yields = body[-1]
-    if yields.name != LINALG_YIELD or yields.operands[0] != ex.results[0]:
+    if yields.name != LINALG_YIELD or yields.operands[0] != extract.results[0]:
         raise NoMatch("body does not yield the extracted element")
     checks: dict[str, str] = {}
-    for a in body:
-        if a.name != CF_ASSERT:
+    for assert_op in body:
+        if assert_op.name != CF_ASSERT:
             continue
-        kind = _classify_assert(a, in_arg, tab_t.shape[0])
+        kind = _classify_assert(assert_op, in_arg, tab_t.shape[0])
         if kind is None or kind in checks:
             raise NoMatch("bounds check not understood")
-        checks[kind] = ir.StringAttr(a.attributes["msg"]).value
+        checks[kind] = ir.StringAttr(assert_op.attributes["msg"]).value
     index, wrapped = ins[0], None
     if not checks and (raw := unwrap_index(ins[0], tab_t.shape[0])) is not None:
         index, wrapped = raw, ins[0]
@@ -275,49 +275,49 @@ def unwrap_index(value: ir.Value, rows: int) -> ir.Value | None:
     sel = h.defining_op(list(block.operations)[-1].operation.operands[0])
     if sel is None or sel.name != ARITH_SELECT:
         return None
-    cond, yes, no = (_elementwise_of(v, block, ins) for v in sel.operands)
-    if cond is None or yes is None or no is None or no[0] != "x":
+    cond, yes, if_not = (_elementwise_of(operand, block, ins) for operand in sel.operands)
+    if cond is None or yes is None or if_not is None or if_not[0] != "x":
         return None
-    x = no[1]
-    if cond != ("neg", x) or yes != (("add", rows), x):
+    raw = if_not[1]
+    if cond != ("neg", raw) or yes != (("add", rows), raw):
         return None
-    return x
+    return raw
 
 
 def _plain_elementwise(op: ir.Operation | None, value: ir.Value) -> bool:
     """A one-result all-parallel generic with identity maps whose body reads no outputs."""
     return (op is not None and op.name == LINALG_GENERIC and len(op.results) == 1
             and h.is_elementwise_generic(op) and h.tensor_type(value) is not None
-            and all(h.is_identity_map(m) for m in h.indexing_maps(op))
+            and all(h.is_identity_map(map_) for map_ in h.indexing_maps(op))
             and not list(h.body_block(op).arguments[len(h.dps_inputs(op)):][0].uses))
 
 
-def _elementwise_of(v: ir.Value, block: ir.Block, ins: list[ir.Value]
+def _elementwise_of(scalar: ir.Value, block: ir.Block, ins: list[ir.Value]
                     ) -> tuple | None:
-    """(f, x) when the scalar `v` of a generic body is f(x[i]) for an input tensor x, with f
+    """(f, x) when the scalar `scalar` of a generic body is f(x[i]) for an input tensor x, with f
     "x" (x itself), "neg" (x < 0) or ("add", c) (x + c): directly in the body, or through
     an input produced by a one-input elementwise generic doing f."""
-    def of_body(w: ir.Value, blk: ir.Block, inputs: list[ir.Value]) -> tuple | None:
-        if isinstance(w.owner, ir.Block):
-            if w.owner != blk or ir.BlockArgument(w).arg_number >= len(inputs):
+    def of_body(scalar: ir.Value, blk: ir.Block, inputs: list[ir.Value]) -> tuple | None:
+        if isinstance(scalar.owner, ir.Block):
+            if scalar.owner != blk or ir.BlockArgument(scalar).arg_number >= len(inputs):
                 return None
-            return "x", inputs[ir.BlockArgument(w).arg_number]
-        d = h.defining_op(w)
-        if d is None or d.name not in (ARITH_CMPI, ARITH_ADDI):
+            return "x", inputs[ir.BlockArgument(scalar).arg_number]
+        def_op = h.defining_op(scalar)
+        if def_op is None or def_op.name not in (ARITH_CMPI, ARITH_ADDI):
             return None
-        arg, c = d.operands
+        arg, rhs = def_op.operands
         inner = of_body(arg, blk, inputs)
         if inner is None or inner[0] != "x":
             return None
-        bound = h.const_int(c)
-        if d.name == ARITH_CMPI and bound == 0 and \
-                CMPI[ir.IntegerAttr(d.attributes["predicate"]).value] == "slt":
+        bound = h.const_int(rhs)
+        if def_op.name == ARITH_CMPI and bound == 0 and \
+                CMPI[ir.IntegerAttr(def_op.attributes["predicate"]).value] == "slt":
             return "neg", inner[1]
-        if d.name == ARITH_ADDI and bound is not None:
+        if def_op.name == ARITH_ADDI and bound is not None:
             return ("add", bound), inner[1]
         return None
 
-    found = of_body(v, block, ins)
+    found = of_body(scalar, block, ins)
     if found is None or found[0] != "x":
         return found
     producer = h.defining_op(found[1])  # an input computed by its own generic
@@ -340,13 +340,14 @@ def _not_a_row_gather(op: ir.Operation, index_rank: int, result_rank: int) -> st
     """Why a static generic whose result rank is not index rank + 1 is no row lookup: what
     its body extracts from, in words."""
     block = h.body_block(op)
-    extracts = [o.operation for o in block.operations if o.operation.name == TENSOR_EXTRACT]
+    extracts = [inner.operation for inner in block.operations
+                if inner.operation.name == TENSOR_EXTRACT]
     if len(extracts) == 1 and not h.defined_inside(extracts[0].operands[0], op):
-        ex = extracts[0]
-        table_t = h.static_type(ex.operands[0])
-        trailing = [h.defining_op(v) for v in ex.operands[2:]]
-        slice_loops = [ir.IntegerAttr(d.attributes["dim"]).value if d is not None and
-                       d.name == LINALG_INDEX else None for d in trailing]
+        extract = extracts[0]
+        table_t = h.static_type(extract.operands[0])
+        trailing = [h.defining_op(operand) for operand in extract.operands[2:]]
+        slice_loops = [ir.IntegerAttr(index_op.attributes["dim"]).value if index_op is not None and
+                       index_op.name == LINALG_INDEX else None for index_op in trailing]
         if table_t is not None and table_t.rank >= 3 and \
                 slice_loops == list(range(index_rank, result_rank)):
             return (f"gathers {_slice_text(table_t)} of a {table_t.rank}-d table ({table_t}) "
@@ -362,7 +363,7 @@ def _wrap_reason(body: list[ir.Operation], index_arg: ir.Value) -> str | None:
     for op in body:
         if op.name != ARITH_SELECT:
             continue
-        cond, wrapped, plain = (h.defining_op(v) for v in op.operands)
+        cond, wrapped, plain = (h.defining_op(operand) for operand in op.operands)
         if cond is not None and cond.name == ARITH_CMPI and plain is None and \
                 op.operands[2] == index_arg and wrapped is not None and \
                 wrapped.name == ARITH_ADDI and index_arg in list(wrapped.operands) and \
@@ -393,8 +394,8 @@ def match_ext_gather(op: ir.Operation) -> Lookup:
     sizes = h.shape_keys(indices)
     if len(sizes) == res_t.rank and sizes[-1] == 1:
         sizes = sizes[:-1]  # explicit index depth 1
-    pattern = [s if isinstance(s, int) else None for s in sizes] + [src_t.shape[1]]
-    if [None if ir.ShapedType.is_dynamic_size(x) else x for x in res_t.shape] != pattern or \
+    pattern = [size if isinstance(size, int) else None for size in sizes] + [src_t.shape[1]]
+    if [None if ir.ShapedType.is_dynamic_size(dim) else dim for dim in res_t.shape] != pattern or \
             not sizes:
         raise NoMatch("result shape is not indices x row")
     return Lookup(op, source, indices, src_t.shape[0], src_t.shape[1], res_t.element_type,
@@ -404,21 +405,21 @@ def match_ext_gather(op: ir.Operation) -> Lookup:
 def match_lookup(op: ir.Operation, unroll_means: bool) -> Lookup:
     """A lookup-like op as a Lookup, with the sum (and mean) that pool it when there is one.
     `unroll_means`: a mean is matched only where the batched body unrolls the bag sum."""
-    lk = match_ext_gather(op) if op.name == "iree_linalg_ext.gather" else \
+    lookup = match_ext_gather(op) if op.name == "iree_linalg_ext.gather" else \
         match_generic_lookup(op)
-    pool = match_sum_pool(lk)
+    pool = match_sum_pool(lookup)
     if pool is not None and pool[0].block == op.block:
-        lk.pool, lk.pool_axis = pool
-        mean = match_mean(lk.pool)
-        length = lk.index_shape[lk.pool_axis]
+        lookup.pool, lookup.pool_axis = pool
+        mean = match_mean(lookup.pool)
+        length = lookup.index_shape[lookup.pool_axis]
         unrolled = length is not None and length <= MAX_UNROLLED_BAG and unroll_means
         if mean is not None and mean[0].block == op.block and unrolled:
-            lk.mean, lk.divisor = mean
-    consumer = absorbing_consumer(lk.result)
+            lookup.mean, lookup.divisor = mean
+    consumer = absorbing_consumer(lookup.result)
     if consumer is not None:
         raise NoMatch(f"its only consumer ({consumer.name}) fuses it in stock IREE: batching "
                       "would add a dispatch")
-    return lk
+    return lookup
 
 
 def absorbing_consumer(value: ir.Value) -> ir.Operation | None:
@@ -435,17 +436,17 @@ def absorbing_consumer(value: ir.Value) -> ir.Operation | None:
 # ---------------------------------------------------------------- pooling
 
 
-def match_sum_pool(lk: Lookup) -> tuple[ir.Operation, int] | None:
+def match_sum_pool(lookup: Lookup) -> tuple[ir.Operation, int] | None:
     """The lookup's only user sums it over one index axis into a zero-filled init."""
-    uses = h.users(lk.op.results[0])
+    uses = h.users(lookup.op.results[0])
     if len(uses) != 1:
         return None
     op = uses[0]
-    if op.name != LINALG_GENERIC or h.dps_inputs(op) != [lk.op.results[0]]:
+    if op.name != LINALG_GENERIC or h.dps_inputs(op) != [lookup.op.results[0]]:
         return None
     its = h.iterator_types(op)
-    red = [i for i, it in enumerate(its) if it == "reduction"]
-    rank = len(lk.index_shape) + 1
+    red = [i for i, iterator in enumerate(its) if iterator == "reduction"]
+    rank = len(lookup.index_shape) + 1
     if len(its) != rank or len(red) != 1 or red[0] >= rank - 1:
         return None
     in_map, out_map = h.indexing_maps(op)
@@ -453,7 +454,7 @@ def match_sum_pool(lk: Lookup) -> tuple[ir.Operation, int] | None:
             h.map_dim_positions(out_map) != [i for i in range(rank) if i != red[0]]:
         return None
     block = h.body_block(op)
-    body = [o.operation for o in block.operations]
+    body = [body_op.operation for body_op in block.operations]
     if len(body) != 2 or body[0].name != ARITH_ADDF or body[1].operands[0] != body[0].results[0]:
         return None
     if set(body[0].operands) != {block.arguments[0], block.arguments[1]}:
@@ -470,10 +471,10 @@ def match_mean(pool: ir.Operation) -> tuple[ir.Operation, ir.Attribute] | None:
         return None
     op = uses[0]
     if h.dps_inputs(op) != [pool.results[0]] or not h.is_elementwise_generic(op) or \
-            not all(h.is_identity_map(m) for m in h.indexing_maps(op)):
+            not all(h.is_identity_map(map_) for map_ in h.indexing_maps(op)):
         return None
     block = h.body_block(op)
-    body = [o.operation for o in block.operations]
+    body = [body_op.operation for body_op in block.operations]
     if len(body) != 2 or body[0].name != ARITH_DIVF or \
             body[0].operands[0] != block.arguments[0] or \
             body[1].operands[0] != body[0].results[0]:
@@ -549,14 +550,14 @@ def match_concats(block: ir.Block) -> list[Concat]:
                 chain.append(uses[0])
             else:
                 break
-        c = _concat_from_chain(chain)
-        if c is not None:
-            found.append(c)
+        concat = _concat_from_chain(chain)
+        if concat is not None:
+            found.append(concat)
     return found
 
 
-def _is_dynamic(x: int) -> bool:
-    return ir.ShapedType.is_dynamic_size(x)
+def _is_dynamic(size: int) -> bool:
+    return ir.ShapedType.is_dynamic_size(size)
 
 
 def _concat_from_chain(chain: list[ir.Operation]) -> Concat | None:
@@ -567,12 +568,13 @@ def _concat_from_chain(chain: list[ir.Operation]) -> Concat | None:
     batch, width = h.dim_key(dest, 0), dest_t.shape[1]
     cols = []
     for ins in chain:
-        offs, sizes, strides = (h.i64_array(ins, n) for n in
+        offs, sizes, strides = (h.i64_array(ins, attr) for attr in
                                 ("static_offsets", "static_sizes", "static_strides"))
         src_t = h.tensor_type(ins.operands[0])
         if any(map(_is_dynamic, offs + strides + sizes[1:])) or strides != [1, 1] or \
                 offs[0] != 0 or src_t is None or \
-                tuple(src_t.shape) not in (tuple(sizes), tuple(x for x in sizes if x != 1)):
+                tuple(src_t.shape) not in (tuple(sizes),
+                                           tuple(size for size in sizes if size != 1)):
             return None
         if _is_dynamic(sizes[0]):  # the one dynamic operand: the slot's row count
             if isinstance(batch, int):
@@ -583,16 +585,16 @@ def _concat_from_chain(chain: list[ir.Operation]) -> Concat | None:
         else:
             rows = batch
         cols.append((offs[1], sizes[1], ins, rows))
-    cols.sort(key=lambda c: c[0])
+    cols.sort(key=lambda info: info[0])
     start = 0
-    for col, w, _, _ in cols:
+    for col, col_width, _, _ in cols:
         if col != start:
             return None  # gaps or overlaps: not a concat
-        start += w
+        start += col_width
     if start != width:
         return None
-    return Concat(chain, batch, [c[1] for c in cols], [c[2] for c in cols], dest_t.element_type,
-                  [c[3] for c in cols])
+    return Concat(chain, batch, [info[1] for info in cols], [info[2] for info in cols],
+                  dest_t.element_type, [info[3] for info in cols])
 
 
 def stacked_source(value: ir.Value, dim: int) -> tuple[ir.Value, int] | None:
@@ -602,10 +604,10 @@ def stacked_source(value: ir.Value, dim: int) -> tuple[ir.Value, int] | None:
     if op is None or op.name != TENSOR_EXTRACT_SLICE:
         return None
     src_t = h.tensor_type(op.operands[0])
-    offs, sizes, strides = (h.i64_array(op, n) for n in
+    offs, sizes, strides = (h.i64_array(op, attr) for attr in
                             ("static_offsets", "static_sizes", "static_strides"))
     if src_t is None or src_t.rank not in (2, 3) or src_t.shape[-1] != dim or \
-            any(map(_is_dynamic, offs + strides)) or any(x != 1 for x in strides) or \
+            any(map(_is_dynamic, offs + strides)) or any(stride != 1 for stride in strides) or \
             any(offs[1:]) or sizes[0] != 1 or sizes[-1] != dim or \
             (src_t.rank == 3 and not _is_dynamic(sizes[1]) and sizes[1] != src_t.shape[1]):
         return None
@@ -622,24 +624,24 @@ class SameSizes:
 
     def __init__(self, concats: list[Concat]):
         self.parent: dict = {}
-        for c in concats:
-            for s, rows in enumerate(c.rows):
-                self._union(rows, c.batch)
-                if h.tensor_type(c.source(s)).rank == 2:
-                    self._union(h.dim_key(c.source(s), 0), c.batch)
+        for concat in concats:
+            for slot, rows in enumerate(concat.rows):
+                self._union(rows, concat.batch)
+                if h.tensor_type(concat.source(slot)).rank == 2:
+                    self._union(h.dim_key(concat.source(slot), 0), concat.batch)
 
     def _find(self, key: h.DimKey) -> h.DimKey:
         while key in self.parent:
             key = self.parent[key]
         return key
 
-    def _union(self, a: h.DimKey, b: h.DimKey) -> None:
-        ra, rb = self._find(a), self._find(b)
-        if ra != rb:
-            self.parent[ra] = rb
+    def _union(self, lhs: h.DimKey, rhs: h.DimKey) -> None:
+        lhs_root, rhs_root = self._find(lhs), self._find(rhs)
+        if lhs_root != rhs_root:
+            self.parent[lhs_root] = rhs_root
 
-    def same(self, a: h.DimKey, b: h.DimKey) -> bool:
-        return a == b or self._find(a) == self._find(b)
+    def same(self, lhs: h.DimKey, rhs: h.DimKey) -> bool:
+        return lhs == rhs or self._find(lhs) == self._find(rhs)
 
 
 # ---------------------------------------------------------------- positions
@@ -656,25 +658,25 @@ class Member(Protocol):
     def result(self) -> ir.Value: ...
 
 
-def def_pos(lk: Member, order: dict) -> int:
+def def_pos(member: Member, order: dict) -> int:
     """Position of the last op (in the block) that defines a value the lookup reads."""
     pos = -1
-    for v in lk.inputs:
-        d = h.defining_op(v)
-        if d is not None:
-            a = h.block_ancestor(d, order)
-            if a is not None:
-                pos = max(pos, order[a])
+    for value in member.inputs:
+        def_op = h.defining_op(value)
+        if def_op is not None:
+            ancestor = h.block_ancestor(def_op, order)
+            if ancestor is not None:
+                pos = max(pos, order[ancestor])
     return pos
 
 
-def first_use_pos(lk: Member, order: dict) -> int:
+def first_use_pos(member: Member, order: dict) -> int:
     """Position of the first op (in the block) that uses the lookup's result."""
     pos = 1 << 60
-    for u in h.users(lk.result):
-        a = h.block_ancestor(u, order)
-        if a is not None:
-            pos = min(pos, order[a])
+    for user in h.users(member.result):
+        ancestor = h.block_ancestor(user, order)
+        if ancestor is not None:
+            pos = min(pos, order[ancestor])
     return pos
 
 
@@ -700,9 +702,9 @@ def hoist_chain(value: ir.Value, block: ir.Block,
     order = h.block_positions(block)
     last = -1
     for operand in op.operands:
-        d = h.defining_op(operand)
-        a = h.block_ancestor(d, order) if d is not None else None
-        if a is not None:
-            last = max(last, order[a])
+        def_op = h.defining_op(operand)
+        ancestor = h.block_ancestor(def_op, order) if def_op is not None else None
+        if ancestor is not None:
+            last = max(last, order[ancestor])
     if order[op] > last + 1:
-        op.move_before(next(o for o, i in order.items() if i == last + 1))
+        op.move_before(next(next_op for next_op, pos in order.items() if pos == last + 1))

@@ -91,15 +91,17 @@ def group_key(kind: str, members: list[Lookup], layout: str = "stacked") -> str:
     a table or an index tensor."""
     first = members[0]
     tables = distinct_tables(members)
-    indices = list(dict.fromkeys(m.index for m in members))
+    indices = list(dict.fromkeys(member.index for member in members))
     return structural_key(
         "gathers-group", kind if layout == "stacked" else f"{kind}-{layout}", len(members),
         first.dim, str(first.elem), str(first.index_elem),
-        tuple(str(m.index.type) for m in members), first.pooling, first.pool_axis,
-        tuple(str(m.table.type) for m in members), tuple(origin(m.table) for m in members),
-        tuple(tables.index(m.table) for m in members),
-        tuple(indices.index(m.index) for m in members), tuple(m.op.name for m in members),
-        tuple(c is not None for c in first.checks))
+        tuple(str(member.index.type) for member in members), first.pooling, first.pool_axis,
+        tuple(str(member.table.type) for member in members),
+        tuple(origin(member.table) for member in members),
+        tuple(tables.index(member.table) for member in members),
+        tuple(indices.index(member.index) for member in members),
+        tuple(member.op.name for member in members),
+        tuple(check is not None for check in first.checks))
 
 
 def not_constant_reason(table: ir.Value) -> str:
@@ -123,26 +125,27 @@ def open_groups(members: list, order: dict) -> list[list]:
     every input they read and before every use of their results) and placed on the same
     devices."""
     groups: list[tuple[list[Lookup], int, int]] = []
-    for m in sorted(members, key=lambda m: order[m.op]):
-        d, u = def_pos(m, order), first_use_pos(m, order)
-        for i, (g, gd, gu) in enumerate(groups):
-            if max(gd, d) < min(gu, u) and g[0].placement == m.placement:
-                groups[i] = (g + [m], max(gd, d), min(gu, u))
+    for member in sorted(members, key=lambda member: order[member.op]):
+        def_at, use_at = def_pos(member, order), first_use_pos(member, order)
+        for i, (group, group_def_at, group_use_at) in enumerate(groups):
+            if max(group_def_at, def_at) < min(group_use_at, use_at) and \
+                    group[0].placement == member.placement:
+                groups[i] = (group + [member], max(group_def_at, def_at), min(group_use_at, use_at))
                 break
         else:
-            groups.append(([m], d, u))
-    return [g for g, _, _ in groups]
+            groups.append(([member], def_at, use_at))
+    return [group for group, _, _ in groups]
 
 
 def buckets(lookups: list, key: Callable[..., tuple]) -> list[list]:
     by_key: dict[tuple, list[Lookup]] = defaultdict(list)
-    for lk in lookups:
-        by_key[key(lk)].append(lk)
+    for lookup in lookups:
+        by_key[key(lookup)].append(lookup)
     return list(by_key.values())
 
 
-def _left_alone(key: str, lk: Lookup, reason: str) -> Candidate[GroupPlan]:
-    return Candidate(key, lk.op, "lookup left alone", None, reason)
+def _left_alone(key: str, lookup: Lookup, reason: str) -> Candidate[GroupPlan]:
+    return Candidate(key, lookup.op, "lookup left alone", None, reason)
 
 
 def group_candidates(lookups: list[Lookup], order: dict, sizes: SameSizes,
@@ -152,9 +155,9 @@ def group_candidates(lookups: list[Lookup], order: dict, sizes: SameSizes,
     cross, left_alone = _cross_table_stage(lookups, order, sizes, opts) if opts.cross_table \
         else ([], {})
     yield from cross
-    taken = {m for c in cross for m in c.plan.members}
-    yield from _same_table_stage([lk for lk in lookups if lk not in taken], order, left_alone,
-                                 sizes, opts)
+    taken = {member for cand in cross for member in cand.plan.members}
+    yield from _same_table_stage([lookup for lookup in lookups if lookup not in taken], order,
+                                 left_alone, sizes, opts)
 
 
 LeftAlone = dict[Lookup, tuple[int, Candidate[GroupPlan]]]  # lookup -> (group size, why)
@@ -166,30 +169,31 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, sizes: SameSizes,
     one table are left to the same-table stage without a reason)."""
     groups: list[Candidate[GroupPlan]] = []
     left_alone: LeftAlone = {}
-    same_shape = Counter(lk.shape_key() for lk in lookups)
+    same_shape = Counter(lookup.shape_key() for lookup in lookups)
     constant = []
-    for lk in lookups:
-        if h.is_constant_like(lk.table):
-            constant.append(lk)
-        elif same_shape[lk.shape_key()] > 1:
-            left_alone[lk] = (1, _left_alone(group_key("cross", [lk]), lk,
-                                             not_constant_reason(lk.table)))
+    for lookup in lookups:
+        if h.is_constant_like(lookup.table):
+            constant.append(lookup)
+        elif same_shape[lookup.shape_key()] > 1:
+            left_alone[lookup] = (1, _left_alone(group_key("cross", [lookup]), lookup,
+                                             not_constant_reason(lookup.table)))
     for bucket in buckets(constant, Lookup.shape_key):
-        for g in open_groups(bucket, order):
-            if len(g) == 1:
-                if same_shape[g[0].shape_key()] > 1:
-                    reason = _alone(g[0], bucket) if len(bucket) > 1 else OTHERS_NOT_CONSTANT
-                    left_alone[g[0]] = (1, _left_alone(group_key("cross", g), g[0], reason))
+        for group in open_groups(bucket, order):
+            if len(group) == 1:
+                if same_shape[group[0].shape_key()] > 1:
+                    reason = _alone(group[0], bucket) if len(bucket) > 1 else OTHERS_NOT_CONSTANT
+                    left_alone[group[0]] = (1, _left_alone(group_key("cross", group), group[0],
+                                                           reason))
                 continue
-            if len(distinct_tables(g)) < 2:
+            if len(distinct_tables(group)) < 2:
                 continue  # one table: the same-table stage merges these
-            layout = group_layout(g, sizes)
-            cand = Candidate.of(group_key("cross", g, layout[0]), g[0].op,
-                                f"cross-table group of {len(g)} lookups",
-                                lambda g=g, layout=layout: _cross_plan(g, layout, opts))
+            layout = group_layout(group, sizes)
+            cand = Candidate.of(group_key("cross", group, layout[0]), group[0].op,
+                                f"cross-table group of {len(group)} lookups",
+                                lambda group=group, layout=layout: _cross_plan(group, layout, opts))
             if cand.blocked:
-                left_alone.update({m: (len(g), _left_alone(cand.key, m, cand.reason))
-                                   for m in g})
+                left_alone.update({member: (len(group), _left_alone(cand.key, member, cand.reason))
+                                   for member in group})
             else:
                 groups.append(cand)
     return groups, left_alone
@@ -200,45 +204,45 @@ def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
     """Groups of one table; a member of a blocked group is reported with the reason of the
     larger of its cross-table and same-table groups (the cross-table one on a tie)."""
     for bucket in buckets(lookups, Lookup.table_key):
-        for g in open_groups(bucket, order):
-            layout = group_layout(g, sizes)
+        for group in open_groups(bucket, order):
+            layout = group_layout(group, sizes)
             kind = "flat" if layout[0] == "flat" else "same"
-            cand = Candidate.of(group_key(kind, g), g[0].op,
-                                f"same-table group of {len(g)} lookups",
-                                lambda g=g, bucket=bucket, layout=layout:
-                                _same_plan(g, bucket, layout, opts))
+            cand = Candidate.of(group_key(kind, group), group[0].op,
+                                f"same-table group of {len(group)} lookups",
+                                lambda group=group, bucket=bucket, layout=layout:
+                                _same_plan(group, bucket, layout, opts))
             if not cand.blocked:
                 yield cand
                 continue
-            for m in g:
-                size, cross = left_alone.get(m, (0, None))
+            for member in group:
+                size, cross = left_alone.get(member, (0, None))
                 placed_apart = cand.reason == ELSEWHERE  # the reason that matters most
-                yield cross if size >= len(g) and not placed_apart else \
-                    _left_alone(cand.key, m, cand.reason)
+                yield cross if size >= len(group) and not placed_apart else \
+                    _left_alone(cand.key, member, cand.reason)
 
 
 Layout = tuple[Literal["stacked", "flat"], list[SizeCheck], str | None]
 
 
-def group_layout(g: list[Lookup], sizes: SameSizes) -> Layout:
+def group_layout(group: list[Lookup], sizes: SameSizes) -> Layout:
     """(layout, run-time size checks, why no layout fits): stacked [K, S..., D] when the
     members' index shapes are one shape (dynamic dims: the same size, or sizes a concat
     makes equal, checked at run time); otherwise the flat layout [sum N_k, D] (any sizes),
     which pooled lookups do not have."""
-    first = g[0]
+    first = group[0]
     checks: list[SizeCheck] = []
     unequal: list[str] = []
-    for m in g[1:]:
-        if m.index_shape != first.index_shape:
-            unequal.append(f"{m.describe()} vs {first.describe()}")
+    for member in group[1:]:
+        if member.index_shape != first.index_shape:
+            unequal.append(f"{member.describe()} vs {first.describe()}")
             continue
-        for a, b in zip(m.index_sizes, first.index_sizes):
-            if a == b:
+        for size, first_size in zip(member.index_sizes, first.index_sizes):
+            if size == first_size:
                 continue
-            if sizes.same(a, b):
-                checks.append((a, b))
+            if sizes.same(size, first_size):
+                checks.append((size, first_size))
             else:
-                unequal.append(f"{h.size_text(a)} vs {h.size_text(b)}")
+                unequal.append(f"{h.size_text(size)} vs {h.size_text(first_size)}")
     if not unequal:
         return "stacked", list(dict.fromkeys(checks)), None
     if first.pool is None:
@@ -247,48 +251,49 @@ def group_layout(g: list[Lookup], sizes: SameSizes) -> Layout:
                         "dims not known to be equal) and bags are batched only stacked")
 
 
-def _cross_plan(g: list[Lookup], layout: Layout, opts: GroupOptions) -> GroupPlan:
-    _check_size(g, opts)
+def _cross_plan(group: list[Lookup], layout: Layout, opts: GroupOptions) -> GroupPlan:
+    _check_size(group, opts)
     if layout[2] is not None:
         raise NoMatch(layout[2])
-    if h.value_bytes(distinct_tables(g)) > opts.max_table_bytes:
+    if h.value_bytes(distinct_tables(group)) > opts.max_table_bytes:
         raise NoMatch(f"stacking the tables would exceed max-table-bytes={opts.max_table_bytes}")
-    _check_indices(g, opts)
-    return GroupPlan(g, "cross", layout[0], layout[1])
+    _check_indices(group, opts)
+    return GroupPlan(group, "cross", layout[0], layout[1])
 
 
-def _same_plan(g: list[Lookup], bucket: list[Lookup], layout: Layout,
+def _same_plan(group: list[Lookup], bucket: list[Lookup], layout: Layout,
                opts: GroupOptions) -> GroupPlan:
-    if len(g) == 1 and len(g) < opts.min_group_size:
+    if len(group) == 1 and len(group) < opts.min_group_size:
         if len(bucket) == 1:
-            raise NoMatch(f"no other lookup with {g[0].describe()} (or of the same table)")
-        raise NoMatch(_alone(g[0], bucket))
-    _check_size(g, opts)
+            raise NoMatch(f"no other lookup with {group[0].describe()} (or of the same table)")
+        raise NoMatch(_alone(group[0], bucket))
+    _check_size(group, opts)
     if not opts.same_table:
         raise NoMatch("lookups of one table are not merged (same-table=false)")
     if layout[2] is not None:
         raise NoMatch(layout[2])
-    _check_indices(g, opts)
-    return GroupPlan(g, "same", layout[0], layout[1])
+    _check_indices(group, opts)
+    return GroupPlan(group, "same", layout[0], layout[1])
 
 
-def _alone(lk: Lookup, bucket: list[Lookup]) -> str:
+def _alone(lookup: Lookup, bucket: list[Lookup]) -> str:
     """Why a lookup with partners of its kind is left alone."""
-    if all(o.placement != lk.placement for o in bucket if o is not lk):
+    if all(other.placement != lookup.placement for other in bucket if other is not lookup):
         return ELSEWHERE
     return DEPENDS
 
 
-def _check_size(g: list[Lookup], opts: GroupOptions) -> None:
-    if len(g) < opts.min_group_size:
-        raise NoMatch(f"{len(g)} candidate lookup(s), below min-group-size={opts.min_group_size}")
+def _check_size(group: list[Lookup], opts: GroupOptions) -> None:
+    if len(group) < opts.min_group_size:
+        raise NoMatch(f"{len(group)} candidate lookup(s), below "
+                      f"min-group-size={opts.min_group_size}")
 
 
-def _check_indices(g: list[Lookup], opts: GroupOptions) -> None:
-    n = index_count(g, opts.dynamic_dim_estimate)
-    if g[0].pool is None and n < opts.min_sliced_indices:
-        raise NoMatch(f"{n} indices in all candidates, below min-sliced-indices="
+def _check_indices(group: list[Lookup], opts: GroupOptions) -> None:
+    count = index_count(group, opts.dynamic_dim_estimate)
+    if group[0].pool is None and count < opts.min_sliced_indices:
+        raise NoMatch(f"{count} indices in all candidates, below min-sliced-indices="
                       f"{opts.min_sliced_indices} (results would be sliced back)")
-    if g[0].pool is not None and n < opts.min_pooled_indices:
-        raise NoMatch(f"{n} indices in all candidate bags, below min-pooled-indices="
+    if group[0].pool is not None and count < opts.min_pooled_indices:
+        raise NoMatch(f"{count} indices in all candidate bags, below min-pooled-indices="
                       f"{opts.min_pooled_indices}")

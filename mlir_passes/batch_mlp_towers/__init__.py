@@ -122,8 +122,8 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
         in block order of its first matmul (a tower without a partner is blocked)."""
         positions = h.block_positions(block)
         layers, rejected = find_layers(block, positions)
-        for mm, reason in rejected:
-            yield Candidate(matmul_key(mm), mm, "linalg.matmul (no tower layer)",
+        for matmul, reason in rejected:
+            yield Candidate(matmul_key(matmul), matmul, "linalg.matmul (no tower layer)",
                             None, reason)
         towers = link_towers(layers)
         place_towers(towers, h.block_placements(block))

@@ -44,24 +44,24 @@ def layout_dims(layout: str) -> list[int]:
     return {TMN: [0, 1, 2], MTN: [1, 0, 2], TN: [0, 1]}[layout]
 
 
-def layout_shape(layout: str, t: int, m: b.Size, n: int) -> list[b.Size]:
-    return {TMN: [t, m, n], MTN: [m, t, n], TN: [t, n]}[layout]
+def layout_shape(layout: str, towers: int, rows: b.Size, cols: int) -> list[b.Size]:
+    return {TMN: [towers, rows, cols], MTN: [rows, towers, cols], TN: [towers, cols]}[layout]
 
 
 def stack_values(values: list[ir.Value], pad_shape: list[int] | None = None) -> ir.Value:
     """tensor.empty [T, ...] + one insert_slice per value (at the current insertion point);
     with `pad_shape`, a zero-filled [T, *pad_shape] each value is written at the origin of.
     Dynamic dims (rows) take their sizes from the first value (the plan proved them equal)."""
-    t = values[0].type
+    first_t = values[0].type
     shape = b.mixed_shape(values[0]) if pad_shape is None else list(pad_shape)
-    result = tensor.EmptyOp([len(values), *shape], t.element_type).result
-    if pad_shape is not None and any(list(v.type.shape) != shape for v in values):
-        elt = t.element_type
+    result = tensor.EmptyOp([len(values), *shape], first_t.element_type).result
+    if pad_shape is not None and any(list(value.type.shape) != shape for value in values):
+        elt = first_t.element_type
         zero = arith.ConstantOp(elt, 0.0 if isinstance(elt, ir.FloatType) else 0).result
         result = b.first_result(b.linalg_builders().fill(zero, outs=[result]))
-    for i, v in enumerate(values):
-        sizes = list(v.type.shape) if v.type.has_static_shape else shape
-        result = b.insert_slice(v, result, [i] + [0] * len(shape), [1, *sizes])
+    for i, value in enumerate(values):
+        sizes = list(value.type.shape) if value.type.has_static_shape else shape
+        result = b.insert_slice(value, result, [i] + [0] * len(shape), [1, *sizes])
     return result
 
 
@@ -83,18 +83,18 @@ def split_rows_like(row_view: ir.Operation, value: ir.Value) -> ir.Value:
     tokens), in `value`'s element type."""
     static = list(ir.DenseI64ArrayAttr(row_view.attributes["static_output_shape"]))
     dynamic = iter(list(row_view.operands)[1:])
-    sizes = [next(dynamic) if ir.ShapedType.is_dynamic_size(d) else d for d in static]
+    sizes = [next(dynamic) if ir.ShapedType.is_dynamic_size(size) else size for size in static]
     return b.expand_mixed(value, h.reassociation(row_view), sizes)
 
 
-def slice_towers(stacked: ir.Value, layout: str, lo: int, count: int) -> ir.Value:
-    """Towers [lo, lo + count) of a stacked tensor, still stacked."""
+def slice_towers(stacked: ir.Value, layout: str, start: int, count: int) -> ir.Value:
+    """Towers [start, start + count) of a stacked tensor, still stacked."""
     pos = 1 if layout == MTN else 0
-    if lo == 0 and count == stacked.type.shape[pos]:
+    if start == 0 and count == stacked.type.shape[pos]:
         return stacked
     sizes = b.mixed_shape(stacked)
     offsets: list[b.Size] = [0] * len(sizes)
-    offsets[pos], sizes[pos] = lo, count
+    offsets[pos], sizes[pos] = start, count
     return b.extract_slice(stacked, offsets, sizes)
 
 
@@ -109,7 +109,7 @@ def hoist_stack(module: ir.Operation, anchor: ir.Operation, values: list[ir.Valu
                 transpose: bool = False, pad_shape: list[int] | None = None) -> ir.Value:
     """The towers' constant `values` stacked (zero-padded to `pad_shape`, transposed
     [T,B,A]) once, at load time."""
-    traced = [trace_constant(v) for v in values]
+    traced = [trace_constant(value) for value in values]
     roots: list[ir.Value] = []
     for root, _ in traced:
         if root not in roots:
@@ -118,12 +118,12 @@ def hoist_stack(module: ir.Operation, anchor: ir.Operation, values: list[ir.Valu
     def build(cloned: list[ir.Value]) -> ir.Value:
         outs = []
         for root, reshapes in traced:
-            v = cloned[roots.index(root)]
+            value = cloned[roots.index(root)]
             for op in reshapes:
                 new = op.clone()
-                new.operands[0] = v
-                v = new.results[0]
-            outs.append(v)
+                new.operands[0] = value
+                value = new.results[0]
+            outs.append(value)
         stacked = stack_values(outs, pad_shape)
         return transpose_inner(stacked) if transpose else stacked
 
@@ -172,14 +172,14 @@ def _contraction_dims(layout: str, lhs_layout: str | None, w_layout: str,
     """(loops, lhs dims, weight dims) of the batched contraction: loops (t, m, n, k), or
     (t, n, k) without rows."""
     if layout == TN:
-        n_dims, k = 3, 2
-        lhs_dims = [k] if lhs_layout is None else [0, k]
-        w_dims = [1, k] if w_layout == "nk" else [k, 1]
+        n_dims, k_loop = 3, 2
+        lhs_dims = [k_loop] if lhs_layout is None else [0, k_loop]
+        w_dims = [1, k_loop] if w_layout == "nk" else [k_loop, 1]
     else:
-        n_dims, k = 4, 3
-        lhs_dims = [1, k] if lhs_layout is None else (
-            [0, 1, k] if lhs_layout == TMN else [1, 0, k])
-        w_dims = [2, k] if w_layout == "nk" else [k, 2]
+        n_dims, k_loop = 4, 3
+        lhs_dims = [1, k_loop] if lhs_layout is None else (
+            [0, 1, k_loop] if lhs_layout == TMN else [1, 0, k_loop])
+        w_dims = [2, k_loop] if w_layout == "nk" else [k_loop, 2]
     if not shared_weight:
         w_dims = [0] + w_dims
     return n_dims, lhs_dims, w_dims
@@ -190,62 +190,62 @@ def batched_contraction(node: NodePlan, lhs: ir.Value, lhs_layout: str | None,
                         ) -> ir.Value:
     """One contraction for the node's matmuls: batch_vecmat / batch_matmul where the
     layouts allow and `named`, else a linalg.generic with the matmul's body."""
-    t0 = node.layers[0]
+    first = node.layers[0]
     layout = node.node.layout
-    m, n = rows, node.width
-    elt = t0.result_type.element_type
+    out_rows, out_cols = rows, node.width
+    elt = first.result_type.element_type
     shared_weight = node.slot_kinds[0] == "shared"
-    types = {str(v.type.element_type) for v in (lhs, weight)} | {str(elt)}
+    types = {str(operand.type.element_type) for operand in (lhs, weight)} | {str(elt)}
     plain = (named and len(types) == 1 and not shared_weight
-             and h.body_op_names(t0.mm) in PLAIN_MATMUL_BODIES)
-    out_shape = layout_shape(layout, len(node.layers), m, n)
-    init = b.first_result(b.linalg_builders().fill(t0.fill_scalar,
+             and h.body_op_names(first.mm) in PLAIN_MATMUL_BODIES)
+    out_shape = layout_shape(layout, len(node.layers), out_rows, out_cols)
+    init = b.first_result(b.linalg_builders().fill(first.fill_scalar,
                                       outs=[tensor.EmptyOp(out_shape, elt).result]))
     n_dims, lhs_dims, w_dims = _contraction_dims(layout, lhs_layout, w_layout, shared_weight)
     if plain and layout == TN and lhs_layout == TN and w_layout == "kn":
         return b.first_result(b.linalg_builders().batch_vecmat(lhs, weight, outs=[init]))
     if plain and layout == TMN and lhs_layout in (None, TMN):
-        maps = [b.dims_map(4, d) for d in (lhs_dims, w_dims, [0, 1, 2])]
+        maps = [b.dims_map(4, dims) for dims in (lhs_dims, w_dims, [0, 1, 2])]
         return b.first_result(b.linalg_builders().batch_matmul(lhs, weight, outs=[init],
                                                                  indexing_maps=maps))
-    maps = [b.map_attr(n_dims, d) for d in (lhs_dims, w_dims, layout_dims(layout))]
+    maps = [b.map_attr(n_dims, dims) for dims in (lhs_dims, w_dims, layout_dims(layout))]
     contraction = b.new_generic([lhs, weight], [init], maps,
                                 ["parallel"] * (n_dims - 1) + ["reduction"])
-    _clone_body_into(t0.mm, contraction)
+    _clone_body_into(first.mm, contraction)
     return contraction.results[0]
 
 
-def batched_epilogue(e: EpilogueOp, t0: Layer, node: NodePlan, chain: list[ir.Value],
+def batched_epilogue(epi: EpilogueOp, first: Layer, node: NodePlan, chain: list[ir.Value],
                      params: list[ir.Value], rows: b.Size) -> ir.Value:
-    """One generic for the node's copies of epilogue op `e`, on the stacked chain."""
+    """One generic for the node's copies of epilogue op `epi`, on the stacked chain."""
     layout = node.node.layout
     out_dims = layout_dims(layout)
     e_dims = len(out_dims)
     ins, in_maps = [], []
-    for (role, index), amap in zip(e.roles, h.indexing_maps(e.op)):
+    for (role, index), amap in zip(epi.roles, h.indexing_maps(epi.op)):
         if role == "chain":
             ins.append(chain[index])
             in_maps.append(b.map_attr(e_dims, out_dims))
             continue
         if layout == TN:  # the row dim (of size 1) is read at 0
-            dims = [1 if e.dims[d] == 1 else None for d in h.map_dim_positions(amap)]
+            dims = [1 if epi.dims[dim] == 1 else None for dim in h.map_dim_positions(amap)]
         else:
-            dims = [1 + e.dims[d] for d in h.map_dim_positions(amap)]
+            dims = [1 + epi.dims[dim] for dim in h.map_dim_positions(amap)]
         if node.slot_kinds[1 + index] != "shared":
             dims = [0] + dims
         ins.append(params[index])
         in_maps.append(b.map_attr(e_dims, dims))
     out_shape = layout_shape(layout, len(node.layers), rows, node.width)
-    empty = tensor.EmptyOp(out_shape, e.op.results[0].type.element_type).result
-    g = b.new_generic(ins, [empty], in_maps + [b.map_attr(e_dims, out_dims)],
+    empty = tensor.EmptyOp(out_shape, epi.op.results[0].type.element_type).result
+    gen = b.new_generic(ins, [empty], in_maps + [b.map_attr(e_dims, out_dims)],
                       ["parallel"] * e_dims)
-    _clone_body_into(e.op, g)
-    return g.results[0]
+    _clone_body_into(epi.op, gen)
+    return gen.results[0]
 
 
 def _clone_body_into(src: ir.Operation, dst: ir.Operation) -> None:
     """dst's body: a copy of src's, with block arguments of src's types."""
-    block = dst.regions[0].blocks.append(*[a.type for a in h.body_block(src).arguments])
+    block = dst.regions[0].blocks.append(*[arg.type for arg in h.body_block(src).arguments])
     b.clone_body(src, block)
 
 
@@ -254,19 +254,19 @@ def build_node(module: ir.Operation, anchor: ir.Operation, node: NodePlan,
                rows: b.Size) -> list[ir.Value]:
     """The batched layer of a node, before `anchor`; returns its chain (the stacked
     counterpart of each tower's Layer.chain)."""
-    t0 = node.layers[0]
+    first = node.layers[0]
     stacked, w_layout = stacked_operands(module, anchor, node, options.weight_layout)
     weight, params = stacked[0], stacked[1:]
-    epilogue = {e.op: e for e in t0.epilogue}
+    epilogue = {epi.op: epi for epi in first.epilogue}
     with ir.InsertionPoint(anchor):
         lhs = batched_lhs(node, lhs, lhs_layout)
         chain = [batched_contraction(node, lhs, lhs_layout, weight, w_layout,
                                      options.named_batch_matmul, rows)]
-        for op in t0.chain_ops[1:]:
+        for op in first.chain_ops[1:]:
             if op in epilogue:
-                chain.append(batched_epilogue(epilogue[op], t0, node, chain, params, rows))
+                chain.append(batched_epilogue(epilogue[op], first, node, chain, params, rows))
             else:  # a view (unit dims dropped, rows split): the batched value is the same
-                chain.append(chain[t0.chain.index(op.operands[0])])
+                chain.append(chain[first.chain.index(op.operands[0])])
     return chain
 
 
@@ -316,8 +316,8 @@ def _replace_stack(plan: GroupPlan, result: ir.Value) -> None:
             value = b.reshape_to(result, list(stacked.type.shape))
         else:  # flattened, then expanded to the stack's sizes (its tensor.empty's)
             dynamic = iter(plan.stack.empty.operands)
-            sizes = [next(dynamic) if ir.ShapedType.is_dynamic_size(d) else d
-                     for d in stacked.type.shape]
+            sizes = [next(dynamic) if ir.ShapedType.is_dynamic_size(size) else size
+                     for size in stacked.type.shape]
             rank = result.type.rank
             flat = b.collapse(result, [list(range(rank))], ir.RankedTensorType.get(
                 [ir.ShapedType.get_dynamic_size()], result.type.element_type))
@@ -330,35 +330,35 @@ def _replace_tower_uses(plan: GroupPlan, chains: list[list[ir.Value]]) -> None:
     removed = plan.removed
     for node_plan, chain in zip(plan.nodes, chains):
         node = node_plan.node
-        for p, i in enumerate(range(node.lo, node.hi)):
-            for c, v in enumerate(plan.layer(i, node.depth).chain):
-                uses = [(h.use_owner(u), u.operand_number) for u in v.uses
-                        if h.use_owner(u) not in removed]
+        for pos, i in enumerate(range(node.lo, node.hi)):
+            for chain_idx, value in enumerate(plan.layer(i, node.depth).chain):
+                uses = [(h.use_owner(use), use.operand_number) for use in value.uses
+                        if h.use_owner(use) not in removed]
                 if not uses:
                     continue
-                width = node_plan.widths[p] if node_plan.padded else None
+                width = node_plan.widths[pos] if node_plan.padded else None
                 layer = plan.layer(i, node.depth)
                 with ir.InsertionPoint(plan.anchor):
-                    if layer.after_row_view(c):  # [M, N] sliced out, rows split again
+                    if layer.after_row_view(chain_idx):  # [M, N] sliced out, rows split again
                         rows_cols = ir.RankedTensorType.get(layer.result_type.shape,
-                                                            v.type.element_type)
-                        s = split_rows_like(layer.row_view, slice_tower(
-                            chain[c], node.layout, p, rows_cols, width))
+                                                            value.type.element_type)
+                        sliced = split_rows_like(layer.row_view, slice_tower(
+                            chain[chain_idx], node.layout, pos, rows_cols, width))
                     else:
-                        s = slice_tower(chain[c], node.layout, p, v.type, width)
-                for owner, k in uses:
-                    owner.operands[k] = s
+                        sliced = slice_tower(chain[chain_idx], node.layout, pos, value.type, width)
+                for owner, operand_idx in uses:
+                    owner.operands[operand_idx] = sliced
 
 
 def _erase_towers(plan: GroupPlan) -> None:
     """Erases the towers' ops and the stack, then what they leave dead."""
     doomed = sorted(plan.removed, key=lambda op: position(op, plan.positions), reverse=True)
-    dead = {r for op in doomed for r in op.results}
-    operands = [v for op in doomed for v in op.operands if v not in dead]
+    dead = {result for op in doomed for result in op.results}
+    operands = [operand for op in doomed for operand in op.operands if operand not in dead]
     if plan.stack is not None:
         operands.append(plan.stack.empty.results[0])
     for op in doomed:
-        if any(len(list(r.uses)) for r in op.results):
+        if any(len(list(result.uses)) for result in op.results):
             raise RuntimeError(f"internal: {op_location(op)} still used after rewrite")
         op.erase()
     b.erase_dead(operands, b.of_kind(*CLEANUP_OPS))
@@ -367,12 +367,12 @@ def _erase_towers(plan: GroupPlan) -> None:
 def change_text(plan: GroupPlan) -> str:
     """What batching the group changes, in words (for the report)."""
     towers, depth = plan.towers, plan.batched_depth
-    nodes = [p.node for p in plan.nodes]
+    nodes = [node_plan.node for node_plan in plan.nodes]
     n_mm = sum(depth[i] + 1 for i in range(len(towers)))
-    n_epi = sum(len(plan.layer(i, d).epilogue)
-                for i in range(len(towers)) for d in range(depth[i] + 1))
-    new_epi = sum(len(plan.layer(n.lo, n.depth).epilogue) for n in nodes)
-    kinds = "/".join(sorted({plan.layer(n.lo, n.depth).kind for n in nodes}))
+    n_epi = sum(len(plan.layer(i, level).epilogue)
+                for i in range(len(towers)) for level in range(depth[i] + 1))
+    new_epi = sum(len(plan.layer(node.lo, node.depth).epilogue) for node in nodes)
+    kinds = "/".join(sorted({plan.layer(node.lo, node.depth).kind for node in nodes}))
     text = (f"{plan.group.describe()}: {n_mm} linalg.matmul -> {len(nodes)} batched "
             f"contraction(s), {n_epi} epilogue generic(s) -> {new_epi} ({kinds})")
     if plan.stack is not None:
@@ -381,5 +381,6 @@ def change_text(plan: GroupPlan) -> str:
     if plan.runtime_bytes:
         text += f"; {plan.runtime_bytes} bytes of run-time tensors stacked per call"
     if plan.group.padded:
-        text += "; padded to " + "x".join(str(p.width) for p in plan.nodes) + " with zeros"
+        text += ("; padded to " + "x".join(str(node_plan.width) for node_plan in plan.nodes)
+                 + " with zeros")
     return text + "; " + plan.gain.describe()

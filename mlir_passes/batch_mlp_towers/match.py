@@ -114,7 +114,7 @@ def is_param_like(value: ir.Value, depth: int = 0) -> bool:
     op = h.defining_op(value)
     if op is None or depth > 8 or op.name not in PARAM_PASSTHROUGH:
         return False
-    return all(is_param_like(v, depth + 1) for v in op.operands)
+    return all(is_param_like(operand, depth + 1) for operand in op.operands)
 
 
 def trace_constant(value: ir.Value) -> tuple[ir.Value, list[ir.Operation]] | None:
@@ -135,7 +135,7 @@ def unit_drop_view(op: ir.Operation) -> list[int] | None:
     src = op.operands[0].type.shape
     out = []
     for dims in h.reassociation(op):
-        big = [d for d in dims if src[d] != 1]
+        big = [dim for dim in dims if src[dim] != 1]
         if len(big) > 1:
             return None
         out.append(big[0] if big else dims[-1])
@@ -145,7 +145,7 @@ def unit_drop_view(op: ir.Operation) -> list[int] | None:
 def activation_kind(epilogue: Sequence[EpilogueOp]) -> str:
     """silu, sigmoid, relu, gelu, tanh, none (bias only or nothing), or other. Precision
     casts (a half-precision layer's truncf of its f32 accumulator) do not count."""
-    names = {n for e in epilogue for n in h.body_op_names(e.op)} - PRECISION_CASTS
+    names = {name for epi in epilogue for name in h.body_op_names(epi.op)} - PRECISION_CASTS
     if "math.erf" in names:
         return "gelu"
     if "math.tanh" in names:
@@ -167,44 +167,44 @@ def body_signature(op: ir.Operation, captured: list[ir.Value]) -> tuple:
     """The ops of a region body, operands named by position, captured values by constant
     value (or by index into `captured`, which the group compares by identity)."""
     block = h.body_block(op)
-    names: dict[ir.Value, tuple] = {a: ("arg", i) for i, a in enumerate(block.arguments)}
+    names: dict[ir.Value, tuple] = {arg: ("arg", i) for i, arg in enumerate(block.arguments)}
     items = []
     for j, bop in enumerate(block.operations):
         bop = bop.operation
         if len(bop.regions):
             raise NoMatch("epilogue body has an op with a region")
         operands = []
-        for v in bop.operands:
-            if v in names:
-                operands.append(names[v])
+        for operand in bop.operands:
+            if operand in names:
+                operands.append(names[operand])
                 continue
-            owner = h.defining_op(v)
+            owner = h.defining_op(operand)
             if owner is not None and owner.name == ARITH_CONSTANT:
                 operands.append(("const", str(owner.attributes["value"])))
             else:
                 operands.append(("captured", len(captured)))
-            captured.append(v)
+            captured.append(operand)
         items.append((bop.name, tuple(operands), _sorted_attrs(bop),
-                      tuple(h.type_text(r) for r in bop.results)))
-        for k, r in enumerate(bop.results):
-            names[r] = ("op", j, k)
+                      tuple(h.type_text(result) for result in bop.results)))
+        for result_idx, result in enumerate(bop.results):
+            names[result] = ("op", j, result_idx)
     return tuple(items)
 
 
-def _check_matmul(mm: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation, str, tuple]:
+def _check_matmul(matmul: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation, str, tuple]:
     """(lhs, weight, accumulator fill, weight layout, body signature) of a tower matmul."""
-    ins, inits = h.dps_inputs(mm), h.dps_inits(mm)
+    ins, inits = h.dps_inputs(matmul), h.dps_inits(matmul)
     if len(ins) != 2 or len(inits) != 1:
         raise NoMatch("matmul with unexpected operands")
     lhs, weight = ins
-    for v in (lhs, weight, mm.results[0]):
-        t = v.type
-        if not isinstance(t, ir.RankedTensorType) or t.rank != 2:
+    for value in (lhs, weight, matmul.results[0]):
+        value_t = value.type
+        if not isinstance(value_t, ir.RankedTensorType) or value_t.rank != 2:
             raise NoMatch("operands are not 2-D tensors")
-    a_map, b_map, c_map = (h.map_dim_positions(m) for m in h.indexing_maps(mm))
+    a_map, b_map, c_map = (h.map_dim_positions(map_) for map_ in h.indexing_maps(matmul))
     if a_map != [0, 2] or c_map != [0, 1] or b_map not in ([1, 2], [2, 1]):
         raise NoMatch("unsupported matmul indexing maps (expects x[m,k] * W[n,k] or W[k,n])")
-    _check_static_except_rows(lhs, weight, mm.results[0], "nk" if b_map == [1, 2] else "kn")
+    _check_static_except_rows(lhs, weight, matmul.results[0], "nk" if b_map == [1, 2] else "kn")
     fill = h.defining_op(inits[0])
     if fill is None or fill.name != LINALG_FILL:
         raise NoMatch("matmul accumulator is not a linalg.fill")
@@ -214,10 +214,10 @@ def _check_matmul(mm: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation, s
             raise NoMatch(f"weight is read from the mutable global @{mutable} (it can change "
                           "between calls: never stacked)")
         raise NoMatch("weight is computed at run time (not a tower layer)")
-    if len(h.body_block(mm).arguments) != 3:
+    if len(h.body_block(matmul).arguments) != 3:
         raise NoMatch("matmul body without 3 arguments")
     mm_captured: list[ir.Value] = []
-    mm_body = body_signature(mm, mm_captured)
+    mm_body = body_signature(matmul, mm_captured)
     if mm_captured:
         raise NoMatch("matmul body uses values from above")
     return lhs, weight, fill, "nk" if b_map == [1, 2] else "kn", mm_body
@@ -245,12 +245,12 @@ def _epilogue_roles(op: ir.Operation, chain: list[ir.Value], chain_dims: list[li
     if not h.is_elementwise_generic(op) or len(op.results) != 1 or len(h.dps_inits(op)) != 1:
         raise NoMatch("not a single-result elementwise generic")
     maps = h.indexing_maps(op)
-    read = [chain.index(v) for v in h.dps_inputs(op) if v in chain]
+    read = [chain.index(operand) for operand in h.dps_inputs(op) if operand in chain]
     if not read:
         raise NoMatch("does not read the chain")
     dims = chain_dims[read[0]]
     if maps[0].n_dims != len(dims) or not h.is_identity_map(maps[-1]) or \
-            any(chain_dims[i] != dims for i in read):
+            any(chain_dims[read_idx] != dims for read_idx in read):
         raise NoMatch("epilogue iteration space differs from the matmul result")
     if len(list(h.body_block(op).arguments[-1].uses)):
         raise NoMatch("epilogue reads its init")
@@ -258,24 +258,24 @@ def _epilogue_roles(op: ir.Operation, chain: list[ir.Value], chain_dims: list[li
         raise NoMatch("epilogue body reads its loop indices")
     split_rows = dims.count(0) > 1  # after a row view: the rows are several dims
     roles, new_params = [], []
-    for v, m in zip(h.dps_inputs(op), maps):
-        if v in chain:
-            if not h.is_identity_map(m):
+    for operand, map_ in zip(h.dps_inputs(op), maps):
+        if operand in chain:
+            if not h.is_identity_map(map_):
                 raise NoMatch("chain value read through a non-identity map")
-            roles.append(("chain", chain.index(v)))
+            roles.append(("chain", chain.index(operand)))
             continue
-        pdims = h.map_dim_positions(m)
-        if pdims is None or len(set(pdims)) != len(pdims) or not is_param_like(v):
+        pdims = h.map_dim_positions(map_)
+        if pdims is None or len(set(pdims)) != len(pdims) or not is_param_like(operand):
             raise NoMatch("operand is neither the chain nor a parameter")
-        if not isinstance(v.type, ir.RankedTensorType) or not v.type.has_static_shape:
+        if not isinstance(operand.type, ir.RankedTensorType) or not operand.type.has_static_shape:
             raise NoMatch("parameter is not a static tensor")
-        if split_rows and any(dims[d] == 0 for d in pdims):
+        if split_rows and any(dims[dim] == 0 for dim in pdims):
             raise NoMatch("parameter indexed by a token dim (rows split by a reshape)")
         roles.append(("param", len(params) + len(new_params)))
-        new_params.append(v)
+        new_params.append(operand)
     local_captured: list[ir.Value] = []
     sig = (body_signature(op, local_captured),
-           h.indexing_map_texts(op), tuple(h.type_text(r) for r in op.results))
+           h.indexing_map_texts(op), tuple(h.type_text(result) for result in op.results))
     params.extend(new_params)
     captured.extend(local_captured)
     return roles, sig, dims
@@ -290,7 +290,7 @@ def row_view_dims(op: ir.Operation, source_dims: list[int]) -> list[int] | None:
     groups = h.reassociation(op)
     shape = op.results[0].type.shape
     col = groups[1]
-    big = [d for d in col if ir.ShapedType.is_dynamic_size(shape[d]) or shape[d] != 1]
+    big = [dim for dim in col if ir.ShapedType.is_dynamic_size(shape[dim]) or shape[dim] != 1]
     if len(big) > 1:
         return None
     n_col = big[0] if big else col[-1]
@@ -319,9 +319,9 @@ def _collect_epilogue(chain: list[ir.Value], chain_dims: list[list[int]],
     rejected: set = set()
     while True:
         candidates = sorted(
-            {u for v in chain for u in h.users(v)
-             if u.name in (LINALG_GENERIC, TENSOR_EXPAND_SHAPE) and u not in rejected
-             and u not in chain_ops},
+            {user for value in chain for user in h.users(value)
+             if user.name in (LINALG_GENERIC, TENSOR_EXPAND_SHAPE) and user not in rejected
+             and user not in chain_ops},
             key=lambda op: position(op, positions))
         for cand in candidates:
             if cand.name == TENSOR_EXPAND_SHAPE:
@@ -348,14 +348,14 @@ def _collect_epilogue(chain: list[ir.Value], chain_dims: list[list[int]],
             return found, row_view
 
 
-def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
+def analyze_layer(matmul: ir.Operation, positions: Positions) -> Layer:
     """The layer rooted at a linalg.matmul; raises NoMatch with the reason."""
-    lhs, weight, fill, layout, mm_body = _check_matmul(mm)
-    chain: list[ir.Value] = [mm.results[0]]
-    chain_ops: list[ir.Operation] = [mm]
+    lhs, weight, fill, layout, mm_body = _check_matmul(matmul)
+    chain: list[ir.Value] = [matmul.results[0]]
+    chain_ops: list[ir.Operation] = [matmul]
     chain_dims: list[list[int]] = [[0, 1]]
     view_op, view_dims = None, [0, 1]
-    mm_users = h.users(mm.results[0])
+    mm_users = h.users(matmul.results[0])
     if len(mm_users) == 1 and mm_users[0].name == TENSOR_COLLAPSE_SHAPE:
         dims = unit_drop_view(mm_users[0])
         if dims is not None:
@@ -364,19 +364,20 @@ def analyze_layer(mm: ir.Operation, positions: Positions) -> Layer:
             chain_ops.append(view_op)
             chain_dims.append(dims)
     epi, row_view = _collect_epilogue(chain, chain_dims, chain_ops, positions)
-    layer = Layer(mm, lhs, weight, layout, fill.operands[0], view_op, view_dims, epi.ops,
+    layer = Layer(matmul, lhs, weight, layout, fill.operands[0], view_op, view_dims, epi.ops,
                   chain, epi.params, epi.captured, activation_kind(epi.ops),
                   row_view=row_view, chain_ops=chain_ops)
     scalar = h.defining_op(layer.fill_scalar)
     scalar_sig = (str(scalar.attributes["value"]) if scalar is not None
                   and scalar.name == ARITH_CONSTANT else "captured")
     layer.sig = (
-        "layer", h.type_text(lhs), h.type_text(weight), h.type_text(mm.results[0]), layout,
-        _sorted_attrs(mm, ("operandSegmentSizes",)), mm_body, scalar_sig,
+        "layer", h.type_text(lhs), h.type_text(weight), h.type_text(matmul.results[0]), layout,
+        _sorted_attrs(matmul, ("operandSegmentSizes",)), mm_body, scalar_sig,
         "const" if trace_constant(weight) else "runtime",
         h.type_text(view_op.results[0]) if view_op else None, tuple(view_dims),
-        tuple((sig, tuple(e.roles)) for sig, e in zip(epi.sigs, epi.ops)),
-        tuple((h.type_text(p), "const" if trace_constant(p) else "runtime") for p in epi.params),
+        tuple((sig, tuple(epi_op.roles)) for sig, epi_op in zip(epi.sigs, epi.ops)),
+        tuple((h.type_text(param), "const" if trace_constant(param) else "runtime")
+              for param in epi.params),
         layer.kind,
     )
     if row_view is not None:  # (absent from the keys of layers without one)
@@ -395,7 +396,7 @@ def _without_sizes(part):
     if isinstance(part, str):
         return _SIZES.sub("?", part)
     if isinstance(part, tuple):
-        return tuple(_without_sizes(p) for p in part)
+        return tuple(_without_sizes(sub) for sub in part)
     return part
 
 
@@ -431,12 +432,12 @@ class TowerGroup:
         return self.towers[0].layers[0].mm
 
     def describe(self) -> str:
-        depths = sorted({len(t.layers) for t in self.towers})
-        kinds = "/".join(sorted({lay.kind for t in self.towers for lay in t.layers}))
+        depths = sorted({len(tower.layers) for tower in self.towers})
+        kinds = "/".join(sorted({lay.kind for tower in self.towers for lay in tower.layers}))
         widths = ""
         if self.padded:
             widths = ", widths " + "/".join(
-                "x".join(str(lay.width) for lay in t.layers) for t in self.towers)
+                "x".join(str(lay.width) for lay in tower.layers) for tower in self.towers)
         return (f"group of {len(self.towers)} towers (depth {','.join(map(str, depths))}, "
                 f"{kinds}, {'shared' if self.shared else 'separate'} input{widths})")
 
@@ -459,9 +460,9 @@ def next_layer(layer: Layer, layers: dict[ir.Operation, Layer]
             elif user.name in RESHAPES and user.results[0].type == link_type:
                 # A row-major reshape of a row-major view of [M, N] back to [M, N] is the
                 # [M, N] value itself (tokens: collapse_shape [B, T, N] -> [B*T, N]).
-                for u2 in h.users(user.results[0]):
-                    if u2 in layers and h.dps_inputs(u2)[0] == user.results[0]:
-                        found.append((layers[u2], user, index))
+                for next_user in h.users(user.results[0]):
+                    if next_user in layers and h.dps_inputs(next_user)[0] == user.results[0]:
+                        found.append((layers[next_user], user, index))
     if len(found) != 1:
         return None
     nxt, link, index = found[0]
@@ -494,14 +495,14 @@ def link_towers(layers: dict[ir.Operation, Layer]) -> list[Tower]:
     """Chains the layers into towers (each layer followed by the one layer reading it)."""
     succ: dict[ir.Operation, tuple[Layer, ir.Operation | None]] = {}
     has_pred: set = set()
-    for mm, layer in layers.items():
+    for matmul, layer in layers.items():
         nxt = next_layer(layer, layers)
         if nxt is not None and nxt[0].mm not in has_pred:
-            succ[mm] = nxt
+            succ[matmul] = nxt
             has_pred.add(nxt[0].mm)
     towers = []
-    for mm, layer in layers.items():
-        if mm in has_pred:
+    for matmul, layer in layers.items():
+        if matmul in has_pred:
             continue
         tower = Tower([layer])
         while tower.layers[-1].mm in succ:
@@ -514,9 +515,9 @@ def link_towers(layers: dict[ir.Operation, Layer]) -> list[Tower]:
 
 def place_towers(towers: list[Tower], placements: dict[ir.Operation, frozenset[str]]) -> None:
     """Each tower's placement: the devices its ops' inputs come from."""
-    for t in towers:
-        t.placement = frozenset().union(
-            *(placements.get(op, frozenset()) for lay in t.layers for op in lay.ops))
+    for tower in towers:
+        tower.placement = frozenset().union(
+            *(placements.get(op, frozenset()) for lay in tower.layers for op in lay.ops))
 
 
 def group_towers(towers: list[Tower], positions: Positions) -> list[TowerGroup]:
@@ -524,24 +525,25 @@ def group_towers(towers: list[Tower], positions: Positions) -> list[TowerGroup]:
     equal first layer and separate inputs; in block order of their first matmul. Towers
     placed on different devices are never in one group."""
     shared: dict[tuple, list[Tower]] = {}
-    for t in towers:
-        shared.setdefault((t.input, t.layers[0].key, t.placement), []).append(t)
+    for tower in towers:
+        shared.setdefault((tower.input, tower.layers[0].key, tower.placement), []).append(tower)
     groups: list[TowerGroup] = []
     separate: dict[tuple, list[Tower]] = {}
-    for ts in shared.values():
-        if len(ts) >= 2:
-            groups.append(TowerGroup(ts, True))
+    for peers in shared.values():
+        if len(peers) >= 2:
+            groups.append(TowerGroup(peers, True))
         else:
-            separate.setdefault((ts[0].layers[0].key, ts[0].placement), []).append(ts[0])
+            separate.setdefault((peers[0].layers[0].key, peers[0].placement), []).append(peers[0])
     structures = Counter(key for key, _ in separate)
     lone: list[Tower] = []
-    for (key, _), ts in separate.items():
-        if len(ts) == 1 and structures[key] == 1:
-            lone.append(ts[0])
+    for (key, _), peers in separate.items():
+        if len(peers) == 1 and structures[key] == 1:
+            lone.append(peers[0])
         else:
-            groups.append(TowerGroup(ts, False, len(ts) == 1))
+            groups.append(TowerGroup(peers, False, len(peers) == 1))
     groups += pad_groups(lone)
-    groups.sort(key=lambda g: min(position(t.layers[0].mm, positions) for t in g.towers))
+    groups.sort(key=lambda group: min(position(tower.layers[0].mm, positions)
+                                      for tower in group.towers))
     return groups
 
 
@@ -550,11 +552,11 @@ def pad_groups(lone: list[Tower]) -> list[TowerGroup]:
     placed alike and agree on every layer but for the widths (padded groups); the others stay
     alone."""
     found: dict[tuple, list[Tower]] = {}
-    for t in lone:
-        key = (t.input, tuple(lay.width_free_key for lay in t.layers), t.placement)
-        found.setdefault(key, []).append(t)
-    return [TowerGroup(ts, True, padded=True) if len(ts) >= 2 else TowerGroup(ts, False)
-            for ts in found.values()]
+    for tower in lone:
+        key = (tower.input, tuple(lay.width_free_key for lay in tower.layers), tower.placement)
+        found.setdefault(key, []).append(tower)
+    return [TowerGroup(peers, True, padded=True) if len(peers) >= 2 else TowerGroup(peers, False)
+            for peers in found.values()]
 
 
 # ---------------------------------------------------------------- candidate keys
@@ -566,12 +568,13 @@ def group_key(group: TowerGroup, stack_layout: str | None) -> str:
     """The group's structure: shared or separate input, per tower its depth and per layer
     its structure (Layer.key: shapes, element types, maps, bodies, activation, weight kind),
     and the layout of a stack that consumes the results."""
-    towers = tuple((len(t.layers), tuple(lay.key for lay in t.layers)) for t in group.towers)
+    towers = tuple((len(tower.layers), tuple(lay.key for lay in tower.layers))
+                   for tower in group.towers)
     padded = ("padded",) if group.padded else ()
     return structural_key(KEY_FAMILY, "group", "shared" if group.shared else "separate",
                           len(group.towers), towers, ("stack", stack_layout), *padded)
 
 
-def matmul_key(mm: ir.Operation) -> str:
+def matmul_key(matmul: ir.Operation) -> str:
     """A linalg.matmul that is no tower layer."""
-    return structural_key(KEY_FAMILY, "matmul", h.op_signature(mm))
+    return structural_key(KEY_FAMILY, "matmul", h.op_signature(matmul))

@@ -59,31 +59,31 @@ class Node:
         return self.hi - self.lo
 
     def chain_length(self) -> int:
-        return 1 + max((c.chain_length() for c in self.children), default=0)
+        return 1 + max((child.chain_length() for child in self.children), default=0)
 
     def walk(self) -> Iterator[Node]:
         yield self
-        for c in self.children:
-            yield from c.walk()
+        for child in self.children:
+            yield from child.walk()
 
 
-def build_trie(towers: list[Tower], sig_id, lo: int, hi: int, depth: int) -> Node:
-    """The node of towers [lo, hi) at `depth`; children: runs of >= 2 towers that agree on
+def build_trie(towers: list[Tower], sig_id, start: int, stop: int, depth: int) -> Node:
+    """The node of towers [start, stop) at `depth`; children: runs of >= 2 towers that agree on
     the next layer."""
-    node = Node(lo, hi, depth)
-    i = lo
-    while i < hi:
-        if len(towers[i].layers) <= depth + 1:
-            i += 1
+    node = Node(start, stop, depth)
+    run_start = start
+    while run_start < stop:
+        if len(towers[run_start].layers) <= depth + 1:
+            run_start += 1
             continue
-        s = sig_id(towers[i].layers[depth + 1])
-        j = i
-        while (j < hi and len(towers[j].layers) > depth + 1
-               and sig_id(towers[j].layers[depth + 1]) == s):
-            j += 1
-        if j - i >= 2:
-            node.children.append(build_trie(towers, sig_id, i, j, depth + 1))
-        i = j
+        next_sig = sig_id(towers[run_start].layers[depth + 1])
+        run_end = run_start
+        while (run_end < stop and len(towers[run_end].layers) > depth + 1
+               and sig_id(towers[run_end].layers[depth + 1]) == next_sig):
+            run_end += 1
+        if run_end - run_start >= 2:
+            node.children.append(build_trie(towers, sig_id, run_start, run_end, depth + 1))
+        run_start = run_end
     return node
 
 
@@ -132,55 +132,58 @@ def _insert_chain(towers: list[Tower]) -> tuple[list[ir.Operation], ir.Operation
     return chain, empty
 
 
-def _stack_layout(chain: list[ir.Operation], count: int, m: int, n: int) -> str | None:
-    """TMN or MTN when the inserts write tower p's [m, n] result where that layout of a
-    [count, m, n] batched result puts it (row-major, same element order); else None."""
+def _stack_layout(chain: list[ir.Operation], count: int, rows: int, cols: int) -> str | None:
+    """TMN or MTN when the inserts write each tower's [rows, cols] result where that layout of a
+    [count, rows, cols] batched result puts it (row-major, same element order); else None."""
     shape = list(chain[-1].results[0].type.shape)
-    total = count * m * n
+    total = count * rows * cols
     if int(np.prod(shape)) != total or total > _MAX_STACK_ELEMENTS:
         return None
     target = np.arange(total).reshape(shape)
     for layout in (TMN, MTN):
-        full = np.arange(total).reshape((count, m, n) if layout == TMN else (m, count, n))
-        ok = True
-        for p, op in enumerate(chain):
+        full = np.arange(total).reshape((count, rows, cols) if layout == TMN
+                                        else (rows, count, cols))
+        matches = True
+        for pos, op in enumerate(chain):
             offs = list(op.attributes["static_offsets"])
             sizes = list(op.attributes["static_sizes"])
             strides = list(op.attributes["static_strides"])
-            if any(s != 1 for s in strides) or any(o < 0 for o in offs):
+            if any(size != 1 for size in strides) or any(offset < 0 for offset in offs):
                 return None
-            region = target[tuple(slice(o, o + s) for o, s in zip(offs, sizes))]
-            block = full[p] if layout == TMN else full[:, p, :]
+            region = target[tuple(slice(offset, offset + size)
+                                  for offset, size in zip(offs, sizes))]
+            block = full[pos] if layout == TMN else full[:, pos, :]
             if region.size != block.size or not np.array_equal(region.reshape(-1),
                                                                block.reshape(-1)):
-                ok = False
+                matches = False
                 break
-        if ok:
+        if matches:
             return layout
     return None
 
 
-def _concat_layout(chain: list[ir.Operation], n: int) -> str | None:
+def _concat_layout(chain: list[ir.Operation], cols: int) -> str | None:
     """The layout of a stack with dynamic dims: the inserts write whole tower results
-    (row-major views of [M, N]) one after the other along one axis `a` of the stack. That
-    is TMN when every dim before `a` is 1 (each result one contiguous block) and MTN when
-    the dims from `a` on span exactly the N columns (rows outside, towers inside)."""
+    (row-major views of [M, N]) one after the other along one axis `axis` of the stack. That
+    is TMN when every dim before `axis` is 1 (each result one contiguous block) and MTN when
+    the dims from `axis` on span exactly the N columns (rows outside, towers inside)."""
     stacked = chain[-1].results[0].type.shape
     sizes = [h.i64_array(op, "static_sizes") for op in chain]
     offsets = [h.i64_array(op, "static_offsets") for op in chain]
-    varying = [d for d in range(len(stacked)) if len({o[d] for o in offsets}) > 1]
-    if len(varying) > 1 or any(sz != sizes[0] for sz in sizes):
+    varying = [dim for dim in range(len(stacked)) if len({offs[dim] for offs in offsets}) > 1]
+    if len(varying) > 1 or any(size != sizes[0] for size in sizes):
         return None
-    a = varying[0] if varying else 0
-    step = sizes[0][a]
+    axis = varying[0] if varying else 0
+    step = sizes[0][axis]
     if ir.ShapedType.is_dynamic_size(step) or \
-            any(o[a] != p * step or any(o[d] for d in range(len(o)) if d != a)
-                for p, o in enumerate(offsets)) or stacked[a] != len(chain) * step:
+            any(offs[axis] != pos * step or
+                any(offs[dim] for dim in range(len(offs)) if dim != axis)
+                for pos, offs in enumerate(offsets)) or stacked[axis] != len(chain) * step:
         return None
-    inner = sizes[0][a:]
-    if all(d == 1 for d in sizes[0][:a]):
+    inner = sizes[0][axis:]
+    if all(dim == 1 for dim in sizes[0][:axis]):
         return TMN
-    if not any(ir.ShapedType.is_dynamic_size(d) for d in inner) and int(np.prod(inner)) == n:
+    if not any(ir.ShapedType.is_dynamic_size(dim) for dim in inner) and int(np.prod(inner)) == cols:
         return MTN
     return None
 
@@ -191,13 +194,13 @@ def find_stack(towers: list[Tower]) -> Stack | None:
     if found is None:
         return None
     chain, empty = found
-    tails = [t.layers[-1].tail for t in towers]
+    tails = [tower.layers[-1].tail for tower in towers]
     order = [tails.index(op.operands[0]) for op in chain]
-    m, n = towers[0].layers[-1].result_type.shape
-    if chain[-1].results[0].type.has_static_shape and not ir.ShapedType.is_dynamic_size(m):
-        layout = _stack_layout(chain, len(towers), m, n)
+    rows, cols = towers[0].layers[-1].result_type.shape
+    if chain[-1].results[0].type.has_static_shape and not ir.ShapedType.is_dynamic_size(rows):
+        layout = _stack_layout(chain, len(towers), rows, cols)
     else:
-        layout = _concat_layout(chain, n)
+        layout = _concat_layout(chain, cols)
     return None if layout is None else Stack(chain, empty, layout, order)
 
 
@@ -220,18 +223,18 @@ class Arrangement:
 
 def arrange_towers(group: TowerGroup) -> Arrangement:
     ids: dict[tuple, int] = {}
-    for t in group.towers:
-        for lay in t.layers:
+    for tower in group.towers:
+        for lay in tower.layers:
             ids.setdefault(_layer_key(lay, group.padded), len(ids))
 
-    def signature(t: Tower) -> tuple:
-        return tuple(ids[_layer_key(lay, group.padded)] for lay in t.layers)
+    def signature(tower: Tower) -> tuple:
+        return tuple(ids[_layer_key(lay, group.padded)] for lay in tower.layers)
 
     towers = sorted(group.towers, key=signature)
-    uniform = len({signature(t) for t in towers}) == 1 and not group.padded
+    uniform = len({signature(tower) for tower in towers}) == 1 and not group.padded
     stack = find_stack(towers) if uniform else None
     if stack is not None:
-        towers = [towers[i] for i in stack.order]
+        towers = [towers[pos] for pos in stack.order]
     return Arrangement(towers, ids, stack, group.padded)
 
 
@@ -283,11 +286,11 @@ def _stack_copies(stack: Stack | None, towers: list[Tower]) -> tuple[int, int]:
     strided copy per tower (one slow_memcpy dispatch each)."""
     if stack is None:
         return 0, 0
-    m, _ = towers[0].layers[-1].result_type.shape
-    if stack.layout != MTN or m == 1:
+    rows, _ = towers[0].layers[-1].result_type.shape
+    if stack.layout != MTN or rows == 1:
         return 0, 0
     return len(stack.inserts), sum(
-        h.static_tensor_bytes(t.layers[-1].tail.type) or 0 for t in towers)
+        h.static_tensor_bytes(tower.layers[-1].tail.type) or 0 for tower in towers)
 
 
 def _result_copies(towers: list[Tower], nodes: list[Node], removed: set[ir.Operation]
@@ -298,30 +301,30 @@ def _result_copies(towers: list[Tower], nodes: list[Node], removed: set[ir.Opera
     count = nbytes = 0
     for node in nodes:
         for i in range(node.lo, node.hi):
-            for v in towers[i].layers[node.depth].chain:
-                outside = [u for u in h.users(v) if u not in removed]
-                if any(not u.name.startswith("linalg.") for u in outside):
+            for value in towers[i].layers[node.depth].chain:
+                outside = [user for user in h.users(value) if user not in removed]
+                if any(not user.name.startswith("linalg.") for user in outside):
                     count += 1
-                    nbytes += h.static_tensor_bytes(v.type) or 0
+                    nbytes += h.static_tensor_bytes(value.type) or 0
     return count, nbytes
 
 
 def _padding_waste(plans: list[NodePlan]) -> float:
     """1 - (the towers' contraction work) / (the batched contractions' work)."""
     real = padded = 0
-    for p in plans:
-        for lay, n in zip(p.layers, p.widths):
-            m, k = lay.lhs.type.shape
-            real += m * k * n
-        m, _ = p.layers[0].lhs.type.shape
-        padded += len(p.layers) * m * _padded_k(p) * p.width
+    for plan in plans:
+        for lay, width in zip(plan.layers, plan.widths):
+            rows, inner = lay.lhs.type.shape
+            real += rows * inner * width
+        rows, _ = plan.layers[0].lhs.type.shape
+        padded += len(plan.layers) * rows * _padded_k(plan) * plan.width
     return 1 - real / padded if padded else 0.0
 
 
-def _padded_k(p: NodePlan) -> int:
+def _padded_k(plan: NodePlan) -> int:
     """K of the node's batched contraction (the parent's padded width past the first layer)."""
-    return p.pad_shapes[0][1 if p.layers[0].weight_layout == "nk" else 0] \
-        if p.pad_shapes and p.pad_shapes[0] is not None else p.layers[0].lhs.type.shape[1]
+    return plan.pad_shapes[0][1 if plan.layers[0].weight_layout == "nk" else 0] \
+        if plan.pad_shapes and plan.pad_shapes[0] is not None else plan.layers[0].lhs.type.shape[1]
 
 
 # ---------------------------------------------------------------- the plan
@@ -349,7 +352,7 @@ class NodePlan:
 
     @property
     def padded(self) -> bool:
-        return any(w != self.width for w in self.widths)
+        return any(tower_width != self.width for tower_width in self.widths)
 
 
 @dataclass
@@ -380,12 +383,12 @@ def plan_group(group: TowerGroup, arrangement: Arrangement | None, block: ir.Blo
                positions: Positions, options: PlanOptions) -> GroupPlan:
     """The plan to batch `group`; NoMatch with the reason at the first check that fails."""
     if len(group.towers) < 2:
-        t = group.towers[0]
+        lone = group.towers[0]
         if group.elsewhere:
-            raise NoMatch(f"tower of {len(t.layers)} layer(s) ({t.layers[0].kind}): the other "
-                          "towers of equal structure read inputs placed on other devices (a "
+            raise NoMatch(f"tower of {len(lone.layers)} layer(s) ({lone.layers[0].kind}): the "
+                          "other towers of equal structure read inputs placed on other devices (a "
                           "multi-device program): ops on different devices are never merged")
-        raise NoMatch(f"tower of {len(t.layers)} layer(s) ({t.layers[0].kind}) has no other "
+        raise NoMatch(f"tower of {len(lone.layers)} layer(s) ({lone.layers[0].kind}) has no other "
                       "tower of equal structure")
     try:
         return _plan_batched(group, arrangement, block, positions, options)
@@ -398,7 +401,7 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
     towers, stack = arr.towers, arr.stack
     root = build_trie(towers, arr.sig_id, 0, len(towers), 0)
     if group.padded and (root.chain_length() != len(towers[0].layers)
-                         or any(n.size != len(towers) for n in root.walk())):
+                         or any(trie_node.size != len(towers) for trie_node in root.walk())):
         raise NoMatch("padded towers must batch on every layer")
     if root.chain_length() < options.min_layers:
         raise NoMatch(f"only {root.chain_length()} layer(s) batch "
@@ -414,16 +417,16 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
     consumed = set(stack.inserts) if stack else set()
     stack_sizes = list(stack.empty.operands) if stack else []  # its dynamic dims
 
-    parents = {id(c): k for k, node in enumerate(nodes) for c in node.children}
+    parents = {id(child): pos for pos, node in enumerate(nodes) for child in node.children}
     node_plans = [plan_node(node, parents.get(id(node)), towers, group.shared,
                             options.dynamic_dim_estimate)
                   for node in nodes]
     if group.padded:
         _plan_padding(node_plans)
-    externals = [v for p in node_plans for v in p.externals] + stack_sizes
+    externals = [value for plan in node_plans for value in plan.externals] + stack_sizes
     anchor, sink = placement(block, positions, externals, group_ops | consumed)
-    runtime_bytes = sum(p.runtime_bytes for p in node_plans)
-    saved = sum(n.size - 1 for n in nodes)
+    runtime_bytes = sum(plan.runtime_bytes for plan in node_plans)
+    saved = sum(trie_node.size - 1 for trie_node in nodes)
     budget = options.runtime_stack_bytes_per_dispatch
     if runtime_bytes and runtime_bytes > saved * budget:
         raise NoMatch(
@@ -454,36 +457,36 @@ def _plan_padding(plans: list[NodePlan]) -> None:
     of each stacked value. Padded columns of a layer are act(0): finite for the known
     activations, and they meet zero rows of the next layer's weight."""
     k_pad = None
-    for p in plans:
-        t0 = p.layers[0]
-        if any(lay.kind == "other" for lay in p.layers):
+    for plan in plans:
+        first = plan.layers[0]
+        if any(lay.kind == "other" for lay in plan.layers):
             raise NoMatch("padded towers need known activations (padded columns must stay "
                           "finite)")
-        if any(kind == "runtime" for kind in p.slot_kinds):
+        if any(kind == "runtime" for kind in plan.slot_kinds):
             raise NoMatch("padded towers need constant weights and parameters (padded once, "
                           "at load time)")
         if k_pad is None:
-            k_pad = t0.lhs.type.shape[1]
-        weight = [p.width, k_pad] if t0.weight_layout == "nk" else [k_pad, p.width]
-        p.pad_shapes = [weight] + [_param_pad_shape(t0, j, p.width)
-                                   for j in range(len(t0.params))]
-        for kind, shape, values in zip(p.slot_kinds, p.pad_shapes, p.slots):
+            k_pad = first.lhs.type.shape[1]
+        weight = [plan.width, k_pad] if first.weight_layout == "nk" else [k_pad, plan.width]
+        plan.pad_shapes = [weight] + [_param_pad_shape(first, j, plan.width)
+                                   for j in range(len(first.params))]
+        for kind, shape, values in zip(plan.slot_kinds, plan.pad_shapes, plan.slots):
             if kind == "shared" and list(values[0].type.shape) != shape:
                 raise NoMatch("a parameter shared by towers of different widths")
-        k_pad = p.width
+        k_pad = plan.width
 
 
 def _param_pad_shape(layer: Layer, slot: int, width: int) -> list[int]:
     """The shape of parameter `slot` with its column dims at `width`."""
-    for e in layer.epilogue:
-        for (role, index), amap in zip(e.roles, h.indexing_maps(e.op)):
+    for epi in layer.epilogue:
+        for (role, index), amap in zip(epi.roles, h.indexing_maps(epi.op)):
             if role == "param" and index == slot:
                 shape = list(layer.params[slot].type.shape)
                 dims = h.map_dim_positions(amap)
-                n = layer.width
+                cols = layer.width
                 out = []
-                for size, d in zip(shape, dims):
-                    col = e.dims[d] == 1 and size == n
+                for size, dim in zip(shape, dims):
+                    col = epi.dims[dim] == 1 and size == cols
                     out.append(width if col else size)
                 return out
     raise NoMatch("parameter read by no epilogue op")
@@ -504,11 +507,11 @@ def _choose_layouts(nodes: list[Node], towers: list[Tower], stack: Stack | None,
 def _group_ops(towers: list[Tower], batched_depth: list[int]) -> set[ir.Operation]:
     """The ops of the batched layers, and the expand_shapes linking them."""
     ops: set = set()
-    for i, t in enumerate(towers):
-        for d in range(batched_depth[i] + 1):
-            ops.update(t.layers[d].ops)
-            if d > 0 and t.links[d - 1] is not None:
-                ops.add(t.links[d - 1])
+    for i, tower in enumerate(towers):
+        for depth in range(batched_depth[i] + 1):
+            ops.update(tower.layers[depth].ops)
+            if depth > 0 and tower.links[depth - 1] is not None:
+                ops.add(tower.links[depth - 1])
     return ops
 
 
@@ -516,25 +519,25 @@ def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool,
               dynamic_estimate: int = 64) -> NodePlan:
     """Checks one batched layer and decides how each of its operands is provided."""
     layers = [towers[i].layers[node.depth] for i in range(node.lo, node.hi)]
-    t0 = layers[0]
+    first = layers[0]
     externals: list[ir.Value] = []
     runtime_bytes = 0
     shared_lhs = stack_inputs = None
     if node.depth == 0:
         if shared:
-            shared_lhs = t0.lhs
-            externals.append(t0.lhs)
+            shared_lhs = first.lhs
+            externals.append(first.lhs)
         else:
             stack_inputs = [lay.lhs for lay in layers]
-            rows = list(dict.fromkeys(h.dim_key(v, 0) for v in stack_inputs))
+            rows = list(dict.fromkeys(h.dim_key(value, 0) for value in stack_inputs))
             if len(rows) > 1:
                 raise NoMatch("separate inputs whose rows M are sizes not provably equal ("
-                              + " vs ".join(h.size_text(r) for r in rows[:3]) + "): they "
+                              + " vs ".join(h.size_text(key) for key in rows[:3]) + "): they "
                               "cannot be stacked (shape facts relating them would tell)")
             externals += stack_inputs
             runtime_bytes += _bytes(stack_inputs, dynamic_estimate)
     slots = [[lay.weight for lay in layers]] + [
-        [lay.params[j] for lay in layers] for j in range(len(t0.params))]
+        [lay.params[j] for lay in layers] for j in range(len(first.params))]
     kinds = [_slot_kind(values) for values in slots]
     for values, kind in zip(slots, kinds):
         if kind == "shared":
@@ -543,7 +546,7 @@ def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool,
             externals += values
             runtime_bytes += _bytes(values)
     _check_same_values_from_above(layers)
-    externals += t0.captured + [t0.fill_scalar]
+    externals += first.captured + [first.fill_scalar]
     for lay in layers:  # the dynamic sizes a row view splits the rows into
         if lay.row_view is not None:
             externals += list(lay.row_view.operands)[1:]
@@ -554,27 +557,27 @@ def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool,
 
 def _slot_kind(values: list[ir.Value]) -> str:
     """One value for all towers (shared), constants (const), else runtime."""
-    if all(v == values[0] for v in values):
+    if all(value == values[0] for value in values):
         return "shared"
-    return "const" if all(trace_constant(v) for v in values) else "runtime"
+    return "const" if all(trace_constant(value) for value in values) else "runtime"
 
 
 def _bytes(values: list[ir.Value], dynamic_estimate: int = 64) -> int:
     """Bytes of the values; a dynamic dim counts as its util.assume.int umax, else
     `dynamic_estimate`."""
-    return sum(h.estimated_numel(v, dynamic_estimate) * h.element_bytes(v.type.element_type)
-               for v in values)
+    return sum(h.estimated_numel(value, dynamic_estimate) * h.element_bytes(value.type.element_type)
+               for value in values)
 
 
 def _check_same_values_from_above(layers: list[Layer]) -> None:
     """The values the bodies and the accumulator use from above are equal across towers."""
-    t0 = layers[0]
+    first = layers[0]
     for lay in layers[1:]:
-        for a, b in zip(lay.captured, t0.captured):
-            if a != b and not h.same_constant(a, b):
+        for ours, theirs in zip(lay.captured, first.captured):
+            if ours != theirs and not h.same_constant(ours, theirs):
                 raise NoMatch("epilogue bodies use different values from above")
-        if lay.fill_scalar != t0.fill_scalar and not h.same_constant(lay.fill_scalar,
-                                                                     t0.fill_scalar):
+        if lay.fill_scalar != first.fill_scalar and not h.same_constant(lay.fill_scalar,
+                                                                     first.fill_scalar):
             raise NoMatch("accumulators are filled with different values")
 
 
@@ -584,8 +587,8 @@ def placement(block: ir.Block, positions: Positions, externals: list[ir.Value],
     of tower results that must move after them; NoMatch if towers depend on each other."""
     last = -1
     ext_defs = set()
-    for v in externals:
-        op = h.defining_op(v)
+    for value in externals:
+        op = h.defining_op(value)
         if op is None or op not in positions:
             continue  # a block argument, or defined above the function body
         ext_defs.add(op)
@@ -593,13 +596,14 @@ def placement(block: ir.Block, positions: Positions, externals: list[ir.Value],
 
     def early_users(op: ir.Operation) -> list[ir.Operation]:
         """Users of op's results (as ops of the block) that come before `last`."""
-        found = (h.block_ancestor(u, positions) for r in op.results for u in h.users(r))
-        return [u for u in found
-                if u is not None and u not in removed and position(u, positions) <= last]
+        found = (h.block_ancestor(user, positions) for result in op.results
+                 for user in h.users(result))
+        return [user for user in found
+                if user is not None and user not in removed and position(user, positions) <= last]
 
     sink: set = set()
-    work = [u for op in sorted(removed, key=lambda o: position(o, positions))
-            for u in early_users(op)]
+    work = [user for op in sorted(removed, key=lambda op: position(op, positions))
+            for user in early_users(op)]
     while work:
         op = work.pop()
         if op in sink:
@@ -616,4 +620,4 @@ def placement(block: ir.Block, positions: Positions, externals: list[ir.Value],
     anchor = next((op for op in ops[last + 1:] if op not in removed and op not in sink), None)
     if anchor is None:
         raise NoMatch("no op after the group's inputs to put the batched ops before")
-    return anchor, sorted(sink, key=lambda o: position(o, positions))
+    return anchor, sorted(sink, key=lambda op: position(op, positions))

@@ -170,16 +170,17 @@ class ForwardFactoryOps(CandidatePass[FactoryPlan], FactoryCostOptions):
     def apply_all(self, candidates: list[Candidate[FactoryPlan]], ctx: PassContext
                   ) -> list[str]:
         """Forwarding first (all roots at once), then compaction, then dead chains erased."""
-        forwards = [c.plan for c in candidates if isinstance(c.plan, ForwardPlan)]
-        compactions = [c.plan for c in candidates if isinstance(c.plan, CompactPlan)]
+        forwards = [cand.plan for cand in candidates if isinstance(cand.plan, ForwardPlan)]
+        compactions = [cand.plan for cand in candidates if isinstance(cand.plan, CompactPlan)]
         chain_ops: list[ir.Operation] = []
-        for roots in [[p.root for p in forwards], *[p.roots for p in compactions]]:
-            chain_ops += [o for r in roots for o in r.factory.ops if o not in chain_ops]
+        for roots in [[plan.root for plan in forwards], *[plan.roots for plan in compactions]]:
+            chain_ops += [op for root in roots for op in root.factory.ops if op not in chain_ops]
         forwarded = forward_roots(forwards) if forwards else []
-        compacted = [compact(p) for p in compactions]  # after forwarding: what still reads it
+        compacted = [compact(plan) for plan in compactions]  # after forwarding: what still reads it
         erase_dead_chains(chain_ops)
-        texts = {id(p): t for p, t in zip([*forwards, *compactions], [*forwarded, *compacted])}
-        return [texts[id(c.plan)] for c in candidates]
+        texts = {id(plan): text for plan, text in zip([*forwards, *compactions],
+                                                      [*forwarded, *compacted])}
+        return [texts[id(cand.plan)] for cand in candidates]
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,7 @@ class ForwardFactoryDispatches(CandidatePass[CloneForward], FactoryCostOptions):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        bad = [n for n in self.consumers if "." not in n or ":" in n or " " in n]
+        bad = [name for name in self.consumers if "." not in name or ":" in name or " " in name]
         if bad:
             raise ValueError(f"consumers: not op names: {', '.join(bad)} (a comma-separated "
                              "list, e.g. iree_linalg_ext.attention,linalg.generic)")

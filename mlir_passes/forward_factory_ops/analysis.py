@@ -138,12 +138,12 @@ class FactoryAnalysis:
                  deps: list[Factory], leaves: list[ir.Value], own_ops: int = 0) -> Factory:
         ops: list[ir.Operation] = []
         all_leaves: list[ir.Value] = list(leaves)
-        for d in deps:
-            ops += [o for o in d.ops if o not in ops]
-            all_leaves += [v for v in d.leaves if v not in all_leaves]
+        for dep in deps:
+            ops += [dep_op for dep_op in dep.ops if dep_op not in ops]
+            all_leaves += [leaf for leaf in dep.leaves if leaf not in all_leaves]
         ops.append(op)
-        cost = own_cost + sum(d.cost for d in deps) + LEAF_READ_COST * len(leaves)
-        scalar_ops = own_ops + sum(d.scalar_ops for d in deps)
+        cost = own_cost + sum(dep.cost for dep in deps) + LEAF_READ_COST * len(leaves)
+        scalar_ops = own_ops + sum(dep.scalar_ops for dep in deps)
         return Factory(value, cost, ops, all_leaves, scalar_ops)
 
     def _analyze(self, value: ir.Value) -> tuple[Factory | None, str | Because]:
@@ -181,14 +181,15 @@ class FactoryAnalysis:
             dest_op = h.defining_op(dest)
             operands = (src,) if dest_op is not None and dest_op.name == TENSOR_EMPTY else (
                 src, dest)
-            for v in operands:
-                reason = self._operand(v, deps, leaves, value)
+            for operand in operands:
+                reason = self._operand(operand, deps, leaves, value)
                 if reason:
                     return None, reason
             return self._combine(value, op, CONCAT_COST, deps, leaves), ""
         if name == TENSOR_EXTRACT_SLICE:
             if h.has_dynamic_offsets(op) or any(
-                    ir.ShapedType.is_dynamic_size(s) for s in h.i64_array(op, "static_strides")):
+                    ir.ShapedType.is_dynamic_size(stride)
+                    for stride in h.i64_array(op, "static_strides")):
                 return None, "extract_slice with dynamic offsets or strides"
             if len(h.i64_array(op, "static_sizes")) != h.tensor_type(value).rank and \
                     dropped_dims(op) is None:
@@ -201,8 +202,8 @@ class FactoryAnalysis:
             if self.isolated and len(op.operands) != 1:
                 return None, "dynamic reshape inside a dispatch"
             if name == TENSOR_COLLAPSE_SHAPE:  # the body delinearizes over the source dims
-                problem = missing_sizes(op.operands[0], [k for g in h.reassociation(op)
-                                                         if len(g) > 1 for k in g])
+                problem = missing_sizes(op.operands[0], [dim for group in h.reassociation(op)
+                                                         if len(group) > 1 for dim in group])
                 if problem:
                     return None, problem
             reason = self._operand(op.operands[0], deps, leaves, value)
@@ -230,15 +231,15 @@ class FactoryAnalysis:
         n_in = h.num_dps_inputs(op)
         deps: list[Factory] = []
         leaves: list[ir.Value] = []
-        for i, (v, arg) in enumerate(zip(op.operands, body.arguments)):
+        for i, (operand, arg) in enumerate(zip(op.operands, body.arguments)):
             if not list(arg.uses):
                 continue
-            reason = self._operand(v, deps, leaves, value)
+            reason = self._operand(operand, deps, leaves, value)
             if reason:
                 return None, reason if i < n_in else Because("its body reads an init: ", reason)
         maps = h.indexing_maps(op)
-        for m in maps[n_in:]:
-            if not m.is_permutation:
+        for map_ in maps[n_in:]:
+            if not map_.is_permutation:
                 return None, "a generic whose result map is not a permutation"
         own, own_ops = 0.0, 0
         for body_op in body.operations:
@@ -247,8 +248,8 @@ class FactoryAnalysis:
                 return None, f"its body has {body_op.name}"
             own += OP_COST[body_op.name]
             own_ops += OP_COST[body_op.name] > 0
-            if self.isolated and any(not h.is_constant(v) and not h.defined_in(v, body)
-                                     for v in body_op.operands):
+            if self.isolated and any(not h.is_constant(operand) and not h.defined_in(operand, body)
+                                     for operand in body_op.operands):
                 return None, "its body captures a non-constant value"
         return self._combine(value, op, own, deps, leaves, own_ops), ""
 
@@ -261,8 +262,8 @@ class Because:
         self.parts = parts
 
     def __str__(self) -> str:
-        return "".join(describe_value(p) if isinstance(p, ir.Value) else str(p)
-                       for p in self.parts)
+        return "".join(describe_value(part) if isinstance(part, ir.Value) else str(part)
+                       for part in self.parts)
 
 
 def _integer_constant(value: ir.Value) -> bool:
@@ -276,30 +277,30 @@ def dropped_dims(op: ir.Operation) -> list[int] | None:
     """Source dims an extract_slice drops (unit sizes), or None when that is ambiguous."""
     sizes = h.i64_array(op, "static_sizes")
     result = list(h.tensor_type(op.results[0]).shape)
-    dropped, r = [], 0
-    for k, s in enumerate(sizes):
-        if r < len(result) and result[r] == s:
-            r += 1
-        elif s == 1:
-            dropped.append(k)
+    dropped, kept = [], 0
+    for dim, size in enumerate(sizes):
+        if kept < len(result) and result[kept] == size:
+            kept += 1
+        elif size == 1:
+            dropped.append(dim)
         else:
             return None
-    return dropped if r == len(result) else None
+    return dropped if kept == len(result) else None
 
 
 def slice_problem(op: ir.Operation, full: ir.Value) -> str | None:
     """Why an insert_slice cannot be scalarized (None: it can): strides must be 1, offsets
     static, and a dynamic size must cover the whole dim of `full` (a concat's other dims)."""
     strides = h.i64_array(op, "static_strides")
-    if any(s != 1 for s in strides):
+    if any(stride != 1 for stride in strides):
         return "insert_slice with strides"
     if h.has_dynamic_offsets(op):
         return "insert_slice with dynamic offsets"
     sizes = slice_sizes(op)
-    for k, (off, size) in enumerate(zip(h.i64_array(op, "static_offsets"), sizes)):
+    for dim, (off, size) in enumerate(zip(h.i64_array(op, "static_offsets"), sizes)):
         if not isinstance(size, int) and (
-                off != 0 or h.size_key(size) != size_key(available_size(full, k))):
-            return f"insert_slice with a dynamic size along dim {k} that is not the whole dim"
+                off != 0 or h.size_key(size) != size_key(available_size(full, dim))):
+            return f"insert_slice with a dynamic size along dim {dim} that is not the whole dim"
     return None
 
 
@@ -307,47 +308,49 @@ def slice_sizes(op: ir.Operation) -> list[int | ir.Value]:
     """The sizes of a tensor.insert_slice / extract_slice: static, or its size operands."""
     dynamic = iter(op.operands[len(op.operands) - _dynamic_count(op, "static_sizes")
                                - _dynamic_count(op, "static_strides"):])
-    return [next(dynamic) if ir.ShapedType.is_dynamic_size(s) else s
-            for s in h.i64_array(op, "static_sizes")]
+    return [next(dynamic) if ir.ShapedType.is_dynamic_size(size) else size
+            for size in h.i64_array(op, "static_sizes")]
 
 
 def _dynamic_count(op: ir.Operation, attr: str) -> int:
-    return sum(ir.ShapedType.is_dynamic_size(s) for s in h.i64_array(op, attr))
+    return sum(ir.ShapedType.is_dynamic_size(size) for size in h.i64_array(op, attr))
 
 
 
-def available_size(value: ir.Value, d: int) -> int | ir.Value | None:
-    """Dim `d` of a chain value as a static size or an index value already in the IR that a
+def available_size(value: ir.Value, dim: int) -> int | ir.Value | None:
+    """Dim `dim` of a chain value as a static size or an index value already in the IR that a
     body (or a new tensor.empty) after the chain may use: a `tensor.empty` / expand_shape /
     `flow.tensor.tie_shape` operand, through the inits of linalg ops, the dests of
     insert_slices, the sizes of extract_slices and unit collapse groups. None when only a
     `tensor.dim` of the chain would give it (that would keep the chain alive)."""
-    t = h.tensor_type(value)
-    if not ir.ShapedType.is_dynamic_size(t.shape[d]):
-        return t.shape[d]
+    tensor_t = h.tensor_type(value)
+    if not ir.ShapedType.is_dynamic_size(tensor_t.shape[dim]):
+        return tensor_t.shape[dim]
     op = h.defining_op(value)
     if op is None:
         return None
     if op.name in h.SHAPE_CARRIERS and len(op.results) == 1:
-        dyn = [i for i, x in enumerate(t.shape) if ir.ShapedType.is_dynamic_size(x)]
-        sizes = [v for v in op.operands if isinstance(v.type, ir.IndexType)]
-        return sizes[len(sizes) - len(dyn) + dyn.index(d)] if len(sizes) >= len(dyn) else None
+        dyn = [i for i, size in enumerate(tensor_t.shape) if ir.ShapedType.is_dynamic_size(size)]
+        sizes = [operand for operand in op.operands if isinstance(operand.type, ir.IndexType)]
+        return sizes[len(sizes) - len(dyn) + dyn.index(dim)] if len(sizes) >= len(dyn) else None
     if op.name == TENSOR_CAST:
-        return available_size(op.operands[0], d)
+        return available_size(op.operands[0], dim)
     if op.name == TENSOR_INSERT_SLICE:
-        return available_size(op.operands[1], d)
+        return available_size(op.operands[1], dim)
     if op.name == TENSOR_EXTRACT_SLICE:
-        return slice_sizes(op)[d] if dropped_dims(op) == [] else None
+        return slice_sizes(op)[dim] if dropped_dims(op) == [] else None
     if op.name == TENSOR_COLLAPSE_SHAPE:
-        group = h.reassociation(op)[d]
+        group = h.reassociation(op)[dim]
         src = op.operands[0]
-        dynamic = [k for k in group if ir.ShapedType.is_dynamic_size(h.tensor_type(src).shape[k])]
+        dynamic = [sdim for sdim in group
+                   if ir.ShapedType.is_dynamic_size(h.tensor_type(src).shape[sdim])]
         return available_size(src, dynamic[0]) if len(dynamic) == 1 and h.numel(
-            [h.tensor_type(src).shape[k] for k in group if k not in dynamic]) == 1 else None
+            [h.tensor_type(src).shape[sdim] for sdim in group if sdim not in dynamic]) == 1 \
+            else None
     if "operandSegmentSizes" in op.attributes and op.name.startswith("linalg."):
         inits = h.dps_inits(op)
         i = h.result_index(value)
-        return available_size(inits[i], d) if i < len(inits) else None
+        return available_size(inits[i], dim) if i < len(inits) else None
     return None
 
 
@@ -356,34 +359,36 @@ def size_key(size: int | ir.Value | None) -> h.DimKey | None:
     return size if size is None or isinstance(size, int) else h.size_key(size)
 
 
-def built_size(value: ir.Value, d: int, build: bool = True) -> int | ir.Value | None:
+def built_size(value: ir.Value, dim: int, build: bool = True) -> int | ir.Value | None:
     """available_size, or for a collapse_shape's group of several dims the product of their
     sizes (arith.muli at the current insertion point; `build=False`: only whether it can)."""
-    size = available_size(value, d)
+    size = available_size(value, dim)
     op = h.defining_op(value)
     if size is not None or op is None or op.name != TENSOR_COLLAPSE_SHAPE:
         return size
-    parts = [built_size(op.operands[0], k, build) for k in h.reassociation(op)[d]]
-    if any(p is None for p in parts):
+    parts = [built_size(op.operands[0], sdim, build) for sdim in h.reassociation(op)[dim]]
+    if any(part is None for part in parts):
         return None
     if not build:
         return 0
     out: int | ir.Value = 1
-    for p in parts:
-        if isinstance(p, int) and isinstance(out, int):
-            out *= p
+    for part in parts:
+        if isinstance(part, int) and isinstance(out, int):
+            out *= part
             continue
-        a = out if isinstance(out, ir.Value) else arith.ConstantOp(ir.IndexType.get(), out).result
-        b = p if isinstance(p, ir.Value) else arith.ConstantOp(ir.IndexType.get(), p).result
-        out = arith.MulIOp(a, b).result
+        lhs = out if isinstance(out, ir.Value) else arith.ConstantOp(ir.IndexType.get(), out).result
+        rhs = part if isinstance(part, ir.Value) else \
+            arith.ConstantOp(ir.IndexType.get(), part).result
+        out = arith.MulIOp(lhs, rhs).result
     return out
 
 
 def missing_sizes(value: ir.Value, dims: list[int], products: bool = False) -> str | None:
     """Why a body cannot compute with these dims of `value` (None: their sizes are in reach;
     `products`: also as products of collapsed dims, built outside a body)."""
-    for d in dims:
-        if (built_size(value, d, build=False) if products else available_size(value, d)) is None:
-            return (f"dim {d} of {describe_value(value)} is dynamic and no op in reach holds "
+    for dim in dims:
+        if (built_size(value, dim, build=False) if products
+                else available_size(value, dim)) is None:
+            return (f"dim {dim} of {describe_value(value)} is dynamic and no op in reach holds "
                     "its size")
     return None

@@ -41,16 +41,16 @@ def _full_access(op: ir.Operation, shape: list[int]) -> bool:
     """A dispatch.tensor.load/store of the whole tensor: zero offsets, full sizes, unit strides."""
     if len(op.operands) != (2 if op.name == _STORE else 1):
         return False  # dynamic offsets/sizes/dims
-    return (all(o == 0 for o in h.i64_array(op, "static_offsets"))
+    return (all(offset == 0 for offset in h.i64_array(op, "static_offsets"))
             and h.i64_array(op, "static_sizes") == shape
-            and all(s == 1 for s in h.i64_array(op, "static_strides")))
+            and all(stride == 1 for stride in h.i64_array(op, "static_strides")))
 
 
 def _tied(op: ir.Operation) -> list[int]:
     """Per result, the operand it is tied to (-1: none)."""
     if "tied_operands" not in op.attributes:
         return [-1] * len(op.results)
-    return [ir.IntegerAttr(a).value for a in ir.ArrayAttr(op.attributes["tied_operands"])]
+    return [ir.IntegerAttr(attr).value for attr in ir.ArrayAttr(op.attributes["tied_operands"])]
 
 
 def _entry_block(op: ir.Operation) -> ir.Block:
@@ -80,11 +80,11 @@ def match_factory_dispatch(op: ir.Operation, max_leaf_elements: int,
                            max_element_ops: int) -> FactoryDispatch | None:
     """The dispatch as a FactoryDispatch if it stores only factory values of tiny operands."""
     seg = h.segment_sizes(op)
-    if seg[0] or seg[2] or seg[3] or any(t != -1 for t in _tied(op)):
+    if seg[0] or seg[2] or seg[3] or any(tied_to != -1 for tied_to in _tied(op)):
         return None
     operands = list(op.operands)
-    for v in operands:
-        shape = h.static_shape(v)
+    for value in operands:
+        shape = h.static_shape(value)
         if shape is None or h.numel(shape) > max_leaf_elements:
             return None
     body = _entry_block(op)
@@ -106,13 +106,13 @@ def match_factory_dispatch(op: ir.Operation, max_leaf_elements: int,
             target = body_op.operands[1]
             if target not in args[len(operands):]:
                 return None
-            n = args.index(target) - len(operands)
-            if not _full_access(body_op, list(op.results[n].type.shape)):
+            result_idx = args.index(target) - len(operands)
+            if not _full_access(body_op, list(op.results[result_idx].type.shape)):
                 return None
-            stored[n] = body_op.operands[0]
-    if any(v is None for v in stored):
+            stored[result_idx] = body_op.operands[0]
+    if any(value is None for value in stored):
         return None
-    if any(analysis.info(v) is None for v in stored):
+    if any(analysis.info(value) is None for value in stored):
         return None
     return FactoryDispatch(op, stored, loads, analysis)
 
@@ -121,12 +121,13 @@ def factory_dispatches(block: ir.Block, options: DispatchOptions
                        ) -> list[FactoryDispatch]:
     """The factory dispatches of the block that no other one feeds (a producer fed by another
     one could be rebuilt as its consumer: chains are left to the first producer only)."""
-    producers = [p for op in block.operations if op.operation.name == WORKGROUPS
-                 if (p := match_factory_dispatch(op.operation, options.max_leaf_elements,
+    producers = [producer for op in block.operations if op.operation.name == WORKGROUPS
+                 if (producer := match_factory_dispatch(op.operation, options.max_leaf_elements,
                                                  options.max_element_ops)) is not None]
-    ops = [p.op for p in producers]
-    return [p for p in producers
-            if not any(f is not None and f in ops for f in map(h.defining_op, p.op.operands))]
+    ops = [producer.op for producer in producers]
+    return [producer for producer in producers
+            if not any(src is not None and src in ops
+                       for src in map(h.defining_op, producer.op.operands))]
 
 
 def dynamic_generators(block: ir.Block, options: DispatchOptions
@@ -139,19 +140,21 @@ def dynamic_generators(block: ir.Block, options: DispatchOptions
         op = op.operation
         if op.name != WORKGROUPS or not _read_by(op, options.consumers):
             continue
-        tensors = [v for v in op.operands if isinstance(v.type, ir.RankedTensorType)]
-        if any(h.static_shape(v) is None or h.numel(h.static_shape(v)) > options.max_leaf_elements
-               for v in tensors):
+        tensors = [val for val in op.operands if isinstance(val.type, ir.RankedTensorType)]
+        if any(h.static_shape(val) is None or
+               h.numel(h.static_shape(val)) > options.max_leaf_elements for val in tensors):
             continue
-        if any(not isinstance(v.type, (ir.RankedTensorType, ir.IndexType)) for v in op.operands):
+        if any(not isinstance(val.type, (ir.RankedTensorType, ir.IndexType))
+               for val in op.operands):
             continue
-        dynamic = [(r, [d for d, n in enumerate(r.type.shape) if ir.ShapedType.is_dynamic_size(n)])
-                   for r in op.results if isinstance(r.type, ir.RankedTensorType)]
-        dynamic = [(r, dims) for r, dims in dynamic if dims]
+        dynamic = [(res, [dim for dim, size in enumerate(res.type.shape)
+                          if ir.ShapedType.is_dynamic_size(size)])
+                   for res in op.results if isinstance(res.type, ir.RankedTensorType)]
+        dynamic = [(res, dims) for res, dims in dynamic if dims]
         if not dynamic:
             continue
-        what = "; ".join(f"{r.type}: dim(s) {', '.join(map(str, dims))} dynamic"
-                         for r, dims in dynamic)
+        what = "; ".join(f"{res.type}: dim(s) {', '.join(map(str, dims))} dynamic"
+                         for res, dims in dynamic)
         reason = (f"a generated tensor of dynamic shape ({what}): a clone would need its "
                   "sizes inside the consuming dispatch (only static ones are cloned)")
         key = structural_key("forward-dispatch", h.op_signature(op), "dynamic generator")
@@ -162,26 +165,27 @@ def _read_by(producer: ir.Operation, names: tuple[str, ...]) -> bool:
     """Some dispatch reads a result of `producer` (directly or through flow.tensor.reshape)
     in one of the ops `names` (the ops forward-factory-dispatches may clone into)."""
     values = list(producer.results)
-    values += [u.results[0] for r in producer.results for u in h.users(r) if u.name == _RESHAPE]
-    for v in values:
-        for use in v.uses:
+    values += [reshape.results[0] for res in producer.results for reshape in h.users(res)
+               if reshape.name == _RESHAPE]
+    for value in values:
+        for use in value.uses:
             user = h.use_owner(use)
             if user.name != WORKGROUPS:
                 continue
             seg = h.segment_sizes(user)  # workload, arguments, argument dims, result dims
-            n = use.operand_number - seg[0]
-            if not 0 <= n < seg[1]:
+            arg_idx = use.operand_number - seg[0]
+            if not 0 <= arg_idx < seg[1]:
                 continue
-            arg = list(_entry_block(user).arguments)[n]
-            readers = [r for load in h.users(arg) for r in h.users(load.results[0])]
-            if any(r.name in names for r in readers):
+            arg = list(_entry_block(user).arguments)[arg_idx]
+            readers = [res for load in h.users(arg) for res in h.users(load.results[0])]
+            if any(res.name in names for res in readers):
                 return True
     return False
 
 
 def _producer_signature(producer: FactoryDispatch) -> tuple:
-    chains = tuple(tuple(h.op_signature(o) for o in producer.analysis.info(v).ops)
-                   for v in producer.stored)
+    chains = tuple(tuple(h.op_signature(chain_op) for chain_op in producer.analysis.info(value).ops)
+                   for value in producer.stored)
     return (h.op_signature(producer.op), chains)
 
 
@@ -193,7 +197,7 @@ def _reading_ops(consumer: ir.Operation, operand: int, view: ir.Type) -> str | l
     if len(loads) != 1 or loads[0].name != _LOAD or \
             not _full_access(loads[0], list(view.shape)):
         return "reads the factory tensor partially or more than once"
-    return sorted({r.name for r in h.users(loads[0].results[0])}) or ["nothing"]
+    return sorted({reader.name for reader in h.users(loads[0].results[0])}) or ["nothing"]
 
 
 def consumer_candidates(producer: FactoryDispatch, options: DispatchOptions
@@ -210,7 +214,7 @@ def consumer_candidates(producer: FactoryDispatch, options: DispatchOptions
             continue
         readers = _reading_ops(user, operand, view)
         problem = readers if isinstance(readers, str) else None
-        if problem is None and any(r not in allowed for r in readers):
+        if problem is None and any(reader not in allowed for reader in readers):
             problem = (f"reads the factory tensor in {', '.join(readers)} (not in "
                        f"consumers={','.join(allowed)})")
         if problem is not None:
@@ -221,17 +225,18 @@ def consumer_candidates(producer: FactoryDispatch, options: DispatchOptions
         names.setdefault(user, []).append((str(view), readers))
     for consumer, forwarded in reads.items():
         key = structural_key("forward-dispatch", signature, tuple(sorted(names[consumer])),
-                             tuple(h.type_text(r) for r in consumer.results))
-        views = ", ".join(str(v) for _, _, v in forwarded)
+                             tuple(h.type_text(reader) for reader in consumer.results))
+        views = ", ".join(str(view_t) for _, _, view_t in forwarded)
         yield Candidate.of(key, consumer, f"{op_location(producer.op)} ({views}) read here",
-                           lambda c=consumer, f=forwarded: _plan(producer, c, f, options))
+                           lambda consumer=consumer, forwarded=forwarded:
+                           _plan(producer, consumer, forwarded, options))
 
 
 def _dispatch_reads(producer: ir.Operation
                     ) -> Iterator[tuple[ir.Operation, int, int, ir.Type]]:
     """(dispatch, operand #, producer result #, the type it reads) of each dispatch reading a
     result, directly or through a static flow.tensor.reshape."""
-    for n, result in enumerate(producer.results):
+    for result_idx, result in enumerate(producer.results):
         for use in result.uses:
             user = h.use_owner(use)
             if user.name == _RESHAPE and len(user.operands) == 1 and \
@@ -240,18 +245,18 @@ def _dispatch_reads(producer: ir.Operation
                 for use2 in user.results[0].uses:
                     user2 = h.use_owner(use2)
                     if user2.name == WORKGROUPS:
-                        yield user2, use2.operand_number, n, user.results[0].type
+                        yield user2, use2.operand_number, result_idx, user.results[0].type
                 continue
             if user.name == WORKGROUPS:
-                yield user, use.operand_number, n, result.type
+                yield user, use.operand_number, result_idx, result.type
 
 
 def _plan(producer: FactoryDispatch, consumer: ir.Operation,
           reads: list[tuple[int, int, ir.Type]], options: DispatchOptions
           ) -> CloneForward:
-    elements = sum(h.numel(list(v.shape)) for _, _, v in reads)
-    cost = max(producer.analysis.info(producer.stored[r]).cost for _, r, _ in reads)
-    nbytes = sum(h.static_tensor_bytes(v) or 0 for _, _, v in reads)
+    elements = sum(h.numel(list(view.shape)) for _, _, view in reads)
+    cost = max(producer.analysis.info(producer.stored[res_no]).cost for _, res_no, _ in reads)
+    nbytes = sum(h.static_tensor_bytes(view) or 0 for _, _, view in reads)
     # Each element is computed once in the consumer (its codegen fuses the producer into
     # the reading op's tiles); the saving is the write and the read of the tensor.
     budget = options.ops_per_byte * 2 * nbytes
@@ -266,24 +271,24 @@ def clone_into(plan: CloneForward) -> str:
     tensors it read; the producer (and its reshapes) go once nothing reads them."""
     producer, consumer, forwarded = plan.producer, plan.consumer, plan.reads
     old_operands = list(consumer.operands)
-    drop = {o for o, _, _ in forwarded}
+    drop = {operand_idx for operand_idx, _, _ in forwarded}
     leaves = list(dict.fromkeys(producer.loads.values()))
-    kept = [v for i, v in enumerate(old_operands) if i not in drop]
-    new_leaves = [v for v in leaves if v not in kept]
+    kept = [val for i, val in enumerate(old_operands) if i not in drop]
+    new_leaves = [val for val in leaves if val not in kept]
     new_operands = kept + new_leaves
     position = {}
     for i in range(len(old_operands)):
         if i not in drop:
             position[i] = len([j for j in range(i) if j not in drop])
-    tied = [position[t] if t != -1 else -1 for t in _tied(consumer)]
+    tied = [position[tied_to] if tied_to != -1 else -1 for tied_to in _tied(consumer)]
     loc = consumer.location
     with loc, ir.InsertionPoint(consumer):
         new = ir.Operation.create(
-            WORKGROUPS, results=[r.type for r in consumer.results], operands=new_operands,
+            WORKGROUPS, results=[res.type for res in consumer.results], operands=new_operands,
             attributes={
                 "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, len(new_operands), 0, 0]),
                 "tied_operands": ir.ArrayAttr.get(
-                    [ir.IntegerAttr.get(ir.IndexType.get(), t) for t in tied]),
+                    [ir.IntegerAttr.get(ir.IndexType.get(), tied_to) for tied_to in tied]),
             },
             regions=2)
     for attr_name in h.attr_names(consumer):
@@ -295,10 +300,10 @@ def clone_into(plan: CloneForward) -> str:
     leaf_arg_types = {}
     for load, operand in producer.loads.items():
         leaf_arg_types[operand] = h.defining_op(load).operands[0].type
-    kept_args = [a for i, a in enumerate(old_args[:n_old]) if i not in drop]
+    kept_args = [old_arg for i, old_arg in enumerate(old_args[:n_old]) if i not in drop]
     result_args = old_args[n_old:]
-    types = ([a.type for a in kept_args] + [leaf_arg_types[v] for v in new_leaves]
-             + [a.type for a in result_args])
+    types = ([old_arg.type for old_arg in kept_args] + [leaf_arg_types[val] for val in new_leaves]
+             + [old_arg.type for old_arg in result_args])
     with loc:
         body = new.regions[0].blocks.append(*types)
     for body_op in list(old_body.operations):
@@ -308,10 +313,10 @@ def clone_into(plan: CloneForward) -> str:
         old.replace_all_uses_with(arg)
     for old, arg in zip(result_args, new_args[len(kept_args) + len(new_leaves):]):
         old.replace_all_uses_with(arg)
-    arg_of = {v: new_args[new_operands.index(v)] for v in leaves}
+    arg_of = {val: new_args[new_operands.index(val)] for val in leaves}
     count_old = consumer.regions[1].blocks[0]
     with loc:
-        count = new.regions[1].blocks.append(*[a.type for a in count_old.arguments])
+        count = new.regions[1].blocks.append(*[old_arg.type for old_arg in count_old.arguments])
     for body_op in list(count_old.operations):
         count.append(body_op.operation)
     for old, arg in zip(count_old.arguments, count.arguments):
@@ -330,19 +335,19 @@ def clone_into(plan: CloneForward) -> str:
         old_load.results[0].replace_all_uses_with(value)
         old_load.erase()
     b.replace_op(consumer, new)
-    text = (f"cloned {op_location(producer.op)} ({', '.join(str(v) for _, _, v in forwarded)}) "
+    text = (f"cloned {op_location(producer.op)} ({', '.join(str(val) for _, _, val in forwarded)}) "
             f"into the dispatch at {op_location(new)}; it now reads "
-            f"{', '.join(str(v.type) for v in leaves) or 'nothing'} instead")
+            f"{', '.join(str(val.type) for val in leaves) or 'nothing'} instead")
     _erase_if_unused(producer.op)
     return text
 
 
 def _erase_if_unused(producer: ir.Operation) -> None:
     """The producer's reshapes without readers, then the producer if nothing reads it."""
-    for user in [u for r in producer.results for u in h.users(r)]:
+    for user in [use_op for result in producer.results for use_op in h.users(result)]:
         if user.name == _RESHAPE and not list(user.results[0].uses):
             user.erase()
-    if all(not list(r.uses) for r in producer.results):
+    if all(not list(result.uses) for result in producer.results):
         producer.erase()
 
 
@@ -360,15 +365,15 @@ def _emit_view(producer: FactoryDispatch, result: int, view: ir.Type,
         empty = tensor.EmptyOp(shape, view.element_type).result
         gen = b.new_generic([], [empty], [ident], ["parallel"] * rank)
         block = b.append_body_block(gen, [empty])
-    ip = ir.InsertionPoint(block)
-    with ip, loc:
-        loops = [linalg.IndexOp(d).result for d in range(rank)]
-    scalarizer = Scalarizer(producer.analysis, ip, loc, leaf_map)
+    body_ip = ir.InsertionPoint(block)
+    with body_ip, loc:
+        loops = [linalg.IndexOp(dim).result for dim in range(rank)]
+    scalarizer = Scalarizer(producer.analysis, body_ip, loc, leaf_map)
     idx = loops
     if src_shape != shape:
         flat = scalarizer.linearize(loops, shape)
         idx = scalarizer.delinearize(flat, src_shape)
     scalar = scalarizer.value_at(stored, idx)
-    with ip, loc:
+    with body_ip, loc:
         linalg.YieldOp([scalar])
     return extracts_to_inputs(gen).results[0]

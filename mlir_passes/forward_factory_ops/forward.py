@@ -54,10 +54,10 @@ def forward_into_generic(consumer: ir.Operation, forwarded: dict[int, ir.Value],
     loc = consumer.location
     scalarizer = Scalarizer(analysis, ir.InsertionPoint(first), loc)
     with ir.InsertionPoint(first), loc:
-        loops = [linalg.IndexOp(d).result for d in range(maps[0].n_dims)]
+        loops = [linalg.IndexOp(dim).result for dim in range(maps[0].n_dims)]
     for i, value in sorted(forwarded.items()):
         if list(old_args[i].uses):
-            idx = [scalarizer.affine(e, loops) for e in maps[i].results]
+            idx = [scalarizer.affine(expr, loops) for expr in maps[i].results]
             old_args[i].replace_all_uses_with(scalarizer.value_at(value, idx))
     b.replace_op(consumer, new)
     return extracts_to_inputs(new)
@@ -66,25 +66,26 @@ def forward_into_generic(consumer: ir.Operation, forwarded: dict[int, ir.Value],
 def compact(plan: CompactPlan) -> str:
     """Materializes the roots of one shape with one input-less generic (one dispatch), inserted
     before their first reader; readers outside the block keep the old values."""
-    values = [r.value for r in plan.roots]
+    values = [member.value for member in plan.roots]
     positions = h.block_positions(plan.block)
-    readers = [a for v in values for u in h.users(v)
-               if (a := h.block_ancestor(u, positions)) is not None]
+    readers = [ancestor for value in values for use_op in h.users(value)
+               if (ancestor := h.block_ancestor(use_op, positions)) is not None]
     first = min(readers, key=positions.__getitem__)
     # Readers to switch, found before any is edited: an op's hash follows its operands.
-    switch = [[u for u in h.users(r.value)
-               if u not in r.chain_users and h.block_ancestor(u, positions) is not None]
-              for r in plan.roots]
+    switch = [[use_op for use_op in h.users(member.value)
+               if use_op not in member.chain_users and
+               h.block_ancestor(use_op, positions) is not None]
+              for member in plan.roots]
     gen = extracts_to_inputs(build_factory_generic(values, first, plan.analysis))
     for root, new, readers in zip(plan.roots, gen.results, switch):
         for user in readers:
             user.replace_uses_of_with(root.value, new)
-    ops = sum(len(r.factory.ops) for r in plan.roots)
-    why = list(dict.fromkeys(r.not_forwarded for r in plan.roots if r.not_forwarded))
+    ops = sum(len(member.factory.ops) for member in plan.roots)
+    why = list(dict.fromkeys(member.not_forwarded for member in plan.roots if member.not_forwarded))
     return (f"compacted {len(values)} materialized factory value(s) "
-            f"{', '.join(str(v.type) for v in values)} ({ops} chain ops) into one "
+            f"{', '.join(str(value.type) for value in values)} ({ops} chain ops) into one "
             f"linalg.generic reading {len(h.dps_inputs(gen))} leaf input(s)"
-            + "".join(f"; not forwarded: {w}" for w in why))
+            + "".join(f"; not forwarded: {reason}" for reason in why))
 
 
 def build_factory_generic(values: list[ir.Value], before: ir.Operation,
@@ -95,16 +96,16 @@ def build_factory_generic(values: list[ir.Value], before: ir.Operation,
     loc = before.location
     ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
     with loc, ir.InsertionPoint(before):
-        shape = [built_size(values[0], d) for d in range(rank)]
-        empties = [tensor.EmptyOp(shape, v.type.element_type).result for v in values]
+        shape = [built_size(values[0], dim) for dim in range(rank)]
+        empties = [tensor.EmptyOp(shape, value.type.element_type).result for value in values]
         gen = b.new_generic([], empties, [ident] * len(values), ["parallel"] * rank)
         block = b.append_body_block(gen, empties)
-    ip = ir.InsertionPoint(block)
-    with ip, loc:
-        loops = [linalg.IndexOp(d).result for d in range(rank)]
-    scalarizer = Scalarizer(analysis, ip, loc)
-    scalars = [scalarizer.value_at(v, loops) for v in values]
-    with ip, loc:
+    body_ip = ir.InsertionPoint(block)
+    with body_ip, loc:
+        loops = [linalg.IndexOp(dim).result for dim in range(rank)]
+    scalarizer = Scalarizer(analysis, body_ip, loc)
+    scalars = [scalarizer.value_at(value, loops) for value in values]
+    with body_ip, loc:
         linalg.YieldOp(scalars)
     return gen
 
@@ -135,11 +136,12 @@ def extracts_to_inputs(gen: ir.Operation) -> ir.Operation:
         source = op.operands[0]
         if isinstance(source.owner, ir.Block) and source.owner == body:
             continue
-        exprs = [_index_dim(v, body) for v in list(op.operands)[1:]]
-        if any(e is None for e in exprs):
+        exprs = [_index_dim(val, body) for val in list(op.operands)[1:]]
+        if any(expr is None for expr in exprs):
             continue
         amap = ir.AffineMap.get(n_dims, 0, exprs)
-        key = next((n for n, (v, m) in enumerate(extra) if v == source and m == amap), None)
+        key = next((idx for idx, (val, map_) in enumerate(extra)
+                    if val == source and map_ == amap), None)
         if key is None:
             key = len(extra)
             extra.append((source, amap))

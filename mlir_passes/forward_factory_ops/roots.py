@@ -120,7 +120,7 @@ def _classify_uses(root: Root, block: ir.Block, analysis: FactoryAnalysis) -> No
             root.escapes = root.escapes or user.name in ESCAPES
             root.blocked.append(f"used by {user.name}")
             continue
-        if any(analysis.info(r) is not None for r in user.results):
+        if any(analysis.info(result) is not None for result in user.results):
             root.chain_users.append(user)  # the factory chain goes on in that user
             continue
         reason = _consumer_problem(user)
@@ -138,7 +138,7 @@ def _classify_uses(root: Root, block: ir.Block, analysis: FactoryAnalysis) -> No
 
 def _chain_signature(factory: Factory) -> tuple:
     value = factory.value
-    return (tuple(h.op_signature(o) for o in factory.ops), h.result_index(value),
+    return (tuple(h.op_signature(chain_op) for chain_op in factory.ops), h.result_index(value),
             h.type_text(value))
 
 
@@ -148,7 +148,7 @@ def root_key(root: Root) -> str:
     reads = []
     for consumer, operand in root.consumers:
         read_map = str(h.indexing_maps(consumer)[operand])
-        reads.append((consumer.name, tuple(h.type_text(r) for r in consumer.results),
+        reads.append((consumer.name, tuple(h.type_text(result) for result in consumer.results),
                       tuple(h.iterator_types(consumer)), read_map))
     return structural_key("forward-factory", _chain_signature(root.factory), tuple(sorted(reads)),
                           tuple(sorted(root.blocked)))
@@ -160,7 +160,7 @@ def generator_key(value: ir.Value) -> str:
 
 
 def compact_key(roots: list[Root]) -> str:
-    return structural_key("compact-factory", *[_chain_signature(r.factory) for r in roots])
+    return structural_key("compact-factory", *[_chain_signature(root.factory) for root in roots])
 
 
 # ---------------------------------------------------------------- decisions
@@ -170,35 +170,36 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardCost
                  ) -> ForwardPlan:
     """Forward the root into its consumers, or NoMatch: why not (IREE does it already, it
     is materialized anyway, or recomputing costs more than it saves)."""
-    f = root.factory
+    factory = root.factory
     estimate = options.dynamic_dim_estimate
-    elements = h.estimated_numel(f.value, estimate)
-    nbytes = h.estimated_bytes(f.value, estimate)
-    if len(f.ops) == 1 and f.ops[0].name in (LINALG_FILL, ARITH_CONSTANT):
+    elements = h.estimated_numel(factory.value, estimate)
+    nbytes = h.estimated_bytes(factory.value, estimate)
+    if len(factory.ops) == 1 and factory.ops[0].name in (LINALG_FILL, ARITH_CONSTANT):
         raise NoMatch("a fill/splat: IREE already clones it into its consumers")
     if root.escapes:
         raise NoMatch("the value is a function result (materialized anyway)")
     if not root.consumers:
         raise NoMatch("; ".join(sorted(set(root.blocked))))
-    consumers = [c for c, _ in root.consumers]  # per reading operand
-    if not f.leaves and not root.blocked and all(
-            o.name in (LINALG_GENERIC, LINALG_FILL, ARITH_CONSTANT) for o in f.ops) \
-            and all(h.is_elementwise_generic(c) for c in consumers):
+    consumers = [consumer for consumer, _ in root.consumers]  # per reading operand
+    if not factory.leaves and not root.blocked and all(
+            chain_op.name in (LINALG_GENERIC, LINALG_FILL, ARITH_CONSTANT)
+            for chain_op in factory.ops) \
+            and all(h.is_elementwise_generic(consumer) for consumer in consumers):
         raise NoMatch("computed from indices only and read by elementwise generics: IREE "
                       "fuses it into them itself")
-    if _clones_constant_broadcast(f):
+    if _clones_constant_broadcast(factory):
         raise NoMatch("one elementwise generic of constants (a broadcast bias): IREE clones it "
                       "into the dispatches that read it itself")
     # The consumer body recomputes the value once per iteration (broadcast dims repeat it).
-    iterations = sum(h.numel([h.estimated_size(k, estimate) for k in h.loop_keys(c)])
-                     for c in consumers)
-    extra = f.cost * (iterations - elements)
+    iterations = sum(h.numel([h.estimated_size(key, estimate) for key in h.loop_keys(consumer)])
+                     for consumer in consumers)
+    extra = factory.cost * (iterations - elements)
     disappears = not root.blocked
     saved = nbytes * (len(consumers) + (1 if disappears else 0))
     budget = options.ops_per_byte * saved + (options.ops_per_dispatch if disappears else 0)
-    detail = (f"{f.cost:g} weighted ops/element x {iterations} iterations vs {elements} "
+    detail = (f"{factory.cost:g} weighted ops/element x {iterations} iterations vs {elements} "
               f"elements: {extra:.3g} extra ops; {saved} bytes saved, budget {budget:.3g}"
-              + (_estimate_note(f.value, consumers, estimate)))
+              + (_estimate_note(factory.value, consumers, estimate)))
     if not options.ignore_cost and extra > budget:
         root.not_forwarded = f"recomputing costs more than it saves ({detail})"
         raise NoMatch(root.not_forwarded)
@@ -212,26 +213,27 @@ def _estimate_note(value: ir.Value, consumers: list[ir.Operation], estimate: int
         return f"{estimate} (dynamic-dim-estimate)" if bound is None else \
             f"{bound} (util.assume.int umax)"
 
-    notes = [f"dim {d} of the value as {count(k)}" for d, k in enumerate(h.shape_keys(value))
-             if not isinstance(k, int)]
+    notes = [f"dim {dim} of the value as {count(size_key)}"
+             for dim, size_key in enumerate(h.shape_keys(value)) if not isinstance(size_key, int)]
     loops: dict[str, list[int]] = {}
-    for c in consumers:
-        for d, k in enumerate(h.loop_keys(c)):
-            if not isinstance(k, int) and d not in loops.setdefault(count(k), []):
-                loops[count(k)].append(d)
-    notes += [f"consumer loop(s) {', '.join(map(str, ds))} as {what}"
-              for what, ds in loops.items() if ds]
+    for consumer in consumers:
+        for dim, size_key in enumerate(h.loop_keys(consumer)):
+            if not isinstance(size_key, int) and dim not in loops.setdefault(count(size_key), []):
+                loops[count(size_key)].append(dim)
+    notes += [f"consumer loop(s) {', '.join(map(str, dims))} as {what}"
+              for what, dims in loops.items() if dims]
     return f" (dynamic sizes: {'; '.join(notes)})" if notes else ""
 
 
-def _clones_constant_broadcast(f) -> bool:
+def _clones_constant_broadcast(factory) -> bool:
     """A single elementwise generic whose leaves are all constants known at load time
     (`arith.constant`, or the same weights as external parameters): IREE's dispatch
     formation clones such producers into their consumers' dispatches (measured: ConvNeXt's
     per-channel scale/bias broadcasts, 21 -> 21 dispatches forwarded or not); a parameter
     form is left as its inline form is."""
-    return (len(f.ops) == 1 and h.is_elementwise_generic(f.ops[0]) and bool(f.leaves)
-            and all(h.is_constant_like(v) for v in f.leaves))
+    return (len(factory.ops) == 1 and h.is_elementwise_generic(factory.ops[0])
+            and bool(factory.leaves)
+            and all(h.is_constant_like(leaf) for leaf in factory.leaves))
 
 
 def worth_compacting(root: Root) -> bool:
@@ -239,8 +241,8 @@ def worth_compacting(root: Root) -> bool:
     leaf) IREE fuses into one dispatch, or into their consumers, by itself."""
     if root.escapes or not root.factory.leaves:
         return False
-    heavy = [o for o in root.factory.ops if o.name in _HEAVY]
-    return len(heavy) > 1 or any(o.name == TENSOR_INSERT_SLICE for o in heavy)
+    heavy = [chain_op for chain_op in root.factory.ops if chain_op.name in _HEAVY]
+    return len(heavy) > 1 or any(chain_op.name == TENSOR_INSERT_SLICE for chain_op in heavy)
 
 
 def compaction_candidates(roots: list[tuple[Root, bool]], block: ir.Block,
@@ -259,10 +261,10 @@ def compaction_candidates(roots: list[tuple[Root, bool]], block: ir.Block,
     for group in groups.values():
         parts = [group]
         if len(group) > 1 and _leaf_after_first_reader(group, block) is not None:
-            parts = [[r] for r in group]
+            parts = [[member] for member in group]
         for part in parts:
-            members = [r for r, _ in part]
-            types = ", ".join(h.type_text(r.value) for r in members)
+            members = [member for member, _ in part]
+            types = ", ".join(h.type_text(member.value) for member in members)
             yield Candidate.of(compact_key(members), members[0].op,
                                f"{len(members)} materialized factory value(s) {types}",
                                lambda part=part: _plan_compaction(part, block, analysis))
@@ -275,7 +277,7 @@ def _plan_compaction(group: list[tuple[Root, bool]], block: ir.Block,
         _leaf_after_first_reader(group, block)
     if problem is not None:
         raise NoMatch(problem)
-    return CompactPlan([r for r, _ in group], block, analysis)
+    return CompactPlan([root for root, _ in group], block, analysis)
 
 
 def _leaf_after_first_reader(group: list[tuple[Root, bool]], block: ir.Block) -> str | None:
@@ -294,7 +296,7 @@ def _leaf_after_first_reader(group: list[tuple[Root, bool]], block: ir.Block) ->
                 readers.append(ancestor)
     if not readers:
         return "every reader is in another block"
-    first = min(positions[r] for r in readers)
+    first = min(positions[reader] for reader in readers)
     for root, _ in group:
         for leaf in root.factory.leaves:
             op = h.defining_op(leaf)

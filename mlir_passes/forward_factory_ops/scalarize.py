@@ -25,9 +25,9 @@ class Scalarizer(BodyBuilder):
     accepts a reshape only when they are in reach: analysis.available_size).
     """
 
-    def __init__(self, analysis: FactoryAnalysis, ip: ir.InsertionPoint, loc: ir.Location,
+    def __init__(self, analysis: FactoryAnalysis, insertion: ir.InsertionPoint, loc: ir.Location,
                  leaf_map: dict[ir.Value, ir.Value] | None = None):
-        super().__init__(ip, loc)
+        super().__init__(insertion, loc)
         self.analysis = analysis
         # Leaves as seen where the value is emitted (another dispatch loads them itself).
         self.leaf_map = leaf_map or {}
@@ -37,8 +37,9 @@ class Scalarizer(BodyBuilder):
     @staticmethod
     def dims(value: ir.Value, which: list[int]) -> list[int | ir.Value]:
         """Sizes of these dims of a chain value (static, or an index value in reach)."""
-        sizes = [available_size(value, d) for d in which]
-        assert all(s is not None for s in sizes), "the analysis checks that sizes are in reach"
+        sizes = [available_size(value, dim) for dim in which]
+        assert all(size is not None for size in sizes), \
+            "the analysis checks that sizes are in reach"
         return sizes
 
     def value_at(self, value: ir.Value, idx: list[ir.Value]) -> ir.Value:
@@ -76,19 +77,20 @@ class Scalarizer(BodyBuilder):
         if name == TENSOR_EXTRACT_SLICE:
             return self.value_at(op.operands[0], self._extract_slice_source(op, idx))
         if name == TENSOR_EXPAND_SHAPE:
-            src_idx = [self.linearize([idx[d] for d in g], self.dims(value, g))
-                       for g in h.reassociation(op)]
+            src_idx = [self.linearize([idx[dim] for dim in group], self.dims(value, group))
+                       for group in h.reassociation(op)]
             return self.value_at(op.operands[0], src_idx)
         if name == TENSOR_COLLAPSE_SHAPE:
             return self.value_at(op.operands[0], self._collapse_source(op, idx))
         if name == LINALG_BROADCAST:
             dims = set(h.i64_array(op, "dimensions"))
-            return self.value_at(op.operands[0], [i for k, i in enumerate(idx) if k not in dims])
+            return self.value_at(op.operands[0],
+                                 [index for pos, index in enumerate(idx) if pos not in dims])
         if name == LINALG_TRANSPOSE:
             perm = h.i64_array(op, "permutation")
             src_idx: list[ir.Value] = [None] * len(perm)
-            for k, p in enumerate(perm):
-                src_idx[p] = idx[k]
+            for pos, src_pos in enumerate(perm):
+                src_idx[src_pos] = idx[pos]
             return self.value_at(op.operands[0], src_idx)
         raise AssertionError(f"not a factory op: {name}")
 
@@ -96,25 +98,26 @@ class Scalarizer(BodyBuilder):
         offsets = h.i64_array(op, "static_offsets")
         strides = h.i64_array(op, "static_strides")
         dropped = set(dropped_dims(op) or [])
-        src_idx, r = [], 0
-        for k, off in enumerate(offsets):
-            if k in dropped:
+        src_idx, kept = [], 0
+        for dim, off in enumerate(offsets):
+            if dim in dropped:
                 src_idx.append(self.const(off))
                 continue
-            i = idx[r]
-            r += 1
-            if strides[k] != 1:
-                i = self.binary(arith.MulIOp, i, self.const(strides[k]))
-            src_idx.append(self.add(i, off))
+            index = idx[kept]
+            kept += 1
+            if strides[dim] != 1:
+                index = self.binary(arith.MulIOp, index, self.const(strides[dim]))
+            src_idx.append(self.add(index, off))
         return src_idx
 
     def _collapse_source(self, op: ir.Operation, idx: list[ir.Value]) -> list[ir.Value]:
         src = op.operands[0]
         src_idx: list[ir.Value] = [None] * h.tensor_type(src).rank
-        for r, g in enumerate(h.reassociation(op)):
-            parts = (self.delinearize(idx[r], self.dims(src, g)) if len(g) > 1 else [idx[r]])
-            for d, p in zip(g, parts):
-                src_idx[d] = p
+        for out_dim, group in enumerate(h.reassociation(op)):
+            parts = (self.delinearize(idx[out_dim], self.dims(src, group)) if len(group) > 1
+                     else [idx[out_dim]])
+            for src_dim, part in zip(group, parts):
+                src_idx[src_dim] = part
         return src_idx
 
     def _concat_pieces(self, op: ir.Operation) -> list[tuple[list[int], list[int]]] | None:
@@ -137,16 +140,16 @@ class Scalarizer(BodyBuilder):
         offsets = h.i64_array(op, "static_offsets")
         sizes = slice_sizes(op)
         conds, src_idx = [], []
-        for k, (i, off, size) in enumerate(zip(idx, offsets, sizes)):
-            if off == 0 and (size == h.tensor_type(dest).shape[k] or not isinstance(size, int)):
-                src_idx.append(i)  # the whole dim (a dynamic size is: analysis.slice_problem)
+        for dim, (index, off, size) in enumerate(zip(idx, offsets, sizes)):
+            if off == 0 and (size == h.tensor_type(dest).shape[dim] or not isinstance(size, int)):
+                src_idx.append(index)  # the whole dim (a dynamic size is: analysis.slice_problem)
                 continue
             with self:
-                lo = arith.CmpIOp(arith.CmpIPredicate.sge, i, self.const(off)).result
-                hi = arith.CmpIOp(arith.CmpIPredicate.slt, i, self.const(off + size)).result
-                conds.append(arith.AndIOp(lo, hi).result)
+                above = arith.CmpIOp(arith.CmpIPredicate.sge, index, self.const(off)).result
+                below = arith.CmpIOp(arith.CmpIPredicate.slt, index, self.const(off + size)).result
+                conds.append(arith.AndIOp(above, below).result)
                 # Clamped into the source, so the unselected branch never reads out of bounds.
-                shifted = arith.SubIOp(i, self.const(off)).result
+                shifted = arith.SubIOp(index, self.const(off)).result
                 clamped = arith.MaxSIOp(shifted, self.const(0)).result
                 src_idx.append(arith.MinSIOp(clamped, self.const(size - 1)).result)
         src_val = self.value_at(src, src_idx)
@@ -156,8 +159,8 @@ class Scalarizer(BodyBuilder):
         dest_val = self.value_at(dest, idx)
         with self:
             cond = conds[0]
-            for c in conds[1:]:
-                cond = arith.AndIOp(cond, c).result
+            for other in conds[1:]:
+                cond = arith.AndIOp(cond, other).result
             return arith.SelectOp(cond, src_val, dest_val).result
 
     def _emit_self_concat(self, src: ir.Value, pieces: list[tuple[list[int], list[int]]],
@@ -166,21 +169,22 @@ class Scalarizer(BodyBuilder):
         static: analysis.slice_problem)."""
         src_shape = h.tensor_type(src).shape
         src_idx = []
-        for k, i in enumerate(idx):
-            offs = [p[0][k] for p in pieces]
+        for dim, index in enumerate(idx):
+            offs = [piece[0][dim] for piece in pieces]
             if len(set(offs)) == 1:
-                src_idx.append(self.add(i, -offs[0]) if offs[0] else i)
+                src_idx.append(self.add(index, -offs[0]) if offs[0] else index)
                 continue
             with self:
-                cur = arith.SubIOp(i, self.const(offs[0])).result
-                for off, size in zip(offs[1:], [p[1][k] for p in pieces[1:]]):
-                    lo = arith.CmpIOp(arith.CmpIPredicate.sge, i, self.const(off)).result
-                    hi = arith.CmpIOp(arith.CmpIPredicate.slt, i, self.const(off + size)).result
-                    inside = arith.AndIOp(lo, hi).result
-                    shifted = arith.SubIOp(i, self.const(off)).result
+                cur = arith.SubIOp(index, self.const(offs[0])).result
+                for off, size in zip(offs[1:], [piece[1][dim] for piece in pieces[1:]]):
+                    above = arith.CmpIOp(arith.CmpIPredicate.sge, index, self.const(off)).result
+                    below = arith.CmpIOp(arith.CmpIPredicate.slt, index,
+                                         self.const(off + size)).result
+                    inside = arith.AndIOp(above, below).result
+                    shifted = arith.SubIOp(index, self.const(off)).result
                     cur = arith.SelectOp(inside, shifted, cur).result
                 clamped = arith.MaxSIOp(cur, self.const(0)).result
-                src_idx.append(arith.MinSIOp(clamped, self.const(src_shape[k] - 1)).result)
+                src_idx.append(arith.MinSIOp(clamped, self.const(src_shape[dim] - 1)).result)
         return self.value_at(src, src_idx)
 
     def _emit_generic(self, op: ir.Operation, result: int, idx: list[ir.Value]) -> ir.Value:
@@ -188,33 +192,34 @@ class Scalarizer(BodyBuilder):
         ins, inits = h.dps_inputs(op), h.dps_inits(op)
         out_map = maps[len(ins) + result]
         loops: list[ir.Value] = [None] * out_map.n_dims
-        for k, e in enumerate(out_map.results):
-            loops[e.position] = idx[k]
+        for pos, expr in enumerate(out_map.results):
+            loops[expr.position] = idx[pos]
         key = (op, *loops)
         if key in self._generic_memo:
             return self._generic_memo[key][result]
         body = h.body_block(op)
         mapping: dict[ir.Value, ir.Value] = {}
-        for a, v, m in zip(body.arguments, [*ins, *inits], maps):
-            if list(a.uses):
-                mapping[a] = self.value_at(v, [self.affine(e, loops) for e in m.results])
+        for arg, value, map_ in zip(body.arguments, [*ins, *inits], maps):
+            if list(arg.uses):
+                mapping[arg] = self.value_at(value, [self.affine(expr, loops)
+                                                     for expr in map_.results])
         yielded: list[ir.Value] = []
         for body_op in body.operations:
             body_op = body_op.operation
             if body_op.name == LINALG_YIELD:
-                yielded = [mapping[v] if v in mapping else self.captured(v)
-                           for v in body_op.operands]
+                yielded = [mapping[value] if value in mapping else self.captured(value)
+                           for value in body_op.operands]
                 break
             if body_op.name == LINALG_INDEX:
                 dim = ir.IntegerAttr(body_op.attributes["dim"]).value
                 mapping[body_op.results[0]] = loops[dim]
                 continue
-            operands = [mapping[v] if v in mapping else self.captured(v)
-                        for v in body_op.operands]
+            operands = [mapping[value] if value in mapping else self.captured(value)
+                        for value in body_op.operands]
             with self:
                 clone = body_op.clone()
-            for n, v in enumerate(operands):
-                clone.operands[n] = v
+            for operand_no, value in enumerate(operands):
+                clone.operands[operand_no] = value
             for old, new in zip(body_op.results, clone.results):
                 mapping[old] = new
         self._generic_memo[key] = yielded

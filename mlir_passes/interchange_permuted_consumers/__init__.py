@@ -140,9 +140,9 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
         for step in range(12):
             if not path.reshapes:
                 break
-            r = path.reshapes[0]
-            if r.name == TENSOR_RESHAPE:
-                view = reshape_view(r)
+            reshape = path.reshapes[0]
+            if reshape.name == TENSOR_RESHAPE:
+                view = reshape_view(reshape)
                 kind = view.kind.removeprefix("tensor.")
                 normalize_reshape(view)
                 steps.append(f"tensor.reshape rewritten as the {kind} it is")
@@ -150,16 +150,16 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
                 if path is None:
                     return f"{'; '.join(steps)} (consumer no longer permuted)"
                 continue
-            if r.name == TENSOR_EXPAND_SHAPE:
+            if reshape.name == TENSOR_EXPAND_SHAPE:
                 plan = first_plan if step == 0 and first_plan is not None else \
-                    plan_bubble_expand(path, r)
+                    plan_bubble_expand(path, reshape)
                 if isinstance(plan, str):
                     raise NoMatch(plan)
                 names = ", ".join(op.name for op, _ in plan)
-                apply_bubble(plan, r)
+                apply_bubble(plan, reshape)
                 steps.append(f"expand_shape moved above {names} (loops split)")
             else:
-                plan = plan_sink_collapse(path, r)
+                plan = plan_sink_collapse(path, reshape)
                 if isinstance(plan, str):
                     raise NoMatch(plan)
                 names = ", ".join(op.name for op, _ in plan)
@@ -172,17 +172,17 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
             raise NoMatch("reshapes remain on the path")
         # 2. The permutation moves into C's output map, P's layout, or a folded copy.
         tail = path.value
-        siblings = list(dict.fromkeys(u for u in h.users(tail) if u.name != TENSOR_DIM))
+        siblings = list(dict.fromkeys(user for user in h.users(tail) if user.name != TENSOR_DIM))
         if len(siblings) > 1:
             merged = []
-            for s in siblings:
-                idx = [i for i, v in enumerate(h.dps_inputs(s)) if v == tail][0]
-                dims = h.map_dim_positions(h.indexing_maps(s)[idx])
+            for sibling in siblings:
+                idx = [i for i, operand in enumerate(h.dps_inputs(sibling)) if operand == tail][0]
+                dims = h.map_dim_positions(h.indexing_maps(sibling)[idx])
                 if dims != list(range(len(dims))):
-                    s = interchange(s, interchange_order(s, idx))
-                merged.append(s)
-            merged.sort(key=functools.cmp_to_key(
-                lambda x, y: -1 if x.is_before_in_block(y) else 1))  # no walk of the block
+                    sibling = interchange(sibling, interchange_order(sibling, idx))
+                merged.append(sibling)
+            merged.sort(key=functools.cmp_to_key(  # no walk of the block
+                lambda one, other: -1 if one.is_before_in_block(other) else 1))
             new = merge_siblings(merged)
             steps.append(f"interchanged and merged {len(merged)} readers of the "
                          f"{producer_name} result into one {len(new.results)}-result generic")

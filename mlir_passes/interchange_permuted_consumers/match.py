@@ -42,11 +42,11 @@ def match_consumer(consumer: ir.Operation, options: MatchOptions
     permutation (None: not a candidate at all)."""
     if not h.is_elementwise_generic(consumer):
         return None  # IREE fuses only all-parallel consumers into a root
-    n = len(h.iterator_types(consumer))
+    loops = len(h.iterator_types(consumer))
     permuted, identity = [], []
     input_dims = h.indexing_map_dims(consumer)[:h.num_dps_inputs(consumer)]
     for i, dims in enumerate(input_dims):
-        if dims is None or not h.is_projected_permutation(dims, n):
+        if dims is None or not h.is_projected_permutation(dims, loops):
             continue
         if dims == tuple(range(len(dims))):  # the identity map, or a projection of it
             identity.append(i)
@@ -54,12 +54,12 @@ def match_consumer(consumer: ir.Operation, options: MatchOptions
             permuted.append(i)
     if not permuted:
         return None
-    traced = {i: p for i in permuted if (p := trace_path(consumer, i)).producer is not None}
+    traced = {i: path for i in permuted if (path := trace_path(consumer, i)).producer is not None}
     if not traced:
         return None
     key = structural_key("interchange", h.op_signature(consumer), *[
-        (i, [h.op_signature(op) for op in p.ops], h.op_signature(p.producer),
-         len(h.users(p.value))) for i, p in traced.items()])
+        (i, [h.op_signature(op) for op in path.ops], h.op_signature(path.producer),
+         len(h.users(path.value))) for i, path in traced.items()])
     summary = f"{consumer.name} reading {len(traced)} permuted producer result(s)"
     return Candidate.of(key, consumer, summary,
                         lambda: _choose_path(consumer, traced, identity, options))
@@ -70,16 +70,16 @@ def _choose_path(consumer: ir.Operation, traced: dict[int, Path], identity: list
     if h.body_reads_tensor(consumer):
         raise NoMatch("consumer reads a tensor inside its body")
     plans, reasons = [], []
-    for i, path in traced.items():
+    for operand, path in traced.items():
         try:
             plans.append(InterchangePlan(path, feasibility(path, options)))
         except NoMatch as e:
-            reasons.append(f"operand {i} ({path.producer.name}): {e}")
+            reasons.append(f"operand {operand} ({path.producer.name}): {e}")
     if not plans:
         raise NoMatch("; ".join(reasons))
-    best = max(plans, key=lambda c: c.score)
-    for i in identity:
-        path = trace_path(consumer, i)
+    best = max(plans, key=lambda plan: plan.score)
+    for operand in identity:
+        path = trace_path(consumer, operand)
         if path.producer is None or path.reshapes:
             continue
         try:
@@ -87,7 +87,7 @@ def _choose_path(consumer: ir.Operation, traced: dict[int, Path], identity: list
         except NoMatch:
             continue
         if score >= best.score:
-            raise NoMatch(f"already reads {path.producer.name} (operand {i}) with the "
+            raise NoMatch(f"already reads {path.producer.name} (operand {operand}) with the "
                           "identity map and fuses there")
     if options.leave_to_stock and stock_interchanges_it(consumer, best.path, options):
         raise NoMatch(STOCK_DOES_IT)
@@ -111,15 +111,15 @@ def stock_interchanges_it(consumer: ir.Operation, path: Path,
     if path.ops or len(set(h.users(path.value))) != 1 or \
             preferred_layout_plan(path, options.producer_layout) is not None:
         return False  # the pass does more than stock here
-    for value, m in zip(h.dps_inputs(consumer), h.indexing_maps(consumer)):
+    for value, map_ in zip(h.dps_inputs(consumer), h.indexing_maps(consumer)):
         producer = h.defining_op(value)
         if producer is None or not h.is_linalg(producer) or \
                 not h.is_reduction_or_contraction(producer) or \
                 len(h.users(producer.results[0])) != 1:
             continue
-        if h.is_identity_map(m):
+        if h.is_identity_map(map_):
             return False
-        if m.is_permutation:
+        if map_.is_permutation:
             return value == path.value
     return False
 
@@ -132,21 +132,21 @@ def feasibility(path: Path, options: MatchOptions) -> tuple:
     values = [path.producer.results[0]] if path.producer.results else []
     values += [op.results[0] for op in path.ops]
     chain_ops = path.ops + [path.consumer]
-    for v, nxt in zip(values[:-1], chain_ops[:-1]):
-        users = {u for u in h.users(v) if u.name != TENSOR_DIM}
+    for value, nxt in zip(values[:-1], chain_ops[:-1]):
+        users = {user for user in h.users(value) if user.name != TENSOR_DIM}
         if users != {nxt}:
-            raise NoMatch(f"{h.defining_op(v).name} result has {len(users)} users (IREE fuses "
+            raise NoMatch(f"{h.defining_op(value).name} result has {len(users)} users (IREE fuses "
                           "consumers only into single-consumer producers)")
     if len(path.producer.results) != 1:
         raise NoMatch(f"producer {path.producer.name} has several results")
-    for r in path.reshapes:
-        plan = (plan_bubble_expand(path, r) if r.name == TENSOR_EXPAND_SHAPE
-                else plan_sink_collapse(path, r))
+    for reshape in path.reshapes:
+        plan = (plan_bubble_expand(path, reshape) if reshape.name == TENSOR_EXPAND_SHAPE
+                else plan_sink_collapse(path, reshape))
         if isinstance(plan, str):
             raise NoMatch(plan)
         break  # later reshapes are planned after the first one is gone
     tail = path.value
-    siblings = list(dict.fromkeys(u for u in h.users(tail) if u.name != TENSOR_DIM))
+    siblings = list(dict.fromkeys(user for user in h.users(tail) if user.name != TENSOR_DIM))
     if len(siblings) > 1:
         check_siblings(siblings, tail, options)
     dims = h.map_dim_positions(h.indexing_maps(path.consumer)[path.operand])
@@ -161,34 +161,34 @@ def check_siblings(siblings: list[ir.Operation], value: ir.Value,
     if not options.merge_multi_use:
         raise NoMatch(f"value has {len(siblings)} users (merge-multi-use=false)")
     rank = ir.RankedTensorType(value.type).rank
-    for s in siblings:
-        if not h.is_elementwise(s) or h.body_reads_tensor(s):
-            raise NoMatch(f"value has {len(siblings)} users, {s.name} is not a mergeable "
+    for sibling in siblings:
+        if not h.is_elementwise(sibling) or h.body_reads_tensor(sibling):
+            raise NoMatch(f"value has {len(siblings)} users, {sibling.name} is not a mergeable "
                           "elementwise op")
-        maps = h.indexing_maps(s)
-        n = maps[0].n_dims
-        if n != rank:
+        maps = h.indexing_maps(sibling)
+        loops = maps[0].n_dims
+        if loops != rank:
             raise NoMatch("value has several users with different iteration spaces")
-        for v, m in zip(h.dps_inputs(s), maps):
-            d = h.map_dim_positions(m)
-            if v == value and (d is None or not h.is_permutation(d, n)):
+        for operand, map_ in zip(h.dps_inputs(sibling), maps):
+            dims = h.map_dim_positions(map_)
+            if operand == value and (dims is None or not h.is_permutation(dims, loops)):
                 raise NoMatch("value has several users, one reads it through a broadcast")
-        for m in maps:
-            if h.map_dim_positions(m) is None:
+        for map_ in maps:
+            if h.map_dim_positions(map_) is None:
                 raise NoMatch("a sibling has a non-permutation map")
     block = siblings[0].parent
-    if any(s.parent != block for s in siblings):
+    if any(sibling.parent != block for sibling in siblings):
         raise NoMatch("siblings in different blocks")
     placements = round_analysis(h.block_placements, siblings[0].block)
-    if len({placements[s] for s in siblings}) > 1:
+    if len({placements[sibling] for sibling in siblings}) > 1:
         raise NoMatch("the readers take inputs placed on different devices (a multi-device "
                       "program): ops on different devices are never merged")
     positions = round_analysis(h.block_positions, siblings[0].block)
-    first = min(siblings, key=lambda s: positions[s])
+    first = min(siblings, key=lambda sibling: positions[sibling])
     pos = positions[first]
-    for s in siblings:
-        for v in s.operands:
-            if not _defined_before(v, pos, positions):
+    for sibling in siblings:
+        for operand in sibling.operands:
+            if not _defined_before(operand, pos, positions):
                 raise NoMatch("siblings depend on each other or on values defined between them")
 
 
@@ -219,8 +219,9 @@ def plan_footprint(path: Path) -> Footprint:
             reads.append(owner)
     writes = list(core)
     for op in core:
-        writes += [d for v in op.operands if (d := h.defining_op(v)) is not None]
-        writes += [u for r in op.results for u in h.users(r)]
+        writes += [def_op for operand in op.operands
+                   if (def_op := h.defining_op(operand)) is not None]
+        writes += [user for result in op.results for user in h.users(result)]
     return Footprint.of(reads, writes)
 
 
@@ -239,10 +240,10 @@ def sure_gain(path: Path, first_plan: list | str | None = None) -> str | None:
     if isinstance(plan, str):
         return None
     split = next((splits for op, splits in plan if op == path.producer), {})
-    p = path.producer
-    for value, m in zip(h.dps_inputs(p), h.indexing_maps(p)):
-        dims = h.map_dim_positions(m) or []
-        if h.is_constant_like(value) and any(d in split for d in dims):
+    producer = path.producer
+    for value, map_ in zip(h.dps_inputs(producer), h.indexing_maps(producer)):
+        dims = h.map_dim_positions(map_) or []
+        if h.is_constant_like(value) and any(dim in split for dim in dims):
             return ("an expand_shape between the contraction and its permuted reader splits a "
                     "loop of its constant operand: IREE does not reshape a contraction's "
                     "weight to fuse a reader into it")

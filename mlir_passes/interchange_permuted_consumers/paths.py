@@ -81,10 +81,11 @@ def identity_chain_input(op: ir.Operation) -> ir.Value | None:
     if len(h.dps_inits(op)) != 1:
         return None
     out_map = maps[n_in]
-    for v, m in zip(h.dps_inputs(op), maps[:n_in]):
-        if m != out_map:
+    for value, map_ in zip(h.dps_inputs(op), maps[:n_in]):
+        if map_ != out_map:
             continue
-        p = h.defining_op(v)
-        if p is not None and (is_producer(p) or is_reshape(p) or h.is_elementwise(p)):
-            return v
+        producer = h.defining_op(value)
+        if producer is not None and (is_producer(producer) or is_reshape(producer)
+                                     or h.is_elementwise(producer)):
+            return value
     return None

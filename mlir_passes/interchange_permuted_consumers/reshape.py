@@ -79,7 +79,7 @@ def _expand_value(value: ir.Value, groups: list[list[int]], keys: list[h.DimKey]
             and h.reassociation(producer) == groups
             and list(h.shape_keys(producer.operands[0])) == keys):
         return producer.operands[0]
-    sizes = [b.size_from_key(k) for k in keys]
+    sizes = [b.size_from_key(key) for key in keys]
     init = recreated_init(value, sizes)
     if init is not None:
         return init
@@ -89,12 +89,12 @@ def _expand_value(value: ir.Value, groups: list[list[int]], keys: list[h.DimKey]
 def _unavailable(splits: dict[int, list[h.DimKey]], op: ir.Operation) -> str | None:
     """Why a dynamic size of a split cannot be used where `op` is rebuilt (None: every one
     can); the reason names the loop, its split and where the size is computed."""
-    for d, sizes in splits.items():
-        for k in sizes:
-            v = k[0] if isinstance(k, tuple) else k
-            if isinstance(v, ir.Value) and not h.dominates(v, op):
-                what = h.defining_op(v).name if h.defining_op(v) is not None else "a value"
-                return (f"loop {d} splits into [{', '.join(map(size_text, sizes))}]: a dynamic "
+    for loop, sizes in splits.items():
+        for size in sizes:
+            value = size[0] if isinstance(size, tuple) else size
+            if isinstance(value, ir.Value) and not h.dominates(value, op):
+                what = h.defining_op(value).name if h.defining_op(value) is not None else "a value"
+                return (f"loop {loop} splits into [{', '.join(map(size_text, sizes))}]: a dynamic "
                         f"size of the reshape ({what}) is computed after {op_location(op)}")
     return None
 
@@ -110,16 +110,16 @@ class Expansion:
     n_old: int
 
     def new_dims(self) -> list[list[int]]:
-        out, k = [], 0
-        for d in range(self.n_old):
-            n = len(self.splits.get(d, [0]))
-            out.append(list(range(k, k + n)))
-            k += n
+        out, start = [], 0
+        for loop in range(self.n_old):
+            count = len(self.splits.get(loop, [0]))
+            out.append(list(range(start, start + count)))
+            start += count
         return out
 
     @property
     def n_new(self) -> int:
-        return sum(len(g) for g in self.new_dims())
+        return sum(len(group) for group in self.new_dims())
 
 
 def expansion_blocker(op: ir.Operation, splits: dict[int, list[h.DimKey]]) -> str | None:
@@ -127,18 +127,18 @@ def expansion_blocker(op: ir.Operation, splits: dict[int, list[h.DimKey]]) -> st
     split as the reshape says (its sizes multiply to the range: the reshape's semantics)."""
     if not h.is_structured(op):
         return f"{op.name} has no indexing maps/body to expand"
-    for m in h.indexing_maps(op):
-        dims = h.map_dim_positions(m)
+    for map_ in h.indexing_maps(op):
+        dims = h.map_dim_positions(map_)
         if dims is None or len(set(dims)) != len(dims):
             return "an indexing map is not a projected permutation"
     ranges = h.loop_keys(op)
     if ranges is None:
         return "a loop ranges over no tensor dim"
-    for d, sizes in splits.items():
-        if not isinstance(ranges[d], int):
+    for loop, sizes in splits.items():
+        if not isinstance(ranges[loop], int):
             continue
-        if any(not isinstance(s, int) for s in sizes) or h.numel(sizes) != ranges[d]:
-            return (f"loop {d} has {ranges[d]} iterations, cannot split into "
+        if any(not isinstance(size, int) for size in sizes) or h.numel(sizes) != ranges[loop]:
+            return (f"loop {loop} has {ranges[loop]} iterations, cannot split into "
                     f"[{', '.join(map(size_text, sizes))}]")
     if h.index_dims(op) & set(splits):
         return "the body uses linalg.index on a loop that would be split"
@@ -156,23 +156,23 @@ def expand_op(op: ir.Operation, splits: dict[int, list[h.DimKey]]
     new_dims = exp.new_dims()
     maps = h.indexing_maps(op)
     iters = h.iterator_types(op)
-    new_iters = [iters[d] for d in range(exp.n_old) for _ in new_dims[d]]
+    new_iters = [iters[loop] for loop in range(exp.n_old) for _ in new_dims[loop]]
     n_in = len(h.dps_inputs(op))
     operands = list(h.dps_inputs(op)) + list(h.dps_inits(op))
     new_operands, new_maps, result_groups = [], [], []
     with ir.InsertionPoint(op), op.location:
-        for i, (value, m) in enumerate(zip(operands, maps)):
-            dims = h.map_dim_positions(m)
+        for i, (value, map_) in enumerate(zip(operands, maps)):
+            dims = h.map_dim_positions(map_)
             groups, shape, out_dims = [], [], []
             if isinstance(value.type, ir.RankedTensorType):
                 old_shape = h.shape_keys(value)
-                k = 0
-                for pos, d in enumerate(dims):
-                    g = new_dims[d]
-                    groups.append(list(range(k, k + len(g))))
-                    k += len(g)
-                    shape += splits.get(d, [old_shape[pos]])
-                    out_dims += g
+                start = 0
+                for pos, loop in enumerate(dims):
+                    group = new_dims[loop]
+                    groups.append(list(range(start, start + len(group))))
+                    start += len(group)
+                    shape += splits.get(loop, [old_shape[pos]])
+                    out_dims += group
                 new_value = _expand_value(value, groups, shape)
             else:
                 new_value = value
@@ -183,7 +183,7 @@ def expand_op(op: ir.Operation, splits: dict[int, list[h.DimKey]]
                 result_groups.append((groups, value.type))
         new = b.new_generic(new_operands[:n_in], new_operands[n_in:], new_maps, new_iters)
         block = b.append_body_block(new, new_operands)
-        index_map = {d: new_dims[d][0] for d in range(exp.n_old)}
+        index_map = {loop: new_dims[loop][0] for loop in range(exp.n_old)}
         b.clone_body(op, block, list(range(len(new_operands))), index_map)
     return new, result_groups
 
@@ -194,8 +194,8 @@ def replace_with_expanded(op: ir.Operation, new: ir.Operation, result_groups: li
     (an expand_shape of result i whose result new's result i equals). Reshapes that fed
     op and are now dead (expand(collapse(x)) folded to x) are erased."""
     direct = direct or {}
-    feeding = [h.defining_op(v) for v in op.operands]
-    feeding = [f for f in feeding if f is not None and f.name in RESHAPES]
+    feeding = [h.defining_op(operand) for operand in op.operands]
+    feeding = [feeder for feeder in feeding if feeder is not None and feeder.name in RESHAPES]
     for i, (old, res) in enumerate(zip(op.results, new.results)):
         reshape = direct.get(i)
         if reshape is not None:
@@ -212,9 +212,9 @@ def replace_with_expanded(op: ir.Operation, new: ir.Operation, result_groups: li
             collapsed = b.collapse(res, groups, old_type)
         old.replace_all_uses_with(collapsed)
     op.erase()
-    for f in dict.fromkeys(feeding):
-        if not list(f.results[0].uses):
-            f.erase()
+    for feeder in dict.fromkeys(feeding):
+        if not list(feeder.results[0].uses):
+            feeder.erase()
 
 
 # ---------------------------------------------------------------- paths from producers
@@ -251,12 +251,12 @@ def plan_bubble_expand(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
         nxt = identity_chain_input(op)
         in_dims = h.map_dim_positions(maps[inputs.index(nxt)])
         old_shape = h.shape_keys(nxt)
-        groups, shape, k = [], [], 0
-        for pos, d in enumerate(in_dims):
-            sizes = splits.get(d, [old_shape[pos]])
-            groups.append(list(range(k, k + len(sizes))))
+        groups, shape, start = [], [], 0
+        for pos, loop in enumerate(in_dims):
+            sizes = splits.get(loop, [old_shape[pos]])
+            groups.append(list(range(start, start + len(sizes))))
             shape += sizes
-            k += len(sizes)
+            start += len(sizes)
         value = nxt
     return "producer not reached"
 
@@ -265,7 +265,8 @@ def _dim_splits(dims: list[int], groups: list[list[int]], shape: list[h.DimKey]
                 ) -> dict[int, list[h.DimKey]]:
     """Loop dim -> the sizes it is split into, for each reassociation group of several dims
     (`dims[j]`: the loop dim of the operand's j-th collapsed dim)."""
-    return {dims[j]: [shape[k] for k in g] for j, g in enumerate(groups) if len(g) > 1}
+    return {dims[j]: [shape[pos] for pos in group]
+            for j, group in enumerate(groups) if len(group) > 1}
 
 
 def plan_sink_collapse(path: Path, reshape: ir.Operation) -> list[tuple[ir.Operation, dict]] | str:
@@ -281,7 +282,7 @@ def plan_sink_collapse(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
             return "two reshapes on the path"
         operands = list(op.operands)
         maps = h.indexing_maps(op)
-        pos_in = [i for i, v in enumerate(operands) if v == value]
+        pos_in = [i for i, operand in enumerate(operands) if operand == value]
         if len(pos_in) != 1:
             return "the collapsed value is read twice"
         dims = h.map_dim_positions(maps[pos_in[0]])
@@ -297,14 +298,14 @@ def plan_sink_collapse(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
         n_in = len(h.dps_inputs(op))
         out_dims = h.map_dim_positions(maps[n_in])
         out_shape = []
-        groups, k = [], 0
-        for d in out_dims:
-            sizes = splits.get(d, [None])
-            groups.append(list(range(k, k + len(sizes))))
-            k += len(sizes)
+        groups, start = [], 0
+        for loop in out_dims:
+            sizes = splits.get(loop, [None])
+            groups.append(list(range(start, start + len(sizes))))
+            start += len(sizes)
         exp_ranges = h.loop_keys(op)
-        for d in out_dims:
-            out_shape += splits.get(d, [exp_ranges[d]])
+        for loop in out_dims:
+            out_shape += splits.get(loop, [exp_ranges[loop]])
         src_shape = out_shape
         value = op.results[0]
     return "consumer not reached"
@@ -314,11 +315,11 @@ def apply_bubble(plan: list[tuple[ir.Operation, dict]], reshape: ir.Operation) -
     """Expands each planned op, consumer side first; each one's new input expand_shape is
     the reshape the next op up absorbs."""
     direct = reshape
-    for k, (op, splits) in enumerate(plan):
+    for step, (op, splits) in enumerate(plan):
         res_idx = h.result_index(direct.operands[0])
         new, groups = expand_op(op, splits)
         replace_with_expanded(op, new, groups, {res_idx: direct})
-        if k + 1 == len(plan):
+        if step + 1 == len(plan):
             return
         direct = h.defining_op(identity_chain_input(new))
         assert direct is not None and direct.name == TENSOR_EXPAND_SHAPE

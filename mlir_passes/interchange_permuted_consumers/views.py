@@ -53,20 +53,20 @@ def _reshape_result_keys(op: ir.Operation, src: list[h.DimKey]) -> list[h.DimKey
     shape operand (`tensor.from_elements` of index casts); one dynamic dim on each side with
     equal static products is the source's (the element counts are equal)."""
     shape = list(ir.RankedTensorType(op.results[0].type).shape)
-    dyn = [i for i, s in enumerate(shape) if ir.ShapedType.is_dynamic_size(s)]
-    src_dyn = [k for k in src if not isinstance(k, int)]
+    dyn = [i for i, size in enumerate(shape) if ir.ShapedType.is_dynamic_size(size)]
+    src_dyn = [key for key in src if not isinstance(key, int)]
     res: list[h.DimKey] = list(shape)
     if len(dyn) == 1 and len(src_dyn) == 1 and h.numel(
-            [k for k in src if isinstance(k, int)]) == h.numel(
-            [s for i, s in enumerate(shape) if i not in dyn]):
+            [key for key in src if isinstance(key, int)]) == h.numel(
+            [size for i, size in enumerate(shape) if i not in dyn]):
         res[dyn[0]] = src_dyn[0]
         return res
     elements = h.defining_op(op.operands[1])
     if elements is None or elements.name != TENSOR_FROM_ELEMENTS:
         return None
     for i in dyn:
-        v = elements.operands[i]
-        cast = h.defining_op(v)
+        elem = elements.operands[i]
+        cast = h.defining_op(elem)
         if cast is None or cast.name not in (ARITH_INDEX_CAST, ARITH_INDEX_CASTUI):
             return None
         res[i] = h.size_key(cast.operands[0])
@@ -77,26 +77,26 @@ def _pair_dims(small: list[h.DimKey], big: list[h.DimKey]) -> list[list[int]] | 
     """Groups of `big`'s dims, one per dim of `small`, each of equal size: a dynamic dim pairs
     with one equal dynamic dim, a static one with consecutive static dims of equal product
     (unit dims join the group before them)."""
-    groups, j = [], 0
-    for k in small:
+    groups, pos = [], 0
+    for key in small:
         group = []
-        if not isinstance(k, int):
-            if j >= len(big) or big[j] != k:
+        if not isinstance(key, int):
+            if pos >= len(big) or big[pos] != key:
                 return None
-            group, j = [j], j + 1
+            group, pos = [pos], pos + 1
         else:
             size = 1
-            while j < len(big) and isinstance(big[j], int) and (size < k or not group):
-                size *= big[j]
-                group.append(j)
-                j += 1
-            if size != k or not group:
+            while pos < len(big) and isinstance(big[pos], int) and (size < key or not group):
+                size *= big[pos]
+                group.append(pos)
+                pos += 1
+            if size != key or not group:
                 return None
         groups.append(group)
-    while groups and j < len(big) and big[j] == 1:
-        groups[-1].append(j)
-        j += 1
-    return groups if j == len(big) else None
+    while groups and pos < len(big) and big[pos] == 1:
+        groups[-1].append(pos)
+        pos += 1
+    return groups if pos == len(big) else None
 
 
 def normalize_reshape(view: ReshapeView) -> ir.Operation:
@@ -104,7 +104,7 @@ def normalize_reshape(view: ReshapeView) -> ir.Operation:
     op = view.op
     with ir.InsertionPoint(op), op.location:
         if view.kind == TENSOR_EXPAND_SHAPE:
-            sizes = [b.size_from_key(k) for k in view.expanded]
+            sizes = [b.size_from_key(key) for key in view.expanded]
             new = b.expand_mixed(op.operands[0], view.groups, sizes)
         else:
             new = b.collapse(op.operands[0], view.groups, op.results[0].type)

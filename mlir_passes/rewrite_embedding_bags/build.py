@@ -26,22 +26,23 @@ def rewrite_embedding_bag(bag: EmbeddingBag) -> str:
     elem, dim = res_t.element_type, res_t.shape[-1]
     init = h.dps_inits(op)[0]
     ids_shape = [bag.bags, bag.length] if res_t.rank == 2 else [bag.length]
-    r = len(ids_shape) + 1
-    its = ["parallel"] * r
-    its[r - 2] = "reduction"
+    rank = len(ids_shape) + 1
+    its = ["parallel"] * rank
+    its[rank - 2] = "reduction"
     with op.location, ir.InsertionPoint(op):
-        ids = b.expand_mixed(bag.flat_index, [[0, 1]], ids_shape) if r == 3 else \
+        ids = b.expand_mixed(bag.flat_index, [[0, 1]], ids_shape) if rank == 3 else \
             bag.flat_index
         empty = tensor.EmptyOp(ids_shape + [dim], elem).result
-        rows = b.new_generic([ids], [empty], [b.map_attr(r, range(r - 1)),
-                                              b.map_attr(r, range(r))], ["parallel"] * r)
+        rows = b.new_generic([ids], [empty], [b.map_attr(rank, range(rank - 1)),
+                                              b.map_attr(rank, range(rank))], ["parallel"] * rank)
         block = b.append_body_block(rows, [ids, empty])
         with ir.InsertionPoint(block):
             row = arith.IndexCastOp(ir.IndexType.get(), block.arguments[0]).result
-            col = linalg.IndexOp(r - 1).result
+            col = linalg.IndexOp(rank - 1).result
             linalg.YieldOp([tensor.ExtractOp(bag.table, [row, col]).result])
         total = b.new_generic([rows.results[0]], [init], [
-            b.map_attr(r, range(r)), b.map_attr(r, [i for i in range(r) if i != r - 2])], its)
+            b.map_attr(rank, range(rank)),
+            b.map_attr(rank, [i for i in range(rank) if i != rank - 2])], its)
         block = b.append_body_block(total, [rows.results[0], init])
         with ir.InsertionPoint(block):
             linalg.YieldOp([arith.AddFOp(block.arguments[0], block.arguments[1]).result])
@@ -64,26 +65,26 @@ def emit_offsets_bags(plan: OffsetsBagGroup) -> str:
     """
     members = plan.members
     first = members[0]
-    k, dim, elem = len(members), first.dim, first.elem
+    count, dim, elem = len(members), first.dim, first.elem
     unit = h.static_type(first.result).rank == 1
-    out_shape = [k, dim] if unit else [k, first.bags, dim]
+    out_shape = [count, dim] if unit else [count, first.bags, dim]
     order = h.block_positions(first.op.block)
     anchor = insertion_anchor(members, order)
     with first.op.location, ir.InsertionPoint(anchor):
         init = tensor.EmptyOp(out_shape, elem).result
-        n = len(out_shape)
+        loops = len(out_shape)
         # Loops (k, d) at B = 1; (b, k, d) -> (k, b, d) otherwise.
-        out_dims = list(range(n)) if unit else [1, 0, 2]
-        gen = b.new_generic([], [init], [b.map_attr(n, out_dims)], ["parallel"] * n)
+        out_dims = list(range(loops)) if unit else [1, 0, 2]
+        gen = b.new_generic([], [init], [b.map_attr(loops, out_dims)], ["parallel"] * loops)
         block = b.append_body_block(gen, [init])
         with ir.InsertionPoint(block):
             bag = None if unit else linalg.IndexOp(0).result
-            kk = linalg.IndexOp(0 if unit else 1).result
-            col = linalg.IndexOp(n - 1).result
-            if k == 1:
+            member_idx = linalg.IndexOp(0 if unit else 1).result
+            col = linalg.IndexOp(loops - 1).result
+            if count == 1:
                 val = _sum_bag(first, bag, col)
             else:
-                switch = scf.IndexSwitchOp([elem], kk, list(range(1, k)))
+                switch = scf.IndexSwitchOp([elem], member_idx, list(range(1, count)))
                 # Each region comes with its block; member 0 is the default case.
                 regions = [switch.defaultRegion, *switch.caseRegions]
                 for member, region in zip(members, regions):
@@ -93,43 +94,43 @@ def emit_offsets_bags(plan: OffsetsBagGroup) -> str:
             linalg.YieldOp([val])
         rank = len(out_shape)
         results = [slice_out(gen.results[0], [j] + [0] * (rank - 1), [1] + out_shape[1:],
-                             out_shape[1:]) for j in range(k)]
-    for m, r in zip(members, results):
-        m.result.replace_all_uses_with(r)
-        m.op.erase()
-    ids = sum(m.n for m in members)
-    return (f"{k} embedding_bag(s) with run-time offsets ({first.bags} bags, dim {dim}, "
+                             out_shape[1:]) for j in range(count)]
+    for bag_member, result in zip(members, results):
+        bag_member.result.replace_all_uses_with(result)
+        bag_member.op.erase()
+    ids = sum(bag_member.n for bag_member in members)
+    return (f"{count} embedding_bag(s) with run-time offsets ({first.bags} bags, dim {dim}, "
             f"{ids} ids) -> 1 generic summing each bag's ids (was: every id scanned for "
             "every bag)")
 
 
-def _sum_bag(bag: OffsetsBag, at: ir.Value | None, col: ir.Value) -> ir.Value:
-    """sum of bag.table[ids[j], col] over j in [offsets[at], next) clamped to [0, N), from
-    the fill value in increasing j (`at` None: the one bag of a folded B = 1 generic)."""
+def _sum_bag(bag: OffsetsBag, bag_idx: ir.Value | None, col: ir.Value) -> ir.Value:
+    """sum of bag.table[ids[j], col] over j in [offsets[bag_idx], next) clamped to [0, N), from
+    the fill value in increasing j (`bag_idx` None: the one bag of a folded B = 1 generic)."""
     off_t = ir.RankedTensorType(bag.offsets.type).element_type
-    n = arith.ConstantOp(off_t, bag.n).result
+    id_count = arith.ConstantOp(off_t, bag.n).result
     zero = arith.ConstantOp(off_t, 0).result
-    if at is None:
-        start, end = tensor.ExtractOp(bag.offsets, []).result, n
+    if bag_idx is None:
+        start, end = tensor.ExtractOp(bag.offsets, []).result, id_count
     else:
-        start = tensor.ExtractOp(bag.offsets, [at]).result
-        following = arith.AddIOp(at, index_const(1)).result
+        start = tensor.ExtractOp(bag.offsets, [bag_idx]).result
+        following = arith.AddIOp(bag_idx, index_const(1)).result
         last = cmpi("eq", following, index_const(bag.bags))
         following = arith.SelectOp(last, index_const(0), following).result
         end = tensor.ExtractOp(bag.offsets, [following]).result
-        end = arith.SelectOp(last, n, end).result
+        end = arith.SelectOp(last, id_count, end).result
     start = arith.IndexCastOp(ir.IndexType.get(), arith.MaxSIOp(start, zero).result).result
-    end = arith.IndexCastOp(ir.IndexType.get(), arith.MinSIOp(end, n).result).result
+    end = arith.IndexCastOp(ir.IndexType.get(), arith.MinSIOp(end, id_count).result).result
     fill = h.defining_op(bag.init)
     init = arith.ConstantOp(bag.elem, fill.operands[0].owner.attributes["value"]).result
     loop = scf.ForOp(start, end, index_const(1), [init])
     with ir.InsertionPoint(loop.body):
         row = tensor.ExtractOp(bag.ids, [loop.induction_variable]).result
         row = arith.IndexCastOp(ir.IndexType.get(), row).result
-        x = tensor.ExtractOp(bag.table, [row, col]).result
+        elem = tensor.ExtractOp(bag.table, [row, col]).result
         acc = loop.inner_iter_args[0]
-        scf.YieldOp([arith.AddFOp(x, acc).result if bag.row_first else
-                     arith.AddFOp(acc, x).result])
+        scf.YieldOp([arith.AddFOp(elem, acc).result if bag.row_first else
+                     arith.AddFOp(acc, elem).result])
     return loop.results[0]
 
 

@@ -75,45 +75,45 @@ def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
         return env[h.size_key(value)]
     name = op.name
 
-    def ev(v: ir.Value) -> int:
-        return _eval_int(v, env, tensors, memo)
+    def ev(operand: ir.Value) -> int:
+        return _eval_int(operand, env, tensors, memo)
 
     if name == ARITH_CONSTANT:
-        c = h.const_int(value)
-        if c is None:
+        const = h.const_int(value)
+        if const is None:
             raise _Unknown
-        out = int(c)
+        out = int(const)
     elif name == LINALG_INDEX:
         out = env[("dim", ir.IntegerAttr(op.attributes["dim"]).value)]
     elif name in CASTS:
         out = ev(op.operands[0])
     elif name in (ARITH_ADDI, ARITH_SUBI, ARITH_MULI):
-        a, b = ev(op.operands[0]), ev(op.operands[1])
-        out = a + b if name == ARITH_ADDI else a - b if name == ARITH_SUBI else a * b
+        lhs, rhs = ev(op.operands[0]), ev(op.operands[1])
+        out = lhs + rhs if name == ARITH_ADDI else lhs - rhs if name == ARITH_SUBI else lhs * rhs
     elif name in DIVISIONS:
-        a, b = ev(op.operands[0]), ev(op.operands[1])
-        if b <= 0 or a < 0:
+        lhs, rhs = ev(op.operands[0]), ev(op.operands[1])
+        if rhs <= 0 or lhs < 0:
             raise _Unknown
-        out = -(-a // b) if name.startswith("arith.ceildiv") else a // b
+        out = -(-lhs // rhs) if name.startswith("arith.ceildiv") else lhs // rhs
     elif name == ARITH_CMPI:
-        a, b = ev(op.operands[0]), ev(op.operands[1])
+        lhs, rhs = ev(op.operands[0]), ev(op.operands[1])
         pred = CMPI[ir.IntegerAttr(op.attributes["predicate"]).value]
-        if pred[0] == "u" and (a < 0 or b < 0):
+        if pred[0] == "u" and (lhs < 0 or rhs < 0):
             raise _Unknown
-        out = int({"eq": a == b, "ne": a != b, "slt": a < b, "sle": a <= b, "sgt": a > b,
-                   "sge": a >= b, "ult": a < b, "ule": a <= b, "ugt": a > b,
-                   "uge": a >= b}[pred])
+        out = int({"eq": lhs == rhs, "ne": lhs != rhs, "slt": lhs < rhs, "sle": lhs <= rhs,
+                   "sgt": lhs > rhs, "sge": lhs >= rhs, "ult": lhs < rhs, "ule": lhs <= rhs,
+                   "ugt": lhs > rhs, "uge": lhs >= rhs}[pred])
     elif name in (ARITH_ANDI, ARITH_ORI, ARITH_XORI):
-        a, b = ev(op.operands[0]), ev(op.operands[1])
-        out = a & b if name == ARITH_ANDI else a | b if name == ARITH_ORI else a ^ b
+        lhs, rhs = ev(op.operands[0]), ev(op.operands[1])
+        out = lhs & rhs if name == ARITH_ANDI else lhs | rhs if name == ARITH_ORI else lhs ^ rhs
     elif name == ARITH_SELECT:
         out = ev(op.operands[1]) if ev(op.operands[0]) else ev(op.operands[2])
     elif name == TENSOR_EXTRACT and op.operands[0] in tensors and len(op.operands) == 2:
         data = tensors[op.operands[0]]
-        i = ev(op.operands[1])
-        if not 0 <= i < len(data):
+        index = ev(op.operands[1])
+        if not 0 <= index < len(data):
             raise _Unknown
-        out = data[i]
+        out = data[index]
     else:
         raise _Unknown
     memo[value] = out
@@ -124,17 +124,18 @@ def _known_int_vector(value: ir.Value, env: dict | None = None,
                       size: int | None = None) -> list[int] | None:
     """Contents of a 1-d integer tensor computed from loop indices only, or a dense constant
     (a dynamic one: `size` entries, with the values of `env` for the sizes it reads)."""
-    t = h.tensor_type(value)
+    tensor_t = h.tensor_type(value)
     op = h.defining_op(value)
-    if t is None or t.rank > 1 or op is None or (size is None and not t.has_static_shape):
+    if tensor_t is None or tensor_t.rank > 1 or op is None or \
+            (size is None and not tensor_t.has_static_shape):
         return None
     if size is None:
-        size = t.shape[0] if t.rank else 1
+        size = tensor_t.shape[0] if tensor_t.rank else 1
     if op.name == ARITH_CONSTANT and isinstance(op.attributes["value"], ir.DenseIntElementsAttr):
-        return [int(x) for x in op.attributes["value"]]
+        return [int(elem) for elem in op.attributes["value"]]
     if op.name == LINALG_FILL:
-        c = h.const_int(op.operands[0])
-        return None if c is None else [c] * size
+        fill = h.const_int(op.operands[0])
+        return None if fill is None else [fill] * size
     if op.name != LINALG_GENERIC or h.dps_inputs(op) or len(op.results) != 1:
         return None
     block = h.body_block(op)
@@ -164,7 +165,7 @@ def _bag_loops(op: ir.Operation, dynamic: bool = False
     ins, outs = h.dps_inputs(op), h.dps_inits(op)
     if len(ins) != 2 or len(outs) != 1:
         raise NoMatch("expects indices and offsets")
-    if [h.map_dim_positions(m) for m in h.indexing_maps(op)] != expect:
+    if [h.map_dim_positions(map_) for map_ in h.indexing_maps(op)] != expect:
         raise NoMatch("unexpected indexing maps")
     idx_t, off_t = h.tensor_type(ins[0]), h.tensor_type(ins[1])
     res_t = h.tensor_type(op.results[0])
@@ -174,8 +175,8 @@ def _bag_loops(op: ir.Operation, dynamic: bool = False
                             res_t.has_static_shape):
         raise NoMatch("dynamic shapes")
 
-    def static(x: int) -> int | None:
-        return None if ir.ShapedType.is_dynamic_size(x) else x
+    def static(size: int) -> int | None:
+        return None if ir.ShapedType.is_dynamic_size(size) else size
 
     return dims, static(idx_t.shape[0]), (static(off_t.shape[0]) if off_t.rank else 1)
 
@@ -187,7 +188,7 @@ def _bag_summand(op: ir.Operation, dims: tuple[int | None, int, int]
     res_t = h.tensor_type(op.results[0])
     block = h.body_block(op)
     idx_arg, _, out_arg = block.arguments
-    body = [o.operation for o in block.operations]
+    body = [body_op.operation for body_op in block.operations]
     yielded = body[-1].operands[0]
     sel = h.defining_op(yielded)
     if sel is None or sel.name != ARITH_SELECT or sel.operands[2] != out_arg:
@@ -197,33 +198,35 @@ def _bag_summand(op: ir.Operation, dims: tuple[int | None, int, int]
         raise NoMatch("body does not accumulate a sum")
     row_first = add.operands[1] == out_arg
     row = add.operands[0] if row_first else add.operands[1]
-    ex = h.defining_op(row)
-    if ex is None or ex.name != TENSOR_EXTRACT or len(ex.operands) != 3:
+    extract = h.defining_op(row)
+    if extract is None or extract.name != TENSOR_EXTRACT or len(extract.operands) != 3:
         raise NoMatch("summand is not a table element")
-    table = ex.operands[0]
+    table = extract.operands[0]
     tab_t = h.static_type(table)
     if tab_t is None or tab_t.rank != 2 or h.defined_inside(table, op) or \
             tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
         raise NoMatch("summand is not a row of a captured table")
-    col = h.defining_op(ex.operands[2])
+    col = h.defining_op(extract.operands[2])
     if col is None or col.name != LINALG_INDEX or \
             ir.IntegerAttr(col.attributes["dim"]).value != dims[2] or \
-            not traces_to(ex.operands[1], idx_arg):
+            not traces_to(extract.operands[1], idx_arg):
         raise NoMatch("table element is not [idx[j], d]")
-    return sel, ex, row_first
+    return sel, extract, row_first
 
 
-def _check_body_ops(op: ir.Operation, ex: ir.Operation, known_offsets: list[int] | None
+def _check_body_ops(op: ir.Operation, extract: ir.Operation, known_offsets: list[int] | None
                     ) -> None:
     """Nothing else is read or has effects: the body reads the table element and the offsets
     (or, with known offsets, a tensor of the same contents)."""
     offsets = h.dps_inputs(op)[1]
-    for o in h.body_block(op).operations:
-        o = o.operation
-        if o.name not in BAG_BODY_OPS:
-            raise NoMatch(f"unexpected {o.name} in the bag body")
-        if o.name == TENSOR_EXTRACT and o != ex and o.operands[0] != offsets and (
-                known_offsets is None or _known_int_vector(o.operands[0]) != known_offsets):
+    for body_op in h.body_block(op).operations:
+        body_op = body_op.operation
+        if body_op.name not in BAG_BODY_OPS:
+            raise NoMatch(f"unexpected {body_op.name} in the bag body")
+        if body_op.name == TENSOR_EXTRACT and body_op != extract and \
+                body_op.operands[0] != offsets and \
+                (known_offsets is None or
+                 _known_int_vector(body_op.operands[0]) != known_offsets):
             raise NoMatch("body reads an unknown tensor")
 
 
@@ -235,23 +238,23 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
     condition, evaluated at every bag's boundaries, selects exactly positions [b*L, b*L+L).
     Variable-length bags raise VariableBags (see match_offsets_bag).
     """
-    dims, n, bags = _bag_loops(op, dynamic=True)
-    if n is None or bags is None:
+    dims, id_count, bags = _bag_loops(op, dynamic=True)
+    if id_count is None or bags is None:
         return _match_dynamic_embedding_bag(op, dims)
-    if bags == 0 or n % bags:
+    if bags == 0 or id_count % bags:
         raise VariableBags("bags are not of one fixed length")
-    length = n // bags
+    length = id_count // bags
     ins = h.dps_inputs(op)
     offsets = _known_int_vector(ins[1])
-    if offsets != [b * length for b in range(bags)]:
+    if offsets != [bag * length for bag in range(bags)]:
         raise VariableBags("offsets are not b * L (variable-length bags)")
-    sel, ex, _ = _bag_summand(op, dims)
-    _check_body_ops(op, ex, offsets)
-    _check_bag_condition(op, sel.operands[0], dims, [offsets], n,
+    sel, extract, _ = _bag_summand(op, dims)
+    _check_body_ops(op, extract, offsets)
+    _check_bag_condition(op, sel.operands[0], dims, [offsets], id_count,
                          "bag condition does not select [b*L, b*L+L)")
     if not is_zero_fill(h.dps_inits(op)[0]):
         raise NoMatch("bag sum does not start from zero")
-    return EmbeddingBag(op, ex.operands[0], ins[0], bags, length)
+    return EmbeddingBag(op, extract.operands[0], ins[0], bags, length)
 
 
 TRIAL_SIZES = (1, 2, 3, 5, 8, 13)  # values a dynamic size takes in the symbolic checks
@@ -268,20 +271,20 @@ def _match_dynamic_embedding_bag(op: ir.Operation, dims: tuple) -> EmbeddingBag:
     res = op.results[0]
     exprs = [_size_expr(ids, 0), _size_expr(res, 0),
              _size_expr(offsets, 0) if h.tensor_type(offsets).rank else ([], lambda env: 1)]
-    if any(x is None for x in exprs):
+    if any(expr is None for expr in exprs):
         raise NoMatch("embedding_bag with dynamic sizes IREE holds no value for")
-    sel, ex, _ = _bag_summand(op, dims)
-    captured = [v for o in h.walk_ops(op) for v in o.operands
-                if not h.defined_inside(v, op) and isinstance(v.type, (ir.IntegerType,
+    sel, extract, _ = _bag_summand(op, dims)
+    captured = [value for inner in h.walk_ops(op) for value in inner.operands
+                if not h.defined_inside(value, op) and isinstance(value.type, (ir.IntegerType,
                                                                         ir.IndexType))]
     off_op = h.defining_op(offsets)
     if off_op is not None and off_op.name == LINALG_GENERIC:
-        captured += [v for o in h.walk_ops(off_op) for v in o.operands
-                     if not h.defined_inside(v, off_op)
-                     and isinstance(v.type, (ir.IntegerType, ir.IndexType))]
-    leaves = _free_sizes([v for roots, _ in exprs for v in roots] + captured)
+        captured += [value for inner in h.walk_ops(off_op) for value in inner.operands
+                     if not h.defined_inside(value, off_op)
+                     and isinstance(value.type, (ir.IntegerType, ir.IndexType))]
+    leaves = _free_sizes([value for roots, _ in exprs for value in roots] + captured)
     if len(leaves) != 1:
-        names = ", ".join(sorted(h.size_text(v) for v in leaves))
+        names = ", ".join(sorted(h.size_text(value) for value in leaves))
         raise NoMatch(f"the bag count and the ids' length come from separate dynamic sizes "
                       f"({names}): nothing in the IR says the bags have one fixed length")
     leaf = leaves.pop()
@@ -289,21 +292,22 @@ def _match_dynamic_embedding_bag(op: ir.Operation, dims: tuple) -> EmbeddingBag:
     for trial in TRIAL_SIZES:
         env = {leaf: trial}
         try:
-            n, rows, bags = (size(env) for _, size in exprs)
+            id_count, rows, bags = (size(env) for _, size in exprs)
         except (_Unknown, KeyError):
             raise NoMatch("embedding_bag sizes not understood") from None
-        if bags != rows or bags == 0 or n % bags or (length is not None and n // bags != length):
+        if bags != rows or bags == 0 or id_count % bags or \
+                (length is not None and id_count // bags != length):
             raise VariableBags("bags are not of one fixed length")
-        length = n // bags
+        length = id_count // bags
         vector = _known_int_vector(offsets, env, bags)
-        if vector != [b * length for b in range(bags)]:
+        if vector != [bag * length for bag in range(bags)]:
             raise VariableBags("offsets are not b * L (variable-length bags)")
-        _check_body_ops(op, ex, vector)
-        _check_bag_condition(op, sel.operands[0], dims, [vector], n,
+        _check_body_ops(op, extract, vector)
+        _check_bag_condition(op, sel.operands[0], dims, [vector], id_count,
                              "bag condition does not select [b*L, b*L+L)", env)
     if not is_zero_fill(h.dps_inits(op)[0]):
         raise NoMatch("bag sum does not start from zero")
-    return EmbeddingBag(op, ex.operands[0], ids, h.dim_value(res, 0), length)
+    return EmbeddingBag(op, extract.operands[0], ids, h.dim_value(res, 0), length)
 
 
 def _size_expr(value: ir.Value, dim: int
@@ -322,10 +326,10 @@ def _size_expr(value: ir.Value, dim: int
     if op is None or op.name != TENSOR_COLLAPSE_SHAPE:
         return None
     group = h.reassociation(op)[dim]
-    parts = [_size_expr(op.operands[0], d) for d in group]
-    if any(p is None for p in parts):
+    parts = [_size_expr(op.operands[0], dim_pos) for dim_pos in group]
+    if any(part is None for part in parts):
         return None
-    return ([v for roots, _ in parts for v in roots],
+    return ([root for roots, _ in parts for root in roots],
             lambda env: math.prod(size(env) for _, size in parts))
 
 
@@ -335,13 +339,13 @@ def _free_sizes(values: list[h.DimKey]) -> set[h.DimKey]:
     h.size_key names them; arguments)."""
     leaves, seen, work = set(), set(), list(values)
     while work:
-        v = work.pop()
-        if v in seen:
+        size = work.pop()
+        if size in seen:
             continue
-        seen.add(v)
-        op = h.defining_op(v) if isinstance(v, ir.Value) else None
+        seen.add(size)
+        op = h.defining_op(size) if isinstance(size, ir.Value) else None
         if op is None or op.name not in SIZE_OPS:
-            leaves.add(h.size_key(v) if isinstance(v, ir.Value) else v)
+            leaves.add(h.size_key(size) if isinstance(size, ir.Value) else size)
         elif op.name != ARITH_CONSTANT:
             work += list(op.operands)
     return leaves
@@ -400,55 +404,55 @@ def match_offsets_bag(op: ir.Operation) -> OffsetsBag:
     code at the boundaries of every bag for several offsets vectors (variable lengths, empty
     bags, all ids in one bag, offsets out of order or out of range).
     """
-    dims, n, bags = _bag_loops(op)
-    sel, ex, row_first = _bag_summand(op, dims)
-    _check_body_ops(op, ex, None)
-    _check_bag_condition(op, sel.operands[0], dims, _trial_offsets(bags, n), n,
+    dims, id_count, bags = _bag_loops(op)
+    sel, extract, row_first = _bag_summand(op, dims)
+    _check_body_ops(op, extract, None)
+    _check_bag_condition(op, sel.operands[0], dims, _trial_offsets(bags, id_count), id_count,
                          "bag condition does not select [offsets[b], offsets[b+1])")
     if not is_zero_fill(h.dps_inits(op)[0]):
         raise NoMatch("bag sum does not start from zero")
     ids, offsets = h.dps_inputs(op)
-    return OffsetsBag(op, ex.operands[0], ids, offsets, bags, n, row_first)
+    return OffsetsBag(op, extract.operands[0], ids, offsets, bags, id_count, row_first)
 
 
-def _trial_offsets(bags: int, n: int) -> list[list[int]]:
+def _trial_offsets(bags: int, id_count: int) -> list[list[int]]:
     """Offsets vectors the bag condition is checked on: even and uneven splits, empty bags,
     every id in the first or the last bag, offsets decreasing and out of [0, N]."""
     rng = random.Random(0)
-    uneven = sorted(rng.randrange(n + 1) for _ in range(bags))
+    uneven = sorted(rng.randrange(id_count + 1) for _ in range(bags))
     uneven[0] = 0
-    out = [[b * n // bags for b in range(bags)], uneven, [0] * bags, [0] + [n] * (bags - 1),
-           [rng.randrange(-2, n + 3) for _ in range(bags)]]
+    out = [[bag * id_count // bags for bag in range(bags)], uneven, [0] * bags,
+           [0] + [id_count] * (bags - 1), [rng.randrange(-2, id_count + 3) for _ in range(bags)]]
     if bags == 1:
-        out += [[min(1, n)], [n // 2]]
+        out += [[min(1, id_count)], [id_count // 2]]
     return out
 
 
 def _check_bag_condition(op: ir.Operation, cond: ir.Value, dims: tuple,
-                         vectors: list[list[int]], n: int, mismatch: str,
+                         vectors: list[list[int]], id_count: int, mismatch: str,
                          sizes: dict | None = None) -> None:
     """For each offsets vector o, the condition selects exactly positions
     o[b] <= j < next(b) of bag b, next(b) = o[b + 1] (N for the last bag): checked at every
     bag's boundaries, the first and the last position."""
     b_dim, j_dim, d_dim = dims
     off_arg = h.body_block(op).arguments[1]
-    reads = [o.operation.operands[0] for o in h.body_block(op).operations
-             if o.operation.name == TENSOR_EXTRACT and len(o.operation.operands) == 2]
+    reads = [body_op.operation.operands[0] for body_op in h.body_block(op).operations
+             if body_op.operation.name == TENSOR_EXTRACT and len(body_op.operation.operands) == 2]
     for offsets in vectors:
-        tensors = {v: offsets for v in reads}
+        tensors = {value: offsets for value in reads}
         bags = len(offsets)
-        for b in range(bags):
-            start = offsets[b]
-            end = offsets[b + 1] if b + 1 < bags else n
-            for j in {start - 1, start, end - 1, end, 0, n - 1}:
-                if not 0 <= j < n:
+        for bag in range(bags):
+            start = offsets[bag]
+            end = offsets[bag + 1] if bag + 1 < bags else id_count
+            for pos in {start - 1, start, end - 1, end, 0, id_count - 1}:
+                if not 0 <= pos < id_count:
                     continue
-                env = {**(sizes or {}), ("dim", j_dim): j, ("dim", d_dim): 0, off_arg: start}
+                env = {**(sizes or {}), ("dim", j_dim): pos, ("dim", d_dim): 0, off_arg: start}
                 if b_dim is not None:
-                    env[("dim", b_dim)] = b
+                    env[("dim", b_dim)] = bag
                 try:
                     got = _eval_int(cond, env, tensors, {})
                 except (_Unknown, KeyError):
                     raise NoMatch("bag condition not understood") from None
-                if bool(got) != (start <= j < end):
+                if bool(got) != (start <= pos < end):
                     raise NoMatch(mismatch)

@@ -55,7 +55,7 @@ def bag_candidate(op: ir.Operation) -> Candidate[EmbeddingBag] | OffsetsBag | No
 
 def _bag_key(op: ir.Operation) -> str:
     """bags x length x dim, element and index types (from the operand types)."""
-    ids, offsets = (h.static_type(v) for v in h.dps_inputs(op))
+    ids, offsets = (h.static_type(operand) for operand in h.dps_inputs(op))
     res = h.static_type(op.results[0])
     if ids is None or offsets is None or res is None or ids.rank != 1:
         return structural_key("gathers-bag", h.op_signature(op))
@@ -68,16 +68,16 @@ def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: OffsetsOpt
                            ) -> Iterator[Candidate[OffsetsBagGroup]]:
     """Groups of independent embedding_bags with run-time offsets of one bag count, dim and
     element type (tables need not be constants: each is read in its own switch case)."""
-    def shape(m: OffsetsBag) -> tuple:
-        return (m.bags, m.dim, str(m.elem), h.static_type(m.result).rank)
+    def shape(bag: OffsetsBag) -> tuple:
+        return (bag.bags, bag.dim, str(bag.elem), h.static_type(bag.result).rank)
 
     for bucket in buckets(bags, shape):
-        for g in open_groups(bucket, order):
-            cand = Candidate.of(offsets_key(g), g[0].op,
-                                f"{len(g)} embedding_bag(s) with run-time offsets",
-                                lambda g=g: _offsets_plan(g, opts), gain="work")
+        for group in open_groups(bucket, order):
+            cand = Candidate.of(offsets_key(group), group[0].op,
+                                f"{len(group)} embedding_bag(s) with run-time offsets",
+                                lambda group=group: _offsets_plan(group, opts), gain="work")
             if not cand.blocked:
-                cand.declined = offsets_declined(g, opts)
+                cand.declined = offsets_declined(group, opts)
             yield cand
 
 
@@ -86,28 +86,29 @@ def offsets_key(members: list[OffsetsBag]) -> str:
     origin and sum order; which members share a table, ids or offsets."""
     def sharing(values: list[ir.Value]) -> tuple[int, ...]:
         distinct = list(dict.fromkeys(values))
-        return tuple(distinct.index(v) for v in values)
+        return tuple(distinct.index(value) for value in values)
 
     first = members[0]
     return structural_key(
         "gathers-offsets", len(members), first.bags, first.dim, str(first.elem),
-        tuple((m.n, str(m.table.type), origin(m.table), str(m.ids.type), str(m.offsets.type),
-               m.row_first) for m in members),
-        sharing([m.table for m in members]), sharing([m.ids for m in members]),
-        sharing([m.offsets for m in members]))
+        tuple((member.n, str(member.table.type), origin(member.table), str(member.ids.type),
+               str(member.offsets.type), member.row_first) for member in members),
+        sharing([member.table for member in members]),
+        sharing([member.ids for member in members]),
+        sharing([member.offsets for member in members]))
 
 
-def offsets_declined(g: list[OffsetsBag], opts: OffsetsOptions) -> str | None:
+def offsets_declined(group: list[OffsetsBag], opts: OffsetsOptions) -> str | None:
     """The cost rule (bench/results/batch-gathers.md, section 11): one bag per table is
     left to stock, whose scan of it is already linear and vectorized."""
-    if g[0].bags < opts.min_offsets_batch:
-        return (f"{g[0].bags} bag(s) per table, below min-offsets-batch="
+    if group[0].bags < opts.min_offsets_batch:
+        return (f"{group[0].bags} bag(s) per table, below min-offsets-batch="
                 f"{opts.min_offsets_batch} (stock's scan is linear there)")
     return None
 
 
-def _offsets_plan(g: list[OffsetsBag], opts: OffsetsOptions) -> OffsetsBagGroup:
+def _offsets_plan(group: list[OffsetsBag], opts: OffsetsOptions) -> OffsetsBagGroup:
     if not opts.offsets_bags:
         raise NoMatch("embedding_bags with run-time offsets are not rewritten "
                       "(offsets-bags=false)")
-    return OffsetsBagGroup(g)
+    return OffsetsBagGroup(group)
