@@ -108,9 +108,7 @@ def run_console(main: Callable[[], int]) -> NoReturn:
     try:
         code = main()
     except BrokenPipeError:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # the pending output is dropped on exit
-        os._exit(128 + 13)
+        os._exit(128 + 13)  # no flush: what is still buffered has no reader
     exit_now(code)
 
 

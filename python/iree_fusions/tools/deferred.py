@@ -53,6 +53,9 @@ class _LoadedAlready(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """For a submodule of a deferred package that loading the package imported already
     (between Python's check of `sys.modules` and its search): that module, not a copy."""
 
+    def __init__(self):
+        self._specs: dict[str, object] = {}
+
     def find_spec(self, name, path=None, target=None):
         if name.partition(".")[0] not in _DEFERRED or name not in sys.modules:
             return None
@@ -65,9 +68,6 @@ class _LoadedAlready(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         module.__spec__ = self._specs.pop(module.__name__, module.__spec__)
-
-    def __init__(self):
-        self._specs: dict[str, object] = {}
 
 
 def defer_import(name: str) -> None:
