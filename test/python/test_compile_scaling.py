@@ -293,7 +293,12 @@ def test_timing_report_and_a_sure_change_without_weighing(tmp_path):
     assert not any("to weigh" in n for n in names)
     top = sum(s["seconds"] for s in timing["steps"] if s["depth"] == 0)
     assert abs(top - timing["total_s"]) < 1e-3
+    # Every step of the driver has the process's CPU time too (the pass parts only wall).
+    cpu = [s.get("cpu_seconds") for s in timing["steps"] if s["depth"] == 0]
+    assert None not in cpu and all(c >= 0 for c in cpu)
+    assert abs(sum(cpu) - timing["total_cpu_s"]) < 1e-3
     assert "iree-fusions-compile timing report" in stderr and "Total Execution Time" in stderr
+    assert "----CPU Time----  ----Wall Time----" in stderr
     timing, stderr = _timing(tmp_path, str(model), "--fusions-report")
     assert sum("to weigh" in s["name"] for s in timing["steps"]) == 1
     assert "count" in [s["name"] for s in timing["steps"]]
