@@ -135,7 +135,7 @@ def pass_seconds(timing: dict) -> tuple[float, float, float, dict[str, float]]:
             parent = step["name"]
             if parent.startswith("plugin "):
                 passes += step["seconds"]
-                passes_cpu += step.get("cpu_seconds", step["seconds"])
+                passes_cpu += step["cpu_seconds"]
             elif "to weigh" in parent:
                 weigh += step["seconds"]
         elif step["depth"] == 1 and parent and parent.startswith("plugin "):

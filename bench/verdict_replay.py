@@ -49,15 +49,17 @@ RULES: dict[str, Callable[[Sequence[float], Sequence[float]], Verdict]] = {
     "bench": bench_rule, "wide-same": wide_same_rule}
 
 
-def sequential(row: dict, rule, max_rounds: int = br.MAX_ROUNDS) -> tuple[Verdict, int]:
-    """The verdict a default run would have printed, and after how many rounds."""
-    stock, plugin = row["stock_rounds_ms"], row["plugin_rounds_ms"]
-    n = min(5, len(stock))
-    while True:
-        verdict = rule(stock[:n], plugin[:n])
-        if verdict[1] or n >= min(len(stock), max_rounds):
-            return verdict, n
-        n = min(n + 5, max_rounds, len(stock))
+def sequential(row: dict, rule, rounds: int = 5, max_rounds: int = br.MAX_ROUNDS
+               ) -> tuple[Verdict, int]:
+    """The verdict a default run would have printed, and after how many rounds: the bench's
+    own `bundle_runner.alternate`, fed the recorded figures instead of new timings (the
+    budget ignored; never more rounds than were recorded)."""
+    recorded = {"stock": iter(row["stock_rounds_ms"]), "plugin": iter(row["plugin_rounds_ms"])}
+    stock, plugin = br.alternate(
+        lambda side: next(recorded[side]), rounds=rounds,
+        max_rounds=min(max_rounds, len(row["stock_rounds_ms"])),
+        unsettled=lambda s, p: not rule(s, p)[1])
+    return rule(stock, plugin), len(stock)
 
 
 def _text(v: Verdict, rounds: int) -> str:
