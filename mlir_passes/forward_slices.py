@@ -1,10 +1,11 @@
 """forward-slices: a copy-only slice read by elementwise generics is read through their maps.
 
-IREE's dispatch creation gives a `tensor.extract_slice` of a computed tensor that is not
+IREE's dispatch creation may give a `tensor.extract_slice` of a computed tensor that is not
 contiguous in memory (a strided slice, or a column range of a row-major tensor) a dispatch of
-its own: a `slow_memcpy` that writes the slice for the dispatch that reads it. LLMs make four
-per layer: RoPE reads the even and odd (or first and second half) columns of the Q and K
-projections. The pass folds each such slice into the indexing maps of the elementwise
+its own: a `slow_memcpy` that writes the slice for the dispatch that reads it. sharktank's
+Llama makes four per layer: RoPE reads the even and odd columns of the Q and K projections.
+(Small programs often have the slice cloned into its reader instead: the driver weighs the
+change against stock and keeps it only where dispatches or bytes between them drop.) The pass folds each such slice into the indexing maps of the elementwise
 generics that read it, which then read the source itself, at offset + stride * index, in
 their own dispatch; nothing is copied and no value changes (the same elements are read).
 
@@ -17,8 +18,10 @@ their own dispatch; nothing is copied and no value changes (the same elements ar
 
 Left alone (with the reason): slices with offsets or strides known only at run time, slices
 contiguous in memory (IREE makes them a `flow.tensor.slice`, no dispatch), slices of
-constants and globals (folded at compile time), and slices read by anything but an
-elementwise generic's input (the copy would stay for that reader). The rewrite creates no
+constants and globals (folded at compile time) or of block arguments (IREE moves those into
+the reading dispatch), part of a dim at stride 1 (rotate-half's halves: the map would be a
+plain dim, or `d + offset`, which crashes IREE 3.13's dispatch naming), and slices read by
+anything but an elementwise generic's input (the copy would stay for that reader). The rewrite creates no
 tensor, so it never makes one bigger; dims may be dynamic (the maps need only the offsets
 and strides).
 """
@@ -39,9 +42,6 @@ from iree_fusions.compiler.pass_base import (
 # This module's passes, read by the registry from the source (nothing imported).
 PASSES = {"forward-slices": {"class": "ForwardSlices", "order": 32}}
 
-SURE = ("IREE's dispatch creation copies a tensor.extract_slice that is not contiguous in "
-        "memory in a dispatch of its own (slow_memcpy); read through its readers' indexing "
-        "maps it is no dispatch")
 _CONSTANT_SOURCES = (ARITH_CONSTANT, "util.global.load", "flow.tensor.constant")
 
 
@@ -95,7 +95,9 @@ def plan_slice(op: ir.Operation) -> SlicePlan:
         raise NoMatch("offsets or strides known only at run time")
     source = op.operands[0]
     producer = h.defining_op(source)
-    if producer is not None and producer.name in _CONSTANT_SOURCES:
+    if producer is None:
+        raise NoMatch("a slice of a block argument (IREE moves it into the reading dispatch)")
+    if producer.name in _CONSTANT_SOURCES:
         raise NoMatch(f"a slice of {producer.name} (folded at compile time)")
     if _contiguous(op):
         raise NoMatch("contiguous in memory (IREE makes it a flow.tensor.slice, no copy "
@@ -122,11 +124,12 @@ def plan_slice(op: ir.Operation) -> SlicePlan:
             exprs.append(ir.AffineConstantExpr.get(offset))
             continue
         whole = h.dim_key(result, dim) == h.dim_key(source, j)  # static or the same value
-        if offset == 0 and stride == 1 and not whole:
-            # The map would be a plain dim on a longer source dim: linalg infers the loop's
-            # range from it (the first part of a dim needs a read in the body instead).
-            raise NoMatch(f"the first {size} of {full} along a dim at stride 1 (a plain map "
-                          "dim would take the source's size as the loop's)")
+        if stride == 1 and not whole:
+            # At offset 0 the map is a plain dim on a longer source dim, which linalg takes
+            # as the loop's range; elsewhere it is `d + offset`, which crashes IREE 3.13's
+            # dispatch naming (SIGSEGV in inferConvolutionDims); `d * s + c`, s > 1, compiles.
+            raise NoMatch(f"part of a dim at stride 1 ({size} of {full} from {offset}): a "
+                          "plain or `d + offset` map (IREE 3.13 cannot take the latter)")
         exprs.append(ir.AffineDimExpr.get(dim) * stride + offset)
     return SlicePlan(op, exprs, list(readers.items()))
 
@@ -162,11 +165,10 @@ class ForwardSlices(CandidatePass[SlicePlan]):
             if op.name != TENSOR_EXTRACT_SLICE:
                 continue
             key = structural_key("slice", h.op_signature(op))
-            candidate = Candidate.of(key, op, f"{op.results[0].type} slice",
-                                     lambda op=op: plan_slice(op))
-            if not candidate.blocked:
-                candidate.sure = SURE
-            yield candidate
+            # Not `sure`: IREE clones some such slices into their reading dispatch (small
+            # cases do), so the compile driver weighs the change against stock.
+            yield Candidate.of(key, op, f"{op.results[0].type} slice",
+                               lambda op=op: plan_slice(op))
 
     def footprint(self, candidate: Candidate[SlicePlan], ctx: PassContext) -> Footprint:
         plan = candidate.plan

@@ -46,6 +46,7 @@ LIT_CASES = [
     pytest.param(*("interchange-permuted-consumers", "attention_producer", "interchange-permuted-consumers",
      None), marks=SLOW),
     ("forward-factory-ops", "mask_used_by_two_dispatches", FORWARD, None),
+    ("forward-slices", "rope_interleaved", "forward-slices", 5),
     pytest.param(*("forward-factory-ops", "rope_concat", FORWARD, None), marks=SLOW),
 ]
 
