@@ -33,6 +33,7 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
+from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import ARITH_CONSTANT, TENSOR_EXTRACT_SLICE
 from iree_fusions.compiler.pass_base import (
@@ -50,7 +51,9 @@ class SlicePlan:
     """The slice, and per reader the input operands that read it."""
 
     slice_op: ir.Operation
-    source_exprs: list[ir.AffineExpr]  # per source dim: its index in terms of the slice's dims
+    # Per dim of the source (its sliced dims split in two): the index in the slice's dims.
+    source_exprs: list[ir.AffineExpr]
+    splits: list[list[int] | None]  # per source dim: the two sizes it is split into, if any
     readers: list[tuple[ir.Operation, list[int]]]
 
 
@@ -117,26 +120,55 @@ def plan_slice(op: ir.Operation) -> SlicePlan:
     offsets = h.i64_array(op, "static_offsets")
     strides = h.i64_array(op, "static_strides")
     sizes = h.i64_array(op, "static_sizes")
-    exprs = []
+    exprs: list[ir.AffineExpr] = []
+    splits: list[list[int] | None] = []  # per source dim: the sizes it is split into
     for j, (offset, stride, size, full, dim) in enumerate(zip(
             offsets, strides, sizes, source.type.shape, _dims_of_source(op))):
-        if dim is None:
+        if dim is None:  # a unit dim the slice drops
             exprs.append(ir.AffineConstantExpr.get(offset))
+            splits.append(None)
             continue
-        whole = h.dim_key(result, dim) == h.dim_key(source, j)  # static or the same value
-        if stride == 1 and not whole:
-            # At offset 0 the map is a plain dim on a longer source dim, which linalg takes
-            # as the loop's range; elsewhere it is `d + offset`, which crashes IREE 3.13's
-            # dispatch naming (SIGSEGV in inferConvolutionDims); `d * s + c`, s > 1, compiles.
-            raise NoMatch(f"part of a dim at stride 1 ({size} of {full} from {offset}): a "
-                          "plain or `d + offset` map (IREE 3.13 cannot take the latter)")
-        exprs.append(ir.AffineDimExpr.get(dim) * stride + offset)
-    return SlicePlan(op, exprs, list(readers.items()))
+        if h.dim_key(result, dim) == h.dim_key(source, j):  # the whole dim (static or not)
+            exprs.append(ir.AffineDimExpr.get(dim))
+            splits.append(None)
+            continue
+        exprs += _split_dim_exprs(offset, stride, size, full, ir.AffineDimExpr.get(dim))
+        splits.append([full // size, size] if stride == 1 else [size, stride])
+    return SlicePlan(op, exprs, splits, list(readers.items()))
+
+
+def _split_dim_exprs(offset: int, stride: int, size: int, full: int, dim: ir.AffineExpr
+                     ) -> list[ir.AffineExpr]:
+    """The slice of one dim as the index into that dim split in two, a reshape that costs
+    nothing: a block of `size` at stride 1 is block offset / size of [full / size, size];
+    every stride-th element from offset < stride is column offset of [size, stride]. Plain
+    dims and constants only: a map `d + offset` crashes IREE 3.13's dispatch naming
+    (SIGSEGV in inferConvolutionDims), and a plain dim on a longer dim would set the loop's
+    range."""
+    if ir.ShapedType.is_dynamic_size(full) or ir.ShapedType.is_dynamic_size(size):
+        raise NoMatch("part of a dynamic dim")
+    const = ir.AffineConstantExpr.get
+    if stride == 1 and full % size == 0 and offset % size == 0:
+        return [const(offset // size), dim]
+    if stride > 1 and full == size * stride and offset < stride:
+        return [dim, const(offset)]
+    raise NoMatch(f"{size} of {full} from {offset} at stride {stride}: neither a block of "
+                  "equal blocks nor every stride-th element of the whole dim")
 
 
 def forward_slice(plan: SlicePlan) -> str:
-    """Each reader reads the slice's source through its map composed with the slice's."""
+    """Each reader reads the slice's source (its sliced dims split in two by an
+    expand_shape) through its map composed with the slice's."""
     source = plan.slice_op.operands[0]
+    if any(plan.splits):
+        groups, sizes, at = [], [], 0
+        with plan.slice_op.location, ir.InsertionPoint(plan.slice_op):
+            for d, split in enumerate(plan.splits):
+                parts = split or [b.size_of(source, d)]
+                groups.append(list(range(at, at + len(parts))))
+                sizes += parts
+                at += len(parts)
+            source = b.expand_mixed(source, groups, sizes)
     for reader, operands in plan.readers:
         maps = h.indexing_maps(reader)
         for number in operands:
@@ -146,8 +178,8 @@ def forward_slice(plan: SlicePlan) -> str:
             reader.operands[number] = source
         reader.attributes["indexing_maps"] = ir.ArrayAttr.get(
             [ir.AffineMapAttr.get(amap) for amap in maps])
-    text = (f"{plan.slice_op.results[0].type} slice of {source.type} read in place by "
-            f"{len(plan.readers)} generic(s)")
+    text = (f"{plan.slice_op.results[0].type} slice of {plan.slice_op.operands[0].type} read "
+            f"as {source.type} by {len(plan.readers)} generic(s)")
     plan.slice_op.erase()
     return text
 
