@@ -12,7 +12,7 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import (
     ARITH_CONSTANT, LINALG_BROADCAST, LINALG_FILL, LINALG_GENERIC, LINALG_TRANSPOSE, TENSOR_EMPTY,
-    TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE
+    RESHAPES, TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE
 )
 from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
 
@@ -274,10 +274,51 @@ def _plan_compaction(group: list[tuple[Root, bool]], block: ir.Block,
                      analysis: FactoryAnalysis) -> CompactPlan:
     value = group[0][0].value
     problem = missing_sizes(value, list(range(h.tensor_type(value).rank)), products=True) or \
-        _leaf_after_first_reader(group, block)
+        _leaf_after_first_reader(group, block) or \
+        next(filter(None, (_broadcast_in_chain(root) for root, _ in group)), None)
     if problem is not None:
         raise NoMatch(problem)
     return CompactPlan([root for root, _ in group], block, analysis)
+
+
+def _broadcast_in_chain(root: Root) -> str | None:
+    """Why compacting the root would make a tensor bigger than what it replaces: the chain
+    ends in a broadcast (then views) of a smaller value, e.g. prefill's attention mask
+    [B, S, S] broadcast over the heads and collapsed to [B * H, S, S], and S is dynamic.
+    Compacted, the broadcast value is materialized, where IREE passes the smaller one and
+    broadcasts it in the reading dispatch. (A static one is not materialized: the flow pass
+    forward-factory-dispatches clones its generator into the reading dispatch.)"""
+    if h.static_shape(root.value) is not None:
+        return None  # forward-factory-dispatches clones a static one into its readers
+    chain = set(root.factory.ops)
+    value = root.value
+    while (op := h.defining_op(value)) is not None and op in chain:
+        if op.name in RESHAPES:
+            value = op.operands[0]
+            continue
+        if not _copies_its_input(op):
+            return None
+        source = op.operands[0]
+        # Equal dynamic dims (by the value IREE holds) count alike: the ratio is exact.
+        grown, before = h.estimated_numel(value, 64), h.estimated_numel(source, 64)
+        if grown > before:
+            return (f"the chain ends in a broadcast of {source.type} to {value.type} "
+                    f"({grown // max(before, 1)}x the elements) of dynamic shape: compacted, "
+                    "the larger value would be materialized (a rewrite never makes a tensor "
+                    "bigger)")
+        value = source
+    return None
+
+
+def _copies_its_input(op: ir.Operation) -> bool:
+    """A linalg.broadcast, or a generic that yields its one input (a broadcast or transpose
+    written as a generic)."""
+    if op.name == LINALG_BROADCAST:
+        return True
+    if op.name != LINALG_GENERIC or len(h.dps_inputs(op)) != 1:
+        return False
+    body = list(h.body_block(op).operations)
+    return len(body) == 1 and list(body[0].operands) == [h.body_block(op).arguments[0]]
 
 
 def _leaf_after_first_reader(group: list[tuple[Root, bool]], block: ir.Block) -> str | None:

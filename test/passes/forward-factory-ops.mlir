@@ -819,3 +819,48 @@ util.func public @onnx_parameter_positions(%start: tensor<i64>, %a: tensor<4x64x
   } -> tensor<4x64xf32>
   util.return %ra, %rb : tensor<4x64xf32>, tensor<4x64xf32>
 }
+
+// -----
+
+// Prefill's attention mask (sharktank): a causal mask [4, S, S] (S dynamic) from the
+// sequence lengths, broadcast over 8 heads and collapsed to [32, S, S] for a batched reader
+// that cannot take a forwarded copy. Compacting the chain would materialize the broadcast
+// value, 8x the mask that IREE passes (it broadcasts in the reading dispatch), and a
+// dynamic shape is not cloned into readers by forward-factory-dispatches: left as it is.
+// CHECK-LABEL: util.func public @mask_broadcast_over_heads
+// CHECK: %[[MASK:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<4xi64>) outs(%{{.+}} : tensor<4x?x?xf32>)
+// CHECK: %[[B:.+]] = linalg.generic {{.*}} ins(%[[MASK]] : tensor<4x?x?xf32>) outs(%{{.+}} : tensor<4x8x?x?xf32>)
+// CHECK: tensor.collapse_shape %[[B]]
+// TWICE-LABEL: util.func public @mask_broadcast_over_heads
+util.func public @mask_broadcast_over_heads(%lens: tensor<4xi64>, %v: tensor<32x?x?xf32>) -> tensor<32x?x?xf32> {
+  %c1 = arith.constant 1 : index
+  %s = tensor.dim %v, %c1 : tensor<32x?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant -3.0e+38 : f32
+  %e = tensor.empty(%s, %s) : tensor<4x?x?xf32>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%lens : tensor<4xi64>) outs(%e : tensor<4x?x?xf32>) {
+  ^bb0(%len: i64, %out: f32):
+    %q = linalg.index 1 : index
+    %k = linalg.index 2 : index
+    %k64 = arith.index_cast %k : index to i64
+    %q64 = arith.index_cast %q : index to i64
+    %causal = arith.cmpi sle, %k64, %q64 : i64
+    %inside = arith.cmpi slt, %k64, %len : i64
+    %ok = arith.andi %causal, %inside : i1
+    %r = arith.select %ok, %zero, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<4x?x?xf32>
+  %e4 = tensor.empty(%s, %s) : tensor<4x8x?x?xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mask : tensor<4x?x?xf32>) outs(%e4 : tensor<4x8x?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<4x8x?x?xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="the chain ends in a broadcast of tensor<4x?x?xf32> to tensor<4x8x?x?xf32> (8x the elements) of dynamic shape: compacted, the larger value would be materialized (a rewrite never makes a tensor bigger)}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="consumer linalg.batch_matmul is not a linalg.generic"}}
+  %m = tensor.collapse_shape %b [[0, 1], [2], [3]] : tensor<4x8x?x?xf32> into tensor<32x?x?xf32>
+  %zf = tensor.empty(%s, %s) : tensor<32x?x?xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  %f = linalg.fill ins(%zero : f32) outs(%zf : tensor<32x?x?xf32>) -> tensor<32x?x?xf32>
+  %o = linalg.batch_matmul ins(%m, %v : tensor<32x?x?xf32>, tensor<32x?x?xf32>) outs(%f : tensor<32x?x?xf32>) -> tensor<32x?x?xf32>
+  util.return %o : tensor<32x?x?xf32>
+}

@@ -59,6 +59,8 @@ LIT_EXPECTATIONS = {
     "dynamic_batch_bounded": (True, 1, 0),
     "onnx_folded_positions": (True, 1, 64 * 64 * 4),
     "onnx_parameter_positions": (True, 1, 64 * 64 * 4),
+    # A mask broadcast over the heads: not compacted (the broadcast value would be 8x).
+    "mask_broadcast_over_heads": (False, 0, 0),
 }
 # External parameters a case reads (scope -> {name: array}).
 LIT_PARAMETERS = {
@@ -83,6 +85,8 @@ LIT_INPUTS = {
                                               _f32(rng, 8, s, 32), s],
     "dynamic_batch_unbounded": lambda rng, s: [_start(rng), _f32(rng, s, 64, 64),
                                                _f32(rng, s, 64, 64), s],
+    "mask_broadcast_over_heads": lambda rng, s: [rng.integers(0, s, 4).astype(np.int64),
+                                                 _f32(rng, 32, s, s)],
     # util.assume.int umax = 4: at most 4 rows
     "dynamic_batch_bounded": lambda rng, s: [_start(rng), _f32(rng, 3, 64, 64),
                                              _f32(rng, 3, 64, 64), 3],
