@@ -28,6 +28,7 @@ and strides).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -132,28 +133,41 @@ def plan_slice(op: ir.Operation) -> SlicePlan:
             exprs.append(ir.AffineDimExpr.get(dim))
             splits.append(None)
             continue
-        exprs += _split_dim_exprs(offset, stride, size, full, ir.AffineDimExpr.get(dim))
-        splits.append([full // size, size] if stride == 1 else [size, stride])
+        split, split_exprs = _split_dim(offset, stride, size, full, ir.AffineDimExpr.get(dim))
+        exprs += split_exprs
+        splits.append(split)
     return SlicePlan(op, exprs, splits, list(readers.items()))
 
 
-def _split_dim_exprs(offset: int, stride: int, size: int, full: int, dim: ir.AffineExpr
-                     ) -> list[ir.AffineExpr]:
-    """The slice of one dim as the index into that dim split in two, a reshape that costs
-    nothing: a block of `size` at stride 1 is block offset / size of [full / size, size];
-    every stride-th element from offset < stride is column offset of [size, stride]. Plain
-    dims and constants only: a map `d + offset` crashes IREE 3.13's dispatch naming
-    (SIGSEGV in inferConvolutionDims), and a plain dim on a longer dim would set the loop's
-    range."""
+def _split_dim(offset: int, stride: int, size: int, full: int, dim: ir.AffineExpr
+               ) -> tuple[list[int], list[ir.AffineExpr]]:
+    """The slice of one dim as an index into that dim split in two (a reshape that costs
+    nothing): the sizes of the split and the two index expressions. A run of `size` at stride
+    1 from `offset` lies in blocks of b = gcd(full, offset, size): [full / b, b] read at
+    (offset / b + d floordiv b, d mod b), or (offset / size, d) when b = size; every
+    stride-th element from offset < stride is [size, stride] read at (d, offset), and from
+    a later group of size * stride elements [full / group, size, stride] read at
+    (offset / group, d, offset mod group). No map is
+    `d + offset`: that crashes IREE 3.13's dispatch naming (SIGSEGV in inferConvolutionDims);
+    and a plain dim on a longer dim would set the loop's range."""
     if ir.ShapedType.is_dynamic_size(full) or ir.ShapedType.is_dynamic_size(size):
         raise NoMatch("part of a dynamic dim")
     const = ir.AffineConstantExpr.get
-    if stride == 1 and full % size == 0 and offset % size == 0:
-        return [const(offset // size), dim]
-    if stride > 1 and full == size * stride and offset < stride:
-        return [dim, const(offset)]
-    raise NoMatch(f"{size} of {full} from {offset} at stride {stride}: neither a block of "
-                  "equal blocks nor every stride-th element of the whole dim")
+    if stride == 1:
+        block = math.gcd(math.gcd(full, offset), size)
+        if block == size:
+            return [full // size, size], [const(offset // size), dim]
+        if block > 1:
+            return [full // block, block], [
+                ir.AffineFloorDivExpr.get(dim, const(block)) + offset // block, dim % block]
+    elif full == size * stride and offset < stride:
+        return [size, stride], [dim, const(offset)]
+    elif full % (size * stride) == 0 and offset % (size * stride) < stride:
+        group = size * stride  # whole groups of `size` members, read at one member
+        return [full // group, size, stride], [const(offset // group), dim,
+                                                const(offset % group)]
+    raise NoMatch(f"{size} of {full} from {offset} at stride {stride}: no split of the dim "
+                  "holds it as whole blocks or as one member of each group")
 
 
 def forward_slice(plan: SlicePlan) -> str:

@@ -156,3 +156,48 @@ util.func public @left_alone(%arg: tensor<8x32xf32>, %w: tensor<16x16xf32>, %n: 
   %d = tensor.extract_slice %x[0, %i] [8, 16] [1, 1] : tensor<8x32xf32> to tensor<8x16xf32>
   util.return %rows, %rot, %c, %a, %mm, %g, %d : tensor<4x32xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// MLA's slices (sharktank's DeepSeek): the first 512 of 576 columns (blocks of
+// gcd(576, 0, 512) = 64: read at (d floordiv 64, d mod 64) of [9, 64]), 32 columns from 512
+// (block 16 of [18, 32]), and the odd members of the pairs of columns 128-191 (group 2 of
+// [9, 32, 2], member 1).
+// CHECK-DAG: #[[$LORA:map[0-9]*]] = affine_map<(d0, d1) -> (d0, d1 floordiv 64, d1 mod 64)>
+// CHECK-DAG: #[[$ROPE:map[0-9]*]] = affine_map<(d0, d1) -> (d0, 16, d1)>
+// CHECK-DAG: #[[$ODD:map[0-9]*]] = affine_map<(d0, d1) -> (d0, 2, d1, 1)>
+// CHECK-LABEL: util.func public @mla_slices
+// CHECK-NOT: tensor.extract_slice
+// CHECK: %[[A:.+]] = tensor.expand_shape %[[X:.+]] {{\[}}[0], [1, 2]] output_shape [4, 9, 64]
+// CHECK: %[[B:.+]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2]] output_shape [4, 18, 32]
+// CHECK: %[[C:.+]] = tensor.expand_shape %[[X]] {{\[}}[0], [1, 2, 3]] output_shape [4, 9, 32, 2]
+// CHECK: linalg.generic {indexing_maps = [#[[$LORA]], #{{.+}}], {{.*}} ins(%[[A]] : tensor<4x9x64xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[$ROPE]], #[[$ODD]], #{{.+}}], {{.*}} ins(%[[B]], %[[C]] : tensor<4x18x32xf32>, tensor<4x9x32x2xf32>)
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+util.func public @mla_slices(%a: tensor<4x576xf32>) -> (tensor<4x512xf32>, tensor<4x32xf32>) {
+  %ex = tensor.empty() : tensor<4x576xf32>
+  %x = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x576xf32>) outs(%ex : tensor<4x576xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n = math.exp %v : f32
+    linalg.yield %n : f32
+  } -> tensor<4x576xf32>
+  // expected-remark@below {{[Passed] changed | Category:forward-slices | Remark="tensor<4x512xf32> slice of tensor<4x576xf32> read as tensor<4x9x64xf32> by 1 generic(s)"}}
+  %lora = tensor.extract_slice %x[0, 0] [4, 512] [1, 1] : tensor<4x576xf32> to tensor<4x512xf32>
+  // expected-remark@below {{[Passed] changed | Category:forward-slices | Remark="tensor<4x32xf32> slice of tensor<4x576xf32> read as tensor<4x18x32xf32> by 1 generic(s)"}}
+  %rope = tensor.extract_slice %x[0, 512] [4, 32] [1, 1] : tensor<4x576xf32> to tensor<4x32xf32>
+  // expected-remark@below {{[Passed] changed | Category:forward-slices | Remark="tensor<4x32xf32> slice of tensor<4x576xf32> read as tensor<4x9x32x2xf32> by 1 generic(s)"}}
+  %odd = tensor.extract_slice %x[0, 129] [4, 32] [1, 2] : tensor<4x576xf32> to tensor<4x32xf32>
+  %e1 = tensor.empty() : tensor<4x512xf32>
+  %y = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%lora : tensor<4x512xf32>) outs(%e1 : tensor<4x512xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %m = arith.mulf %v, %v : f32
+    linalg.yield %m : f32
+  } -> tensor<4x512xf32>
+  %e2 = tensor.empty() : tensor<4x32xf32>
+  %z = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%rope, %odd : tensor<4x32xf32>, tensor<4x32xf32>) outs(%e2 : tensor<4x32xf32>) {
+  ^bb0(%v: f32, %u: f32, %o: f32):
+    %m = arith.subf %v, %u : f32
+    linalg.yield %m : f32
+  } -> tensor<4x32xf32>
+  util.return %y, %z : tensor<4x512xf32>, tensor<4x32xf32>
+}

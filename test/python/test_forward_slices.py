@@ -16,6 +16,7 @@ LIT_EXPECTATIONS = {
     "rope_interleaved": True,
     "rope_decode": True,
     "left_alone": None,
+    "mla_slices": True,
 }
 
 
