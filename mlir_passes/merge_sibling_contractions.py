@@ -38,7 +38,9 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import LINALG_FILL, LINALG_MATMUL, TENSOR_EMPTY
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_CONSTANT, LINALG_FILL, LINALG_MATMUL, TENSOR_EMPTY
+)
 from iree_fusions.compiler.pass_base import (
     Candidate, CandidatePass, Footprint, NoMatch, PassContext, option, round_analysis,
     structural_key
@@ -65,6 +67,15 @@ def _structure(op: ir.Operation) -> tuple:
             str(op.results[0].type), tuple(h.body_op_names(op)))
 
 
+def _scalar_fact(value: ir.Value) -> ir.Value | tuple[str, str]:
+    """What a fill scalar is: its constant (attribute text and type), else the value itself
+    (printing an op would name every value of its function: slow on a whole model)."""
+    op = h.defining_op(value)
+    if op is not None and op.name == ARITH_CONSTANT:
+        return (str(op.attributes["value"]), str(value.type))
+    return value
+
+
 def _epilogue(op: ir.Operation) -> ir.Operation:
     users = h.users(op.results[0])
     if len(users) != 1:
@@ -86,9 +97,7 @@ def plan_group(members: list[ir.Operation], positions: dict[ir.Operation, int]
         if fill is None or fill.name != LINALG_FILL:
             raise NoMatch("an init that is not a linalg.fill")
         scalars.append(fill.operands[0])
-    scalar_ops = {str(h.defining_op(s)) if h.defining_op(s) is not None else s
-                  for s in scalars}
-    if len(scalar_ops) != 1:
+    if len({_scalar_fact(scalar) for scalar in scalars}) != 1:
         raise NoMatch("inits filled with different scalars")
     first = positions[members[0]]
     for op in members[1:]:
