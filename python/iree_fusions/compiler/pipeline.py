@@ -8,6 +8,8 @@ textual `builtin.module(...)` pipeline through `passmanager.PassManager`.
 
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 import shlex
 import tempfile
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 from iree.compiler import ir, passmanager
 
 from . import registry
-from .files import UserError
+from .files import UserError, write_file
 from .decisions import Decider, DecisionsError
 from .target import Target, module_targets
 from .pass_base import (FusionPass, PassContext, PassOptionError, PassReport, count_compute_ops,
@@ -247,12 +249,19 @@ def write_reproducer(module: ir.Operation, pass_text: str, label: str,
         command = shlex.join(["iree-fusions-opt", "FILE", *flags, "-p", pass_text])
         return ("iree-fusions-compile with the same flags saves the IR from before the pass "
                 f"as FILE and prints the command ({command})")
-    fd, path = tempfile.mkstemp(prefix=f"iree-fusions-{label}-", suffix=".mlirbc",
-                                dir=REPRODUCER_DIR)
-    with os.fdopen(fd, "wb") as f:
-        module.write_bytecode(f)
+    # One file per distinct IR (named by its content's hash): the same failure in every
+    # compile of one model leaves one file, not one per compile.
+    buffer = io.BytesIO()
+    module.write_bytecode(buffer)
+    data = buffer.getvalue()
+    folder = REPRODUCER_DIR or tempfile.gettempdir()
+    path = os.path.join(folder, f"iree-fusions-{label}-{hashlib.sha256(data).hexdigest()[:16]}"
+                                ".mlirbc")
+    if not os.path.exists(path):
+        write_file(path, data)  # written whole or not at all
     return shlex.join(["iree-fusions-opt", path, *flags, "-p", pass_text]) + (
-        f"\n  (the IR from before the pass is kept in {path} for this: remove it when done)")
+        f"\n  (the IR from before the pass is kept in {path} for this, one file per distinct "
+        "IR: remove it when done; --fusions-reproducer-dir=none saves none)")
 
 
 def verify_plugin_output(module: ir.Operation, report: PassReport) -> None:
