@@ -28,6 +28,9 @@ from test_batch_gathers import lit_cases as gathers_lit_cases
 from test_batch_mlp_towers import dense, towers_ir
 
 FINITE_TOL = 1e-5
+# f16 results of f32 sums that may be added in another order (test_merge_sibling_contractions
+# derives it: 2 gamma_f32(256) * 6400 + one f16 ulp at 128).
+FINITE_TOLS = {"kv_projections": 0.33}
 SLOW = pytest.mark.slow  # the default run keeps one to three cases per pass
 PAD = "batch-mlp-towers{max-padding-waste=0.9}"
 FORWARD = "forward-factory-ops,forward-factory-dispatches"
@@ -47,6 +50,7 @@ LIT_CASES = [
      None), marks=SLOW),
     ("forward-factory-ops", "mask_used_by_two_dispatches", FORWARD, None),
     ("forward-slices", "rope_interleaved", "forward-slices", 5),
+    ("merge-sibling-contractions", "kv_projections", "merge-sibling-contractions", 5),
     pytest.param(*("forward-factory-ops", "rope_concat", FORWARD, None), marks=SLOW),
 ]
 
@@ -96,8 +100,8 @@ def nonfinite_variants(inputs: list[np.ndarray], seed: int) -> list[list[np.ndar
     return variants
 
 
-def assert_same_nonfinite(stock: list[np.ndarray], plugin: list[np.ndarray], what: str
-                          ) -> None:
+def assert_same_nonfinite(stock: list[np.ndarray], plugin: list[np.ndarray], what: str,
+                          tol: float = FINITE_TOL) -> None:
     assert len(stock) == len(plugin), what
     for i, (a, b) in enumerate(zip(stock, plugin)):
         assert a.shape == b.shape and a.dtype == b.dtype, what
@@ -111,11 +115,11 @@ def assert_same_nonfinite(stock: list[np.ndarray], plugin: list[np.ndarray], wha
                                    f"{diff[:4].tolist()} (stock {a64[tuple(diff[0])]}, "
                                    f"plugin {b64[tuple(diff[0])]})")
         finite = np.isfinite(a64)
-        assert np.all(np.abs(a64[finite] - b64[finite]) <= FINITE_TOL), what
+        assert np.all(np.abs(a64[finite] - b64[finite]) <= tol), what
 
 
 def check_nonfinite(text: str, function: str, pipeline: str, inputs: list[np.ndarray],
-                    seed: int) -> None:
+                    seed: int, tol: float = FINITE_TOL) -> None:
     """Compiles `text` with and without `pipeline` (which must change it) and compares the
     non-finite patterns of the outputs for each injected variant of `inputs`."""
     stock = api.compile_str(text, stock=True)
@@ -124,7 +128,7 @@ def check_nonfinite(text: str, function: str, pipeline: str, inputs: list[np.nda
     for k, variant in enumerate(nonfinite_variants(inputs, seed)):
         assert_same_nonfinite(api.run(stock.output, variant, function),
                               api.run(plugin.output, variant, function),
-                              f"{function} with {pipeline}, seed {seed}, variant {k}")
+                              f"{function} with {pipeline}, seed {seed}, variant {k}", tol)
 
 
 @pytest.mark.parametrize("lit_file, case, pipeline, dynamic_size", LIT_CASES,
@@ -134,7 +138,7 @@ def test_nonfinite_inputs_keep_stock_pattern(lit_file, case, pipeline, dynamic_s
     text = passes.lit_cases(lit_file)[case]
     inputs = random_inputs(text, case, seed=seed, dynamic_size=dynamic_size)
     assert any(np.issubdtype(x.dtype, np.floating) for x in inputs), "no float input"
-    check_nonfinite(text, case, pipeline, inputs, seed)
+    check_nonfinite(text, case, pipeline, inputs, seed, FINITE_TOLS.get(case, FINITE_TOL))
 
 
 @pytest.mark.parametrize("case", GATHER_CASES)
