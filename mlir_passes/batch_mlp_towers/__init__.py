@@ -38,17 +38,20 @@ B=1, +15 at B=4). Towers placed on different devices (multi-device programs) nev
 
 Towers that agree on everything but their widths (task heads 32/64/96/128 wide on one trunk)
 can be padded to the widest (`max-padding-waste`, off by default: measured slower on
-llvm-cpu): weights and biases are zero-padded at load time, a padded column is act(0 + 0)
-(finite for the known activations) and meets zero rows of the next weight, so the real
-columns are unchanged (bit-identical with M > 1 rows; at M = 1 the matvec reduction order
-changes in the last bits); each tower's result is sliced back to its width:
+llvm-cpu): weights and biases are zero-padded at load time, and each padded column is set
+to zero (a select on the column index, fused into the epilogue) before the next layer reads
+it: act(x . 0 + 0) is NaN where x holds an infinity (inf * 0), and the next weight's zero rows
+would carry that NaN into real columns. So the real columns are unchanged, infinities and NaNs
+included (bit-identical with M > 1 rows; at M = 1 the matvec reduction order changes in the
+last bits); each tower's result is sliced back to its width:
 
     head i (N_i = 32, 64, ...):                  padded to N = max N_i, once:
       %a = linalg.matmul ins(%x, %W_i             %W = util.global.load @stack : [T,K,N]
                  : [B,K],[N_i,K]) -> [B,N_i]          (W_i written into zeros at load time)
       %r = relu(%a + %b_i)                        %a = linalg.batch_matmul ins(%x, %W) -> [T,B,N]
       %o = linalg.matmul ins(%r, %V_i             %r = relu(%a + %bs : [T,N])
-                 : [B,N_i],[1,N_i]) -> [B,1]      %o = linalg.batch_matmul ins(%r, %V : [T,N,1])
+                 : [B,N_i],[1,N_i]) -> [B,1]      %z = n < N_t ? %r : 0   (padded columns)
+                                                  %o = linalg.batch_matmul ins(%z, %V : [T,N,1])
                                                   %o_i = tensor.extract_slice %o[i] (width N_i)
 
 Layout: `match.py` (layers, towers, groups, candidate keys), `plan.py` (batching order, the

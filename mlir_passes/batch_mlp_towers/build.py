@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
+from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
@@ -76,6 +77,34 @@ def slice_tower(stacked: ir.Value, layout: str, index: int, result_type: ir.Type
     if width is not None:
         sizes[-1] = width
     return b.extract_slice(stacked, offsets, sizes, result_type)
+
+
+def zero_padded_columns(stacked: ir.Value, layout: str, widths: list[int]) -> ir.Value:
+    """`stacked` with tower t's columns from widths[t] on set to zero (one elementwise generic,
+    fused with the epilogue before it). A padded column holds act(x . 0 + 0), which is NaN
+    where x holds an infinity (inf * 0); the next layer's zero weight rows would carry that
+    NaN into every real column (0 * NaN), so padded lanes must hold zeros whatever x holds:
+
+        %m = linalg.generic ins(%a : [T,M,N]) outs(%e)  // n < width(t) ? a : 0
+    """
+    rank = stacked.type.rank
+    elt = stacked.type.element_type
+    tower_dim = layout_dims(layout)[0]
+    empty = tensor.EmptyOp(b.mixed_shape(stacked), elt).result
+    identity = b.map_attr(rank, range(rank))
+    gen = b.new_generic([stacked], [empty], [identity, identity], ["parallel"] * rank)
+    block = b.append_body_block(gen, [stacked, empty])
+    body = b.BodyBuilder(ir.InsertionPoint(block), ir.Location.current)
+    with body:
+        tower, column = linalg.IndexOp(tower_dim).result, linalg.IndexOp(rank - 1).result
+        limit = body.const(widths[-1])
+        for index in reversed(range(len(widths) - 1)):
+            is_tower = arith.CmpIOp(arith.CmpIPredicate.eq, tower, body.const(index)).result
+            limit = arith.SelectOp(is_tower, body.const(widths[index]), limit).result
+        real = arith.CmpIOp(arith.CmpIPredicate.ult, column, limit).result
+        zero = arith.ConstantOp(elt, 0.0 if isinstance(elt, ir.FloatType) else 0).result
+        linalg.YieldOp([arith.SelectOp(real, block.arguments[0], zero).result])
+    return gen.results[0]
 
 
 def split_rows_like(row_view: ir.Operation, value: ir.Value) -> ir.Value:
@@ -299,9 +328,12 @@ def _build_nodes(plan: GroupPlan, module: ir.Operation, options: BuildOptions
         else:
             parent = plan.nodes[node_plan.parent].node
             tail = plan.layer(node.lo, parent.depth).tail_index
+            parent_plan = plan.nodes[node_plan.parent]
             with ir.InsertionPoint(plan.anchor):
-                lhs = slice_towers(chains[node_plan.parent][tail], parent.layout,
-                                   node.lo - parent.lo, node.size)
+                lhs = chains[node_plan.parent][tail]
+                if parent_plan.padded:
+                    lhs = zero_padded_columns(lhs, parent.layout, parent_plan.widths)
+                lhs = slice_towers(lhs, parent.layout, node.lo - parent.lo, node.size)
             lhs_layout = parent.layout
         chains.append(build_node(module, plan.anchor, node_plan, lhs, lhs_layout, options,
                                  rows))

@@ -454,8 +454,8 @@ def declined(plan: GroupPlan, options: PlanOptions) -> str | None:
 
 def _plan_padding(plans: list[NodePlan]) -> None:
     """Per node of a padded group: the width of the batched tensors and the zero-padded shape
-    of each stacked value. Padded columns of a layer are act(0): finite for the known
-    activations, and they meet zero rows of the next layer's weight."""
+    of each stacked value. Padded columns of a layer meet zero rows of the next layer's
+    weight; build.zero_padded_columns sets them to zero first (act(inf * 0) is NaN)."""
     k_pad = None
     for plan in plans:
         first = plan.layers[0]

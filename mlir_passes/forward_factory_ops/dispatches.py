@@ -177,7 +177,10 @@ def _read_by(producer: ir.Operation, names: tuple[str, ...]) -> bool:
             if not 0 <= arg_idx < seg[1]:
                 continue
             arg = list(_entry_block(user).arguments)[arg_idx]
-            readers = [res for load in h.users(arg) for res in h.users(load.results[0])]
+            # Loads read the argument; a store into it (a tied, in-place result such as a
+            # KV cache written by a scatter) has no result and reads nothing.
+            readers = [res for load in h.users(arg) if load.name == _LOAD
+                       for res in h.users(load.results[0])]
             if any(res.name in names for res in readers):
                 return True
     return False

@@ -200,3 +200,45 @@ util.func public @dynamic_mask_into_attention(%s: index, %start: tensor<i64>, %q
   }
   util.return %o : tensor<2x8x?x32xf32>
 }
+
+// -----
+
+// A dispatch argument that the consumer also writes in place (a tied result, as a paged KV
+// cache updated by a scatter): the store into it has no result. The pass reads past it and
+// changes nothing (it used to fail with IndexError on every sharktank LLM export).
+// CHECK-LABEL: util.func public @store_into_tied_argument
+// CHECK: %[[A:.+]] = flow.dispatch.workgroups(%{{.+}}) : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK: %[[B:.+]] = flow.dispatch.workgroups(%[[A]]) : (tensor<4xf32>) -> %[[A]]
+// CHECK: util.return %[[B]]
+util.func public @store_into_tied_argument(%in: tensor<4xf32>) -> tensor<4xf32> {
+  %a = flow.dispatch.workgroups(%in) : (tensor<4xf32>) -> tensor<4xf32> =
+      (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4xf32>>, %a1: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4xf32>>) {
+    %l = iree_tensor_ext.dispatch.tensor.load %a0, offsets = [0], sizes = [4], strides = [1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4xf32>> -> tensor<4xf32>
+    %e = tensor.empty() : tensor<4xf32>
+    %g = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%l : tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %n = arith.negf %in : f32
+      linalg.yield %n : f32
+    } -> tensor<4xf32>
+    iree_tensor_ext.dispatch.tensor.store %g, %a1, offsets = [0], sizes = [4], strides = [1] : tensor<4xf32> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4xf32>>
+    flow.return
+  } count() -> (index, index, index) {
+    %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+    flow.return %x, %y, %z : index, index, index
+  }
+  %b = flow.dispatch.workgroups(%a) : (tensor<4xf32>) -> %a =
+      (%a0: !iree_tensor_ext.dispatch.tensor<readwrite:tensor<4xf32>>) {
+    %l = iree_tensor_ext.dispatch.tensor.load %a0, offsets = [0], sizes = [4], strides = [1] : !iree_tensor_ext.dispatch.tensor<readwrite:tensor<4xf32>> -> tensor<4xf32>
+    %g = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} outs(%l : tensor<4xf32>) {
+    ^bb0(%out: f32):
+      %n = arith.addf %out, %out : f32
+      linalg.yield %n : f32
+    } -> tensor<4xf32>
+    iree_tensor_ext.dispatch.tensor.store %g, %a0, offsets = [0], sizes = [4], strides = [1] : tensor<4xf32> -> !iree_tensor_ext.dispatch.tensor<readwrite:tensor<4xf32>>
+    flow.return
+  } count() -> (index, index, index) {
+    %x, %y, %z = iree_tensor_ext.dispatch.workgroup_count_from_slice()
+    flow.return %x, %y, %z : index, index, index
+  }
+  util.return %b : tensor<4xf32>
+}

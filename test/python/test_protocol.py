@@ -60,9 +60,9 @@ def test_all_runs_the_builtin_passes_in_their_declared_order():
     """The builtin passes are found in `iree_fusions.passes` (nothing listed by hand) and
     ordered by their declared `order`: the report first (not in 'all'), then the rewrites."""
     assert registry.default_pass_names() == [
-        "rewrite-embedding-bags", "batch-gathers", "forward-factory-ops",
+        "rewrite-embedding-bags", "batch-gathers", "forward-factory-ops", "forward-slices",
         "forward-factory-dispatches", "batch-mlp-towers", "interchange-permuted-consumers"]
-    assert list(registry.REGISTRY)[:7] == ["fusions-report", *registry.default_pass_names()]
+    assert list(registry.REGISTRY)[:8] == ["fusions-report", *registry.default_pass_names()]
     assert not registry.REGISTRY["fusions-report"].default
 
 
@@ -106,7 +106,7 @@ def test_a_pass_package_dropped_into_the_passes_path_is_found(tmp_path, monkeypa
     entries = registry.discover(list(iree_fusions.passes.__path__))
     names = [e.name for e in entries if e.default]
     assert names == ["rewrite-embedding-bags", "batch-gathers", "forward-factory-ops",
-                     "dropped-in", "forward-factory-dispatches", "batch-mlp-towers",
+                     "forward-slices", "dropped-in", "forward-factory-dispatches", "batch-mlp-towers",
                      "interchange-permuted-consumers"]
     (entry,) = [e for e in entries if e.name == "dropped-in"]
     assert entry.target == "iree_fusions.passes.dropped_in:DroppedIn"

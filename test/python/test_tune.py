@@ -111,6 +111,18 @@ def test_decisions_for_another_target_are_refused(tuned, tmp_path):
     (json.dumps({"format": FORMAT, "target": {"device": "local", "backend": "llvm-cpu",
                                               "chip": "x"}, "decisions": {"k": {"apply": 1}}}),
      "decision 'k' needs"),
+    # Issue 33 item 4: json keeps the last of repeated keys and reads NaN / Infinity; the file
+    # is refused instead, at the line.
+    ('{"format": "%s",\n "format": "%s"}' % (FORMAT, FORMAT),
+     "key 'format' appears twice in one object: line 2"),
+    ('{"format": "%s", "target": {"device": "local", "backend": "llvm-cpu", "chip": "x"},\n'
+     ' "decisions": {"k": {"pass": "p", "apply": true},\n\n'
+     '               "k": {"pass": "p", "apply": false}}}' % FORMAT,
+     "key 'k' appears twice in one object: line 4"),
+    ('{"format": "%s",\n "decisions": {"k": {"ms_with":\n NaN}}}' % FORMAT,
+     "NaN is not a JSON number: line 3"),
+    ('{"format": "%s", "x": [1,\n -Infinity]}' % FORMAT,
+     "-Infinity is not a JSON number: line 2"),
 ])
 def test_corrupt_decisions_files_are_clear_errors(tmp_path, content, message):
     bad = tmp_path / "bad.json"
@@ -121,6 +133,33 @@ def test_corrupt_decisions_files_are_clear_errors(tmp_path, content, message):
                           f"--fusions={PASS}", f"--fusions-decisions={bad}", "-o",
                           str(tmp_path / "x.vmfb")], capture_output=True, text=True)
     assert res.returncode == 2 and message in res.stderr
+
+
+def _target_error(decisions, tmp_path) -> str:
+    res = subprocess.run([tool("iree-fusions-compile"), bundled_mlir_models()[MODEL], *CPU_FLAGS,
+                          f"--fusions-decisions={decisions}", "-o", str(tmp_path / "x.vmfb")],
+                         capture_output=True, text=True)
+    assert res.returncode == 1
+    return res.stderr
+
+
+def test_a_target_mismatch_names_each_field_that_differs(tmp_path):
+    """Issue 33 item 4: a file for the compile's backend and chip but another device kind
+    was refused with `measured for llvm-cpu:C ... but this compile targets llvm-cpu:C`, the
+    same text both sides."""
+    data = {"format": FORMAT, "device": "local-task", "decisions": {},
+            "target": {"device": "local", "backend": "llvm-cpu", "chip": "no-such-cpu"}}
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(data))
+    err = _target_error(path, tmp_path)
+    assert "the file's chip is 'no-such-cpu', this compile's '" in err and "device" not in \
+        err.split("targets")[1]
+    chip = err.split("this compile's '")[1].split("'")[0]  # the host's, as IREE resolved it
+    data["target"].update(device="vulkan", chip=chip)
+    path.write_text(json.dumps(data))
+    err = _target_error(path, tmp_path)
+    assert f"was measured for llvm-cpu:{chip} (on local-task) but this compile targets " \
+        f"llvm-cpu:{chip} (the file's device is 'vulkan', this compile's 'local')" in err
 
 
 def test_missing_decisions_file_is_a_clear_error(tmp_path):

@@ -2,7 +2,10 @@
 
 Outputs. `OutputSet` stages each output in a temporary file next to its target and renames
 them all over their targets only when the whole command succeeded (`commit`); on failure or
-interruption it removes the temporary files (`discard`). A file that was there before is
+interruption it removes the temporary files (`discard`). A temporary is named
+`.iree-fusions-<hash of the target's name>-<pid>-<random>.tmp`, short whatever the target's
+name (every name the file system takes is an output name); one that a killed process left
+(SIGKILL) is removed by the next write of the same output. A file that was there before is
 therefore either left exactly as it was or replaced whole, never truncated or emptied, also
 when the output is the input (editing in place). A target that cannot be renamed over (a
 device such as /dev/null or /dev/full, a FIFO) is written directly; `-` is stdout. Every
@@ -19,6 +22,7 @@ keeping each chunk's first line number so that diagnostics cite the file's lines
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 import sys
@@ -186,9 +190,10 @@ class _Staged:
             self.temp = path
             return
         folder, base = os.path.split(real)
-        _remove_orphans(folder or ".", base)
+        folder, prefix = folder or ".", _temp_prefix(base)
+        _remove_stale_temps(folder, prefix)
         try:
-            fd, self.temp = tempfile.mkstemp(dir=folder or ".", prefix=f".{base}.{os.getpid()}.",
+            fd, self.temp = tempfile.mkstemp(dir=folder, prefix=f"{prefix}{os.getpid()}-",
                                              suffix=".tmp")
             os.fchmod(fd, (st.st_mode & 0o7777) if st is not None else 0o666 & ~_umask())
             os.close(fd)
@@ -211,16 +216,22 @@ class _Staged:
                 pass
 
 
-def _remove_orphans(folder: str, base: str) -> None:
-    """Removes the temporary files of `base` that a killed process (SIGKILL: no cleanup
-    possible) left behind: `.base.<pid>.<random>.tmp` whose pid is gone."""
-    prefix = f".{base}."
+def _temp_prefix(base: str) -> str:
+    """How the temporary files of output `base` (a file name) start: hidden, named by a hash
+    of `base` rather than `base` itself, so that the whole name `<prefix><pid>-<random>.tmp`
+    stays under 60 characters and fits wherever `base` fits (a 255-character `base` too)."""
+    return f".iree-fusions-{hashlib.sha256(os.fsencode(base)).hexdigest()[:16]}-"
+
+
+def _remove_stale_temps(folder: str, prefix: str) -> None:
+    """Removes the temporary files of one output (`prefix`: `_temp_prefix`) that a killed
+    process (SIGKILL: no cleanup possible) left behind: those whose pid no longer runs."""
     try:
         names = [n for n in os.listdir(folder) if n.startswith(prefix) and n.endswith(".tmp")]
     except OSError:
         return
     for name in names:
-        pid = name[len(prefix):].split(".")[0]
+        pid = name[len(prefix):].partition("-")[0]
         if pid.isdigit() and not _alive(int(pid)):
             try:
                 os.unlink(os.path.join(folder, name))

@@ -1,0 +1,179 @@
+"""forward-slices: a copy-only slice read by elementwise generics is read through their maps.
+
+IREE's dispatch creation may give a `tensor.extract_slice` of a computed tensor that is not
+contiguous in memory (a strided slice, or a column range of a row-major tensor) a dispatch of
+its own: a `slow_memcpy` that writes the slice for the dispatch that reads it. sharktank's
+Llama makes four per layer: RoPE reads the even and odd columns of the Q and K projections.
+(Small programs often have the slice cloned into its reader instead: the driver weighs the
+change against stock and keeps it only where dispatches or bytes between them drop.) The pass folds each such slice into the indexing maps of the elementwise
+generics that read it, which then read the source itself, at offset + stride * index, in
+their own dispatch; nothing is copied and no value changes (the same elements are read).
+
+    %q  = ... -> tensor<4x1x8x32xf16>
+    %ev = tensor.extract_slice %q[0, 0, 0, 0] [4, 1, 8, 16] [1, 1, 1, 2]
+            : tensor<4x1x8x32xf16> to tensor<4x8x16xf16>           (a copy dispatch)
+    %r  = linalg.generic {maps = [(d0, d1, d2) -> (d0, d1, d2), ...]} ins(%ev, %cos)
+  =>
+    %r  = linalg.generic {maps = [(d0, d1, d2) -> (d0, 0, d1, d2 * 2), ...]} ins(%q, %cos)
+
+Left alone (with the reason): slices with offsets or strides known only at run time, slices
+contiguous in memory (IREE makes them a `flow.tensor.slice`, no dispatch), slices of
+constants and globals (folded at compile time) or of block arguments (IREE moves those into
+the reading dispatch), part of a dim at stride 1 (rotate-half's halves: the map would be a
+plain dim, or `d + offset`, which crashes IREE 3.13's dispatch naming), and slices read by
+anything but an elementwise generic's input (the copy would stay for that reader). The rewrite creates no
+tensor, so it never makes one bigger; dims may be dynamic (the maps need only the offsets
+and strides).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from iree.compiler import ir
+
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import ARITH_CONSTANT, TENSOR_EXTRACT_SLICE
+from iree_fusions.compiler.pass_base import (
+    Candidate, CandidatePass, Footprint, NoMatch, PassContext, structural_key
+)
+
+# This module's passes, read by the registry from the source (nothing imported).
+PASSES = {"forward-slices": {"class": "ForwardSlices", "order": 32}}
+
+_CONSTANT_SOURCES = (ARITH_CONSTANT, "util.global.load", "flow.tensor.constant")
+
+
+@dataclass
+class SlicePlan:
+    """The slice, and per reader the input operands that read it."""
+
+    slice_op: ir.Operation
+    source_exprs: list[ir.AffineExpr]  # per source dim: its index in terms of the slice's dims
+    readers: list[tuple[ir.Operation, list[int]]]
+
+
+def _dims_of_source(op: ir.Operation) -> list[int | None]:
+    """Per source dim, the slice result dim it becomes (None: a unit dim the slice drops),
+    matched from the left as MLIR does. Which of several unit dims is kept does not matter:
+    a unit dim's index is 0 either way."""
+    result_shape = list(op.results[0].type.shape)
+    out: list[int | None] = []
+    for size in h.i64_array(op, "static_sizes"):
+        k = len(out) - out.count(None)
+        if k < len(result_shape) and size == result_shape[k]:
+            out.append(k)
+        elif size == 1:
+            out.append(None)
+        else:
+            raise NoMatch("a rank-reducing slice whose dropped dims cannot be told")
+    if len(out) - out.count(None) != len(result_shape):
+        raise NoMatch("a rank-reducing slice whose dropped dims cannot be told")
+    return out
+
+
+def _contiguous(op: ir.Operation) -> bool:
+    """The slice is one contiguous run of its (row-major) source: unit strides, and past the
+    first dim it cuts, every dim whole."""
+    source_shape = list(op.operands[0].type.shape)
+    sizes = h.i64_array(op, "static_sizes")
+    if any(stride != 1 for stride in h.i64_array(op, "static_strides")):
+        return False
+    cut = next((i for i, (size, full) in enumerate(zip(sizes, source_shape)) if size != full),
+               None)
+    if cut is None:
+        return True
+    return all(size == 1 for size in sizes[:cut]) and all(
+        not ir.ShapedType.is_dynamic_size(full) and size == full
+        for size, full in zip(sizes[cut + 1:], source_shape[cut + 1:]))
+
+
+def plan_slice(op: ir.Operation) -> SlicePlan:
+    """The plan for one extract_slice, or NoMatch at the check that fails."""
+    if h.has_dynamic_offsets(op):
+        raise NoMatch("offsets or strides known only at run time")
+    source = op.operands[0]
+    producer = h.defining_op(source)
+    if producer is None:
+        raise NoMatch("a slice of a block argument (IREE moves it into the reading dispatch)")
+    if producer.name in _CONSTANT_SOURCES:
+        raise NoMatch(f"a slice of {producer.name} (folded at compile time)")
+    if _contiguous(op):
+        raise NoMatch("contiguous in memory (IREE makes it a flow.tensor.slice, no copy "
+                      "dispatch)")
+    result = op.results[0]
+    readers: dict[ir.Operation, list[int]] = {}
+    for use in result.uses:
+        user = h.use_owner(use)
+        if not h.is_elementwise_generic(user):
+            raise NoMatch(f"read by {user.name} (only elementwise linalg.generic inputs read "
+                          "through a map)")
+        if use.operand_number >= len(h.dps_inputs(user)):
+            raise NoMatch("written in place by a linalg.generic (an init operand)")
+        readers.setdefault(user, []).append(use.operand_number)
+    if not readers:
+        raise NoMatch("no reader")
+    offsets = h.i64_array(op, "static_offsets")
+    strides = h.i64_array(op, "static_strides")
+    sizes = h.i64_array(op, "static_sizes")
+    exprs = []
+    for j, (offset, stride, size, full, dim) in enumerate(zip(
+            offsets, strides, sizes, source.type.shape, _dims_of_source(op))):
+        if dim is None:
+            exprs.append(ir.AffineConstantExpr.get(offset))
+            continue
+        whole = h.dim_key(result, dim) == h.dim_key(source, j)  # static or the same value
+        if stride == 1 and not whole:
+            # At offset 0 the map is a plain dim on a longer source dim, which linalg takes
+            # as the loop's range; elsewhere it is `d + offset`, which crashes IREE 3.13's
+            # dispatch naming (SIGSEGV in inferConvolutionDims); `d * s + c`, s > 1, compiles.
+            raise NoMatch(f"part of a dim at stride 1 ({size} of {full} from {offset}): a "
+                          "plain or `d + offset` map (IREE 3.13 cannot take the latter)")
+        exprs.append(ir.AffineDimExpr.get(dim) * stride + offset)
+    return SlicePlan(op, exprs, list(readers.items()))
+
+
+def forward_slice(plan: SlicePlan) -> str:
+    """Each reader reads the slice's source through its map composed with the slice's."""
+    source = plan.slice_op.operands[0]
+    for reader, operands in plan.readers:
+        maps = h.indexing_maps(reader)
+        for number in operands:
+            old = maps[number]
+            maps[number] = ir.AffineMap.get(old.n_dims, old.n_symbols,
+                                            [expr.compose(old) for expr in plan.source_exprs])
+            reader.operands[number] = source
+        reader.attributes["indexing_maps"] = ir.ArrayAttr.get(
+            [ir.AffineMapAttr.get(amap) for amap in maps])
+    text = (f"{plan.slice_op.results[0].type} slice of {source.type} read in place by "
+            f"{len(plan.readers)} generic(s)")
+    plan.slice_op.erase()
+    return text
+
+
+@dataclass(frozen=True)
+class ForwardSlices(CandidatePass[SlicePlan]):
+    name = "forward-slices"
+    phase = "linalg"
+    description = ("a non-contiguous tensor.extract_slice read by elementwise generics -> "
+                   "read through their indexing maps (no copy dispatch)")
+
+    def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[SlicePlan]]:
+        for op in block.operations:
+            op = op.operation
+            if op.name != TENSOR_EXTRACT_SLICE:
+                continue
+            key = structural_key("slice", h.op_signature(op))
+            # Not `sure`: IREE clones some such slices into their reading dispatch (small
+            # cases do), so the compile driver weighs the change against stock.
+            yield Candidate.of(key, op, f"{op.results[0].type} slice",
+                               lambda op=op: plan_slice(op))
+
+    def footprint(self, candidate: Candidate[SlicePlan], ctx: PassContext) -> Footprint:
+        plan = candidate.plan
+        ops = [plan.slice_op, *(reader for reader, _ in plan.readers)]
+        return Footprint.of(reads=ops, writes=ops)
+
+    def apply(self, candidate: Candidate[SlicePlan], ctx: PassContext) -> str:
+        return forward_slice(candidate.plan)
