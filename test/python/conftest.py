@@ -102,9 +102,17 @@ def reassociation_bound(n: int, dtype=np.float32, scale: float = 1.0) -> float:
 
 
 def tool(name: str) -> str:
-    """A console script of the running interpreter's environment."""
-    path = os.path.join(os.path.dirname(sys.executable), name)
-    return path if os.path.exists(path) else name
+    """A console script of the running interpreter's environment, by its path: the tests
+    run the tools of the interpreter that runs them, whether or not its venv is activated
+    (nothing is looked up on PATH)."""
+    import sysconfig
+
+    for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            return path
+    raise FileNotFoundError(f"{name} is not installed beside {sys.executable} "
+                            "(pip install -e '.[test]' in its environment)")
 
 
 @pytest.fixture
