@@ -869,13 +869,17 @@ def test_every_form_like_static(model, form, tmp_path):
     from iree_fusions.compiler.counting import count_flow_ir
     from iree_fusions.models import dlrm
 
-    if (model, form) in STOCK_FAILS:
-        pytest.skip("stock IREE fails on this form (onnx.Loop)")
     cfg = {"dlrm-b8": dlrm.ISSUE, "dlrm-sparse-b8": dlrm.SPARSE, "criteo-b8": dlrm.CRITEO,
            "dlrm-bag-b64": replace(dlrm.ISSUE, batch=64, bag_op="embedding_bag")}[model]
     fa = dlrm.build_form(cfg, form, str(tmp_path))
     art = fa.artifact
     path = art.write(str(tmp_path))
+    if (model, form) in STOCK_FAILS:  # checked, not assumed: stock still fails, and so does
+        # the plugin, with stock's error (when stock compiles it, drop it from STOCK_FAILS)
+        for kw in (dict(stock=True), dict(fusions=GATHERS)):
+            with pytest.raises(api.CompilerToolError, match="onnx.Loop"):
+                api.compile_file(path, flags=art.flags, **kw)
+        return
     out = {k: api.compile_file(path, flags=art.flags, **kw) for k, kw in (
         ("stock", dict(stock=True)), ("plugin", dict(fusions=GATHERS)),
         ("stock_flow", dict(stock=True, compile_to="flow")),
