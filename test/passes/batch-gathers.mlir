@@ -12,8 +12,7 @@
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -verify-diagnostics -o /dev/null
 // RUN: iree-fusions-opt %s --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | iree-fusions-opt - --split-input-file -p 'batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
-// IDEM-NOT: changed [
-// IDEM-NOT: FAILED
+// Idempotence: each case's IDEM line says the second run reports [batch-gathers] 0 change(s).
 
 // Two tables stacked once at load (t0 rows 0-9, t1 rows 10-29); one gather; each index is
 // bounds-checked against its own table's rows (10 or 20) before the offset is added.
@@ -50,6 +49,7 @@
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, 8, 4] [1, 1, 1]
 // CHECK-NOT: linalg.generic
 // CHECK: util.return %[[S0]], %[[S1]]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @cross_table_offsets(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -96,6 +96,7 @@ util.func public @cross_table_offsets(%i0: tensor<8xi64>, %i1: tensor<8xi64>) ->
 // CHECK-SAME: tensor<3x8x4xf32>
 // CHECK-COUNT-3: tensor.extract_slice %[[G]]
 // CHECK-NOT: linalg.generic
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @shared_table_dedup(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -158,6 +159,7 @@ util.func public @shared_table_dedup(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2
 // CHECK-NOT: arith.addi
 // CHECK:   tensor.extract %[[T]][%{{.+}}, %{{.+}}] : tensor<10x4xf32>
 // CHECK-COUNT-2: tensor.extract_slice %[[G]]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @same_table_basic(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
@@ -199,6 +201,7 @@ util.func public @same_table_basic(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (t
 // CHECK-SAME: outs(%{{.+}} : tensor<2x2x3x4xf32>)
 // CHECK: tensor.extract_slice %[[G]][0, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1] : tensor<2x2x3x4xf32> to tensor<2x3x4xf32>
 // CHECK: tensor.extract_slice %[[G]][1, 0, 0, 0] [1, 2, 3, 4] [1, 1, 1, 1]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @same_table_2d_indices(%i0: tensor<2x3xi64>, %i1: tensor<2x3xi64>) -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<2x3x4xf32>
@@ -242,6 +245,7 @@ util.func public @same_table_2d_indices(%i0: tensor<2x3xi64>, %i1: tensor<2x3xi6
 // CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0]
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0]
 // CHECK: util.return %[[S0]], %[[S0]], %[[S1]]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @same_table_shared_index(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
@@ -304,6 +308,7 @@ util.func public @same_table_shared_index(%i0: tensor<8xi64>, %i1: tensor<8xi64>
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][8, 0] [6, 4] [1, 1]
 // CHECK: %[[E:.+]] = tensor.expand_shape %[[S1]] {{\[\[}}0, 1], [2]] output_shape [2, 3, 4]
 // CHECK: util.return %[[S0]], %[[E]]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @mixed_lengths(%i0: tensor<8xi64>, %i1: tensor<2x3xi64>) -> (tensor<8x4xf32>, tensor<2x3x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
@@ -344,6 +349,7 @@ util.func public @mixed_lengths(%i0: tensor<8xi64>, %i1: tensor<2x3xi64>) -> (te
 // CHECK-NOT: util.global.load
 // CHECK: linalg.generic
 // CHECK-SAME: ins(%{{.+}} : tensor<8xi64>)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @below_threshold(%i0: tensor<8xi64>) -> (tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
@@ -371,6 +377,7 @@ util.func public @below_threshold(%i0: tensor<8xi64>) -> (tensor<8x4xf32>) {
 // CHECK-NOT: util.global.load
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>) outs(%{{.+}} : tensor<8x4xf32>)
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>) outs(%{{.+}} : tensor<8x8xf32>)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x8xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<10x8xf32>
@@ -415,6 +422,7 @@ util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (ten
 // CHECK: %[[L0:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<8x4xf32>)
 // CHECK: %[[IDS:.+]] = linalg.generic {{.+}} ins(%[[L0]] : tensor<8x4xf32>)
 // CHECK: linalg.generic {{.+}} ins(%[[IDS]] : tensor<8xi64>)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -463,6 +471,7 @@ util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, ten
 // CHECK-LABEL: util.func public @non_constant_tables
 // CHECK-NOT: util.global
 // CHECK-COUNT-2: linalg.generic {{.+}} ins(%{{.+}} : tensor<8xi64>)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @non_constant_tables(%ta: tensor<10x4xf32>, %tb: tensor<20x4xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %l0_e = tensor.empty() : tensor<8x4xf32>
   // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="table is not a constant (stacking it would copy it on every call); only lookups of the same table merge"}}
@@ -505,6 +514,7 @@ util.func public @non_constant_tables(%ta: tensor<10x4xf32>, %tb: tensor<20x4xf3
 // CHECK: linalg.generic
 // CHECK-SAME: tensor<2x8x4xf32>
 // CHECK: tensor.extract %[[TA]]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @non_constant_same_table(%ta: tensor<10x4xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %l0_e = tensor.empty() : tensor<8x4xf32>
   // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="same-table: 2 lookups (2 distinct) of 1 table(s), dim 4, indices 8 -> 1 stacked gather"}}
@@ -547,6 +557,7 @@ util.func public @non_constant_same_table(%ta: tensor<10x4xf32>, %i0: tensor<8xi
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<10x4xf32>
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<4x20xf32>
 // CHECK: iree_linalg_ext.gather dimension_map = [0, 1]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<10x4xf32>, %k: tensor<4x2xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<4x20xf32>
@@ -597,6 +608,7 @@ util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0]
 // CHECK: linalg.matmul ins(%[[S0]], %{{.+}} : tensor<8x4xf32>, tensor<4x4xf32>)
 // CHECK: linalg.matmul ins(%[[S1]], %{{.+}} : tensor<8x4xf32>, tensor<4x4xf32>)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @interleaved_consumers(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %w: tensor<4x4xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -647,6 +659,7 @@ util.func public @interleaved_consumers(%i0: tensor<8xi64>, %i1: tensor<8xi64>, 
 // CHECK-LABEL: util.func public @absorbed_by_consumer
 // CHECK-NOT: util.global.load
 // CHECK-COUNT-2: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @absorbed_by_consumer(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -707,6 +720,7 @@ util.func public @absorbed_by_consumer(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -
 // CHECK:   tensor.extract %[[I1]]
 // CHECK:   arith.index_cast %{{.+}} : i32 to index
 // CHECK-NOT: iree_linalg_ext.gather
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @ext_gather(%i0: tensor<8x1xi32>, %i1: tensor<8xi32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -730,6 +744,7 @@ util.func public @ext_gather(%i0: tensor<8x1xi32>, %i1: tensor<8xi32>) -> (tenso
 // CHECK-COUNT-2: tensor.extract_slice %[[G]]
 // CHECK-NOT: iterator_types = ["parallel", "reduction", "parallel"]
 // CHECK: util.return
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -794,6 +809,7 @@ util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (te
 // CHECK: linalg.yield %[[D]]
 // CHECK-NOT: arith.divf
 // CHECK: util.return
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @mean_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -875,6 +891,7 @@ util.func public @mean_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tens
 // CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x3x4xf32> into tensor<8x12xf32>
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @concat_writer(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x12xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -926,6 +943,7 @@ util.func public @concat_writer(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tens
 // CHECK: tensor.extract %{{.+}} : tensor<20x8xf32>
 // CHECK: tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x4x4xf32> into tensor<8x16xf32>
 // CHECK-NOT: tensor.insert_slice
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @concat_mixed_widths(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x16xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x8xf32>
@@ -991,6 +1009,7 @@ util.func public @concat_mixed_widths(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v
 // CHECK: %[[C:.+]] = tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x5x4xf32> into tensor<8x20xf32>
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @bags_into_concat(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %i2: tensor<8xi64>, %i3: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x20xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -1085,6 +1104,7 @@ util.func public @bags_into_concat(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %
 // expert id) is no row lookup; the report says so at the shape check.
 // CHECK-LABEL: util.func public @expert_weight_gather
 // CHECK: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : tensor<10x4x4xf32>
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @expert_weight_gather(%ids: tensor<2xi64>) -> (tensor<2x4x4xf32>) {
   %w = arith.constant dense<1.0> : tensor<10x4x4xf32>
   %c0_i64 = arith.constant 0 : i64
@@ -1111,6 +1131,7 @@ util.func public @expert_weight_gather(%ids: tensor<2xi64>) -> (tensor<2x4x4xf32
 // the report names that instead of "does more than a row extract".
 // CHECK-LABEL: util.func public @indexed_rows
 // CHECK: arith.select
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @indexed_rows(%ids: tensor<8xi64>) -> (tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c0_i64 = arith.constant 0 : i64
@@ -1153,6 +1174,7 @@ util.func public @indexed_rows(%ids: tensor<8xi64>) -> (tensor<8x4xf32>) {
 // CHECK-NOT: tensor.insert_slice
 // CHECK: util.return %[[C]]
 // A dynamic dim counts as dynamic-dim-estimate=64 in the thresholds: 2 x 64 x 5 bag ids.
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @dynamic_bags_into_concat(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi64>, %i2: tensor<?xi64>, %v: tensor<?x4xf32>) -> (tensor<?x16xf32>) {
   %c0 = arith.constant 0 : index
   %b0 = tensor.dim %i0, %c0 : tensor<?x5xi64>
@@ -1229,6 +1251,7 @@ util.func public @dynamic_bags_into_concat(%i0: tensor<?x5xi64>, %i1: tensor<?x5
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][%[[N0]], 0] [%[[N1]], 4] [1, 1] : tensor<?x4xf32> to tensor<?x4xf32>
 // CHECK-NOT: cf.assert
 // CHECK: util.return %[[S0]], %[[S1]]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @dynamic_lookups_flat(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %b0 = tensor.dim %i0, %c0 : tensor<?xi64>
@@ -1269,6 +1292,7 @@ util.func public @dynamic_lookups_flat(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -
 // CHECK: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0] [1, %[[B]], 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<?x4xf32>
 // CHECK: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, %[[B]], 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<?x4xf32>
 // CHECK: util.return %[[S0]], %[[S1]]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @dynamic_shared_batch(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %d = tensor.dim %i0, %c0 : tensor<?xi64>
@@ -1304,6 +1328,7 @@ util.func public @dynamic_shared_batch(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -
 // CHECK-LABEL: util.func public @dynamic_bags_unrelated
 // CHECK-NOT: cf.assert
 // CHECK-COUNT-4: linalg.generic
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @dynamic_bags_unrelated(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %b0 = tensor.dim %i0, %c0 : tensor<?x5xi64>
@@ -1362,6 +1387,7 @@ util.func public @dynamic_bags_unrelated(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi
 // CHECK:   util.global.load immutable @t0
 // CHECK:   util.global.load immutable @t1
 // CHECK:   util.global.store %{{.+}}, @[[TAB]]
+// IDEM: [batch-gathers] 0 change(s)
 util.global private @t0 = dense<1.0> : tensor<10x4xf32>
 util.global private @t1 : tensor<20x4xf32>
 util.global private @t2 : tensor<20x4xf32>
@@ -1413,6 +1439,7 @@ util.initializer {
 // A table held in a mutable global can change between calls: never stacked.
 // CHECK-LABEL: util.func public @mutable_global_table
 // CHECK-NOT: util.initializer
+// IDEM: [batch-gathers] 0 change(s)
 util.global private mutable @m = dense<5.0> : tensor<10x4xf32>
 util.func public @mutable_global_table(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %m = util.global.load @m : tensor<10x4xf32>
@@ -1455,6 +1482,7 @@ util.func public @mutable_global_table(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %
 // CHECK: util.global.load immutable @[[TAB]]
 // CHECK-NOT: flow.tensor.constant
 // CHECK: util.return
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @parameter_tables(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x12xf32>) {
   %t0 = flow.tensor.constant #flow.parameter.named<"model"::"t0"> : tensor<10x4xf32>
   %t1 = flow.tensor.constant #flow.parameter.named<"model"::"t1"> : tensor<20x4xf32>
@@ -1510,6 +1538,7 @@ util.func public @parameter_tables(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: 
 // CHECK: tensor.collapse_shape %[[W]] {{\[\[}}0], [1, 2]] : tensor<8x4x4xf32> into tensor<8x16xf32>
 // CHECK-NOT: arith.cmpi slt, %{{.+}}, %{{.+}} : i64
 // CHECK: util.return
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @onnx_bags_into_concat(%v: tensor<8x4xf32>, %i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %i2: tensor<8xi64>) -> (tensor<8x16xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -1632,6 +1661,7 @@ util.func public @onnx_bags_into_concat(%v: tensor<8x4xf32>, %i0: tensor<8x5xi64
 // CHECK-LABEL: util.func public @permuted_loop_order
 // CHECK: %[[G:.+]] = linalg.generic
 // CHECK-SAME: outs(%{{.+}} : tensor<2x8x4xf32>)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @permuted_loop_order(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -1669,6 +1699,7 @@ util.func public @permuted_loop_order(%i0: tensor<8xi64>, %i1: tensor<8xi64>) ->
 // CHECK: %[[C0:.+]] = tensor.insert_slice %[[D]] into %{{.+}}[0, 0] [8, 3] [1, 1] : tensor<8x3xf32> into tensor<8x15xf32>
 // CHECK: %[[C1:.+]] = tensor.insert_slice %[[WRITTEN]] into %[[C0]][0, 3] [8, 12] [1, 1] : tensor<8x12xf32> into tensor<8x15xf32>
 // CHECK: util.return %[[C1]]
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @narrow_concat(%d: tensor<8x3xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x15xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -1715,6 +1746,7 @@ util.func public @narrow_concat(%d: tensor<8x3xf32>, %i0: tensor<8xi64>, %i1: te
 // CHECK-SAME: (%[[IDS:.+]]: tensor<4x3xi64>)
 // CHECK: %[[COL:.+]] = tensor.extract_slice %[[IDS]][0, 1] [4, 1] [1, 1] : tensor<4x3xi64> to tensor<4xi64>
 // CHECK: linalg.generic {{.+}} ins(%[[COL]] : tensor<4xi64>)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @onnx_column_select(%ids: tensor<4x3xi64>) -> tensor<4x8xf32> {
   %c1 = arith.constant dense<1> : tensor<i64>
   %t = arith.constant dense<1.5> : tensor<50x8xf32>

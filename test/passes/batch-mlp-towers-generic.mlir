@@ -40,6 +40,17 @@ util.func public @basic_two_towers(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>, te
 // Dynamic rows (a dynamic batch): K and N are known, so the weights stack as before; the
 // batched tensors are [2, ?, 8] with the rows from tensor.dim of the shared input.
 // GENERIC-LABEL: util.func public @dynamic_rows
+// GENERIC-SAME: (%[[X:.+]]: tensor<?x16xf32>)
+// GENERIC: %[[STACK:.+]] = util.global.load immutable @{{.+}} : tensor<2x8x16xf32>
+// GENERIC: tensor.empty(%{{.+}}) : tensor<2x?x8xf32>
+// GENERIC: %[[L:.+]] = linalg.generic {{.+}} ins(%[[X]], %[[STACK]] : tensor<?x16xf32>, tensor<2x8x16xf32>) outs(%{{.+}} : tensor<2x?x8xf32>)
+// GENERIC: %[[R:.+]] = linalg.generic {{.+}} ins(%[[L]] : tensor<2x?x8xf32>)
+// GENERIC: arith.maximumf
+// GENERIC: %[[L2:.+]] = linalg.generic {{.+}} ins(%[[R]], %{{.+}} : tensor<2x?x8xf32>, tensor<8x8xf32>)
+// GENERIC-NOT: linalg.matmul
+// GENERIC-DAG: %[[S0:.+]] = tensor.extract_slice %[[L2]][0, 0, 0] [1, %{{.+}}, 8] [1, 1, 1] : tensor<2x?x8xf32> to tensor<?x8xf32>
+// GENERIC-DAG: %[[S1:.+]] = tensor.extract_slice %[[L2]][1, 0, 0] [1, %{{.+}}, 8] [1, 1, 1] : tensor<2x?x8xf32> to tensor<?x8xf32>
+// GENERIC: util.return %[[S0]], %[[S1]]
 util.func public @dynamic_rows(%x: tensor<?x16xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
   %c0 = arith.constant 0 : index
   %m = tensor.dim %x, %c0 : tensor<?x16xf32>

@@ -155,6 +155,17 @@ util.func public @intermediate_also_used(%x: tensor<4x16xf32>) -> (tensor<4x8xf3
 // Dynamic rows (a dynamic batch): K and N are known, so the weights stack as before; the
 // batched tensors are [2, ?, 8] with the rows from tensor.dim of the shared input.
 // OPT-LABEL: util.func public @dynamic_rows
+// OPT-SAME: (%[[X:.+]]: tensor<?x16xf32>)
+// OPT: %[[STACK:.+]] = util.global.load immutable @{{.+}} : tensor<2x16x8xf32>
+// OPT: tensor.empty(%{{.+}}) : tensor<2x?x8xf32>
+// OPT: %[[L:.+]] = linalg.batch_matmul {{.+}} ins(%[[X]], %[[STACK]] : tensor<?x16xf32>, tensor<2x16x8xf32>) outs(%{{.+}} : tensor<2x?x8xf32>)
+// OPT: %[[R:.+]] = linalg.generic {{.+}} ins(%[[L]] : tensor<2x?x8xf32>)
+// OPT: arith.maximumf
+// OPT: %[[L2:.+]] = linalg.generic {{.+}} ins(%[[R]], %{{.+}} : tensor<2x?x8xf32>, tensor<8x8xf32>)
+// OPT-NOT: linalg.matmul
+// OPT-DAG: %[[S0:.+]] = tensor.extract_slice %[[L2]][0, 0, 0] [1, %{{.+}}, 8] [1, 1, 1] : tensor<2x?x8xf32> to tensor<?x8xf32>
+// OPT-DAG: %[[S1:.+]] = tensor.extract_slice %[[L2]][1, 0, 0] [1, %{{.+}}, 8] [1, 1, 1] : tensor<2x?x8xf32> to tensor<?x8xf32>
+// OPT: util.return %[[S0]], %[[S1]]
 util.func public @dynamic_rows(%x: tensor<?x16xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>) {
   %c0 = arith.constant 0 : index
   %m = tensor.dim %x, %c0 : tensor<?x16xf32>

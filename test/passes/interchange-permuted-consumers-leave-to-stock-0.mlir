@@ -2,6 +2,8 @@
 // do the same (its transpose-generic-ops). Default-option checks:
 // interchange-permuted-consumers.mlir.
 // RUN: iree-fusions-opt %s --split-input-file -p 'interchange-permuted-consumers{leave-to-stock=0}' | filecheck %s --check-prefix=MECH
+// The same with the maps printed in place (MAPS):
+// RUN: iree-fusions-opt %s --split-input-file -p 'interchange-permuted-consumers{leave-to-stock=0}' --mlir-print-local-scope | filecheck %s --check-prefix=MAPS
 
 // The seed's example: matmul -> generic reading it through (d1, d0).
 // MECH-DAG: #[[SEED_ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
@@ -34,6 +36,16 @@ util.func public @seed_matmul_transpose(%a: tensor<128x384xf32>, %w: tensor<384x
 // the transpose copy wrote (its loops (h, m, d, k): innermost parallel loops m and d); the
 // bias and scale ops follow the layout and the copy is gone.
 // MECH-LABEL: util.func public @minilm_query
+// MAPS-LABEL: util.func public @minilm_query
+// MAPS-SAME: (%[[X:.+]]: tensor<128x384xf32>, %[[W:.+]]: tensor<384x384xf32>, %[[B:.+]]: tensor<384xf32>)
+// MAPS: %[[WX:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1], [2]] output_shape [12, 32, 384] : tensor<384x384xf32> into tensor<12x32x384xf32>
+// MAPS: %[[MM:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[X]], %[[WX]] : tensor<128x384xf32>, tensor<12x32x384xf32>) outs(%{{.+}} : tensor<12x128x32xf32>)
+// MAPS: %[[BX:.+]] = tensor.expand_shape %[[B]]
+// MAPS: %[[BIASED:.+]] = linalg.generic {{.*}} ins(%[[BX]], %[[MM]] : tensor<12x32xf32>, tensor<12x128x32xf32>) outs(%{{.+}} : tensor<12x128x32xf32>)
+// MAPS: %[[SCALED:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>]{{.*}} ins(%[[BIASED]] : tensor<12x128x32xf32>)
+// MAPS-NOT: linalg.matmul
+// MAPS-NOT: linalg.generic
+// MAPS: util.return %[[SCALED]]
 
 // MiniLM's query/value projection: matmul -> expand_shape -> bias -> scale -> transpose copy.
 util.func public @minilm_query(%x: tensor<128x384xf32>, %w: tensor<384x384xf32>, %b: tensor<384xf32>) -> tensor<12x128x32xf32> {
@@ -73,6 +85,14 @@ util.func public @minilm_query(%x: tensor<128x384xf32>, %w: tensor<384x384xf32>,
 // (IREE collapses h, d: innermost loops s and h*d) and the copy folds into the bias op,
 // which writes the [8, 12, 32, 128] layout. The collapse_shape of the input folds away.
 // MECH-LABEL: util.func public @minilm_key_b8
+// MAPS-LABEL: util.func public @minilm_key_b8
+// MAPS-SAME: (%[[X:.+]]: tensor<8x128x384xf32>, %[[W:.+]]: tensor<384x384xf32>, %[[B:.+]]: tensor<384xf32>)
+// MAPS-NOT: tensor.collapse_shape
+// MAPS: %[[WX:.+]] = tensor.expand_shape %[[W]] {{\[\[}}0, 1], [2]] output_shape [12, 32, 384]
+// MAPS: %[[MM:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d2, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>]{{.*}} ins(%[[X]], %[[WX]] : tensor<8x128x384xf32>, tensor<12x32x384xf32>) outs(%{{.+}} : tensor<8x128x12x32xf32>)
+// MAPS: %[[OUT:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d3, d1)>]{{.*}} ins(%{{.+}}, %[[MM]] : tensor<12x32xf32>, tensor<8x128x12x32xf32>) outs(%{{.+}} : tensor<8x12x32x128xf32>)
+// MAPS-NOT: linalg.generic
+// MAPS: util.return %[[OUT]]
 
 // MiniLM's key projection at batch 8: the transpose keeps (h, d) together; the producer keeps
 // its loop order (its innermost loops are then s and h*d), the copy folds into the bias op.
@@ -106,6 +126,13 @@ util.func public @minilm_key_b8(%x: tensor<8x128x384xf32>, %w: tensor<384x384xf3
 // The expand_shape of the batch dimension moves into the batch_matmul (now batch loops b, h);
 // the copy is interchanged (it reads the result with the identity map, writes transposed).
 // MECH-LABEL: util.func public @attention_output_b8
+// MAPS-LABEL: util.func public @attention_output_b8
+// MAPS-SAME: (%[[P:.+]]: tensor<8x12x128x128xf32>, %[[V:.+]]: tensor<8x12x128x32xf32>)
+// MAPS-NOT: tensor.{{collapse|expand}}_shape
+// MAPS: %[[BMM:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[P]], %[[V]] : tensor<8x12x128x128xf32>, tensor<8x12x128x32xf32>) outs(%{{.+}} : tensor<8x12x128x32xf32>)
+// MAPS: %[[OUT:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>]{{.*}} ins(%[[BMM]] : tensor<8x12x128x32xf32>) outs(%{{.+}} : tensor<8x128x12x32xf32>)
+// MAPS-NOT: tensor.{{collapse|expand}}_shape
+// MAPS: util.return %[[OUT]]
 
 // Attention output at batch 8: batch_matmul [96] -> expand [8, 12] -> transpose copy.
 util.func public @attention_output_b8(%p: tensor<8x12x128x128xf32>, %v: tensor<8x12x128x32xf32>) -> tensor<8x128x12x32xf32> {
@@ -129,6 +156,13 @@ util.func public @attention_output_b8(%p: tensor<8x12x128x128xf32>, %v: tensor<8
 
 // The collapse_shape sinks below the consumer, whose loop d1 splits into (4, 32).
 // MECH-LABEL: util.func public @collapse_between
+// MAPS-LABEL: util.func public @collapse_between
+// MAPS: %[[BM:.+]] = linalg.batch_matmul ins(%{{.+}}, %{{.+}} : tensor<4x32x64xf32>, tensor<4x64x48xf32>) outs(%{{.+}} : tensor<4x32x48xf32>)
+// MAPS-NOT: tensor.collapse_shape
+// MAPS: %[[G:.+]] = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d2, d0, d1)>]{{.*}} ins(%[[BM]] : tensor<4x32x48xf32>) outs(%{{.+}} : tensor<48x4x32xf32>)
+// MAPS: math.exp
+// MAPS: %[[C:.+]] = tensor.collapse_shape %[[G]] {{\[\[}}0], [1, 2]] : tensor<48x4x32xf32> into tensor<48x128xf32>
+// MAPS: util.return %[[C]]
 
 // A collapse_shape between producer and consumer is sunk by splitting the consumer's loops.
 util.func public @collapse_between(%a: tensor<4x32x64xf32>, %b: tensor<4x64x48xf32>) -> tensor<48x128xf32> {
@@ -151,6 +185,13 @@ util.func public @collapse_between(%a: tensor<4x32x64xf32>, %b: tensor<4x64x48xf
 
 // Both readers of the multi-use matmul are merged into one 2-result generic.
 // MECH-LABEL: util.func public @multi_use
+// MAPS-LABEL: util.func public @multi_use
+// MAPS: %[[MM:.+]] = linalg.matmul
+// MAPS: %[[G:.+]]:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>]{{.*}} ins(%[[MM]] : tensor<64x80xf32>) outs(%{{.+}}, %{{.+}} : tensor<80x64xf32>, tensor<64x80xf32>)
+// MAPS: arith.negf
+// MAPS: arith.mulf
+// MAPS-NOT: linalg.generic
+// MAPS: util.return %[[G]]#0, %[[G]]#1
 
 // A multi-use producer: a transposed and an identity reader are merged into one generic.
 util.func public @multi_use(%a: tensor<64x96xf32>, %w: tensor<96x80xf32>) -> (tensor<80x64xf32>, tensor<64x80xf32>) {
@@ -177,6 +218,9 @@ util.func public @multi_use(%a: tensor<64x96xf32>, %w: tensor<96x80xf32>) -> (te
 // -----
 
 // MECH-LABEL: util.func public @broadcast_permutation
+// MAPS-LABEL: util.func public @broadcast_permutation
+// MAPS: %[[MM:.+]] = linalg.matmul
+// MAPS: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d2)>, affine_map<(d0, d1, d2) -> (d1, d2, d0)>]{{.*}} ins(%[[MM]], %{{.+}} : tensor<64x96xf32>, tensor<4xf32>) outs(%{{.+}} : tensor<96x4x64xf32>)
 
 // Permutation plus broadcast: the consumer reads the matmul through (d2, d0) and broadcasts
 // over d1; after the interchange the matmul is read through (d0, d1), the broadcast is inner.
@@ -235,6 +279,9 @@ util.func public @two_producers(%a: tensor<16x32x8xf32>, %b: tensor<16x8x24xf32>
 
 // A linalg_ext producer: the consumer is interchanged (the producer is left as it is).
 // MECH-LABEL: util.func public @attention_producer
+// MAPS-LABEL: util.func public @attention_producer
+// MAPS: %[[ATT:.+]] = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]>
+// MAPS: linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d0, d2)>]{{.*}} ins(%[[ATT]] : tensor<8x64x32xf32>) outs(%{{.+}} : tensor<64x8x32xf32>)
 
 // A linalg_ext producer (attention) read through a permutation.
 util.func public @attention_producer(%q: tensor<8x64x32xf32>, %k: tensor<8x64x32xf32>, %v: tensor<8x64x32xf32>) -> tensor<64x8x32xf32> {

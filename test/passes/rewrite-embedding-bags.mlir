@@ -9,9 +9,8 @@
 // RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-embedding-bags,batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-embedding-bags,batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -verify-diagnostics -o /dev/null
 // RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-embedding-bags,batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' | iree-fusions-opt - --split-input-file -p 'rewrite-embedding-bags,batch-gathers{min-sliced-indices=0 min-pooled-indices=0}' -o /dev/null --fusions-report 2>&1 | filecheck %s --check-prefix=IDEM
+// Idempotence: each case's IDEM line says the second run reports [rewrite-embedding-bags] and [batch-gathers] 0 change(s).
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-embedding-bags | filecheck %s --check-prefix=ALONE
-// IDEM-NOT: changed [
-// IDEM-NOT: FAILED
 
 // F.embedding_bag's quadratic scan (every index for every bag) -> lookup + sum over the bag.
 // CHECK-LABEL: util.func public @embedding_bag
@@ -28,6 +27,8 @@
 // ALONE: %[[ROWS:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<8x5x4xf32>)
 // ALONE: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[ROWS]] : tensor<8x5x4xf32>)
 // ALONE: util.return %[[SUM]]
+// IDEM: [rewrite-embedding-bags] 0 change(s)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @embedding_bag(%ids: tensor<8x5xi64>) -> (tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c0 = arith.constant 0 : index
@@ -84,6 +85,13 @@ util.func public @embedding_bag(%ids: tensor<8x5xi64>) -> (tensor<8x4xf32>) {
 // CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[IDS]] : tensor<5xi64>) outs(%{{.+}} : tensor<5x4xf32>)
 // CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]} ins(%[[ROWS]] : tensor<5x4xf32>) outs(%{{.+}} : tensor<4xf32>)
 // CHECK: util.return %[[SUM]]
+// ALONE-LABEL: util.func public @embedding_bag_unit_batch(
+// ALONE-SAME: %[[IDS:.+]]: tensor<5xi64>)
+// ALONE: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[IDS]] : tensor<5xi64>) outs(%{{.+}} : tensor<5x4xf32>)
+// ALONE: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]} ins(%[[ROWS]] : tensor<5x4xf32>) outs(%{{.+}} : tensor<4xf32>)
+// ALONE: util.return %[[SUM]]
+// IDEM: [rewrite-embedding-bags] 0 change(s)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @embedding_bag_unit_batch(%ids: tensor<5xi64>) -> (tensor<4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c0_i64 = arith.constant 0 : i64
@@ -152,6 +160,14 @@ util.func public @embedding_bag_unit_batch(%ids: tensor<5xi64>) -> (tensor<4xf32
 // CHECK: %[[R1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, 4, 4] [1, 1, 1] : tensor<2x4x4xf32> to tensor<4x4xf32>
 // CHECK-NOT: linalg.generic
 // CHECK: util.return %[[R0]], %[[R1]]
+// ALONE-LABEL: util.func public @offsets_bags(
+// ALONE: %[[G:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<2x4x4xf32>)
+// ALONE: scf.index_switch
+// ALONE: %[[S0:.+]] = tensor.extract_slice %[[G]][0, 0, 0] [1, 4, 4] [1, 1, 1]
+// ALONE: %[[S1:.+]] = tensor.extract_slice %[[G]][1, 0, 0] [1, 4, 4] [1, 1, 1]
+// ALONE: util.return %[[S0]], %[[S1]]
+// IDEM: [rewrite-embedding-bags] 0 change(s)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @offsets_bags(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %ids1: tensor<7xi64>, %offs1: tensor<4xi64>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -228,6 +244,8 @@ util.func public @offsets_bags(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %id
 // decisions file) it is rewritten: [1, 4] from one loop over ids offsets[] .. 5.
 // CHECK-LABEL: util.func public @offsets_bag_unit_batch
 // CHECK: linalg.generic {{.+}} iterator_types = ["reduction", "parallel"]
+// IDEM: [rewrite-embedding-bags] 0 change(s)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @offsets_bag_unit_batch(%ids0: tensor<5xi64>, %offs0: tensor<i64>) -> (tensor<4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %b0_z = arith.constant 0.0 : f32
@@ -274,6 +292,8 @@ util.func public @offsets_bag_unit_batch(%ids0: tensor<5xi64>, %offs0: tensor<i6
 // ALONE: %[[I0:.+]] = tensor.insert_slice %[[S0]] into %{{.+}}[0, 0] [4, 4]
 // ALONE: %[[I1:.+]] = tensor.insert_slice %[[S1]] into %[[I0]][0, 4] [4, 4]
 // ALONE: util.return %[[I1]]
+// IDEM: [rewrite-embedding-bags] 0 change(s)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @offsets_bags_into_concat(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %ids1: tensor<7xi64>, %offs1: tensor<4xi64>) -> (tensor<4x8xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -353,6 +373,8 @@ util.func public @offsets_bags_into_concat(%ids0: tensor<10xi64>, %offs0: tensor
 // CHECK-LABEL: util.func public @offsets_bag_off_by_one
 // CHECK: arith.cmpi sle
 // CHECK-NOT: scf.for
+// IDEM: [rewrite-embedding-bags] 0 change(s)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @offsets_bag_off_by_one(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>) -> (tensor<4x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %b0_z = arith.constant 0.0 : f32
@@ -401,6 +423,15 @@ util.func public @offsets_bag_off_by_one(%ids0: tensor<10xi64>, %offs0: tensor<4
 // CHECK: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<?x5xi64>) outs(%{{.+}} : tensor<?x5x4xf32>)
 // CHECK: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[ROWS]] : tensor<?x5x4xf32>)
 // CHECK: util.return %[[SUM]]
+// ALONE-LABEL: util.func public @dynamic_embedding_bag(
+// ALONE-DAG: %[[FLAT:.+]] = tensor.collapse_shape
+// ALONE-DAG: %[[BAGS:.+]] = arith.index_castui
+// ALONE: %[[E:.+]] = tensor.expand_shape %[[FLAT]] {{\[\[}}0, 1]] output_shape [%[[BAGS]], 5] : tensor<?xi64> into tensor<?x5xi64>
+// ALONE: %[[ROWS:.+]] = linalg.generic {{.+}} ins(%[[E]] : tensor<?x5xi64>) outs(%{{.+}} : tensor<?x5x4xf32>)
+// ALONE: %[[SUM:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction", "parallel"]} ins(%[[ROWS]] : tensor<?x5x4xf32>)
+// ALONE: util.return %[[SUM]]
+// IDEM: [rewrite-embedding-bags] 0 change(s)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @dynamic_embedding_bag(%ids: tensor<?x5xi64>) -> (tensor<?x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c5 = arith.constant 5 : index
@@ -462,6 +493,8 @@ util.func public @dynamic_embedding_bag(%ids: tensor<?x5xi64>) -> (tensor<?x4xf3
 // ids' length, and nothing in the IR ties them: left alone, the reason names both sizes.
 // CHECK-LABEL: util.func public @dynamic_embedding_bag_no_facts
 // CHECK-NOT: tensor.expand_shape
+// IDEM: [rewrite-embedding-bags] 0 change(s)
+// IDEM: [batch-gathers] 0 change(s)
 util.func public @dynamic_embedding_bag_no_facts(%ids: tensor<?x5xi64>, %other: tensor<?xi64>) -> (tensor<?x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %c5 = arith.constant 5 : index

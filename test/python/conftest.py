@@ -45,7 +45,33 @@ def pytest_addoption(parser):
                      f"${CPU_ENV} or host; CI also runs x86-64-v3 and x86-64)")
 
 
+# Hypothesis draws the same examples on every run (the example database off, every property
+# test seeded with one seed, printed in the header): a CI failure reproduces with the same
+# command. Another seed: `pytest --hypothesis-seed=N` or $IREE_FUSIONS_HYPOTHESIS_SEED=N.
+HYPOTHESIS_SEED_ENV = "IREE_FUSIONS_HYPOTHESIS_SEED"
+HYPOTHESIS_SEED = 0
+
+
+def _configure_hypothesis(config) -> None:
+    try:
+        from hypothesis import core, settings
+    except ImportError:  # the test extra not installed: no property test runs
+        return
+    seed = config.getoption("--hypothesis-seed", default=None) or \
+        os.environ.get(HYPOTHESIS_SEED_ENV) or HYPOTHESIS_SEED
+    try:
+        seed = int(seed)
+    except ValueError:
+        pass
+    core.global_force_seed = seed  # what --hypothesis-seed sets
+    config._iree_fusions_hypothesis_seed = seed
+    settings.register_profile("iree-fusions", parent=settings.default, database=None,
+                              print_blob=True)
+    settings.load_profile("iree-fusions")
+
+
 def pytest_configure(config):
+    _configure_hypothesis(config)
     cpu = config.getoption("--cpu")
     if not re.fullmatch(r"[A-Za-z0-9_.+-]+", cpu):
         raise pytest.UsageError(f"--cpu={cpu!r}: not a CPU name (e.g. host, x86-64-v3, x86-64)")
@@ -56,7 +82,12 @@ def pytest_configure(config):
 
 
 def pytest_report_header(config):
-    return f"llvm-cpu target CPU: {os.environ[CPU_ENV]} (--cpu / ${CPU_ENV})"
+    lines = [f"llvm-cpu target CPU: {os.environ[CPU_ENV]} (--cpu / ${CPU_ENV})"]
+    seed = getattr(config, "_iree_fusions_hypothesis_seed", None)
+    if seed is not None:
+        lines.append(f"hypothesis seed: {seed} (every run draws the same examples; "
+                     f"--hypothesis-seed=N or ${HYPOTHESIS_SEED_ENV}=N for others)")
+    return lines
 
 
 # Calls that run compiled modules and compare what they return.
@@ -102,9 +133,17 @@ def reassociation_bound(n: int, dtype=np.float32, scale: float = 1.0) -> float:
 
 
 def tool(name: str) -> str:
-    """A console script of the running interpreter's environment."""
-    path = os.path.join(os.path.dirname(sys.executable), name)
-    return path if os.path.exists(path) else name
+    """A console script of the running interpreter's environment, by its path: the tests
+    run the tools of the interpreter that runs them, whether or not its venv is activated
+    (nothing is looked up on PATH)."""
+    import sysconfig
+
+    for folder in (sysconfig.get_path("scripts"), os.path.dirname(sys.executable)):
+        path = os.path.join(folder, name)
+        if os.path.exists(path):
+            return path
+    raise FileNotFoundError(f"{name} is not installed beside {sys.executable} "
+                            "(pip install -e '.[test]' in its environment)")
 
 
 @pytest.fixture

@@ -397,7 +397,11 @@ def build_model(tables, features, batch, concat, dynamic=None):
 
 
 @st.composite
-def models(draw, dynamic=(None,)):
+def models(draw, dynamic=(None,), meant_to_fire: bool = False):
+    """(tables, features, batch, concat, dynamic). meant_to_fire: feature 1 is a lookup like
+    feature 0 (same length, pooling and kind) of a table of the same dim, a pair the pass
+    merges (unpooled where the batch is dynamic per argument: bags of separately sized
+    arguments are left alone)."""
     n_tables = draw(st.integers(1, 4))
     tables = [(draw(st.integers(3, 40)), draw(st.sampled_from([4, 8]))) for _ in range(n_tables)]
     batch = draw(st.sampled_from([1, 3, 8]))
@@ -408,20 +412,54 @@ def models(draw, dynamic=(None,)):
         pooled = draw(st.sampled_from([None, "sum", "mean"])) if length > 0 else None
         kind = "generic" if pooled else draw(st.sampled_from(["generic", "generic", "gather"]))
         features.append((t, length, pooled, kind))
+    dyn = draw(st.sampled_from(dynamic))
+    if meant_to_fire:
+        t0, length, pooled, kind = features[0]
+        if dyn == "args" and length:
+            length, pooled, kind = 0, None, "generic"
+        same_dim = [k for k, (_, d) in enumerate(tables) if d == tables[t0][1]]
+        features[0] = (t0, length, pooled, kind)
+        features[1] = (draw(st.sampled_from(same_dim)), length, pooled, kind)
     concat = all(length == 0 or pooled for _, length, pooled, _ in features) and \
         draw(st.booleans())
-    return tables, features, batch, concat, draw(st.sampled_from(dynamic))
+    return tables, features, batch, concat, dyn
+
+
+def _compile_fired(text: str, must_fire: bool = True):
+    """The plugin's compile of a model meant to fire, with its changes kept (also those that
+    gain nothing, so the outputs compared are the rewrite's); fails if the pass never
+    fired."""
+    out = api.compile_str(text, fusions=GATHERS_LOW, keep_no_gain=True)
+    if must_fire:
+        assert [c for r in out.reports for c in r.get("changes", [])], out.reports
+    return out
+
+
+# Shape facts (util.assume.int + tie_shape per argument): IREE 3.13 wraps each lookup in an
+# iree_tensor_ext.compute_barrier, the first lookup's barrier.end comes before the second's
+# tie_shape, and batch-gathers finds no single place for the merged gather ("no single place
+# dominates their inputs and precedes their uses"); through iree-fusions-opt (no barriers) the
+# same IR is merged. Reported (issue 36); the dynamic property test asserts the merge for the
+# per-argument batches only, this test holds the facts case.
+@pytest.mark.xfail(strict=True, reason="batch-gathers: lookups between IREE's compute "
+                   "barriers are not merged (reported, issue 36)")
+def test_facts_lookups_merge_across_iree_barriers():
+    text, _ = build_model([(3, 4), (5, 4)], [(0, 0, None, "generic"), (1, 0, None, "generic")],
+                          8, False, "facts")
+    _, reports = run_pass(text, LOW)
+    assert reports[0].changed  # the pass alone merges them
+    _compile_fired(text)
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(models(), st.integers(0, 2**16))
+@given(models(meant_to_fire=True), st.integers(0, 2**16))
 def test_random_lookups_match_numpy(model, seed):
     tables, features, batch, concat, _ = model
     text, reference = build_model(tables, features, batch, concat)
     rng = np.random.default_rng(seed)
     ids = [rng.integers(0, tables[t][0], (batch,) if n == 0 else (batch, n)).astype(np.int64)
            for t, n, _, _ in features]
-    out = api.run(api.compile_str(text, fusions=GATHERS_LOW).output, ids)
+    out = api.run(_compile_fired(text).output, ids)
     expected = reference(ids)
     assert len(out) == len(expected)
     for o, e in zip(out, expected):
@@ -429,7 +467,8 @@ def test_random_lookups_match_numpy(model, seed):
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(models(dynamic=("args", "facts")), st.integers(0, 2**16), st.sampled_from([2, 5, 11]))
+@given(models(dynamic=("args", "facts"), meant_to_fire=True), st.integers(0, 2**16),
+       st.sampled_from([2, 5, 11]))
 def test_random_dynamic_lookups_match_stock(model, seed, run_batch):
     """A dynamic batch (one value per argument, or one tied to all by util.assume.int),
     run at a batch the IR never fixed: equal to stock (gathers copy elements; bag sums up to
@@ -440,7 +479,7 @@ def test_random_dynamic_lookups_match_stock(model, seed, run_batch):
     ids = [rng.integers(0, tables[t][0], (run_batch,) if n == 0 else (run_batch, n))
            .astype(np.int64) for t, n, _, _ in features]
     stock = api.run(api.compile_str(text, stock=True).output, ids)
-    plugin = api.run(api.compile_str(text, fusions=GATHERS_LOW).output, ids)
+    plugin = api.run(_compile_fired(text, must_fire=dynamic == "args").output, ids)
     # Copies, and bags of <= 5 positive rows summed in an order the target may choose.
     assert api.compare_outputs(stock, plugin).max_rel <= reassociation_bound(5)
     for o, e in zip(plugin, reference(ids)):
@@ -869,13 +908,17 @@ def test_every_form_like_static(model, form, tmp_path):
     from iree_fusions.compiler.counting import count_flow_ir
     from iree_fusions.models import dlrm
 
-    if (model, form) in STOCK_FAILS:
-        pytest.skip("stock IREE fails on this form (onnx.Loop)")
     cfg = {"dlrm-b8": dlrm.ISSUE, "dlrm-sparse-b8": dlrm.SPARSE, "criteo-b8": dlrm.CRITEO,
            "dlrm-bag-b64": replace(dlrm.ISSUE, batch=64, bag_op="embedding_bag")}[model]
     fa = dlrm.build_form(cfg, form, str(tmp_path))
     art = fa.artifact
     path = art.write(str(tmp_path))
+    if (model, form) in STOCK_FAILS:  # checked, not assumed: stock still fails, and so does
+        # the plugin, with stock's error (when stock compiles it, drop it from STOCK_FAILS)
+        for kw in (dict(stock=True), dict(fusions=GATHERS)):
+            with pytest.raises(api.CompilerToolError, match="onnx.Loop"):
+                api.compile_file(path, flags=art.flags, **kw)
+        return
     out = {k: api.compile_file(path, flags=art.flags, **kw) for k, kw in (
         ("stock", dict(stock=True)), ("plugin", dict(fusions=GATHERS)),
         ("stock_flow", dict(stock=True, compile_to="flow")),

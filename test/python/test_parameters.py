@@ -139,8 +139,10 @@ def test_bench_form_params_exports_and_reads_an_irpa(tmp_path):
 
 
 def test_resident_mib_counts_the_weights_held(tmp_path):
-    """A module reading a 16 MiB parameter holds about 16 MiB more than one reading a 1 MiB
-    parameter (the runtime loads a parameter whole on llvm-cpu), and the probe says so."""
+    """A module reading a 16 MiB parameter holds at least the 15 MiB of weights more than one
+    reading a 1 MiB parameter (the runtime loads a parameter whole on llvm-cpu, and the matmul
+    reads every element), and the probe says so. Only that lower bound, set by the data: what
+    else a process holds (allocator, libraries) is the machine's, so no upper bound."""
     import iree.runtime as rt
 
     from iree_fusions.harness import api
@@ -168,7 +170,9 @@ func.func @main(%x: tensor<1x{n}xf32>) -> tensor<1x{n}xf32> {{
         held[n] = bundle_runner.resident_mib(
             str(vmfb), "local-sync", function="main", input_paths=[str(tmp_path / f"x{n}.npy")],
             parameters={"model": irpa})
-    assert held[2048] is not None and 12 <= held[2048] - held[512] <= 20, held
+    assert held[2048] is not None and held[512] is not None, held
+    weights_mib = (2048 * 2048 - 512 * 512) * 4 / 2**20  # 15 MiB
+    assert held[2048] - held[512] >= 0.9 * weights_mib, held  # pages of 4 KiB: rounding only
 
 
 def test_bench_form_choices_are_the_forms():

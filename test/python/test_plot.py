@@ -37,9 +37,22 @@ def _is_png(path) -> bool:
 
 
 def test_plot_rows_draws_both_panels(tmp_path):
+    """The picture itself, not its file size: the figure's size in pixels (two panels for
+    four plotted rows: 6.1 x 6.6 in at 110 dpi) and both bar colours drawn."""
+    import numpy as np
+    from matplotlib import colors, image
+
+    from iree_fusions.tools.plot import PLUGIN_COLOR, STOCK_COLOR
+
     out = tmp_path / "bench.png"
     plot_rows(ROWS, str(out), title="test")
-    assert _is_png(out) and 5_000 < out.stat().st_size < 200_000
+    assert _is_png(out)
+    pixels = image.imread(str(out))[..., :3]
+    assert pixels.shape[:2] == (round(6.6 * 110), round(6.1 * 110))
+    for color in (STOCK_COLOR, PLUGIN_COLOR):
+        rgb = np.array(colors.to_rgb(color))
+        drawn = np.all(np.abs(pixels - rgb) < 1.5 / 255, axis=-1)
+        assert drawn.sum() > 5000, f"no bars of colour {color}"  # 8 bars of it: ~30000 px
 
 
 def test_plot_counts_only_and_nothing_to_plot(tmp_path):

@@ -7,6 +7,7 @@ import textwrap
 
 import pytest
 
+from conftest import tool
 from iree_fusions.tools import deferred
 
 
@@ -17,8 +18,8 @@ def _python(code: str) -> str:
     return res.stdout.strip()
 
 
-@pytest.mark.parametrize("command", [["iree-fusions-compile", "--help"],
-                                     ["iree-fusions-opt", "--help"],
+@pytest.mark.parametrize("command", [[tool("iree-fusions-compile"), "--help"],
+                                     [tool("iree-fusions-opt"), "--help"],
                                      [sys.executable, "-m", "iree_fusions.tools.compile_cli",
                                       "--help"]])
 def test_compiler_tool_starts_without_numpy(command):
@@ -114,19 +115,21 @@ def test_defer_import_leaves_imported_and_missing_modules_alone():
     assert "no_such_module_for_iree_fusions" not in sys.modules
 
 
-@pytest.mark.parametrize("tool", ["iree-fusions-compile", "iree-fusions-opt"])
-def test_console_tool_output_complete_after_fast_exit(tool, tmp_path):
+@pytest.mark.parametrize("name", ["iree-fusions-compile", "iree-fusions-opt"])
+def test_console_tool_output_complete_after_fast_exit(name, tmp_path):
     """The console scripts end with os._exit: what they print and write is all there."""
     src = tmp_path / "m.mlir"
     src.write_text("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
                    "  return %a : tensor<4xf32>\n}\n")
-    args = ["--compile-to=input"] if tool == "iree-fusions-compile" else []
-    res = subprocess.run([tool, str(src), *args], capture_output=True, text=True, timeout=120)
+    args = ["--compile-to=input"] if name == "iree-fusions-compile" else []
+    res = subprocess.run([tool(name), str(src), *args], capture_output=True, text=True,
+                         timeout=120)
     assert res.returncode == 0, res.stderr
     assert "@main" in res.stdout and res.stdout.rstrip().endswith("}")
     bad = tmp_path / "bad.mlir"
     bad.write_text("func.func @main() {\n  %0 = foo.bar : i32\n}\n")
-    res = subprocess.run([tool, str(bad), *args], capture_output=True, text=True, timeout=120)
+    res = subprocess.run([tool(name), str(bad), *args], capture_output=True, text=True,
+                         timeout=120)
     assert res.returncode != 0 and "foo.bar" in res.stderr
 
 
@@ -136,7 +139,8 @@ def test_reader_closing_the_pipe_early_ends_the_tool_quietly():
     read_end, write_end = os.pipe()
     os.close(read_end)
     try:
-        res = subprocess.run(["iree-fusions-compile", "--fusions-list", "-v"], stdout=write_end,
+        res = subprocess.run([tool("iree-fusions-compile"), "--fusions-list", "-v"],
+                             stdout=write_end,
                              stderr=subprocess.PIPE, text=True, timeout=120)
     finally:
         os.close(write_end)
