@@ -1,0 +1,546 @@
+"""Production-LLM suite: stock IREE vs iree-fusions on sharktank `export_paged_llm_v1` exports.
+
+Not part of the default tests (minutes per model). For each export folder in `--exports DIR`
+(DIR/<name>/model.mlir, model.irpa, model.json as bench/llm_export.py writes them):
+
+1. dispatches per function (prefill_bs4, decode_bs4) of stock (`iree-fusions-compile
+   --fusions=none`, byte-identical to iree-compile) and plugin (`--fusions=all`), counted on
+   the flow-phase IR (`--fusions-counts-json`, as `--compile-to=flow` would give), with
+   IREE's defaults and with shark-ai's LLM compile flags (LLM_FLAGS; on llvm-cpu a full
+   compile with them fails in stock too, so they are only counted);
+2. compile time of the .vmfb (llvm-cpu, host CPU), stock and plugin in alternating rounds:
+   median of the per-round ratios (`bundle_runner.judge`);
+3. bit-identity: prefill at each of `--seq-lens` (multiples of the block stride, sizes the
+   export never saw), then decode one token on the cache that prefill wrote (the cache is an
+   in-place tied argument: read back after each call); logits and cache compared stock vs
+   plugin byte for byte;
+4. peak RSS (VmHWM) of a child process that loads the module with its .irpa and runs one
+   prefill at `--rss-seq-len` (512, or the export's longest sequence where it allows less);
+5. latency of prefill (at the first of `--seq-lens`) and decode, stock vs plugin alternating,
+   with `bundle_runner.time_pair` (iree-benchmark-module, median repetition per round, more
+   rounds while unsettled) and its verdict.
+
+Inputs come from the export's model.json: batch size, block stride, page size in elements,
+cache dtype, longest sequence. Rows of the batch get different lengths (S, S-1, S-17, S-40),
+each its own pages (page ids distinct per row, page 0 unused), the tokens seeded.
+
+Usage (the project's venv: `python3 -m venv .venv && . .venv/bin/activate && pip install -e
+'.[test,torch]'`):
+
+    python bench/llm_suite.py --exports /work/llm/exports [--models toy-llama,...] \\
+        [--json out.json] [--markdown out.md]
+    python bench/llm_suite.py --exports /work/llm/exports --export    # export missing models first
+
+`--export` makes the exports with sharktank in its own venv (`--sk-venv`, created when
+missing), as /work/shared/NOTES.md describes:
+
+    python3 -m venv SKVENV
+    SKVENV/bin/pip install sharktank==3.8.0 wave-lang==3.8.0 torch==2.13.0 -c constraints.txt
+        (constraints.txt: iree-base-compiler==3.13.0, iree-base-runtime==3.13.0, torch==2.13.0)
+    SKVENV/bin/python bench/llm_export.py NAME --out DIR/NAME   (for each missing NAME)
+
+(bench/llm_export.py holds the model generators and restores the iree-turbine 3.9
+`X.isinstance` shim in the export process.) Exports are large: never commit them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from llm_export import MODELS  # noqa: E402  (standard library only)
+
+# shark-ai's LLM compile flags (NOTES.md), beside the target's.
+LLM_FLAGS = ["--iree-opt-level=O3", "--iree-opt-strip-assertions=true",
+             "--iree-dispatch-creation-enable-aggressive-fusion=true",
+             "--iree-dispatch-creation-propagate-collapse-across-expands=true",
+             "--iree-global-opt-propagate-transposes=true",
+             "--iree-opt-aggressively-propagate-transposes=true",
+             "--iree-opt-outer-dim-concat=true"]
+SIDES = {"stock": "none", "plugin": "all"}  # side -> --fusions
+DEVICE = "local-task"  # compiled with api.target_flags: llvm-cpu, --iree-llvmcpu-target-cpu=host
+ROW_LENGTH_CUTS = (0, 1, 17, 40)  # prefill row b has S - cut[b] tokens (cycled)
+SEED = 0
+
+
+# ------------------------------------------------------------------ exports
+
+
+class Export:
+    """One export folder: model.mlir, model.irpa, model.json and what the inputs need."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self.name = os.path.basename(os.path.normpath(folder))
+        self.mlir = os.path.join(folder, "model.mlir")
+        self.irpa = os.path.join(folder, "model.irpa")
+        with open(os.path.join(folder, "model.json")) as f:
+            self.config = json.load(f)
+        cache = self.config["paged_kv_cache"]
+        self.stride = cache["block_seq_stride"]
+        self.page = cache["paged_kv_block_size_elements_per_device"][0]
+        self.cache_dtype = {"float16": "float16", "float32": "float32",
+                            "bfloat16": "bfloat16"}[cache["kv_cache_dtype"]]
+        self.bs = self.config["prefill_batch_sizes"][0]
+        self.decode_bs = self.config["decode_batch_sizes"][0]
+        self.prefill = f"prefill_bs{self.bs}"
+        self.decode = f"decode_bs{self.decode_bs}"
+        # The exporter bounds the prefill length to [2 stride, max_seq_len - stride].
+        self.max_seq = self.config["max_seq_len"] - self.stride
+        with open(self.mlir) as f:
+            head = f.read()
+        m = re.search(r"func\.func @%s\(.*?\) -> !torch\.vtensor<\[\d+,\?,(\d+)\]" % self.prefill,
+                      head)
+        self.vocab = int(m.group(1))
+
+    @property
+    def parameters(self) -> dict[str, str]:
+        """Parameter scope -> file, as the runtime's ParameterIndex and --parameters take it."""
+        return {"model": self.irpa}
+
+
+def find_exports(folder: str, names: list[str] | None) -> list[Export]:
+    """The export folders under `folder` (those with a model.mlir), or the named ones."""
+    names = names or sorted(n for n in os.listdir(folder)
+                            if os.path.isfile(os.path.join(folder, n, "model.mlir")))
+    return [Export(os.path.join(folder, n)) for n in names]
+
+
+def ensure_sharktank_venv(venv: str) -> str:
+    """The sharktank venv's python, the venv made first when missing (NOTES.md's recipe)."""
+    python = os.path.join(venv, "bin", "python")
+    if os.path.exists(python):
+        return python
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    constraints = os.path.join(venv, "constraints.txt")
+    with open(constraints, "w") as f:
+        f.write("iree-base-compiler==3.13.0\niree-base-runtime==3.13.0\ntorch==2.13.0\n")
+    subprocess.run([os.path.join(venv, "bin", "pip"), "install", "sharktank==3.8.0",
+                    "wave-lang==3.8.0", "torch==2.13.0", "-c", constraints], check=True)
+    return python
+
+
+def export_missing(folder: str, names: list[str], venv: str) -> None:
+    """Runs bench/llm_export.py in the sharktank venv for each named model not yet exported."""
+    python = None
+    for name in names:
+        out = os.path.join(folder, name)
+        if os.path.isfile(os.path.join(out, "model.mlir")):
+            continue
+        python = python or ensure_sharktank_venv(venv)
+        print(f"exporting {name} -> {out}", file=sys.stderr)
+        subprocess.run(["nice", python, os.path.join(HERE, "llm_export.py"), name, "--out", out],
+                       check=True)
+
+
+# ------------------------------------------------------------------ compiling
+
+
+def compile_side(export: Export, side: str, *, flags=(), compile_to=None, counts=False):
+    """One compile of the export by iree-fusions-compile for `side` (stock: --fusions=none,
+    plugin: --fusions=all) for llvm-cpu on this host: api.CompileOutput."""
+    from iree_fusions.harness import api
+
+    return api.compile_file(export.mlir, device=DEVICE, fusions=SIDES[side], flags=list(flags),
+                            compile_to=compile_to, flow_counts=counts)
+
+
+def plugin_notes(stderr: str) -> list[str]:
+    """The driver's own messages in a compile's stderr (a pass that failed and was skipped)."""
+    return sorted({line.strip() for line in stderr.splitlines()
+                   if line.startswith("iree-fusions:")})
+
+
+def dispatch_counts(export: Export, flags=()) -> tuple[dict, list[str]]:
+    """({side: {function: dispatches}}, plugin notes) from each side's flow-phase IR; the ABI's
+    `f$async` bodies (where the dispatches are) are reported as `f`."""
+    out, notes = {}, []
+    for side in SIDES:
+        result = compile_side(export, side, flags=flags, compile_to="flow", counts=True)
+        per_fn = result.flow_counts.dispatches
+        out[side] = {fn: per_fn.get(fn + "$async", per_fn.get(fn))
+                     for fn in (export.prefill, export.decode)}
+        if side == "plugin":
+            notes = plugin_notes(result.stderr)
+    return out, notes
+
+
+def compile_vmfbs(export: Export, rounds: int, tmp: str) -> tuple[dict, dict, list[str]]:
+    """Compiles both .vmfbs `rounds` times, alternating (`bundle_runner.alternate`): ({side:
+    path of the .vmfb}, `bundle_runner.judge` of the compile seconds, plugin notes)."""
+    from iree_fusions.runtime import bundle_runner
+
+    paths = {side: os.path.join(tmp, f"{export.name}-{side}.vmfb") for side in SIDES}
+    notes: list[str] = []
+
+    def time_side(side: str) -> float:
+        start = time.perf_counter()
+        result = compile_side(export, side)
+        seconds = time.perf_counter() - start
+        with open(paths[side], "wb") as f:
+            f.write(result.output)
+        if side == "plugin":
+            notes[:] = plugin_notes(result.stderr)
+        return seconds
+
+    stock, plugin = bundle_runner.alternate(time_side, rounds=max(1, rounds))
+    return paths, bundle_runner.judge(stock, plugin), notes
+
+
+# ------------------------------------------------------------------ running
+
+
+def llm_inputs(export: Export, seq_len: int) -> dict[str, list]:
+    """Seeded inputs {function: args} for a prefill of `seq_len` tokens and the decode of the
+    token after it (row b: seq_len - cut tokens, pages 1 + b * blocks ... : distinct per row,
+    page 0 unused; the cache starts zeroed and is the last argument of both)."""
+    import numpy as np
+
+    assert seq_len % export.stride == 0, f"{seq_len} is not a multiple of {export.stride}"
+    rng = np.random.default_rng(SEED + seq_len)
+    bs = export.bs
+    blocks = seq_len // export.stride + 1  # one more for the decoded token
+    cuts = [ROW_LENGTH_CUTS[b % len(ROW_LENGTH_CUTS)] for b in range(bs)]
+    seq_lens = np.array([seq_len - c for c in cuts], dtype=np.int64)
+    pages = (1 + np.arange(bs * blocks, dtype=np.int64)).reshape(bs, blocks)
+    cache = np.zeros((1 + bs * blocks, export.page), dtype=export.cache_dtype)
+    tokens = rng.integers(0, export.vocab, (bs, seq_len), dtype=np.int64)
+    for b, n in enumerate(seq_lens):
+        tokens[b, n:] = 0  # padding
+    next_tokens = rng.integers(0, export.vocab, (bs, 1), dtype=np.int64)
+    return {export.prefill: [tokens, seq_lens, pages[:, : blocks - 1], cache],
+            export.decode: [next_tokens, seq_lens + 1, seq_lens.copy(), pages, cache]}
+
+
+def load_module(vmfb_path: str, parameters: dict[str, str]):
+    """(device, module): the .vmfb loaded on the CPU with its parameter files
+    (`bundle_runner.parameters_module`: ParameterIndex, scope "model")."""
+    import iree.runtime as rt
+    from iree_fusions.runtime import bundle_runner
+
+    config = rt.Config(DEVICE)
+    with open(vmfb_path, "rb") as f:
+        vm_module = rt.VmModule.copy_buffer(config.vm_instance, f.read())
+    context = rt.SystemContext(config=config)
+    context.add_vm_module(bundle_runner.parameters_module(config.vm_instance, parameters))
+    context.add_vm_module(vm_module)
+    return config.device, context.modules[vm_module.name]
+
+
+def prefill_then_decode(vmfb_path: str, export: Export, seq_len: int) -> dict:
+    """Runs prefill, then decode on the cache prefill wrote: {"<fn> logits": array,
+    "<fn> cache": the cache read back after that call}. The cache is passed as a device
+    array, updated in place by each call (tied argument)."""
+    import numpy as np
+    import iree.runtime as rt
+
+    device, module = load_module(vmfb_path, export.parameters)
+    inputs = llm_inputs(export, seq_len)
+    cache = rt.asdevicearray(device, inputs[export.prefill][-1])
+    out = {}
+    for fn in (export.prefill, export.decode):
+        logits = module[fn](*inputs[fn][:-1], cache)
+        out[f"{fn} logits"] = np.array(logits.to_host(), copy=True)
+        out[f"{fn} cache"] = np.array(cache.to_host(), copy=True)
+    return out
+
+
+def compare_bits(stock: dict, plugin: dict) -> dict[str, str]:
+    """{output: "identical" | how it differs}, byte for byte (NaNs with the same bits equal)."""
+    import numpy as np
+
+    verdicts = {}
+    for key, a in stock.items():
+        b = plugin[key]
+        if a.shape != b.shape or a.dtype != b.dtype:
+            verdicts[key] = f"shape/dtype {a.shape}{a.dtype} vs {b.shape}{b.dtype}"
+        elif a.tobytes() == b.tobytes():
+            verdicts[key] = "identical"
+        else:
+            diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+            verdicts[key] = (f"differs: {int((a != b).sum())} elements, max abs "
+                             f"{np.nanmax(diff):.3g}")
+    return verdicts
+
+
+# ------------------------------------------------------------------ memory
+
+
+def peak_rss_mib(vmfb_path: str, export: Export, seq_len: int) -> dict:
+    """Peak RSS (VmHWM, MiB) of a fresh child process that loads the module with its .irpa
+    and runs one prefill of `seq_len` tokens; also its RSS before loading (runtime imported,
+    inputs made)."""
+    spec = json.dumps({"vmfb": vmfb_path, "folder": export.folder, "seq_len": seq_len})
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--rss-probe", spec],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"RSS probe failed: {proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _status_mib(key: str) -> float:
+    """A /proc/self/status figure (kB) in MiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) / 1024
+    raise KeyError(key)
+
+
+def _rss_probe(spec: str) -> None:
+    """The child of `peak_rss_mib`: prints {"before_mib", "peak_mib"} as JSON."""
+    spec = json.loads(spec)
+    export = Export(spec["folder"])
+    inputs = llm_inputs(export, spec["seq_len"])[export.prefill]
+    import iree.runtime  # noqa: F401  (counted in "before")
+
+    before = _status_mib("VmRSS")
+    _, module = load_module(spec["vmfb"], export.parameters)
+    module[export.prefill](*inputs).to_host()
+    print(json.dumps({"before_mib": round(before, 1), "peak_mib": round(_status_mib("VmHWM"), 1)}))
+
+
+# ------------------------------------------------------------------ latency
+
+
+def latency(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
+    """{function: `bundle_runner.time_pair` verdict} for prefill at `seq_len` and decode on
+    the cache that prefill wrote (stock's run; both sides' caches are checked identical
+    elsewhere). Repetitions per round: as many as fit in --round-seconds, at most
+    --repetitions, at least 1 (a 2-layer Llama-3-8B prefill takes seconds here)."""
+    import numpy as np
+    from iree_fusions.runtime import bundle_runner
+
+    inputs = llm_inputs(export, seq_len)
+    prefilled = prefill_then_decode(vmfbs["stock"], export, seq_len)
+    inputs[export.decode][-1] = prefilled[f"{export.prefill} cache"]
+    flags = bundle_runner.parameter_flags(export.parameters)
+    out = {}
+    for fn in (export.prefill, export.decode):
+        paths = []
+        for i, a in enumerate(inputs[fn]):
+            paths.append(os.path.join(tmp, f"{export.name}-{fn}-{i}.npy"))
+            np.save(paths[-1], a)
+        one = statistics.median(bundle_runner.repetition_times_ms(
+            vmfbs["stock"], paths, function=fn, device=DEVICE, repetitions=1, extra_flags=flags))
+        reps = max(1, min(args.repetitions, int(args.round_seconds * 1e3 / max(one, 1e-3))))
+        out[fn] = bundle_runner.time_pair(
+            vmfbs["stock"], vmfbs["plugin"], paths, function=fn, device=DEVICE,
+            rounds=args.rounds, repetitions=reps, extra_flags=flags,
+            max_rounds=args.max_rounds, budget_s=args.budget)
+        out[fn]["repetitions"] = reps
+    return out
+
+
+# ------------------------------------------------------------------ one model
+
+
+def bench_export(export: Export, args, tmp: str, log) -> dict:
+    """Every measurement of one export; a failing step is recorded in "errors" and the
+    steps after it that need its result are skipped."""
+    model = {"model": export.name, "errors": [], "notes": [], "functions": {}}
+    fns = {fn: {"model": export.name, "function": fn}
+           for fn in (export.prefill, export.decode)}
+
+    def step(what, f):
+        log(f"{export.name}: {what}")
+        try:
+            return f()
+        except Exception as e:  # recorded, the next steps go on
+            model["errors"].append(f"{what}: {str(e).strip()[-1500:]}")
+            return None
+
+    counts = step("dispatch counts (defaults)", lambda: dispatch_counts(export))
+    if counts:
+        model["notes"] += counts[1]
+        for fn, row in fns.items():
+            row["stock_dispatches"], row["plugin_dispatches"] = (counts[0]["stock"][fn],
+                                                                 counts[0]["plugin"][fn])
+    if not args.no_llm_flags:
+        counts = step("dispatch counts (LLM flags)", lambda: dispatch_counts(export, LLM_FLAGS))
+        if counts:
+            model["notes"] += [n for n in counts[1] if n not in model["notes"]]
+            for fn, row in fns.items():
+                row["stock_dispatches_llm"], row["plugin_dispatches_llm"] = (
+                    counts[0]["stock"][fn], counts[0]["plugin"][fn])
+    built = step(f"compiling .vmfbs ({args.compile_rounds} alternating rounds)",
+                 lambda: compile_vmfbs(export, args.compile_rounds, tmp))
+    if built:
+        vmfbs, judged, notes = built
+        model["notes"] += [n for n in notes if n not in model["notes"]]
+        model["stock_compile_s"] = judged["stock_ms"]  # judge's names; seconds here
+        model["plugin_compile_s"] = judged["plugin_ms"]
+        model["compile_ratio"] = judged["ratio"]  # stock/plugin: < 1 means plugin slower
+        model["compile_rounds"] = judged["rounds"]
+        for s in args.seq_lens:
+            if not 2 * export.stride <= s <= export.max_seq:
+                model["notes"].append(f"S={s} outside the export's range "
+                                      f"[{2 * export.stride}, {export.max_seq}]: skipped")
+                continue
+            runs = step(f"prefill + decode at S={s}", lambda: {
+                side: prefill_then_decode(vmfbs[side], export, s) for side in SIDES})
+            if runs:
+                for key, verdict in compare_bits(runs["stock"], runs["plugin"]).items():
+                    fn, what = key.split()
+                    fns[fn].setdefault("bits", {})[f"{what}@{s}"] = verdict
+        rss_len = min(args.rss_seq_len, export.max_seq) // export.stride * export.stride
+        model["rss_seq_len"] = rss_len
+        for side in SIDES:
+            rss = step(f"peak RSS of a {side} prefill at S={rss_len}",
+                       lambda: peak_rss_mib(vmfbs[side], export, rss_len))
+            if rss:
+                model[f"{side}_peak_rss_mib"] = rss["peak_mib"]
+                model[f"{side}_before_rss_mib"] = rss["before_mib"]
+        if args.rounds > 0:
+            lat_len = next((s for s in args.seq_lens if 2 * export.stride <= s <= export.max_seq),
+                           2 * export.stride)
+            timed = step(f"latency at S={lat_len} ({args.rounds} rounds, up to "
+                         f"{args.max_rounds})",
+                         lambda: latency(export, vmfbs, lat_len, tmp, args))
+            for fn, judged in (timed or {}).items():
+                fns[fn]["latency_seq_len"] = lat_len
+                for key in ("stock_ms", "plugin_ms", "ratio", "ratio_low", "ratio_high",
+                            "verdict", "rounds", "repetitions"):
+                    fns[fn][key] = judged[key]
+    model["functions"] = list(fns.values())
+    return model
+
+
+# ------------------------------------------------------------------ report
+
+
+VERDICT_ORDER = {"slower": 0, "within noise": 1, "about the same": 2, "faster": 3, None: 1}
+
+
+def badness(row: dict, model: dict) -> tuple:
+    """Sort key, worst first: outputs not bit-identical, then errors, then slower, noise,
+    same, faster, then the lowest latency ratio, then the fewest dispatches saved."""
+    bits = row.get("bits", {})
+    identical = bool(bits) and all(v == "identical" for v in bits.values())
+    saved = (row.get("stock_dispatches") or 0) - (row.get("plugin_dispatches") or 0)
+    return (identical, not model["errors"], VERDICT_ORDER.get(row.get("verdict"), 1),
+            row.get("ratio") or 0.0, saved)
+
+
+def _n(v, spec="") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def markdown(models: list[dict]) -> str:
+    """Two tables (per function, per model), worst row first, then notes and errors."""
+    rows = sorted(((row, m) for m in models for row in m["functions"]),
+                  key=lambda rm: badness(*rm))
+    out = ["| model | function | dispatches stock / plugin | with LLM flags | bit-identical "
+           "(logits, cache) | latency stock / plugin ms (S) | ratio [interval] | verdict |",
+           "|---|---|---|---|---|---|---|---|"]
+    for row, _ in rows:
+        bits = row.get("bits", {})
+        same = [k for k, v in bits.items() if v == "identical"]
+        bit_text = ("-" if not bits else "yes " + ", ".join(sorted({k.split("@")[1] for k in bits}))
+                    if len(same) == len(bits) else
+                    "NO: " + "; ".join(f"{k} {v}" for k, v in bits.items() if v != "identical"))
+        lat = ("-" if row.get("stock_ms") is None else
+               f"{row['stock_ms']:.3g} / {row['plugin_ms']:.3g} ({row['latency_seq_len']}, "
+               f"{row['rounds']}x{row['repetitions']})")
+        ratio = ("-" if row.get("ratio") is None else
+                 f"{row['ratio']:.3f} [{row['ratio_low']:.3f}, {row['ratio_high']:.3f}]")
+        out.append(f"| {row['model']} | {row['function']} | {_n(row.get('stock_dispatches'))} / "
+                   f"{_n(row.get('plugin_dispatches'))} | {_n(row.get('stock_dispatches_llm'))} / "
+                   f"{_n(row.get('plugin_dispatches_llm'))} | {bit_text} | {lat} | {ratio} | "
+                   f"{row.get('verdict') or '-'} |")
+    out += ["", "| model | compile s stock / plugin (rounds) | ratio stock/plugin | peak RSS MiB "
+            "stock / plugin (prefill S) | errors |", "|---|---|---|---|---|"]
+    for m in sorted(models, key=lambda m: (not m["errors"], m.get("compile_ratio") or 0)):
+        comp = ("-" if m.get("stock_compile_s") is None else
+                f"{m['stock_compile_s']:.1f} / {m['plugin_compile_s']:.1f} ({m['compile_rounds']})")
+        rss = (f"{_n(m.get('stock_peak_rss_mib'))} / {_n(m.get('plugin_peak_rss_mib'))} "
+               f"({m.get('rss_seq_len', '-')})")
+        out.append(f"| {m['model']} | {comp} | {_n(m.get('compile_ratio'), '.3f')} | {rss} | "
+                   f"{len(m['errors'])} |")
+    for m in models:
+        for n in m["notes"]:
+            out.append(f"\n- {m['model']}: note: {n}")
+        for e in m["errors"]:
+            out.append(f"\n- {m['model']}: ERROR: {e}")
+    return "\n".join(out) + "\n"
+
+
+# ------------------------------------------------------------------ main
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--exports", default="/work/llm/exports",
+                   help="folder of export folders (default %(default)s)")
+    p.add_argument("--models", default="",
+                   help="comma-separated export names (default: every folder with a model.mlir)")
+    p.add_argument("--export", action="store_true",
+                   help=f"first export the missing models of --models (default: all of "
+                   f"{', '.join(MODELS)}) with sharktank")
+    p.add_argument("--sk-venv", default="/work/llm/sk-venv",
+                   help="the sharktank venv for --export (created when missing)")
+    p.add_argument("--seq-lens", default="64,96",
+                   help="prefill lengths for the bit-identity runs (multiples of the block "
+                   "stride); the first is also the latency's (default %(default)s)")
+    p.add_argument("--rss-seq-len", type=int, default=512,
+                   help="prefill length of the peak-RSS probe (capped at the export's longest)")
+    p.add_argument("--compile-rounds", type=int, default=3,
+                   help="alternating compile rounds per side (default %(default)s)")
+    p.add_argument("--no-llm-flags", action="store_true", help="skip the LLM-flag counts")
+    p.add_argument("--rounds", type=int, default=5, help="latency rounds (0: no latency)")
+    p.add_argument("--max-rounds", type=int, default=11,
+                   help="more latency rounds while unsettled, up to this many")
+    p.add_argument("--budget", type=float, default=120.0,
+                   help="no more latency rounds once a function's timing took this long (s)")
+    p.add_argument("--repetitions", type=int, default=10, help="at most, per round")
+    p.add_argument("--round-seconds", type=float, default=2.0,
+                   help="repetitions per round: as many as take about this long")
+    p.add_argument("--json", help="write the results as JSON here")
+    p.add_argument("--markdown", help="write the tables here too")
+    p.add_argument("--rss-probe", help=argparse.SUPPRESS)
+    return p
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    if args.rss_probe:
+        _rss_probe(args.rss_probe)
+        return 0
+    args.seq_lens = [int(s) for s in args.seq_lens.split(",") if s]
+    names = [n for n in args.models.split(",") if n]
+    if args.export:
+        os.makedirs(args.exports, exist_ok=True)
+        export_missing(args.exports, names or MODELS, args.sk_venv)
+    exports = find_exports(args.exports, names)
+    started = time.monotonic()
+
+    def log(msg):
+        print(f"[{time.monotonic() - started:7.1f}s] {msg}", file=sys.stderr, flush=True)
+
+    models = []
+    with tempfile.TemporaryDirectory(prefix="llm-suite-") as tmp:
+        for export in exports:
+            models.append(bench_export(export, args, tmp, log))
+            if args.json:  # after each model: a long run keeps what it has
+                with open(args.json, "w") as f:
+                    json.dump(models, f, indent=1)
+    text = markdown(models)
+    print(text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text)
+    return 1 if any(m["errors"] for m in models) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
