@@ -50,7 +50,8 @@ LIT_CASES = [
      None), marks=SLOW),
     ("forward-factory-ops", "mask_used_by_two_dispatches", FORWARD, None),
     ("forward-slices", "rope_interleaved", "forward-slices", 5),
-    ("merge-sibling-contractions", "kv_projections", "merge-sibling-contractions", 5),
+    ("merge-sibling-contractions", "kv_projections",
+     "merge-sibling-contractions{on-cpu=true}", 5),
     pytest.param(*("forward-factory-ops", "rope_concat", FORWARD, None), marks=SLOW),
 ]
 
