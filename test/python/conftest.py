@@ -81,6 +81,14 @@ def pytest_configure(config):
                             "runs these for every CPU of conftest.CPUS)")
 
 
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """The seed again at the end, where `pytest -q` (no header) shows it too."""
+    seed = getattr(config, "_iree_fusions_hypothesis_seed", None)
+    if seed is not None:
+        terminalreporter.write_line(f"hypothesis seed: {seed} (--hypothesis-seed=N or "
+                                    f"${HYPOTHESIS_SEED_ENV}=N for other examples)")
+
+
 def pytest_report_header(config):
     lines = [f"llvm-cpu target CPU: {os.environ[CPU_ENV]} (--cpu / ${CPU_ENV})"]
     seed = getattr(config, "_iree_fusions_hypothesis_seed", None)

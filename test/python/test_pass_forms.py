@@ -31,12 +31,13 @@ BATCH = ("static", "dynamic-batch", "params", "onnx", "onnx-params")
 TOWERS, GATHERS, BAGS = "batch-mlp-towers", "batch-gathers", "rewrite-embedding-bags"
 IPC, FFO = "interchange-permuted-consumers", "forward-factory-ops"
 FFD, SLICES = "forward-factory-dispatches", "forward-slices"
+MERGE = "merge-sibling-contractions"
 
 # model -> (forms, passes that must fire in every one of them, {form: more passes})
 CASES = {
     "moe-tokens-flat-b4": (FORMS, {TOWERS}, {}),
     "bert-tiny-b2-s64": (FORMS, {IPC}, {"dynamic-seq": {FFO}}),
-    "llm-decode-b4": (BATCH, {FFO}, {}),
+    "llm-decode-b4": (BATCH, {FFO, SLICES}, {}),
     "dlrm-sparse-b8": (BATCH, {GATHERS}, {}),
     # dynamic-batch-facts: the dynamic batch with torch.export's shape facts (EXTRA_FORMS)
     "dlrm-bag-b8": (("static", "dynamic-batch-facts", "params"), {BAGS}, {}),
@@ -55,9 +56,12 @@ NOT_COVERED = {
                     "forward-factory-ops forwards them first, and alone it declines (consumers "
                     "are generics); its lit cases and their numerics cover it"
        for form in FORMS},
-    **{(SLICES, form): "no model of the project has its pattern (a non-contiguous "
-                       "extract_slice read by elementwise generics: sharktank's RoPE); its lit "
-                       "cases and their numerics cover it"
+    (SLICES, "dynamic-seq"): "the decode step, the model of the project with its pattern (a "
+                             "non-contiguous extract_slice read by elementwise generics: "
+                             "RoPE's halves), has no sequence dim",
+    **{(MERGE, form): "no model of the project has contractions it merges (test_production_llm "
+                      "covers it on sharktank's toy Llama export, an IR file); its lit cases "
+                      "and their numerics cover it"
        for form in FORMS},
 }
 
