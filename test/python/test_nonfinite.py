@@ -52,6 +52,7 @@ LIT_CASES = [
     ("forward-slices", "rope_interleaved", "forward-slices", 5),
     ("merge-sibling-contractions", "kv_projections",
      "merge-sibling-contractions{on-cpu=true}", 5),
+    ("merge-sibling-generics", "returned_siblings", "merge-sibling-generics", 5),
     pytest.param(*("forward-factory-ops", "rope_concat", FORWARD, None), marks=SLOW),
 ]
 

@@ -62,8 +62,8 @@ def test_all_runs_the_builtin_passes_in_their_declared_order():
     assert registry.default_pass_names() == [
         "rewrite-embedding-bags", "batch-gathers", "forward-factory-ops", "forward-slices",
         "forward-factory-dispatches", "batch-mlp-towers", "merge-sibling-contractions",
-        "interchange-permuted-consumers"]
-    assert list(registry.REGISTRY)[:9] == ["fusions-report", *registry.default_pass_names()]
+        "merge-sibling-generics", "interchange-permuted-consumers"]
+    assert list(registry.REGISTRY)[:10] == ["fusions-report", *registry.default_pass_names()]
     assert not registry.REGISTRY["fusions-report"].default
 
 
@@ -108,7 +108,8 @@ def test_a_pass_package_dropped_into_the_passes_path_is_found(tmp_path, monkeypa
     names = [e.name for e in entries if e.default]
     assert names == ["rewrite-embedding-bags", "batch-gathers", "forward-factory-ops",
                      "forward-slices", "dropped-in", "forward-factory-dispatches", "batch-mlp-towers",
-                     "merge-sibling-contractions", "interchange-permuted-consumers"]
+                     "merge-sibling-contractions", "merge-sibling-generics",
+                     "interchange-permuted-consumers"]
     (entry,) = [e for e in entries if e.name == "dropped-in"]
     assert entry.target == "iree_fusions.passes.dropped_in:DroppedIn"
     try:

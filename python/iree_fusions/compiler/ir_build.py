@@ -75,11 +75,12 @@ def append_body_block(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Block:
 
 
 def clone_body(src: ir.Operation, dst_block: ir.Block,
-               arg_map: Sequence[int | None] | None = None,
+               arg_map: Sequence[int | ir.Value | None] | None = None,
                index_map: dict[int, int] | None = None,
                yield_into: list | None = None) -> None:
     """Clones src's body into dst_block (at its end); src block arg i -> dst arg arg_map[i]
-    (default: by position).
+    (default: by position), or the value arg_map[i] itself (one computed earlier in
+    dst_block).
 
     `index_map` renumbers `linalg.index` dims. With `yield_into` the terminator is not
     cloned: its operands (mapped) are appended to the list, so that several bodies can be
@@ -89,7 +90,9 @@ def clone_body(src: ir.Operation, dst_block: ir.Block,
     mapping: dict = {}
     for i, arg in enumerate(src_block.arguments):
         j = i if arg_map is None else arg_map[i]
-        if j is not None:
+        if isinstance(j, ir.Value):
+            mapping[arg] = j
+        elif j is not None:
             mapping[arg] = dst_block.arguments[j]
     with ir.InsertionPoint(dst_block):
         for bop in src_block.operations:

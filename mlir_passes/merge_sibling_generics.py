@@ -1,0 +1,339 @@
+"""merge-sibling-generics: elementwise generics over the same loops whose results leave
+linalg (read only by scatters and returns) -> one multi-result generic (one dispatch).
+
+A paged KV cache is written by two scatters per layer, K's and V's, each with its own index
+tensor: the same page arithmetic from the same arguments, ending in a different constant
+(sharktank: `(page * layers + layer) * 2 + {0, 1}`). IREE fuses each index chain into a
+dispatch of its own, and cannot fuse the two: a scatter takes no producer into its
+dispatch, so each chain's last generic is the root of a dispatch, and a generic whose result
+is read by both a scatter and the other chain (prefill's K index, which V's adds 1 to) is a
+root too. The pass builds one linalg.generic computing every such chain end of a group, as
+IREE's multi-use elementwise fusion would if the uses sat in one dispatch: each end is one
+result of it; a chain that reads another end reads its value inside the body. The index
+arithmetic shared by the chains is then fused into the one dispatch by IREE.
+
+    %k = linalg.generic {addi} ins(%base, %c0) -> tensor<4x4xi64>    // K's page index
+    %sk = iree_linalg_ext.scatter ins(%kv_k, %k) outs(%cache)
+    %v = linalg.generic {addi} ins(%base, %c1) -> tensor<4x4xi64>    // V's page index
+    %sv = iree_linalg_ext.scatter ins(%kv_v, %v) outs(%sk)
+  =>
+    %kv:2 = linalg.generic {addi, addi} ins(%base, %c0, %c1) -> tensor<4x4xi64>, tensor<4x4xi64>
+    %sk = iree_linalg_ext.scatter ins(%kv_k, %kv#0) outs(%cache)
+    %sv = iree_linalg_ext.scatter ins(%kv_v, %kv#1) outs(%sk)
+
+The ops that a later end needs and that sit between the first end and it (V's chain, after
+K's scatter) are moved up, before the first end; only ops without side effects move. Every
+value is computed by the same operations on the same inputs, so results are bit-identical.
+
+Left alone, with the reason: groups whose ends are separated by a contraction, a reduction
+or an attention (the merged results would stay live across it); ends that read the result of
+a contraction or reduction (IREE fuses such an end into that producer's dispatch: merged,
+it would be a dispatch of its own); generics read by anything but scatters, returns and
+other ends of the group with the same loops (IREE fuses those into their reader); chains
+that need an op with side effects (a bounds assert) from between the ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from iree.compiler import ir
+from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
+
+from iree_fusions.compiler import ir_build as b
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import (
+    ARITH_CONSTANT, LINALG_FILL, LINALG_GENERIC, RESHAPES, TENSOR_CAST, TENSOR_DIM,
+    TENSOR_EMPTY
+)
+from iree_fusions.compiler.pass_base import (
+    Candidate, CandidatePass, Footprint, NoMatch, PassContext, option, round_analysis,
+    structural_key
+)
+
+PASSES = {"merge-sibling-generics": {"class": "MergeSiblingGenerics", "order": 57}}
+
+SURE = ("IREE makes a generic read only by scatters or returns the root of a dispatch of its "
+        "own; one multi-result generic is one dispatch")
+
+# Readers that never take a producer into their dispatch.
+_SINKS = ("iree_linalg_ext.scatter", "util.return", "hal.tensor.export", "hal.tensor.barrier",
+          "iree_tensor_ext.compute_barrier.end")
+# Ops that may move up: no side effects, no regions with them.
+_MOVABLE = (TENSOR_EMPTY, TENSOR_DIM, TENSOR_CAST, ARITH_CONSTANT, LINALG_FILL,
+            "affine.apply") + RESHAPES
+_ELEMENTWISE_OK = ("linalg.generic", "linalg.fill", "linalg.yield", "linalg.index",
+                   "linalg.broadcast", "linalg.transpose", "linalg.copy", "linalg.map",
+                   "linalg.elementwise")
+
+
+@dataclass
+class SiblingGenerics:
+    """Generics merged into one, in block order, and which of them have readers outside."""
+
+    members: list[ir.Operation]
+    ends: list[ir.Operation]  # members whose result is read outside the group
+    moved: list[ir.Operation]  # ops moved before the first member, in block order
+
+
+def _is_heavy(op: ir.Operation) -> bool:
+    """A contraction, reduction or attention: what IREE fuses elementwise consumers into."""
+    if op.name == LINALG_GENERIC:
+        return not h.is_elementwise_generic(op)
+    if op.name.startswith("linalg."):
+        return op.name not in _ELEMENTWISE_OK
+    return op.name.startswith(h.LINALG_EXT_PREFIX) and op.name not in (
+        "iree_linalg_ext.scatter", "iree_linalg_ext.yield")
+
+
+def _has_side_effects(op: ir.Operation) -> bool:
+    return any(inner.name.startswith("cf.") for inner in h.walk_ops(op))
+
+
+def _captured(op: ir.Operation) -> list[ir.Value]:
+    """Values a generic's body uses that are defined outside it."""
+    inner = set(h.walk_ops(op))
+    out = []
+    for o in inner:
+        for v in o.operands:
+            owner = v.owner
+            if isinstance(owner, ir.Block):
+                parent = owner.owner
+                if parent is not None and (parent.operation == op or parent.operation in inner):
+                    continue
+            elif h.defining_op(v) in inner:
+                continue
+            out.append(v)
+    return out
+
+
+def _through_reshapes(value: ir.Value) -> Iterator[ir.Operation]:
+    """The readers of `value`, looking through reshapes and casts."""
+    for user in h.users(value):
+        if user.name in RESHAPES + (TENSOR_CAST,):
+            yield from _through_reshapes(user.results[0])
+        else:
+            yield user
+
+
+def _shape_ok(op: ir.Operation) -> bool:
+    if op.name != LINALG_GENERIC or not h.is_elementwise(op) or len(op.results) != 1:
+        return False
+    out_map = h.indexing_maps(op)[-1]
+    if out_map != ir.AffineMap.get_identity(out_map.n_dims) or _has_side_effects(op):
+        return False
+    body = h.body_block(op)
+    return not list(body.arguments[-1].uses) and h.loop_keys(op) is not None
+
+
+def _reads_with_identity(reader: ir.Operation, value: ir.Value) -> bool:
+    maps = h.indexing_maps(reader)
+    return all(maps[i] == ir.AffineMap.get_identity(maps[i].n_dims)
+               for i, v in enumerate(h.dps_inputs(reader)) if v == value)
+
+
+def _input_from_heavy(op: ir.Operation) -> bool:
+    for v in h.dps_inputs(op):
+        producer = h.defining_op(v)
+        while producer is not None and producer.name in RESHAPES + (TENSOR_CAST,):
+            producer = h.defining_op(producer.operands[0])
+        if producer is not None and _is_heavy(producer):
+            return True
+    return False
+
+
+@dataclass
+class BlockFacts:
+    """One walk of a block: positions, the generics that may join a group (with whether a
+    reader outside a group reads them), and the number of heavy ops before each position."""
+
+    positions: dict[ir.Operation, int]
+    joinable: dict[ir.Operation, bool]
+    heavy_before: list[int]
+
+
+def block_facts(block: ir.Block) -> BlockFacts:
+    ops = [op.operation for op in block.operations]
+    positions = {op: i for i, op in enumerate(ops)}
+    heavy_before, count = [], 0
+    for op in ops:
+        heavy_before.append(count)
+        count += _is_heavy(op)
+    joinable: dict[ir.Operation, bool] = {}
+    for op in reversed(ops):  # readers first: whether a reader may join is known
+        if not _shape_ok(op) or _input_from_heavy(op):
+            continue
+        read_outside, ok = False, True
+        keys = h.loop_keys(op)
+        for user in _through_reshapes(op.results[0]):
+            if user.name in _SINKS:
+                read_outside = True
+            elif not (user in joinable and user in h.users(op.results[0])
+                      and _reads_with_identity(user, op.results[0])
+                      and h.loop_keys(user) == keys):
+                ok = False
+                break
+        if ok:
+            joinable[op] = read_outside
+    return BlockFacts(positions, joinable, heavy_before)
+
+
+SPLIT = "a contraction, reduction or attention lies between it and the chain end before"
+
+
+def _groups(facts: BlockFacts) -> list[tuple[list[ir.Operation], bool]]:
+    """Joinable generics with the same loops, linked by a shared input or a read of one
+    another, in block order; split where a heavy op lies between consecutive members (the
+    flag: the group starts at such a split)."""
+    parent: dict[ir.Operation, ir.Operation] = {op: op for op in facts.joinable}
+
+    def root(op: ir.Operation) -> ir.Operation:
+        while parent[op] != op:
+            parent[op] = parent[parent[op]]
+            op = parent[op]
+        return op
+
+    ordered = sorted(facts.joinable, key=facts.positions.__getitem__)
+    first_reader: dict[tuple, ir.Operation] = {}
+    for op in ordered:
+        keys = tuple(h.loop_keys(op))
+        for v in h.dps_inputs(op):
+            producer = h.defining_op(v)
+            if producer in facts.joinable:
+                parent[root(op)] = root(producer)
+            elif producer is None or producer.name != ARITH_CONSTANT:
+                parent[root(op)] = root(first_reader.setdefault((keys, v), op))
+    components: dict[ir.Operation, list[ir.Operation]] = {}
+    for op in ordered:
+        components.setdefault(root(op), []).append(op)
+    groups = []
+    heavy = facts.heavy_before
+    for members in components.values():
+        chunk, split = [members[0]], False
+        for op in members[1:]:
+            if heavy[facts.positions[op]] != heavy[facts.positions[chunk[-1]]]:
+                groups.append((chunk, split))
+                chunk, split = [], True
+            chunk.append(op)
+        groups.append((chunk, split))
+    return groups
+
+
+def plan_group(members: list[ir.Operation], facts: BlockFacts) -> SiblingGenerics:
+    """The group's plan, or NoMatch at the check that fails."""
+    member_set = set(members)
+    ends = [op for op in members
+            if facts.joinable[op] or any(u not in member_set for u in h.users(op.results[0]))]
+    if len(ends) < 2:
+        raise NoMatch("one chain end: IREE fuses the chain into one dispatch already")
+    first = facts.positions[members[0]]
+    moved: set[ir.Operation] = set()
+    work = [v for op in members[1:] for v in list(op.operands) + _captured(op)]
+    while work:
+        producer = h.defining_op(work.pop())
+        if producer is None or producer in member_set or producer in moved:
+            continue
+        producer = h.block_ancestor(producer, facts.positions)
+        if producer is None or facts.positions[producer] < first:
+            continue
+        if producer.name not in _MOVABLE and not (
+                producer.name.startswith("arith.") or
+                (h.is_elementwise_generic(producer) and not _has_side_effects(producer))):
+            raise NoMatch(f"a later chain needs {producer.name} from between the chain ends")
+        moved.add(producer)
+        work += list(producer.operands)
+        if producer.regions:
+            work += _captured(producer)
+    if any(h.defining_op(v) in member_set for op in moved for v in op.operands):
+        raise NoMatch("a later chain reads a chain end through another op")
+    return SiblingGenerics(members, ends, sorted(moved, key=facts.positions.__getitem__))
+
+
+def merge_group(group: SiblingGenerics) -> str:
+    first = group.members[0]
+    for op in group.moved:
+        op.move_before(first)
+    rank = h.indexing_maps(first)[-1].n_dims
+    identity = ir.AffineMap.get_identity(rank)
+    member_set = set(group.members)
+    ins: list[ir.Value] = []
+    in_maps: list[ir.AffineMap] = []
+    slots: dict[tuple, int] = {}
+    for op in group.members:
+        for v, m in zip(h.dps_inputs(op), h.indexing_maps(op)):
+            if h.defining_op(v) not in member_set and (v, str(m)) not in slots:
+                slots[(v, str(m))] = len(ins)
+                ins.append(v)
+                in_maps.append(m)
+    inits = [h.dps_inits(op)[0] for op in group.ends]
+    with first.location, ir.InsertionPoint(first):
+        maps = [ir.AffineMapAttr.get(m) for m in in_maps + [identity] * len(inits)]
+        gen = b.new_generic(ins, inits, maps, ["parallel"] * rank)
+        block = b.append_body_block(gen, ins + inits)
+        computed: dict[ir.Operation, ir.Value] = {}
+        for op in group.members:
+            arg_map: list[int | ir.Value | None] = []
+            for v, m in zip(h.dps_inputs(op), h.indexing_maps(op)):
+                producer = h.defining_op(v)
+                arg_map.append(computed[producer] if producer in member_set
+                               else slots[(v, str(m))])
+            arg_map.append(None)  # the init: unread (checked when planning)
+            yielded: list[ir.Value] = []
+            b.clone_body(op, block, arg_map, yield_into=yielded)
+            computed[op] = yielded[0]
+        with ir.InsertionPoint(block):
+            linalg.YieldOp([computed[op] for op in group.ends])
+    for i, op in enumerate(group.ends):
+        op.results[0].replace_all_uses_with(gen.results[i])
+    text = (f"{len(group.members)} elementwise generics over {first.results[0].type} with "
+            f"{len(group.ends)} results read by scatters or returns -> one generic"
+            + (f" ({len(group.moved)} op{'s' * (len(group.moved) > 1)} moved up)"
+               if group.moved else ""))
+    dead = [v for op in group.members for v in h.dps_inits(op)]
+    for op in reversed(group.members):
+        op.erase()
+    b.erase_dead(dead, b.of_kind(TENSOR_EMPTY))
+    return text
+
+
+@dataclass(frozen=True)
+class MergeSiblingGenerics(CandidatePass[SiblingGenerics]):
+    name = "merge-sibling-generics"
+    phase = "linalg"
+    description = ("elementwise generics over the same loops read only by scatters or returns "
+                   "(a paged cache's K and V indices) -> one multi-result generic")
+
+    max_group: int = option(16, "generics merged into one, at most", min=2)
+
+    def find(self, block: ir.Block, ctx: PassContext
+             ) -> Iterator[Candidate[SiblingGenerics]]:
+        facts = round_analysis(block_facts, block)
+        for members, split in _groups(facts):
+            if split:
+                yield Candidate(structural_key("generators-split", h.op_signature(members[0])),
+                                members[0], "an elementwise generic read by scatters", None,
+                                SPLIT)
+            if len(members) < 2:
+                continue
+            for start in range(0, len(members), self.max_group):
+                chunk = members[start:start + self.max_group]
+                if len(chunk) < 2:
+                    continue
+                key = structural_key("generators", len(chunk),
+                                     tuple(h.op_signature(op) for op in chunk))
+                candidate = Candidate.of(
+                    key, chunk[0], f"{len(chunk)} elementwise generics read by scatters",
+                    lambda chunk=chunk: plan_group(chunk, facts))
+                if not candidate.blocked:
+                    candidate.sure = SURE
+                yield candidate
+
+    def footprint(self, candidate: Candidate[SiblingGenerics], ctx: PassContext) -> Footprint:
+        group = candidate.plan
+        readers = [u for op in group.ends for u in h.users(op.results[0])]
+        ops = group.members + group.moved
+        return Footprint.of(reads=ops, writes=ops + readers)
+
+    def apply(self, candidate: Candidate[SiblingGenerics], ctx: PassContext) -> str:
+        return merge_group(candidate.plan)
