@@ -28,6 +28,8 @@ Models (NAME):
                         that compiles for GPUs with IREE 3.13)
   llama-gqa-24          make_random_llama_theta: 24 layers, hidden 256, 8 heads / 2 KV, ffn 704,
                         vocab 256
+  llama-gqa-32          the same shapes at 32 layers (Llama-3-8B's depth: the compile-time
+                        bound of the production-LLM issue is for 32 layers)
   llama3-8b-2l          Llama-3-8B layer shapes (hidden 4096, 32 heads / 8 KV, ffn 14336, rope
                         base 500000), 2 layers, vocab 2048, f16
   toy-deepseek          sharktank.models.deepseek.toy_deepseek.generate(seed): MoE + MLA, 4 layers
@@ -41,7 +43,8 @@ import sys
 
 SEED = 12345
 
-MODELS = ["toy-llama", "toy-llama-decomposed", "llama-gqa-24", "llama3-8b-2l", "toy-deepseek"]
+MODELS = ["toy-llama", "toy-llama-decomposed", "llama-gqa-24", "llama3-8b-2l", "toy-deepseek",
+          "llama-gqa-32"]
 
 
 def _restore_isinstance():
@@ -120,6 +123,9 @@ def generate(name):
 
     shapes = {
         "llama-gqa-24": dict(layers=24, hidden=256, heads=8, kv_heads=2, ffn=704, vocab=256,
+                             rope_base=500000.0, context=4096),
+        # The issue's compile-time bound is for 32 layers (Llama-3-8B's depth).
+        "llama-gqa-32": dict(layers=32, hidden=256, heads=8, kv_heads=2, ffn=704, vocab=256,
                              rope_base=500000.0, context=4096),
         "llama3-8b-2l": dict(layers=2, hidden=4096, heads=32, kv_heads=8, ffn=14336, vocab=2048,
                              rope_base=500000.0, context=8192),
