@@ -146,37 +146,51 @@ def _input_from_heavy(op: ir.Operation) -> bool:
 @dataclass
 class BlockFacts:
     """One walk of a block: positions, the generics that may join a group (with whether a
-    reader outside a group reads them), and the number of heavy ops before each position."""
+    reader outside a group reads them) and their loops (dim_key per loop), and the number of
+    heavy ops before each position."""
 
     positions: dict[ir.Operation, int]
     joinable: dict[ir.Operation, bool]
+    loops: dict[ir.Operation, tuple]
     heavy_before: list[int]
+
+
+def _joins(op: ir.Operation, facts: BlockFacts) -> bool | None:
+    """Whether a sink reads `op` (None: it may not join; its readers are known already)."""
+    if op.name != LINALG_GENERIC or len(op.results) != 1:
+        return None
+    result = op.results[0]
+    direct = None
+    readers = []
+    for user in _through_reshapes(result):  # cheap checks first, stopping at the first
+        if user.name not in _SINKS:         # reader that may not (most feed linalg ops)
+            direct = h.users(result) if direct is None else direct
+            if user not in facts.joinable or user not in direct:
+                return None
+        readers.append(user)
+    if not readers or not _shape_ok(op) or _input_from_heavy(op):
+        return None
+    keys = tuple(h.loop_keys(op))
+    for user in readers:
+        if user.name not in _SINKS and not (_reads_with_identity(user, result)
+                                            and facts.loops[user] == keys):
+            return None
+    facts.loops[op] = keys
+    return any(u.name in _SINKS for u in readers)
 
 
 def block_facts(block: ir.Block) -> BlockFacts:
     ops = [op.operation for op in block.operations]
-    positions = {op: i for i, op in enumerate(ops)}
-    heavy_before, count = [], 0
+    facts = BlockFacts({op: i for i, op in enumerate(ops)}, {}, {}, [])
+    count = 0
     for op in ops:
-        heavy_before.append(count)
+        facts.heavy_before.append(count)
         count += _is_heavy(op)
-    joinable: dict[ir.Operation, bool] = {}
     for op in reversed(ops):  # readers first: whether a reader may join is known
-        if not _shape_ok(op) or _input_from_heavy(op):
-            continue
-        read_outside, ok = False, True
-        keys = h.loop_keys(op)
-        for user in _through_reshapes(op.results[0]):
-            if user.name in _SINKS:
-                read_outside = True
-            elif not (user in joinable and user in h.users(op.results[0])
-                      and _reads_with_identity(user, op.results[0])
-                      and h.loop_keys(user) == keys):
-                ok = False
-                break
-        if ok:
-            joinable[op] = read_outside
-    return BlockFacts(positions, joinable, heavy_before)
+        read_outside = _joins(op, facts)
+        if read_outside is not None:
+            facts.joinable[op] = read_outside
+    return facts
 
 
 SPLIT = "a contraction, reduction or attention lies between it and the chain end before"
@@ -197,7 +211,7 @@ def _groups(facts: BlockFacts) -> list[tuple[list[ir.Operation], bool]]:
     ordered = sorted(facts.joinable, key=facts.positions.__getitem__)
     first_reader: dict[tuple, ir.Operation] = {}
     for op in ordered:
-        keys = tuple(h.loop_keys(op))
+        keys = facts.loops[op]
         for v in h.dps_inputs(op):
             producer = h.defining_op(v)
             if producer in facts.joinable:
