@@ -124,8 +124,18 @@ def stock_interchanges_it(consumer: ir.Operation, path: Path,
     return False
 
 
+# Producers IREE 3.13 does not make the root of a dispatch of their own: it fuses them into
+# their readers' dispatch (sharktank's paged cache: gather, transpose and attention are one).
+FUSED_INTO_READERS = {
+    "iree_linalg_ext.gather": "IREE fuses iree_linalg_ext.gather into its readers' dispatch "
+    "whichever map they read it through: nothing to gain",
+}
+
+
 def feasibility(path: Path, options: MatchOptions) -> tuple:
     """Score (higher is better) if C could join P's dispatch after the rewrite."""
+    if path.producer.name in FUSED_INTO_READERS:
+        raise NoMatch(FUSED_INTO_READERS[path.producer.name])
     if path.reshapes and not options.propagate_reshapes:
         raise NoMatch("a reshape sits between producer and consumer (propagate-reshapes=false)")
     # Every value between P and C but the last must flow to the next op only.
