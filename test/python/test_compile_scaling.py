@@ -364,3 +364,14 @@ def test_bench_rows_carry_compile_times(tmp_path):
     (row,) = json.loads(rows.read_text())
     assert row["stock_compile_s"] > 0 and row["plugin_compile_s"] > 0
     assert 0 < row["plugin_passes_s"] < row["plugin_compile_s"]
+
+
+def test_a_sure_pass_does_not_spare_another_pass_the_weighing():
+    """Each pass is weighed on its own: one pass's sure change keeps that pass without the
+    run, but another pass with changes that are neither sure nor exempt is weighed."""
+    sure, unsure = PassReport("a"), PassReport("b")
+    sure.change("k", "w", "l", sure="IREE makes each of them a dispatch")
+    unsure.change("k", "w", "l")
+    request = CompileRequest(b"")
+    assert _must_weigh([sure, unsure], request) is True
+    assert _must_weigh([sure], request) is False

@@ -91,3 +91,36 @@ def count_flow_ir(flow_ir: bytes | str) -> FlowCounts:
     with ir.Context():
         module = ir.Module.parse(flow_ir)
         return count_flow_module(module.operation)
+
+
+@dataclass(frozen=True)
+class DispatchSite:
+    """A dispatch of a public function: the source positions (`ir_helpers.location_keys`) of
+    the ops in it, and the bytes of its results of static size."""
+
+    positions: frozenset[str]
+    result_bytes: int
+
+
+def dispatch_sites(module: ir.Operation) -> list[DispatchSite]:
+    """Each dispatch of the module's public functions, as IREE's dispatch creation left them
+    (`flow.dispatch.workgroups` regions: the ops in each keep their source locations)."""
+    sites = []
+    for op in module.regions[0].blocks[0].operations:
+        op = op.operation
+        if op.name not in h.FUNC_OPS or not _is_public(op) or not op.regions[0].blocks:
+            continue
+        for dispatch in h.walk_ops(op, DISPATCH_OPS):
+            positions = set(h.location_keys(dispatch.location))
+            for inner in h.walk_ops(dispatch):
+                positions |= h.location_keys(inner.location)
+            size = sum(h.static_tensor_bytes(r.type) or 0 for r in dispatch.results)
+            sites.append(DispatchSite(frozenset(positions), size))
+    return sites
+
+
+def touching(sites: list[DispatchSite], positions: frozenset[str]) -> tuple[int, int]:
+    """The dispatches among `sites` holding an op from one of `positions`, and their result
+    bytes: where changes made at those positions show."""
+    hit = [s for s in sites if not s.positions.isdisjoint(positions)]
+    return len(hit), sum(s.result_bytes for s in hit)

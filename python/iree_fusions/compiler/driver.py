@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 from iree.compiler.api import ctypes_dl as capi
 
-from .counting import FlowCounts, count_flow_module
+from .counting import FlowCounts, count_flow_module, dispatch_sites, touching
 from .decisions import Decider, DecisionsError
 from .pass_base import PassReport, Skip, format_location
 from .target import module_targets
@@ -179,7 +179,21 @@ def compile_request(
         if plugin_phase == "flow" and linalg_before is not None and \
                 _must_weigh(reports, request):
             stage(f"iree {HOOK_PHASE['linalg']} {hook} (stock, to weigh the linalg changes)")
-            module = _keep_if_it_pays(runner, module, linalg_before, reports, request)
+
+            def rerun(without: set[str]) -> tuple[ir.Operation, list[PassReport]]:
+                """The linalg passes but `without` again from the IR before them, then
+                IREE to dispatch-creation: (module, the passes' reports)."""
+                stage(f"plugin {HOOK_PHASE['linalg']} again without {','.join(sorted(without))}")
+                kept = [s for s in request.steps["linalg"]
+                        if s.plugin is None or s.plugin.name not in without]
+                with session.context:
+                    again, again_reports = _run_hook(linalg_before.clone(), kept, "linalg",
+                                                     request, warn, decider, stage)
+                    _fold_load_time_stacks(runner, again, again_reports)
+                stage(f"iree {HOOK_PHASE['linalg']} {hook} (the kept passes' IR)")
+                return _dispatch_creation(runner, again), again_reports
+
+            module = _keep_what_pays(runner, module, linalg_before, reports, request, rerun)
         steps = request.steps.get(plugin_phase, [])
         if steps:
             stage(f"plugin {hook} {','.join(s.text.partition('{')[0] for s in steps)}")
@@ -232,61 +246,95 @@ def _print_remarks(context: ir.Context, steps: dict[str, list[Step]]) -> None:
     context.attach_diagnostic_handler(show)
 
 
+def _unsure(report: PassReport) -> bool:
+    """A pass whose changes the driver weighs: it changed the IR, and none of its changes is
+    exempt (chosen by a measured decision, or saving work rather than dispatches) or sure to
+    pay (its pass names the limitation of stock IREE's dispatch creation it works around:
+    `Candidate.sure`)."""
+    return report.changed and not any(c.decided_by != "rule" or c.gain == "work" or c.sure
+                                      for c in report.changes)
+
+
 def _must_weigh(reports: list[PassReport], request: CompileRequest) -> bool:
     """Whether the linalg changes are weighed against stock IREE (one extra run of its
     dispatch creation, from the IR before them): when the report asks for their effect, or
-    when no cheaper signal decides. The weighing keeps all of them or none, and keeps them
-    when one is exempt (a measured decision chose it, or it saves work rather than
-    dispatches). It also keeps them whenever together they reduce dispatches or bytes, which
-    a change that is sure to pay guarantees (its pass names the limitation of stock IREE's
-    dispatch creation it works around: `Candidate.sure`; no rewrite adds a dispatch or
-    bytes between dispatches). So one exempt or sure change decides without the run."""
+    when a pass's changes are neither exempt nor sure to pay (`_unsure`). A pass with such a
+    change is kept without the run, as before: no rewrite adds a dispatch or bytes between
+    dispatches where its pass is sure of the limitation it works around."""
     if request.effect:
         return True
-    if not request.revert_if_no_gain:
-        return False
-    changes = [c for r in reports for c in r.changes]
-    return not any(c.decided_by != "rule" or c.gain == "work" or c.sure for c in changes)
+    return request.revert_if_no_gain and any(_unsure(r) for r in reports)
 
 
-def _keep_if_it_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operation,
-                     reports: list[PassReport], request: CompileRequest) -> ir.Operation:
-    """The module to go on with after dispatch-creation: the plugin's, unless its linalg
-    changes reduced neither the dispatches nor the bytes passed between them (per call) and
-    no measured decision chose them; then stock IREE's, and the changes become skips.
-    The report notes the effect when asked (`effect`) and always when it reverts."""
+def _dispatch_creation(runner: _Pipeline, module: ir.Operation) -> ir.Operation:
+    """IREE from the linalg hook to dispatch-creation on `module` (which it consumes)."""
     inv = runner.invocation(HOOK_PHASE["linalg"], HOOK_PHASE["flow"])
-    inv.import_module(before)
+    inv.import_module(module)
     if not inv.execute():
         raise CompileError("IREE failed on the IR from before the linalg passes")
+    return inv.export_module()
+
+
+Rerun = Callable[[set[str]], tuple[ir.Operation, list[PassReport]]]
+
+
+def _keep_what_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operation,
+                    reports: list[PassReport], request: CompileRequest,
+                    rerun: Rerun) -> ir.Operation:
+    """The module to go on with after dispatch-creation: the plugin's, less the changes of
+    each pass that reduced neither dispatches nor bytes (a pass judged on its own, even when
+    another pass gains), unless a measured decision chose them.
+
+    One extra run of IREE's dispatch creation, from the IR before the linalg passes, gives
+    stock IREE's dispatches; each pass is judged by the dispatches holding an op from the
+    source positions its changes touched (IREE keeps every op's location in the ops it
+    makes from it): fewer of them, or as many with fewer result bytes, pays. A pass whose
+    positions show in no dispatch is judged by the totals. When some pass does not pay, the
+    other passes run again without it from the IR before them (their reports replace the
+    first ones); when no pass pays, stock IREE's module is used. The report notes the
+    effect when asked (`effect`) and always when it reverts."""
     with runner.session.context:
-        stock = inv.export_module()
+        # IREE runs on the module it imports: a copy, while `before` may be needed again.
+        stock = _dispatch_creation(runner, before.clone() if request.revert_if_no_gain
+                                   else before)
         s, p = count_flow_module(stock), count_flow_module(plugin)
     d0, d1 = s.total_dispatches, p.total_dispatches
     b0, b1 = s.total_bytes_between, p.total_bytes_between
     effect = f"dispatches {d0} -> {d1}, bytes between dispatches {b0} -> {b1} (vs stock IREE)"
     changed = [r for r in reports if r.changed]
-    # Kept regardless of the counts: changes a measured decision chose, and changes that save
-    # work rather than dispatches; and those with a change sure to pay, as without weighing
-    # (a report must not change the output: then the note shows a claim that was wrong).
-    exempt = any(c.decided_by != "rule" or c.gain == "work" for r in changed for c in r.changes)
-    sure = next((c.sure for r in changed for c in r.changes if c.sure), None)
-    pays = d1 < d0 or b1 < b0
-    if pays or exempt or sure or not request.revert_if_no_gain:
-        if request.effect:
-            kept = f" (kept: a change is sure to pay: {sure})" if sure and not exempt else ""
-            for r in changed:
-                r.note(effect if pays else
-                       f"the changes reduced neither dispatches nor bytes: {effect}{kept}")
+    losers: dict[str, str] = {}
+    if request.revert_if_no_gain:
+        with runner.session.context:
+            stock_sites, plugin_sites = dispatch_sites(stock), dispatch_sites(plugin)
+        for r in filter(_unsure, changed):
+            where = frozenset().union(*(c.touched for c in r.changes))
+            (n0, m0), (n1, m1) = touching(stock_sites, where), touching(plugin_sites, where)
+            if n0 or n1:
+                if not (n1 < n0 or (n1 == n0 and m1 < m0)):
+                    losers[r.pass_name] = (f"the dispatches holding its changes' ops: {n0} -> "
+                                           f"{n1}, their result bytes {m0} -> {m1}")
+            elif not (d1 < d0 or b1 < b0):
+                losers[r.pass_name] = "its changes show in no dispatch; the totals did not drop"
+    if request.effect:
+        for r in changed:
+            r.note(effect if d1 < d0 or b1 < b0 else
+                   f"the changes reduced neither dispatches nor bytes: {effect}")
+    if not losers:
         return plugin
-    reason = (f"reverted: the linalg passes' changes reduced neither dispatches nor bytes "
-              f"between dispatches ({effect})")
     for r in changed:
-        r.note(reason)
-        r.skipped = [Skip(c.key, reason, c.location, c.decided_by, feasible=True, at=c.at)
-                     for c in r.changes] + r.skipped
-        r.changes = []
-    return stock
+        if r.pass_name in losers:
+            reason = (f"reverted: this pass's changes reduced neither dispatches nor bytes "
+                      f"between dispatches ({losers[r.pass_name]}; all passes: {effect})")
+            r.note(reason)
+            r.skipped = [Skip(c.key, reason, c.location, c.decided_by, feasible=True, at=c.at)
+                         for c in r.changes] + r.skipped
+            r.changes = []
+    if not any(r.changed for r in reports):
+        return stock
+    module, again = rerun(set(losers))
+    by_name = {r.pass_name: r for r in again}
+    reports[:] = [r if r.pass_name in losers else by_name.get(r.pass_name, r) for r in reports]
+    return module
 
 
 def _decider(module: ir.Operation, decisions: str | None) -> Decider:

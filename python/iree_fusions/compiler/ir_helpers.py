@@ -318,6 +318,17 @@ def value_bytes(values: Sequence[ir.Value]) -> int:
     return sum(static_tensor_bytes(v.type) or 0 for v in values)
 
 
+_LOCATION_KEY = re.compile(r'"([^"]*)":(\d+):(\d+)')
+
+
+def location_keys(location: ir.Location | None) -> frozenset[str]:
+    """The `file:line:col` positions a location names (a fused location names several;
+    an unknown one none): what survives of an op in the ops IREE makes from it."""
+    if location is None:
+        return frozenset()
+    return frozenset(f"{f}:{line}:{col}" for f, line, col in _LOCATION_KEY.findall(str(location)))
+
+
 # ---------------------------------------------------------------- positions in a block
 
 

@@ -57,7 +57,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 from iree.compiler import ir
 
 from .files import UserError
-from .ir_helpers import ATTRIBUTE_TEXTS, capsule_address, uniqued_cached
+from .ir_helpers import ATTRIBUTE_TEXTS, capsule_address, location_keys, uniqued_cached
 
 if typing.TYPE_CHECKING:
     from .decisions import Decider
@@ -243,6 +243,9 @@ class Change:
     gain: str = "dispatches"  # what the change saves (Candidate.gain)
     sure: str | None = None  # why it pays whatever stock IREE does (Candidate.sure)
     at: ir.Location | None = field(default=None, compare=False, repr=False)  # for remarks
+    # The source locations (`location_keys`) of the ops the change read or wrote: where its
+    # effect shows in the dispatches (the driver weighs each pass by them).
+    touched: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)
@@ -281,6 +284,8 @@ class Footprint:
 
     reads: frozenset[int] = frozenset()
     writes: frozenset[int] = frozenset()
+    # The source locations of those ops (`location_keys`): where the change shows.
+    locations: frozenset[str] = field(default=frozenset(), compare=False)
 
     def waits_for(self, written: set[int], waiting_reads: set[int],
                   waiting_writes: set[int]) -> bool:
@@ -294,8 +299,11 @@ class Footprint:
     def of(reads: Iterable[ir.Operation | ir.OpView] = (),
            writes: Iterable[ir.Operation | ir.OpView] = ()) -> Footprint:
         """List in `reads` every op the plan depends on, those it rewrites included."""
+        reads, writes = list(reads), list(writes)
         return Footprint(frozenset(op_id(o) for o in reads),
-                         frozenset(op_id(o) for o in writes))
+                         frozenset(op_id(o) for o in writes),
+                         frozenset().union(*(location_keys(o.operation.location)
+                                             for o in {*reads, *writes})))
 
 
 # ---------------------------------------------------------------- report
@@ -320,12 +328,15 @@ class PassReport:
 
     def change(self, key: str, what: str, location: str, decided_by: str = "rule",
                gain: str = "dispatches", sure: str | None = None,
-               at: ir.Location | None = None) -> None:
-        self.changes.append(Change(key, what, location, decided_by, gain, sure, at))
+               at: ir.Location | None = None, touched: frozenset[str] = frozenset()) -> None:
+        self.changes.append(Change(key, what, location, decided_by, gain, sure, at,
+                                   touched | location_keys(at)))
 
-    def applied(self, cand: Candidate, what: str, decided_by: str) -> None:
-        """Records the change a candidate made."""
-        self.change(cand.key, what, cand.location, decided_by, cand.gain, cand.sure, cand.at)
+    def applied(self, cand: Candidate, what: str, decided_by: str,
+                footprint: Footprint | None = None) -> None:
+        """Records the change a candidate made (`footprint`: the ops it touched)."""
+        self.change(cand.key, what, cand.location, decided_by, cand.gain, cand.sure, cand.at,
+                    footprint.locations if footprint is not None else frozenset())
 
     def skip(self, key: str, reason: str, location: str, decided_by: str = "rule",
              feasible: bool = False) -> None:
@@ -357,7 +368,7 @@ class PassReport:
     def to_json(self) -> dict[str, Any]:
         return {
             "pass": self.pass_name,
-            "changes": [{"pass": self.pass_name, **_json_fields(c, "sure")}
+            "changes": [{"pass": self.pass_name, **_json_fields(c, "sure", "touched")}
                         for c in self.changes],
             "skipped": [{"pass": self.pass_name, **_json_fields(s)} for s in self.skipped],
             "notes": self.notes,
@@ -400,7 +411,7 @@ class PassReport:
 
 def _json_fields(record: Change | Skip, *leave_out: str) -> dict[str, Any]:
     """A change or skip as the JSON report has it: its fields but the MLIR location (`at`)
-    and those in `leave_out` (a change's `sure` is the driver's, to skip weighing)."""
+    and those in `leave_out` (a change's `sure` and `touched` are the driver's, to weigh)."""
     return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)
             if f.name != "at" and f.name not in leave_out}
 
@@ -733,7 +744,7 @@ def _run_round(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> bool:
             except NoMatch as e:  # found unworkable before anything changed
                 skipped.append(Skip.of(cand, str(e), feasible=False))
                 continue
-        report.applied(cand, what, decided_by)
+        report.applied(cand, what, decided_by, fp)
         report.stats["applied"] += 1
         changed = True
         if fp is None:
