@@ -32,6 +32,7 @@ TOWERS, GATHERS, BAGS = "batch-mlp-towers", "batch-gathers", "rewrite-embedding-
 IPC, FFO = "interchange-permuted-consumers", "forward-factory-ops"
 FFD, SLICES = "forward-factory-dispatches", "forward-slices"
 MERGE = "merge-sibling-contractions"
+MERGE_GENERICS = "merge-sibling-generics"
 
 # model -> (forms, passes that must fire in every one of them, {form: more passes})
 CASES = {
@@ -62,6 +63,11 @@ NOT_COVERED = {
     **{(MERGE, form): "no model of the project has contractions it merges (test_production_llm "
                       "covers it on sharktank's toy Llama export, an IR file); its lit cases "
                       "and their numerics cover it"
+       for form in FORMS},
+    **{(MERGE_GENERICS, form): "no model of the project has elementwise siblings read only by "
+                               "scatters or returns (test_production_llm covers the paged "
+                               "cache's K/V indices on sharktank's toy Llama export, an IR "
+                               "file); its lit cases and their numerics cover it"
        for form in FORMS},
 }
 
