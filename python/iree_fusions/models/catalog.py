@@ -31,6 +31,10 @@ class Artifact:
     # The parameter files the compiled module reads at run time (scope -> .irpa / .gguf /
     # .safetensors path, as `iree-run-module --parameters=scope=FILE`); none when inline.
     parameters: dict[str, str] = field(default_factory=dict)
+    # A dynamic form's dynamic dims, per argument {dim: name}, and the export's ranges of
+    # them (name -> (min, max)); empty for a static program.
+    dynamic_dims: list[dict[int, str]] = field(default_factory=list)
+    ranges: dict[str, tuple[int, int | None]] = field(default_factory=dict)
 
     def write(self, folder: str, stem: str = "model") -> str:
         """Writes the IR into `folder` as `<stem>.mlirbc` (bytecode) or `<stem>.mlir` (text)
@@ -58,12 +62,18 @@ class BenchModel:
     reference_atol: float = 1e-5  # plugin vs PyTorch in float32 (half types: scaled)
     keep_ops: Callable[[], list] | None = None  # ATen ops kept out of the decompositions
     export_kwargs: Callable[[str], dict] | None = None  # form -> forms.export keywords
+    # The dims its dynamic forms can make dynamic: "batch" (an example batch >= 2), "seq" (a
+    # token model's sequence); dynamic-batch / dynamic-seq forms need theirs.
+    dims: tuple[str, ...] = ("batch",)
 
     def forms(self) -> tuple[str, ...]:
         """The forms this model can be benchmarked in (`iree-fusions-bench --form`)."""
-        from .forms import FORMS
+        from .forms import EXTRA_FORMS, FORMS, FormSpec
 
-        return FORMS if self.torch_model is not None else ("static",)
+        if self.torch_model is None:
+            return ("static",)
+        return tuple(f for f in FORMS + EXTRA_FORMS
+                     if FormSpec.parse(f).dynamic in (None, *self.dims))
 
 
 def file_model(path: str) -> BenchModel:
@@ -82,6 +92,10 @@ def file_model(path: str) -> BenchModel:
     return BenchModel(path, f"file {path}", build, default=False)
 
 
+# The forms an error lists (models/forms.py's FORMS, not imported here).
+FORM_LIST = ("static", "dynamic-batch", "dynamic-seq", "params", "onnx", "onnx-params")
+
+
 class FormError(ValueError):
     """A model asked for in a form it cannot be exported in."""
 
@@ -94,10 +108,16 @@ def form_artifact(model: BenchModel, form: str, folder: str) -> Artifact:
     PyTorch's output on them."""
     if form == "static":
         return model.build()
-    if form not in model.forms():
+    from .forms import DEFAULT_RANGES, FormSpec, export
+
+    if model.torch_model is None:
         raise FormError(f"{model.name} is IR only: it has the static form alone "
                         f"(--form {form} needs a PyTorch model)")
-    from .forms import FormSpec, export
+    if form not in model.forms():
+        dim = FormSpec.parse(form).dynamic
+        raise FormError(f"{model.name} has no {'sequence' if dim == 'seq' else dim} dim to "
+                        f"make dynamic: --form {form} does not apply (its forms: "
+                        f"{', '.join(f for f in model.forms() if f in FORM_LIST)})")
     from .torch_export import reference_atol, torch_outputs
 
     torch_model, args = model.torch_model()
@@ -109,7 +129,8 @@ def form_artifact(model: BenchModel, form: str, folder: str) -> Artifact:
     return Artifact(exported.source, exported.inputs, exported.flags, reference,
                     exported.function, reference_atol(reference, model.dtype,
                                                       model.reference_atol),
-                    dict(exported.parameters))
+                    dict(exported.parameters), [dict(d) for d in exported.dynamic_dims],
+                    {**DEFAULT_RANGES, **extra.get("ranges", {})})
 
 
 def half_models() -> dict[str, BenchModel]:
