@@ -76,18 +76,24 @@ class BenchModel:
                      if FormSpec.parse(f).dynamic in (None, *self.dims))
 
 
-def file_model(path: str) -> BenchModel:
+def file_model(path: str, size_specs: list[str] | None = None) -> BenchModel:
     """A model given as an .mlir / .mlirbc file: its entry function (`main`, else the first
-    public one) called on random inputs (floats ~ N(0, 1), integers in [0, 8)); no
+    public one) called on random inputs (floats ~ N(0, 1), integers in [0, 8)), dynamic dims
+    at the first size of `size_specs` (`--size NAME=N,...`: harness/sizes.py); no
     reference. Its input type and external weights come from the command line (--flag,
     --parameters)."""
     def build() -> Artifact:
-        from ..harness.numerics import entry_function, random_inputs
+        from ..harness import sizes
+        from ..harness.numerics import entry_function
 
         with open(path, "rb") as f:
             source = f.read()
         function = entry_function(source)
-        return Artifact(source, random_inputs(source, function), function=function)
+        dims, chosen = sizes.bind_sizes(sizes.signature_dims(source, function),
+                                        sizes.parse_sizes(size_specs or []), path)
+        first = {name: values[0] for name, values in chosen.items()}
+        return Artifact(source, sizes.inputs_at(source, function, dims, first),
+                        function=function)
 
     return BenchModel(path, f"file {path}", build, default=False)
 
@@ -100,6 +106,22 @@ class FormError(ValueError):
     """A model asked for in a form it cannot be exported in."""
 
 
+def check_form(model: BenchModel, form: str) -> None:
+    """FormError, in one line, when `model` cannot be exported in `form`."""
+    if form == "static" or form in model.forms():
+        return
+    if model.torch_model is None:
+        raise FormError(f"{model.name} is IR only: it has the static form alone "
+                        f"(--form {form} needs a PyTorch model)")
+    from .forms import FormSpec
+
+    dim = FormSpec.parse(form).dynamic
+    what = "sequence dim" if dim == "seq" else "batch dim of size >= 2"
+    raise FormError(f"{model.name} has no {what} to make dynamic: --form {form} does not "
+                    f"apply (its forms: "
+                    f"{', '.join(f for f in model.forms() if f in FORM_LIST)})")
+
+
 def form_artifact(model: BenchModel, form: str, folder: str) -> Artifact:
     """`model` exported in `form` (models/forms.py: dynamic batch or sequence, iree-turbine
     parameters in an .irpa file, ONNX, ONNX with parameters); the static form is the
@@ -110,14 +132,7 @@ def form_artifact(model: BenchModel, form: str, folder: str) -> Artifact:
         return model.build()
     from .forms import DEFAULT_RANGES, FormSpec, export
 
-    if model.torch_model is None:
-        raise FormError(f"{model.name} is IR only: it has the static form alone "
-                        f"(--form {form} needs a PyTorch model)")
-    if form not in model.forms():
-        dim = FormSpec.parse(form).dynamic
-        raise FormError(f"{model.name} has no {'sequence' if dim == 'seq' else dim} dim to "
-                        f"make dynamic: --form {form} does not apply (its forms: "
-                        f"{', '.join(f for f in model.forms() if f in FORM_LIST)})")
+    check_form(model, form)
     from .torch_export import reference_atol, torch_outputs
 
     torch_model, args = model.torch_model()
