@@ -85,22 +85,26 @@ def bind_sizes(dims: Sequence[DynamicDim], sizes: Mapping[str, list[int]], model
         dims = [DynamicDim(d.arg, d.dim, free[0]) if d in unnamed else d for d in dims]
         free = []
     if free:
+        hint = (f"; a file's dims take the one name given, or argI.dimJ each"
+                if unnamed else "")
         raise SizeError(f"{SIZE_FLAG} names {', '.join(free)}, which {model} does not have "
-                        f"(its dynamic dims: {describe(dims) or 'none'})")
-    missing = sorted({d.name for d in dims if d.name not in sizes})
+                        f"(its dynamic dims: {describe(dims) or 'none'}{hint})")
+    missing = [d for d in dims if d.name not in sizes]
     if missing:
-        raise SizeError(f"{model} has dynamic dims ({describe(dims)}) and no sizes for "
-                        f"{', '.join(missing)}: give the sizes to measure at with {SIZE_FLAG}, "
-                        f"e.g. {SIZE_FLAG} {missing[0]}=1,8,64")
+        name = "batch" if missing[0] in unnamed else missing[0].name
+        raise SizeError(f"{model} has dynamic dims ({describe(dims)}) and no sizes to "
+                        f"measure {describe(missing) if len(missing) < len(dims) else 'them'} "
+                        f"at: give them with {SIZE_FLAG}, e.g. {SIZE_FLAG} {name}=1,8,64")
     return list(dims), dict(sizes)
 
 
 def describe(dims: Sequence[DynamicDim]) -> str:
-    """`batch (arg 0 dim 0, arg 1 dim 0)`, one entry per name."""
+    """`batch: argument 0 dim 0, argument 1 dim 0` per name; unnamed dims by place alone."""
     by_name: dict[str, list[str]] = {}
     for d in dims:
-        by_name.setdefault(d.name, []).append(f"arg {d.arg} dim {d.dim}")
-    return "; ".join(f"{n} ({', '.join(w)})" for n, w in by_name.items())
+        by_name.setdefault(d.name, []).append(f"argument {d.arg} dim {d.dim}")
+    return "; ".join(", ".join(w) if n.startswith("arg") else f"{n}: {', '.join(w)}"
+                     for n, w in by_name.items())
 
 
 def example_sizes(dims: Sequence[DynamicDim], example: Sequence[np.ndarray]) -> dict[str, int]:
