@@ -160,7 +160,9 @@ def test_tuning_a_form_writes_decisions_at_its_sizes(tmp_path, form, extra):
     path = ex.write(str(tmp_path))
     out = tmp_path / "d.json"
     argv = [path, "-o", str(out), "--device", "local-sync", "--rounds", "1", "--max-rounds",
-            "1", "--repetitions", "2", "--label", form, *ex.flags, *extra,
+            "1", "--repetitions", "2", "--label", form,
+            "--fusions=interchange-permuted-consumers",
+            *ex.flags, *extra,
             *[f"--parameters={scope}={file}" for scope, file in ex.parameters.items()]]
     assert tune.main(argv) == 0
     data = json.loads(out.read_text())
