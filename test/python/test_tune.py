@@ -375,3 +375,22 @@ def test_the_budget_stops_between_sizes(monkeypatch, tmp_path):
     assert "k1" not in decided.entries  # undecided: the pass's rule stands
     # k1 at batch 4 only, then the tuned build (k1 by its rule) against stock at both sizes.
     assert timed == [(b"stock", b"k1", 4), (b"stock", b"k1", 4), (b"stock", b"k1", 2)]
+
+
+def test_no_extra_rounds_once_the_budget_is_spent(monkeypatch):
+    """Issue 34 item 3: a split verdict gets more rounds only while --budget lasts (the
+    check against stock of a large model at several sizes stays bounded)."""
+    import argparse
+
+    from iree_fusions.tools import tune
+    from iree_fusions.runtime.bundle_runner import split_verdict
+
+    split = [0.9, 0.9, 1.1, 0.9, 0.9]
+    for budget, started, rounds in ((0.0, 0.0, 10), (5.0, 0.0, 5)):
+        fake_benchmark(monkeypatch, split + [0.9] * 5)  # split, then settled by 5 more
+        args = argparse.Namespace(device="local-sync", rounds=5, max_rounds=21, repetitions=2,
+                                  runtime_flag=[], budget=budget)
+        tuner = tune.Tuner("m.mlir", [], "main", [], args, "/nonexistent", started=started)
+        *_, ratios = tuner.time_pair(b"stock", b"plugin",
+                                     lambda rs, r: split_verdict(rs, r, 0.02))
+        assert len(ratios) == rounds

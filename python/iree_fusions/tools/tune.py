@@ -33,7 +33,8 @@ Last, the tuned build is timed against stock IREE at every size; if it is slower
 the margin at one, the keys that did not show a clear gain are turned off (then all keys), so
 that the decisions never make the model slower than stock on this device. `--budget` bounds
 the measuring of keys (checked before each key and each size: a key not measured at every
-size keeps its rule); the check against stock runs after it whatever the budget.
+size keeps its rule); the check against stock runs after it whatever the budget, without
+extra rounds once it is spent.
 
 The file records the target (backend and chip, as IREE resolved it), the runtime device, the
 tool versions, and per key the decision and the times measured. Compile with it:
@@ -147,8 +148,9 @@ class Tuner:
 
         `undecided(round_ratios, median_ratio)` says whether the evidence so far is a split
         verdict (medians apart, rounds not agreeing); while it is, `--rounds` more rounds are
-        taken, up to `--max-rounds` in all (noisy devices)."""
+        taken, up to `--max-rounds` in all (noisy devices), unless `--budget` is spent."""
         t0 = time.time()
+        undecided = None if self.over_budget() else undecided
 
         def unsettled(without_rounds: list[float], with_rounds: list[float]) -> bool:
             return undecided(round_ratios(without_rounds, with_rounds),
