@@ -306,6 +306,8 @@ def tune(args, flags: list[str]) -> DecisionSet:
                 raise SystemExit(f"{PROG}: error: {args.output} holds decisions for "
                                  f"{previous.target}, this model compiles for {base.target}")
             decided.entries.update(previous.entries)
+            for what in ("checks", "sizes"):  # the other models' records stay in the file
+                decided.meta.setdefault(what, {}).update(previous.meta.get(what, {}))
         tuner.decided = decided
         config = {k: (d.pass_name, d.apply) for k, d in decided.entries.items()}
         current = tuner.build(config)
