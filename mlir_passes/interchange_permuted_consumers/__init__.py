@@ -65,7 +65,8 @@ from iree_fusions.compiler.pass_base import (Candidate, CandidatePass, Footprint
 
 from .build import (apply_layout, can_fold_copy, fold_copy_into_producer, interchange,
                     interchange_order, merge_siblings, preferred_layout_plan)
-from .match import InterchangePlan, MatchOptions, match_consumer, plan_footprint, sure_gain
+from .match import (InterchangePlan, MatchOptions, gpu_dynamic_declined, match_consumer,
+                    plan_footprint, sure_gain)
 from .paths import Path, trace_path
 from .reshape import apply_bubble, apply_sink, plan_bubble_expand, plan_sink_collapse
 from .views import normalize_reshape, reshape_view
@@ -99,6 +100,9 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
         "auto", "move the permutation into the producer's result layout: when that gives a "
         "contraction whose innermost parallel loops are an M and an N loop and the other "
         "form does not (auto), whenever possible (always), or never")
+    gpu_dynamic: bool = option(
+        False, "on CUDA / ROCm, split a contraction with dynamic dims (a projection's N into "
+        "heads); declined by default: measured slower than stock on CUDA")
 
     def find(self, block: ir.Block, ctx: PassContext):
         options = self.option_values(MatchOptions)
@@ -107,6 +111,8 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
             if op.name == LINALG_GENERIC:
                 cand = match_consumer(op, options)
                 if cand is not None:
+                    if not cand.blocked and not self.gpu_dynamic:
+                        cand.declined = gpu_dynamic_declined(cand.plan.path, ctx.target)
                     yield cand
 
     def footprint(self, candidate: Candidate[InterchangePlan], ctx: PassContext) -> Footprint:

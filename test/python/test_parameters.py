@@ -119,8 +119,11 @@ def test_manifest_parameter_paths_stay_inside_the_bundle(model, tmp_path):
 
 
 def test_a_form_needs_a_pytorch_model():
+    # Refused before any work, in one line (issue 34: a form a model lacks).
     res = _bench("attention_projection_transpose", "--form=params", "--rounds=0")
-    assert res.returncode == 1 and "IR only" in res.stdout, res.stdout
+    assert res.returncode == 2 and res.stderr.strip().splitlines() == [
+        "iree-fusions-bench: error: attention_projection_transpose is IR only: it has the "
+        "static form alone (--form params needs a PyTorch model)"], res.stderr
 
 
 @pytest.mark.skipif(not torch_available(), reason="needs torch")

@@ -249,10 +249,12 @@ def test_a_split_verdict_gets_more_rounds(monkeypatch):
     assert clearly_better(ratios, 1 / 0.9, 0.02)
 
 
-def _fake_tuning(monkeypatch, tmp_path, program, times):
+def _fake_tuning(monkeypatch, tmp_path, program, times, sizes=None, budget=0.0):
     """tune() over a fake model: `program(config)` is the bytes a build compiles to (config:
-    key -> applied), `times(without, with_)` the (ms without, ms with) a timing reads. Keys k1
-    (applied by its rule) and k2 (declined). Returns the decisions and the timed pairs."""
+    key -> applied), `times(without, with_)` (or, with `sizes`, `times(without, with_,
+    size)`) the (ms without, ms with) a timing reads. Keys k1 (applied by its rule) and k2
+    (declined). `sizes`: the batch sizes of a dynamic program. Returns the decisions and the
+    timed pairs (with the size, for a dynamic program)."""
     import argparse
 
     from iree_fusions.tools import tune
@@ -266,17 +268,25 @@ def _fake_tuning(monkeypatch, tmp_path, program, times):
         keys = {k: tune.KeyInfo(k, "p", a) for k, a in applied.items()}
         return tune.Build(program(applied), keys, Target("local", "llvm-cpu", "fake"))
 
-    def time_pair(self, without, with_, undecided=None):
-        timed.append((without, with_))
-        a, b = times(without, with_)
+    def time_pair(self, without, with_, undecided=None, inputs=None):
+        if sizes is None:
+            timed.append((without, with_))
+            a, b = times(without, with_)
+        else:
+            (size,) = inputs if inputs is not None else self.inputs
+            timed.append((without, with_, size))
+            a, b = times(without, with_, size)
         return a, b, [a / b] * self.args.rounds
 
-    monkeypatch.setattr(tune, "_load_model", lambda args: ("m.mlir", [], "main", [], "fake"))
+    points = [(f"batch={s}", [s]) for s in sizes] if sizes else [("", [])]
+    model = tune.Model("m.mlir", "main", [], "fake", {}, points,
+                       {"batch": list(sizes)} if sizes else {})
+    monkeypatch.setattr(tune, "_load_model", lambda args: model)
     monkeypatch.setattr(tune.Tuner, "build", build)
     monkeypatch.setattr(tune.Tuner, "stock", lambda self: program({"k1": False, "k2": False}))
     monkeypatch.setattr(tune.Tuner, "time_pair", time_pair)
     args = argparse.Namespace(model="fake", device="local-sync", target=None, resume=False,
-                              budget=0.0, fusions="all", rounds=7, max_rounds=7, margin=0.02,
+                              budget=budget, fusions="all", rounds=7, max_rounds=7, margin=0.02,
                               repetitions=2, runtime_flag=[], output=str(tmp_path / "d.json"))
     return tune.tune(args, []), timed
 
@@ -309,3 +319,78 @@ def test_a_stock_check_that_reaches_stock_bytes_is_not_timed(monkeypatch, tmp_pa
     assert len(timed) == 2  # k1's own timing and the tuned build's; not the last step
     assert decided.meta["checks"]["fake"][-1] == {"config": "without unclear gains",
                                                  "identical_to_stock": True}
+
+
+def _two_keys(applied):
+    """k1 and k2 each change the program."""
+    return b"k1" * applied["k1"] + b"k2" * applied["k2"] or b"stock"
+
+
+def test_a_key_slower_at_one_size_is_not_applied(monkeypatch, tmp_path):
+    """Issue 34: each key is timed at every size (the same two builds: measured once per
+    size); k1 (applied by its rule) is 25% faster at batch 2 but 25% slower at batch 8: off.
+    k2 (declined by its rule) is faster at one size and slower at none: on. The decisions
+    record every size; the stock check runs at each."""
+    def times(without, with_, size):
+        if b"k1" in with_ and b"k1" not in without:  # k1's own timing
+            return (1.0, 0.8) if size == 2 else (1.0, 1.25)
+        if b"k2" in with_ and b"k2" not in without:
+            return (1.0, 0.8) if size == 8 else (1.0, 1.0)
+        return 1.0, 0.9  # the stock check: faster
+
+    decided, timed = _fake_tuning(monkeypatch, tmp_path, _two_keys, times, sizes=(2, 8))
+    k1, k2 = decided.entries["k1"], decided.entries["k2"]
+    assert not k1.apply and k1.evidence["size"] == "batch=8" and k1.evidence["ratio"] == 0.8
+    assert set(k1.evidence["sizes"]) == {"batch=2", "batch=8"}
+    assert k2.apply and k2.evidence["sizes"]["batch=8"]["ratio"] == 1.25
+    assert decided.meta["sizes"]["fake"] == {"batch": [2, 8]}
+    # k1 at both sizes, k2 at both, the tuned build against stock at both: once per size.
+    assert [t[2] for t in timed] == [2, 8, 2, 8, 2, 8]
+    assert [c["size"] for c in decided.meta["checks"]["fake"]] == ["batch=2", "batch=8"]
+
+
+def test_a_key_slower_at_the_first_size_is_not_timed_at_the_others(monkeypatch, tmp_path):
+    def times(without, with_, size):
+        if with_ == b"k1" and without == b"stock":
+            return 1.0, 1.25
+        return 1.0, 1.0
+
+    decided, timed = _fake_tuning(monkeypatch, tmp_path, lambda a: b"k1" if a["k1"] else
+                                  b"stock", times, sizes=(2, 8, 32))
+    assert not decided.entries["k1"].apply
+    assert timed[0] == (b"stock", b"k1", 2) and (b"stock", b"k1", 8) not in timed
+
+
+def test_the_budget_stops_between_sizes(monkeypatch, tmp_path):
+    """--budget is checked before each key and each size: a key not measured at every size
+    keeps its rule and is not written as decided; the stock check still runs."""
+    import time
+
+    def times(without, with_, size):
+        time.sleep(0.3)  # the budget (0.1 s) is spent after the first timing
+        return 1.0, 1.0
+
+    decided, timed = _fake_tuning(monkeypatch, tmp_path, lambda a: b"k1" if a["k1"] else
+                                  b"stock", times, sizes=(4, 2), budget=0.1)
+    assert "k1" not in decided.entries  # undecided: the pass's rule stands
+    # k1 at batch 4 only, then the tuned build (k1 by its rule) against stock at both sizes.
+    assert timed == [(b"stock", b"k1", 4), (b"stock", b"k1", 4), (b"stock", b"k1", 2)]
+
+
+def test_no_extra_rounds_once_the_budget_is_spent(monkeypatch):
+    """Issue 34 item 3: a split verdict gets more rounds only while --budget lasts (the
+    check against stock of a large model at several sizes stays bounded)."""
+    import argparse
+
+    from iree_fusions.tools import tune
+    from iree_fusions.runtime.bundle_runner import split_verdict
+
+    split = [0.9, 0.9, 1.1, 0.9, 0.9]
+    for budget, started, rounds in ((0.0, 0.0, 10), (5.0, 0.0, 5)):
+        fake_benchmark(monkeypatch, split + [0.9] * 5)  # split, then settled by 5 more
+        args = argparse.Namespace(device="local-sync", rounds=5, max_rounds=21, repetitions=2,
+                                  runtime_flag=[], budget=budget)
+        tuner = tune.Tuner("m.mlir", [], "main", [], args, "/nonexistent", started=started)
+        *_, ratios = tuner.time_pair(b"stock", b"plugin",
+                                     lambda rs, r: split_verdict(rs, r, 0.02))
+        assert len(ratios) == rounds

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -41,12 +41,15 @@ class ArgSpec:
     shape: tuple[int, ...]  # DYNAMIC for a dynamic dim
     dtype: type
 
-    def concrete(self, dynamic_size: int | None) -> tuple[int, ...]:
-        """The shape with every dynamic dim set to `dynamic_size`."""
-        if DYNAMIC in self.shape and dynamic_size is None:
+    def concrete(self, dynamic_size: int | None, sizes: Mapping[int, int] | None = None
+                 ) -> tuple[int, ...]:
+        """The shape with dynamic dim i set to `sizes[i]`, else to `dynamic_size`."""
+        shape = tuple((sizes or {}).get(i, d) if d == DYNAMIC else d
+                      for i, d in enumerate(self.shape))
+        if DYNAMIC in shape and dynamic_size is None:
             raise ValueError(f"argument of shape {self.shape} has dynamic dims (-1): give a "
                              "size for them (dynamic_size=) or the inputs")
-        return tuple(dynamic_size if d == DYNAMIC else d for d in self.shape)
+        return tuple(dynamic_size if d == DYNAMIC else d for d in shape)
 
 
 @dataclass
@@ -115,13 +118,15 @@ def _arg_spec(t: ir.Type) -> ArgSpec:
 
 
 def random_inputs(source: str | bytes, function: str = "main", seed: int = 0,
-                  int_high: int = 8, dynamic_size: int | None = None) -> list[np.ndarray]:
+                  int_high: int = 8, dynamic_size: int | None = None,
+                  sizes: Mapping[tuple[int, int], int] | None = None) -> list[np.ndarray]:
     """Random inputs matching a function's signature: floats ~ N(0,1), ints in [0, int_high);
-    dynamic dims of size `dynamic_size`."""
+    dynamic dim j of argument i of size `sizes[(i, j)]`, else `dynamic_size`."""
     rng = np.random.default_rng(seed)
     out = []
-    for spec in function_arg_specs(source, function):
-        shape = spec.concrete(dynamic_size)
+    for i, spec in enumerate(function_arg_specs(source, function)):
+        shape = spec.concrete(dynamic_size, {d: n for (a, d), n in (sizes or {}).items()
+                                             if a == i})
         if spec.dtype is np.bool_:
             out.append(rng.integers(0, 2, shape).astype(np.bool_))
         elif np.issubdtype(spec.dtype, np.integer):

@@ -31,6 +31,10 @@ class Artifact:
     # The parameter files the compiled module reads at run time (scope -> .irpa / .gguf /
     # .safetensors path, as `iree-run-module --parameters=scope=FILE`); none when inline.
     parameters: dict[str, str] = field(default_factory=dict)
+    # A dynamic form's dynamic dims, per argument {dim: name}, and the export's ranges of
+    # them (name -> (min, max)); empty for a static program.
+    dynamic_dims: list[dict[int, str]] = field(default_factory=list)
+    ranges: dict[str, tuple[int, int | None]] = field(default_factory=dict)
 
     def write(self, folder: str, stem: str = "model") -> str:
         """Writes the IR into `folder` as `<stem>.mlirbc` (bytecode) or `<stem>.mlir` (text)
@@ -58,32 +62,64 @@ class BenchModel:
     reference_atol: float = 1e-5  # plugin vs PyTorch in float32 (half types: scaled)
     keep_ops: Callable[[], list] | None = None  # ATen ops kept out of the decompositions
     export_kwargs: Callable[[str], dict] | None = None  # form -> forms.export keywords
+    # The dims its dynamic forms can make dynamic: "batch" (an example batch >= 2), "seq" (a
+    # token model's sequence); dynamic-batch / dynamic-seq forms need theirs.
+    dims: tuple[str, ...] = ("batch",)
 
     def forms(self) -> tuple[str, ...]:
         """The forms this model can be benchmarked in (`iree-fusions-bench --form`)."""
-        from .forms import FORMS
+        from .forms import EXTRA_FORMS, FORMS, FormSpec
 
-        return FORMS if self.torch_model is not None else ("static",)
+        if self.torch_model is None:
+            return ("static",)
+        return tuple(f for f in FORMS + EXTRA_FORMS
+                     if FormSpec.parse(f).dynamic in (None, *self.dims))
 
 
-def file_model(path: str) -> BenchModel:
+def file_model(path: str, size_specs: list[str] | None = None) -> BenchModel:
     """A model given as an .mlir / .mlirbc file: its entry function (`main`, else the first
-    public one) called on random inputs (floats ~ N(0, 1), integers in [0, 8)); no
+    public one) called on random inputs (floats ~ N(0, 1), integers in [0, 8)), dynamic dims
+    at the first size of `size_specs` (`--size NAME=N,...`: harness/sizes.py); no
     reference. Its input type and external weights come from the command line (--flag,
     --parameters)."""
     def build() -> Artifact:
-        from ..harness.numerics import entry_function, random_inputs
+        from ..harness import sizes
+        from ..harness.numerics import entry_function
 
         with open(path, "rb") as f:
             source = f.read()
         function = entry_function(source)
-        return Artifact(source, random_inputs(source, function), function=function)
+        dims, chosen = sizes.bind_sizes(sizes.signature_dims(source, function),
+                                        sizes.parse_sizes(size_specs or []), path)
+        first = {name: values[0] for name, values in chosen.items()}
+        return Artifact(source, sizes.inputs_at(source, function, dims, first),
+                        function=function)
 
     return BenchModel(path, f"file {path}", build, default=False)
 
 
+# The forms an error lists (models/forms.py's FORMS, not imported here).
+FORM_LIST = ("static", "dynamic-batch", "dynamic-seq", "params", "onnx", "onnx-params")
+
+
 class FormError(ValueError):
     """A model asked for in a form it cannot be exported in."""
+
+
+def check_form(model: BenchModel, form: str) -> None:
+    """FormError, in one line, when `model` cannot be exported in `form`."""
+    if form == "static" or form in model.forms():
+        return
+    if model.torch_model is None:
+        raise FormError(f"{model.name} is IR only: it has the static form alone "
+                        f"(--form {form} needs a PyTorch model)")
+    from .forms import FormSpec
+
+    dim = FormSpec.parse(form).dynamic
+    what = "sequence dim" if dim == "seq" else "batch dim of size >= 2"
+    raise FormError(f"{model.name} has no {what} to make dynamic: --form {form} does not "
+                    f"apply (its forms: "
+                    f"{', '.join(f for f in model.forms() if f in FORM_LIST)})")
 
 
 def form_artifact(model: BenchModel, form: str, folder: str) -> Artifact:
@@ -94,10 +130,9 @@ def form_artifact(model: BenchModel, form: str, folder: str) -> Artifact:
     PyTorch's output on them."""
     if form == "static":
         return model.build()
-    if form not in model.forms():
-        raise FormError(f"{model.name} is IR only: it has the static form alone "
-                        f"(--form {form} needs a PyTorch model)")
-    from .forms import FormSpec, export
+    from .forms import DEFAULT_RANGES, FormSpec, export
+
+    check_form(model, form)
     from .torch_export import reference_atol, torch_outputs
 
     torch_model, args = model.torch_model()
@@ -109,7 +144,8 @@ def form_artifact(model: BenchModel, form: str, folder: str) -> Artifact:
     return Artifact(exported.source, exported.inputs, exported.flags, reference,
                     exported.function, reference_atol(reference, model.dtype,
                                                       model.reference_atol),
-                    dict(exported.parameters))
+                    dict(exported.parameters), [dict(d) for d in exported.dynamic_dims],
+                    {**DEFAULT_RANGES, **extra.get("ranges", {})})
 
 
 def half_models() -> dict[str, BenchModel]:

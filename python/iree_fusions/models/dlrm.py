@@ -251,7 +251,7 @@ def _model(name: str, cfg: DlrmConfig, text: str, default: bool = False) -> Benc
                       fusions="rewrite-embedding-bags,batch-gathers", needs_torch=True,
                       default=default,
                       dtype=cfg.dtype, torch_model=lambda cfg=cfg: build_dlrm(cfg),
-                      reference_atol=1e-4)
+                      reference_atol=1e-4, dims=("batch",) if cfg.batch >= 2 else ())
 
 
 MODELS: list[BenchModel] = [

@@ -217,6 +217,7 @@ def _model(variant: str, seq_len: int, default: bool, **overrides) -> BenchModel
         torch_model=lambda: build_llama(variant, seq_len, **overrides),
         reference_atol=1e-4,
         keep_ops=lambda: keep_ops(variant),
+        dims=("seq",),  # one sequence (batch 1)
     )
 
 

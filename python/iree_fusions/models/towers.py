@@ -283,7 +283,8 @@ UNSEEN = {
 def _model(name: str, cfg, text: str, default: bool = False) -> BenchModel:
     return BenchModel(name, text, lambda cfg=cfg: build_artifact(cfg),
                       fusions="batch-mlp-towers", needs_torch=True, default=default,
-                      dtype=cfg.dtype, torch_model=lambda cfg=cfg: build_model(cfg))
+                      dtype=cfg.dtype, torch_model=lambda cfg=cfg: build_model(cfg),
+                      dims=("batch",) if cfg.batch >= 2 else ())
 
 
 MODELS: list[BenchModel] = [

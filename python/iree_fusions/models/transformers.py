@@ -135,18 +135,20 @@ def tiny_bert_artifact(batch: int = 1, seq_len: int = 64, dtype: str = "float32"
 MODELS: list[BenchModel] = [
     BenchModel("bert-tiny-b1-s64", "random 2-layer BERT (hidden 128, 4 heads), pooled, B=1 S=64",
                lambda: tiny_bert_artifact(1, 64), fusions=PASS_NAME, needs_torch=True,
-               default=True, torch_model=lambda: build_tiny_bert(1, 64)),
+               default=True, torch_model=lambda: build_tiny_bert(1, 64), dims=("seq",)),
     BenchModel("minilm-b1-s128", "all-MiniLM-L6-v2 (real weights) + mean pool + L2, B=1 S=128",
                lambda: minilm_artifact(1, 128), fusions=PASS_NAME, needs_torch=True,
-               default=False, torch_model=lambda: build_minilm(1, 128)),
+               default=False, torch_model=lambda: build_minilm(1, 128), dims=("seq",)),
     BenchModel("minilm-b8-s128", "all-MiniLM-L6-v2 (real weights) + mean pool + L2, B=8 S=128",
                lambda: minilm_artifact(8, 128), fusions=PASS_NAME, needs_torch=True,
-               default=False, torch_model=lambda: build_minilm(8, 128)),
+               default=False, torch_model=lambda: build_minilm(8, 128),
+               dims=("batch", "seq")),
     # Half precision: the random BERT in bf16 / f16 (`bert-tiny-b1-s64-bf16`).
     *[BenchModel(f"bert-tiny-b1-s64{DTYPE_SUFFIXES[d]}",
                  f"random 2-layer BERT (hidden 128, 4 heads), pooled, in {d}, B=1 S=64",
                  lambda d=d: tiny_bert_artifact(1, 64, d), fusions=PASS_NAME, needs_torch=True,
                  default=False, dtype=d,
-                 torch_model=lambda d=d: build_tiny_bert(1, 64, TinyBertConfig(dtype=d)))
+                 torch_model=lambda d=d: build_tiny_bert(1, 64, TinyBertConfig(dtype=d)),
+                 dims=("seq",))
       for d in ("bfloat16", "float16")],
 ]

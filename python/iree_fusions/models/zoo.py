@@ -362,6 +362,7 @@ MODELS: list[BenchModel] = [
     BenchModel(f"zoo-{a.name}-b{b}", f"zoo ({a.family}): {a.name}, B={b}",
                lambda a=a, b=b: zoo_artifact(a, b), needs_torch=True, default=False,
                torch_model=lambda a=a, b=b: build_positional(a, b), reference_atol=1e-4,
-               export_kwargs=a.export_kwargs)
+               export_kwargs=a.export_kwargs,
+               dims=(*(("batch",) if b >= 2 else ()), *(("seq",) if a.takes_seq() else ())))
     for a in ARCHITECTURES for b in BATCHES
 ]

@@ -27,6 +27,10 @@ benchmarked on random inputs, its external weights read from `--parameters [SCOP
 `--export DIR` stops after compiling and writes a bundle (both .vmfb per model, inputs,
 reference outputs, parameter files, manifest.json, run_bundle.py); `--from DIR` runs one with
 nothing but numpy and iree.runtime (that path imports neither iree.compiler nor torch).
+
+`--tune` tunes each model in the form benchmarked (`--form`), dynamic dims at `--size` sizes
+(default: the example's size, half and double it), with the `--parameters` files, into
+`--tune-dir` (iree-fusions-tune), then compiles the plugin with those decisions.
 """
 
 from __future__ import annotations
@@ -245,14 +249,18 @@ def _add_to_bundle(bundle: BundleWriter, name: str, artifact: Artifact, outs: di
 
 
 def _tune(model: str, fusions: str, args, progress: Progress) -> str:
-    """Tunes the model on the bench's device into the --tune-dir file (one per device and
-    target, shared by the models of the run, resumed); returns its path."""
+    """Tunes the model, in the bench's --form, at its --size sizes, with its --parameters,
+    on the bench's device into the --tune-dir file (one per device and target, shared by the
+    models of the run, resumed); returns its path."""
     from . import tune
 
     os.makedirs(args.tune_dir, exist_ok=True)
     path = os.path.join(args.tune_dir, f"{args.device}-{args.target or 'default'}.json")
     progress.note(f"{model}: tuning on {args.device} into {path}")
     argv = [model, f"--device={args.device}", "-o", path, "--resume", f"--fusions={fusions}",
+            f"--form={args.form}", *[f"--size={s}" for s in args.size],
+            *[f"--parameters={p}" for p in args.parameters],
+            *([f"--budget={args.tune_budget}"] if args.tune_budget else []),
             *(["--target", args.target] if args.target else []),
             *[f"--runtime-flag={f}" for f in args.runtime_flag], *args.flag]
     if tune.main(argv) != 0:
@@ -294,8 +302,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--decisions", help="compile the plugin with this decisions file "
                    "(iree-fusions-tune)")
     p.add_argument("--tune", action="store_true",
-                   help="tune each model on the device first (iree-fusions-tune) and compile "
-                        "with the decisions")
+                   help="tune each model on the device first, in --form, at the --size sizes "
+                        "(iree-fusions-tune) and compile with the decisions")
+    p.add_argument("--size", action="append", default=[], metavar="NAME=N,N,...",
+                   help="sizes of a dynamic dim (repeatable), e.g. --size batch=1,8,64: "
+                        "--tune measures at each (default for a catalog form: the example's "
+                        "size, half and double it); a file with dynamic dims runs at the first")
+    p.add_argument("--tune-budget", type=float, default=0.0, metavar="SECONDS",
+                   help="iree-fusions-tune --budget: stop measuring keys after this long "
+                        "(0: no limit)")
     p.add_argument("--tune-dir", default="iree-fusions-decisions",
                    help="where --tune keeps its decisions file (default: %(default)s)")
     bundle_runner.add_timing_arguments(p)
@@ -398,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
                   "--tune or --list", file=sys.stderr)
             return 2
         return _run_bundle(args)
-    from ..models.catalog import all_models, file_model
+    from ..models.catalog import FormError, all_models, check_form, file_model
 
     args.device = args.device or "local-task"
     models = all_models()
@@ -411,15 +426,17 @@ def main(argv: list[str] | None = None) -> int:
     names = args.models or [m.name for m in models.values() if m.default]
     for name in names:
         if name not in models and name.endswith(MODEL_FILE_SUFFIXES) and os.path.isfile(name):
-            models[name] = file_model(name)
+            models[name] = file_model(name, args.size)
     unknown = [n for n in names if n not in models]
     if unknown:
         print(f"{PROG}: error: unknown model(s) {', '.join(unknown)}; see --list (or give "
               f"a {' / '.join(MODEL_FILE_SUFFIXES)} file)", file=sys.stderr)
         return 2
-    if args.tune and args.form != "static":
-        print(f"{PROG}: error: --tune tunes the static form; tune the {args.form} form with "
-              "iree-fusions-tune on its file and pass --decisions", file=sys.stderr)
+    try:
+        for name in names:
+            check_form(models[name], args.form)
+    except FormError as e:
+        print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     bundle = None
     if args.export:
