@@ -46,10 +46,8 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import (
     ARITH_CONSTANT, LINALG_FILL, LINALG_MATMUL, TENSOR_EMPTY
 )
-from iree_fusions.compiler.pass_base import (
-    Candidate, CandidatePass, Footprint, NoMatch, PassContext, option, round_analysis,
-    structural_key
-)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
+                                            PassContext, option, round_analysis, structural_key)
 
 PASSES = {"merge-sibling-contractions": {"class": "MergeSiblingContractions", "order": 55}}
 

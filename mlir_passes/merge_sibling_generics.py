@@ -47,10 +47,8 @@ from iree_fusions.compiler.ir_helpers import (
     ARITH_CONSTANT, LINALG_FILL, LINALG_GENERIC, RESHAPES, TENSOR_CAST, TENSOR_DIM,
     TENSOR_EMPTY
 )
-from iree_fusions.compiler.pass_base import (
-    Candidate, CandidatePass, Footprint, NoMatch, PassContext, option, round_analysis,
-    structural_key
-)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
+                                            PassContext, option, round_analysis, structural_key)
 
 PASSES = {"merge-sibling-generics": {"class": "MergeSiblingGenerics", "order": 57}}
 

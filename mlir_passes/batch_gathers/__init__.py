@@ -99,7 +99,7 @@ from typing import Literal
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
+from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
 
 from .build import TablePool, emit_group, slice_column_selects, unflatten_lookups
 from .match import SameSizes, hoist_view_chain, mark_immutable_load, match_concats

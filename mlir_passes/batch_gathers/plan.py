@@ -16,7 +16,7 @@ from typing import Literal
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
+from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
 from .match import (Lookup, SameSizes, def_pos, distinct_tables, first_use_pos, index_count,
                     is_lookup_like, match_lookup)

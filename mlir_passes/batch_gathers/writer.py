@@ -18,7 +18,7 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import TENSOR_INSERT_SLICE
-from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
+from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
 from .build import (TablePool, emit_checks, emit_size_checks, entry, erase_dead_tables,
                     erase_dead_wraps, index_const, index_in_shape, int_table, materialize,

@@ -69,7 +69,7 @@ from typing import Literal
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
+from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
 
 from .build import BuildOptions, build_group, change_text
 from .match import (Positions, TowerGroup, find_layers, group_key, group_towers, link_towers,

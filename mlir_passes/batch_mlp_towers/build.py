@@ -16,7 +16,7 @@ from iree_fusions.compiler.ir_helpers import (
     ARITH_ADDF, ARITH_ADDI, ARITH_CONSTANT, ARITH_MULF, ARITH_MULI, LINALG_FILL, LINALG_YIELD,
     RESHAPES, TENSOR_EMPTY, TENSOR_INSERT_SLICE
 )
-from iree_fusions.compiler.pass_base import op_location
+from iree_fusions.compiler.ir_helpers import op_location
 
 from .match import EpilogueOp, Layer, position, trace_constant
 from .plan import MTN, TMN, TN, GroupPlan, NodePlan

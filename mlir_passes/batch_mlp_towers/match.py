@@ -17,7 +17,7 @@ from iree_fusions.compiler.ir_helpers import (
     ARITH_TRUNCF, LINALG_FILL, LINALG_GENERIC, LINALG_INDEX, LINALG_MATMUL, LINALG_YIELD, RESHAPES,
     TENSOR_CAST, TENSOR_COLLAPSE_SHAPE, TENSOR_EXPAND_SHAPE
 )
-from iree_fusions.compiler.pass_base import NoMatch, structural_key
+from iree_fusions.compiler.protocol import NoMatch, structural_key
 
 # Ops a run-time parameter (weight, bias) may come through: function arguments as IREE
 # imports them, reshapes and casts.

@@ -13,7 +13,7 @@ from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import TENSOR_EMPTY, TENSOR_INSERT_SLICE
-from iree_fusions.compiler.pass_base import NoMatch, block_ops, round_analysis
+from iree_fusions.compiler.protocol import NoMatch, block_ops, round_analysis
 
 from .match import Layer, Positions, Tower, TowerGroup, position, trace_constant
 

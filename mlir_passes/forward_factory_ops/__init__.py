@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
+from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
 
 from .analysis import OP_COST, Factory, FactoryAnalysis
 from .dispatches import (CloneForward, DispatchOptions, clone_into, consumer_candidates,

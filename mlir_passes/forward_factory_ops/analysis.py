@@ -14,7 +14,7 @@ from iree_fusions.compiler.ir_helpers import (
     TENSOR_COLLAPSE_SHAPE, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT_SLICE,
     TENSOR_INSERT_SLICE
 )
-from iree_fusions.compiler.pass_base import describe_value
+from iree_fusions.compiler.ir_helpers import describe_value
 
 # Weighted cost of one scalar body op, in "cheap op" units: what one element of a factory value
 # costs to recompute inside a consumer. Measured on llvm-cpu (znver4, bench/results): a cheap

@@ -12,7 +12,7 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import (
     ARITH_CONSTANT, LINALG_INDEX, TENSOR_EMPTY, TENSOR_EXTRACT
 )
-from iree_fusions.compiler.pass_base import op_location
+from iree_fusions.compiler.ir_helpers import op_location
 
 from .analysis import FactoryAnalysis, built_size
 from .roots import CompactPlan, ForwardPlan

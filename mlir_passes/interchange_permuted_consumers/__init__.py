@@ -60,8 +60,8 @@ from iree_fusions.compiler.ir_helpers import (
     LINALG_FILL, LINALG_GENERIC, RESHAPES, TENSOR_DIM, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE,
     TENSOR_RESHAPE
 )
-from iree_fusions.compiler.pass_base import (Candidate, CandidatePass, Footprint, NoMatch,
-                                             PassContext, option)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
+                                            PassContext, option)
 
 from .build import (apply_layout, can_fold_copy, fold_copy_into_producer, interchange,
                     interchange_order, merge_siblings, preferred_layout_plan)

@@ -10,8 +10,8 @@ from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import TENSOR_DIM, TENSOR_EXPAND_SHAPE
-from iree_fusions.compiler.pass_base import (Candidate, Footprint, NoMatch, round_analysis,
-                                             structural_key)
+from iree_fusions.compiler.protocol import (Candidate, Footprint, NoMatch, round_analysis,
+                                            structural_key)
 
 from .build import preferred_layout_plan
 from .paths import Path, is_producer, trace_path

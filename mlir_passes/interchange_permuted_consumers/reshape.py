@@ -28,7 +28,7 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import (
     LINALG_FILL, RESHAPES, TENSOR_COLLAPSE_SHAPE, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE
 )
-from iree_fusions.compiler.pass_base import op_location
+from iree_fusions.compiler.ir_helpers import op_location
 
 from .paths import Path, identity_chain_input
 from .views import is_reshape, reshape_view, size_text

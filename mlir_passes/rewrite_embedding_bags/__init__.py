@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
+from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
 from iree_fusions.passes.batch_gathers.match import hoist_view_chain
 
 from .build import emit_offsets_bags, rewrite_embedding_bag

@@ -22,7 +22,7 @@ from iree_fusions.compiler.ir_helpers import (
     ARITH_XORI, LINALG_FILL, LINALG_GENERIC, LINALG_INDEX, LINALG_YIELD, TENSOR_COLLAPSE_SHAPE,
     TENSOR_DIM, TENSOR_EXTRACT
 )
-from iree_fusions.compiler.pass_base import NoMatch
+from iree_fusions.compiler.protocol import NoMatch
 
 from iree_fusions.passes.batch_gathers.match import CASTS, CMPI, is_zero_fill, traces_to
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
+from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 from iree_fusions.passes.batch_gathers.plan import buckets, open_groups, origin
 
 from .match import (EmbeddingBag, OffsetsBag, VariableBags, match_embedding_bag,

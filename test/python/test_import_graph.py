@@ -45,7 +45,7 @@ MOVED = _moved_table()
 
 
 def _old_path(module: str) -> str | None:
-    """The new name of an old flat path (`iree_fusions.pass_base`, or a name under a moved
+    """The new name of an old flat path (`iree_fusions.registry`, or a name under a moved
     package), else None."""
     head, _, rest = module.partition(".")
     if head != "iree_fusions" or not rest:
@@ -93,7 +93,7 @@ def _targets(name: str, module_level: bool) -> set[str]:
 
 
 def test_the_sources_are_found():
-    assert "iree_fusions.compiler.pass_base" in MODULES
+    assert "iree_fusions.compiler.protocol.rounds" in MODULES
     assert "iree_fusions.runtime.bundle_runner" in MODULES
     assert "iree_fusions.passes.batch_gathers.plan" in MODULES
     assert set(MOVED.values()) <= set(MODULES), set(MOVED.values()) - set(MODULES)

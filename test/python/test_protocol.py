@@ -15,17 +15,9 @@ from iree.compiler import ir
 
 from conftest import tool
 from iree_fusions.compiler import registry
-from iree_fusions.compiler.pass_base import (
-    MAX_ROUNDS,
-    Candidate,
-    CandidatePass,
-    NoMatch,
-    PassContext,
-    PassOptionError,
-    PassReport,
-    option,
-    structural_key,
-)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, MAX_ROUNDS, NoMatch,
+                                            PassContext, PassOptionError, PassReport, option,
+                                            structural_key)
 from iree_fusions.compiler.pipeline import PipelineError, parse_pipeline, run_pipeline
 
 MODULE = """
@@ -78,7 +70,7 @@ def test_finding_the_passes_imports_none_of_them():
 
 EXTRA_PASS = """
 from dataclasses import dataclass
-from iree_fusions.compiler.pass_base import FusionPass
+from iree_fusions.compiler.protocol import FusionPass
 
 PASSES = {
     "dropped-in": {"class": "DroppedIn", "order": 35},

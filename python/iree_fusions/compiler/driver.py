@@ -24,7 +24,8 @@ from iree.compiler.api import ctypes_dl as capi
 
 from .counting import FlowCounts, count_flow_module, dispatch_sites, touching
 from .decisions import Decider, DecisionsError
-from .pass_base import PassReport, Skip, format_location
+from .ir_helpers import format_location
+from .protocol import PassReport, Skip
 from .target import module_targets
 from .timing_report import PHASES, CompileTiming
 from .pipeline import PipelineError, Step, run_pipeline

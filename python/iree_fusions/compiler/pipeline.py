@@ -24,8 +24,8 @@ from . import registry
 from .files import UserError, write_file
 from .decisions import Decider, DecisionsError
 from .target import Target, module_targets
-from .pass_base import (FusionPass, PassContext, PassOptionError, PassReport, count_compute_ops,
-                        format_location)
+from .ir_helpers import format_location
+from .protocol import FusionPass, PassContext, PassOptionError, PassReport, count_compute_ops
 
 
 class PipelineError(UserError, RuntimeError):

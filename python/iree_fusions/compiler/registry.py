@@ -20,7 +20,7 @@ import sys
 import traceback
 from dataclasses import dataclass
 
-from .pass_base import PHASES, FusionPass, PassOptionError
+from .protocol import FusionPass, HOOK_PHASES, PassOptionError
 
 
 @dataclass(frozen=True)
@@ -149,9 +149,9 @@ def _check_pass_class(cls: type) -> None:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise PassOptionError(f"{what}: name {name!r} is not a kebab-case pass name")
     phase = getattr(cls, "phase", None)
-    if phase not in PHASES:
+    if phase not in HOOK_PHASES:
         raise PassOptionError(f"pass '{name}': unknown phase {phase!r} (phases: "
-                              f"{', '.join(PHASES)})")
+                              f"{', '.join(HOOK_PHASES)})")
     if not isinstance(getattr(cls, "description", None), str):
         raise PassOptionError(f"pass '{name}': no description")
 
