@@ -40,8 +40,6 @@ from iree_fusions.compiler.ir_helpers import ARITH_CONSTANT, TENSOR_EXTRACT_SLIC
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, structural_key)
 
-# This module's passes, read by the registry from the source (nothing imported).
-PASSES = {"forward-slices": {"class": "ForwardSlices", "order": 32}}
 
 _CONSTANT_SOURCES = (ARITH_CONSTANT, "util.global.load", "flow.tensor.constant")
 

@@ -49,7 +49,6 @@ from iree_fusions.compiler.ir_helpers import (
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, option, round_analysis, structural_key)
 
-PASSES = {"merge-sibling-contractions": {"class": "MergeSiblingContractions", "order": 55}}
 
 SURE = ("IREE makes each contraction the root of a dispatch of its own; one multi-result "
         "contraction with its fused epilogue is one dispatch")

@@ -50,7 +50,6 @@ from iree_fusions.compiler.ir_helpers import (
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, option, round_analysis, structural_key)
 
-PASSES = {"merge-sibling-generics": {"class": "MergeSiblingGenerics", "order": 57}}
 
 SURE = ("IREE makes a generic read only by scatters or returns the root of a dispatch of its "
         "own; one multi-result generic is one dispatch")

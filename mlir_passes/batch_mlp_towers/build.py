@@ -18,7 +18,7 @@ from iree_fusions.compiler.ir_helpers import (
 )
 from iree_fusions.compiler.ir_helpers import op_location
 
-from .match import EpilogueOp, Layer, position, trace_constant
+from .match import EpilogueOp, Layer, trace_constant
 from .plan import MTN, TMN, TN, GroupPlan, NodePlan
 
 # Dead ops left behind by a rewrite that are erased with it.
@@ -384,7 +384,7 @@ def _replace_tower_uses(plan: GroupPlan, chains: list[list[ir.Value]]) -> None:
 
 def _erase_towers(plan: GroupPlan) -> None:
     """Erases the towers' ops and the stack, then what they leave dead."""
-    doomed = sorted(plan.removed, key=lambda op: position(op, plan.positions), reverse=True)
+    doomed = sorted(plan.removed, key=lambda op: h.position(op, plan.positions), reverse=True)
     dead = {result for op in doomed for result in op.results}
     operands = [operand for op in doomed for operand in op.operands if operand not in dead]
     if plan.stack is not None:

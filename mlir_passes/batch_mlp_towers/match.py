@@ -25,16 +25,6 @@ PARAM_PASSTHROUGH = RESHAPES + (TENSOR_CAST, "iree_tensor_ext.compute_barrier.st
                                 "hal.tensor.import")
 # Float casts between precisions: no activation of their own.
 PRECISION_CASTS = {ARITH_TRUNCF, ARITH_EXTF}
-# Where an op outside the block (nested in a region) sorts among the block's ops.
-_NOT_IN_BLOCK = 1 << 30
-
-Positions = dict[ir.Operation, int]
-
-
-def position(op: ir.Operation, positions: Positions) -> int:
-    """The op's index in the block of `positions` (ops nested deeper sort last)."""
-    return positions.get(op, _NOT_IN_BLOCK)
-
 
 # ---------------------------------------------------------------- one layer
 
@@ -309,7 +299,7 @@ class _Epilogue:
 
 
 def _collect_epilogue(chain: list[ir.Value], chain_dims: list[list[int]],
-                      chain_ops: list[ir.Operation], positions: Positions
+                      chain_ops: list[ir.Operation], positions: h.Positions
                       ) -> tuple[_Epilogue, ir.Operation | None]:
     """Grows `chain` by the elementwise generics reading it (and one expand_shape splitting
     its rows), first in block order first; generics that are no epilogue are left out.
@@ -322,7 +312,7 @@ def _collect_epilogue(chain: list[ir.Value], chain_dims: list[list[int]],
             {user for value in chain for user in h.users(value)
              if user.name in (LINALG_GENERIC, TENSOR_EXPAND_SHAPE) and user not in rejected
              and user not in chain_ops},
-            key=lambda op: position(op, positions))
+            key=lambda op: h.position(op, positions))
         for cand in candidates:
             if cand.name == TENSOR_EXPAND_SHAPE:
                 dims = None if row_view is not None else row_view_dims(
@@ -348,7 +338,7 @@ def _collect_epilogue(chain: list[ir.Value], chain_dims: list[list[int]],
             return found, row_view
 
 
-def analyze_layer(matmul: ir.Operation, positions: Positions) -> Layer:
+def analyze_layer(matmul: ir.Operation, positions: h.Positions) -> Layer:
     """The layer rooted at a linalg.matmul; raises NoMatch with the reason."""
     lhs, weight, fill, layout, mm_body = _check_matmul(matmul)
     chain: list[ir.Value] = [matmul.results[0]]
@@ -475,7 +465,7 @@ def next_layer(layer: Layer, layers: dict[ir.Operation, Layer]
     return nxt, link
 
 
-def find_layers(block: ir.Block, positions: Positions
+def find_layers(block: ir.Block, positions: h.Positions
                 ) -> tuple[dict[ir.Operation, Layer], list[tuple[ir.Operation, str]]]:
     """The tower layers of the block's matmuls, and (matmul, reason) for the others."""
     layers: dict[ir.Operation, Layer] = {}
@@ -520,7 +510,7 @@ def place_towers(towers: list[Tower], placements: dict[ir.Operation, frozenset[s
             *(placements.get(op, frozenset()) for lay in tower.layers for op in lay.ops))
 
 
-def group_towers(towers: list[Tower], positions: Positions) -> list[TowerGroup]:
+def group_towers(towers: list[Tower], positions: h.Positions) -> list[TowerGroup]:
     """Towers reading one input with an equal first layer, then the remaining towers with an
     equal first layer and separate inputs; in block order of their first matmul. Towers
     placed on different devices are never in one group."""
@@ -542,7 +532,7 @@ def group_towers(towers: list[Tower], positions: Positions) -> list[TowerGroup]:
         else:
             groups.append(TowerGroup(peers, False, len(peers) == 1))
     groups += pad_groups(lone)
-    groups.sort(key=lambda group: min(position(tower.layers[0].mm, positions)
+    groups.sort(key=lambda group: min(h.position(tower.layers[0].mm, positions)
                                       for tower in group.towers))
     return groups
 

@@ -15,7 +15,7 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import TENSOR_EMPTY, TENSOR_INSERT_SLICE
 from iree_fusions.compiler.protocol import NoMatch, block_ops, round_analysis
 
-from .match import Layer, Positions, Tower, TowerGroup, position, trace_constant
+from .match import Layer, Tower, TowerGroup, trace_constant
 
 
 @dataclass(frozen=True)
@@ -368,7 +368,7 @@ class GroupPlan:
     anchor: ir.Operation  # the batched ops go before it
     sink: list[ir.Operation]  # users of tower results moved after the batched ops
     runtime_bytes: int
-    positions: Positions
+    positions: h.Positions
     gain: Gain = None  # type: ignore[assignment]
 
     @property
@@ -380,7 +380,7 @@ class GroupPlan:
 
 
 def plan_group(group: TowerGroup, arrangement: Arrangement | None, block: ir.Block,
-               positions: Positions, options: PlanOptions) -> GroupPlan:
+               positions: h.Positions, options: PlanOptions) -> GroupPlan:
     """The plan to batch `group`; NoMatch with the reason at the first check that fails."""
     if len(group.towers) < 2:
         lone = group.towers[0]
@@ -396,7 +396,7 @@ def plan_group(group: TowerGroup, arrangement: Arrangement | None, block: ir.Blo
         raise NoMatch(f"{group.describe()}: {e}") from None
 
 
-def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, positions: Positions,
+def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, positions: h.Positions,
                   options: PlanOptions) -> GroupPlan:
     towers, stack = arr.towers, arr.stack
     root = build_trie(towers, arr.sig_id, 0, len(towers), 0)
@@ -581,7 +581,7 @@ def _check_same_values_from_above(layers: list[Layer]) -> None:
             raise NoMatch("accumulators are filled with different values")
 
 
-def placement(block: ir.Block, positions: Positions, externals: list[ir.Value],
+def placement(block: ir.Block, positions: h.Positions, externals: list[ir.Value],
               removed: set[ir.Operation]) -> tuple[ir.Operation, list[ir.Operation]]:
     """Where the batched ops go (before `anchor`: after every value they read) and the users
     of tower results that must move after them; NoMatch if towers depend on each other."""
@@ -599,10 +599,10 @@ def placement(block: ir.Block, positions: Positions, externals: list[ir.Value],
         found = (h.block_ancestor(user, positions) for result in op.results
                  for user in h.users(result))
         return [user for user in found
-                if user is not None and user not in removed and position(user, positions) <= last]
+                if user is not None and user not in removed and h.position(user, positions) <= last]
 
     sink: set = set()
-    work = [user for op in sorted(removed, key=lambda op: position(op, positions))
+    work = [user for op in sorted(removed, key=lambda op: h.position(op, positions))
             for user in early_users(op)]
     while work:
         op = work.pop()
@@ -620,4 +620,4 @@ def placement(block: ir.Block, positions: Positions, externals: list[ir.Value],
     anchor = next((op for op in ops[last + 1:] if op not in removed and op not in sink), None)
     if anchor is None:
         raise NoMatch("no op after the group's inputs to put the batched ops before")
-    return anchor, sorted(sink, key=lambda op: position(op, positions))
+    return anchor, sorted(sink, key=lambda op: h.position(op, positions))

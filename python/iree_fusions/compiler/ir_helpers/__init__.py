@@ -29,7 +29,8 @@ from .names import (  # noqa: F401
     LINALG_GENERIC, LINALG_INDEX, LINALG_MAP, LINALG_MATMUL, LINALG_PACK, LINALG_TRANSPOSE,
     LINALG_UNPACK, LINALG_YIELD, TENSOR_CAST, TENSOR_COLLAPSE_SHAPE, TENSOR_DIM, TENSOR_EMPTY,
     TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT, TENSOR_EXTRACT_SLICE, TENSOR_FROM_ELEMENTS,
-    TENSOR_INSERT_SLICE, TENSOR_RESHAPE, FUNC_OPS, LINALG_EXT_PREFIX, RESHAPES,
+    TENSOR_INSERT_SLICE, TENSOR_RESHAPE, FUNC_OPS, LINALG_EXT_PREFIX, RESHAPES, INT_CASTS,
+    CMPI_PREDICATES,
 )
 from .caching import (  # noqa: F401
     ATTRIBUTE_TEXTS, capsule_address, uniqued_cached, attribute_fact,
@@ -38,7 +39,7 @@ from .values import (  # noqa: F401
     op_name, functions, walk_ops, defining_op, use_owner, users, single_user, result_index,
     attr_names, attribute_texts, i64_array, has_dynamic_offsets, segment_sizes, const_int,
     splat_value, is_constant, is_constant_like, mutable_global_read, is_parameter,
-    same_constant,
+    same_constant, traces_to, is_zero_fill, value_origin,
 )
 from .types import (  # noqa: F401
     tensor_type, static_type, static_shape, numel, element_bytes, static_tensor_bytes,

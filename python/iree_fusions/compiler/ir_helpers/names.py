@@ -68,3 +68,8 @@ TENSOR_RESHAPE = tensor.ReshapeOp.OPERATION_NAME
 FUNC_OPS = ("util.func", "func.func")
 LINALG_EXT_PREFIX = "iree_linalg_ext."
 RESHAPES = (TENSOR_EXPAND_SHAPE, TENSOR_COLLAPSE_SHAPE)
+# Integer and index casts (a value traced through them keeps its meaning: `traces_to`).
+INT_CASTS = (ARITH_INDEX_CAST, ARITH_INDEX_CASTUI, ARITH_EXTSI, ARITH_EXTUI)
+# `arith.cmpi`'s predicate attribute -> its name.
+CMPI_PREDICATES = {0: "eq", 1: "ne", 2: "slt", 3: "sle", 4: "sgt", 5: "sge", 6: "ult", 7: "ule",
+                   8: "ugt", 9: "uge"}

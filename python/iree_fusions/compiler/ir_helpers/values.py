@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from iree.compiler import ir
 
 from .caching import attribute_fact
-from .names import ARITH_CONSTANT, FUNC_OPS, RESHAPES, TENSOR_CAST
+from .names import ARITH_CONSTANT, FUNC_OPS, INT_CASTS, LINALG_FILL, RESHAPES, TENSOR_CAST
 
 
 def op_name(op: ir.Operation | ir.OpView) -> str:
@@ -151,3 +151,31 @@ def same_constant(a: ir.Value, b: ir.Value) -> bool:
     da, db = defining_op(a), defining_op(b)
     return (da is not None and db is not None and da.name == db.name == ARITH_CONSTANT
             and a.type == b.type and str(da.attributes["value"]) == str(db.attributes["value"]))
+
+
+def traces_to(value: ir.Value, target: ir.Value) -> bool:
+    """value is target, possibly through integer/index casts."""
+    while True:
+        if value == target:
+            return True
+        op = defining_op(value)
+        if op is None or op.name not in INT_CASTS:
+            return False
+        value = op.operands[0]
+
+
+def is_zero_fill(value: ir.Value) -> bool:
+    """`linalg.fill` of the float constant 0.0."""
+    op = defining_op(value)
+    if op is None or op.name != LINALG_FILL:
+        return False
+    cst = defining_op(op.operands[0])
+    return cst is not None and cst.name == ARITH_CONSTANT and \
+        isinstance(cst.attributes["value"], ir.FloatAttr) and \
+        cst.attributes["value"].value == 0.0
+
+
+def value_origin(value: ir.Value) -> str:
+    """`argument` or the name of the op that defines the value (for keys)."""
+    op = defining_op(value)
+    return "argument" if op is None else op.name

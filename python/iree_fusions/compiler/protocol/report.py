@@ -21,6 +21,11 @@ from .candidates import Candidate, Footprint
 
 @dataclass(frozen=True)
 class Change:
+    """A rewrite a pass applied: its structural key, what it changed, the op it is anchored at
+    (`linalg.generic at file.mlir:12:5`), and who decided it ("rule": the pass's own; else
+    the decisions file that chose it). `at`, `sure` and `touched` are the driver's (remarks,
+    weighing): not in the JSON."""
+
     key: str
     what: str
     location: str
@@ -32,9 +37,17 @@ class Change:
     # effect shows in the dispatches (the driver weighs each pass by them).
     touched: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
+    @staticmethod
+    def from_json(entry: dict[str, Any]) -> Change:
+        return Change(entry["key"], entry["what"], entry["location"],
+                      entry.get("decided_by", "rule"), entry.get("gain", "dispatches"))
+
 
 @dataclass(frozen=True)
 class Skip:
+    """A candidate a pass left alone, with the reason given at the check that failed;
+    `feasible`: the plan existed (a decisions file could apply it)."""
+
     key: str
     reason: str
     location: str
@@ -49,10 +62,19 @@ class Skip:
         return Skip(cand.key, reason, cand.location, decided_by,
                     not cand.blocked if feasible is None else feasible, cand.at)
 
+    @staticmethod
+    def from_json(entry: dict[str, Any]) -> Skip:
+        return Skip(entry["key"], entry["reason"], entry["location"],
+                    entry.get("decided_by", "rule"), bool(entry.get("feasible")))
+
 
 @dataclass
 class PassReport:
-    """What one pass did to one module: changes made, candidates skipped (with reasons)."""
+    """What one pass did to one module: changes made, candidates skipped (with reasons).
+
+    The one report type from the passes to the API: the driver fills it in, the compile
+    writes it as JSON (`to_json`: `--fusions-report-json`, `CompileOutput.reports`) and API
+    callers read it back typed (`from_json`: `CompileOutput.passes`)."""
 
     pass_name: str
     changes: list[Change] = field(default_factory=list)
@@ -88,8 +110,29 @@ class PassReport:
         self.notes.append(message)
 
     @property
+    def name(self) -> str:
+        """The pass's name (what API callers read)."""
+        return self.pass_name
+
+    @property
     def changed(self) -> bool:
         return bool(self.changes)
+
+    @staticmethod
+    def from_json(entry: dict[str, Any]) -> PassReport:
+        """From one entry of `to_json` (`--fusions-report-json`, `CompileOutput.reports`)."""
+        return PassReport(
+            pass_name=entry["pass"],
+            changes=[Change.from_json(c) for c in entry.get("changes", [])],
+            skipped=[Skip.from_json(s) for s in entry.get("skipped", [])],
+            notes=list(entry.get("notes", [])),
+            ops_before=Counter(entry.get("ops_before", {})),
+            ops_after=Counter(entry.get("ops_after", {})),
+            error=entry.get("error"),
+            target=entry.get("target"),
+            stats=Counter(entry.get("stats", {})),
+            timing=dict(entry.get("timing", {})),
+        )
 
     def format(self, verbose: bool = True) -> str:
         lines = [f"[{self.pass_name}] {len(self.changes)} change(s), {len(self.skipped)} skipped"]
