@@ -103,7 +103,8 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
 
 from .build import TablePool, emit_group, slice_column_selects, unflatten_lookups
-from .match import SameSizes, mark_immutable_load, match_concats
+from .match import mark_immutable_load
+from .concats import SameSizes, match_concats
 from .plan import GroupOptions, GroupPlan, collect_lookups, group_candidates
 from .writer import WriterOptions, WriterPlan, emit_concat_writer, writer_candidates
 

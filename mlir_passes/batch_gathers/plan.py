@@ -19,8 +19,8 @@ from iree_fusions.compiler import batching
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
-from .match import (Lookup, SameSizes, distinct_tables, index_count,
-                    is_lookup_like, match_lookup)
+from .match import Lookup, distinct_tables, index_count, is_lookup_like, match_lookup
+from .concats import SameSizes
 
 
 @dataclass(frozen=True)

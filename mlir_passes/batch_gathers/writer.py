@@ -20,8 +20,11 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import TENSOR_INSERT_SLICE
 from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
-from .build import (TablePool, emit_checks, emit_size_checks, entry, erase_dead_tables, erase_dead_wraps, index_in_shape, int_table, materialize, select_chain, wrap_index)
-from .match import Concat, Lookup, SameSizes, distinct_tables, stacked_source
+from .build import TablePool, erase_dead_tables, erase_dead_wraps
+from .scalars import (emit_checks, emit_size_checks, entry, index_in_shape, int_table, materialize,
+                      select_chain, wrap_index)
+from .match import Lookup, distinct_tables
+from .concats import Concat, SameSizes, stacked_source
 from .plan import SizeCheck
 
 

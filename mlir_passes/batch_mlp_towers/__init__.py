@@ -72,9 +72,10 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
 
 from .build import BuildOptions, build_group, change_text
-from .match import (TowerGroup, find_layers, group_key, group_towers, link_towers,
-                    matmul_key, place_towers)
-from .plan import GroupPlan, PlanOptions, arrange_towers, declined, plan_group
+from .towers import (TowerGroup, find_layers, group_key, group_towers, link_towers, matmul_key,
+                     place_towers)
+from .plan import GroupPlan, PlanOptions, declined, plan_group
+from .arrange import arrange_towers
 
 __all__ = ["BatchMlpTowers", "GroupPlan"]
 

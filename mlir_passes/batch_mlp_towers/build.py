@@ -12,14 +12,13 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import (
-    ARITH_ADDF, ARITH_ADDI, ARITH_CONSTANT, ARITH_MULF, ARITH_MULI, LINALG_FILL, LINALG_YIELD,
-    RESHAPES, TENSOR_EMPTY, TENSOR_INSERT_SLICE
-)
-from iree_fusions.compiler.ir_helpers import op_location
+from iree_fusions.compiler.ir_helpers import (ARITH_ADDF, ARITH_ADDI, ARITH_CONSTANT, ARITH_MULF,
+                                              ARITH_MULI, LINALG_FILL, LINALG_YIELD, RESHAPES,
+                                              TENSOR_EMPTY, TENSOR_INSERT_SLICE, op_location)
 
 from .match import EpilogueOp, Layer, trace_constant
-from .plan import MTN, TMN, TN, GroupPlan, NodePlan
+from .arrange import MTN, TMN, TN
+from .plan import GroupPlan, NodePlan
 
 # Dead ops left behind by a rewrite that are erased with it.
 CLEANUP_OPS = (TENSOR_EMPTY, LINALG_FILL, ARITH_CONSTANT, "util.global.load",
