@@ -120,12 +120,14 @@ class PassReport:
 
     @staticmethod
     def from_json(entry: dict[str, Any]) -> PassReport:
-        """From one entry of `to_json` (`--fusions-report-json`, `CompileOutput.reports`)."""
+        """From one entry of `to_json` (`--fusions-report-json`, `CompileOutput.reports`): a
+        record of what was done, its changes, skips and notes as tuples (as the API has
+        always given them), not a report to fill in."""
         return PassReport(
             pass_name=entry["pass"],
-            changes=[Change.from_json(c) for c in entry.get("changes", [])],
-            skipped=[Skip.from_json(s) for s in entry.get("skipped", [])],
-            notes=list(entry.get("notes", [])),
+            changes=tuple(Change.from_json(c) for c in entry.get("changes", [])),
+            skipped=tuple(Skip.from_json(s) for s in entry.get("skipped", [])),
+            notes=tuple(entry.get("notes", [])),
             ops_before=Counter(entry.get("ops_before", {})),
             ops_after=Counter(entry.get("ops_after", {})),
             error=entry.get("error"),
@@ -155,7 +157,7 @@ class PassReport:
             "changes": [{"pass": self.pass_name, **_json_fields(c, "sure", "touched")}
                         for c in self.changes],
             "skipped": [{"pass": self.pass_name, **_json_fields(s)} for s in self.skipped],
-            "notes": self.notes,
+            "notes": list(self.notes),
             "ops_before": dict(self.ops_before),
             "ops_after": dict(self.ops_after),
             "error": self.error,
