@@ -37,12 +37,9 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import ARITH_CONSTANT, TENSOR_EXTRACT_SLICE
-from iree_fusions.compiler.pass_base import (
-    Candidate, CandidatePass, Footprint, NoMatch, PassContext, structural_key
-)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
+                                            PassContext, structural_key)
 
-# This module's passes, read by the registry from the source (nothing imported).
-PASSES = {"forward-slices": {"class": "ForwardSlices", "order": 32}}
 
 _CONSTANT_SOURCES = (ARITH_CONSTANT, "util.global.load", "flow.tensor.constant")
 

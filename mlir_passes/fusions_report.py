@@ -19,11 +19,8 @@ from iree_fusions.compiler.ir_helpers import (
     LINALG_BATCH_MATMUL, LINALG_FILL, LINALG_GENERIC, LINALG_MATMUL, TENSOR_COLLAPSE_SHAPE,
     TENSOR_EXPAND_SHAPE
 )
-from iree_fusions.compiler.pass_base import FusionPass, PassContext
+from iree_fusions.compiler.protocol import FusionPass, PassContext
 
-# This module's passes, read by the registry from the source (nothing imported): name ->
-# class and place in --fusions=all (`order`: lower runs first; not in 'all').
-PASSES = {"fusions-report": {"class": "FusionsReport", "order": 0, "default": False}}
 
 CONTRACTIONS = (LINALG_MATMUL, LINALG_BATCH_MATMUL, "linalg.matmul_transpose_b",
                 "linalg.batch_matmul_transpose_b")

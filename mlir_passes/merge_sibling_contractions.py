@@ -46,12 +46,9 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import (
     ARITH_CONSTANT, LINALG_FILL, LINALG_MATMUL, TENSOR_EMPTY
 )
-from iree_fusions.compiler.pass_base import (
-    Candidate, CandidatePass, Footprint, NoMatch, PassContext, option, round_analysis,
-    structural_key
-)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
+                                            PassContext, option, round_analysis, structural_key)
 
-PASSES = {"merge-sibling-contractions": {"class": "MergeSiblingContractions", "order": 55}}
 
 SURE = ("IREE makes each contraction the root of a dispatch of its own; one multi-result "
         "contraction with its fused epilogue is one dispatch")

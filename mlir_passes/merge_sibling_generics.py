@@ -47,12 +47,9 @@ from iree_fusions.compiler.ir_helpers import (
     ARITH_CONSTANT, LINALG_FILL, LINALG_GENERIC, RESHAPES, TENSOR_CAST, TENSOR_DIM,
     TENSOR_EMPTY
 )
-from iree_fusions.compiler.pass_base import (
-    Candidate, CandidatePass, Footprint, NoMatch, PassContext, option, round_analysis,
-    structural_key
-)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
+                                            PassContext, option, round_analysis, structural_key)
 
-PASSES = {"merge-sibling-generics": {"class": "MergeSiblingGenerics", "order": 57}}
 
 SURE = ("IREE makes a generic read only by scatters or returns the root of a dispatch of its "
         "own; one multi-result generic is one dispatch")

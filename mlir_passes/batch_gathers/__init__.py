@@ -98,19 +98,18 @@ from typing import Literal
 
 from iree.compiler import ir
 
+from iree_fusions.compiler import batching
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
+from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
 
 from .build import TablePool, emit_group, slice_column_selects, unflatten_lookups
-from .match import SameSizes, hoist_view_chain, mark_immutable_load, match_concats
+from .match import mark_immutable_load
+from .concats import SameSizes, match_concats
 from .plan import GroupOptions, GroupPlan, collect_lookups, group_candidates
 from .writer import WriterOptions, WriterPlan, emit_concat_writer, writer_candidates
 
 __all__ = ["BatchGathers", "GroupPlan", "WriterPlan"]
 
-# This module's passes, read by the registry from the source (nothing imported): name ->
-# class and place in --fusions=all (`order`: lower runs first).
-PASSES = {"batch-gathers": {"class": "BatchGathers", "order": 20}}
 
 Plan = GroupPlan | WriterPlan  # a lookup group, or a concat written in place
 
@@ -174,7 +173,7 @@ class BatchGathers(CandidatePass[Plan]):
         slice_column_selects(block)
         found = collect_lookups(block, self.gather_mode != "ins")
         for lookup in found[0]:
-            hoist_view_chain(lookup.index, block)
+            batching.hoist_view_chain(lookup.index, block)
             mark_immutable_load(lookup.table)
         # Moving views changes neither which ops are lookups nor their order: the round's
         # find takes these instead of walking the block again.

@@ -9,20 +9,20 @@ from collections.abc import Sequence
 
 import numpy as np
 from iree.compiler import ir
-from iree.compiler.dialects import arith, cf, tensor
+from iree.compiler.dialects import arith, tensor
 from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
+from iree_fusions.compiler import batching
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import (
-    ARITH_CONSTANT, ARITH_INDEX_CAST, LINALG_GENERIC, LINALG_INDEX, LINALG_YIELD,
-    TENSOR_COLLAPSE_SHAPE, TENSOR_DIM, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT
-)
+from iree_fusions.compiler.ir_helpers import (ARITH_CONSTANT, ARITH_INDEX_CAST, LINALG_GENERIC,
+                                              LINALG_INDEX, LINALG_YIELD, TENSOR_COLLAPSE_SHAPE,
+                                              TENSOR_EMPTY, TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT)
 
-from . import match
-from .match import (MAX_UNROLLED_BAG, Lookup, distinct_tables, first_use_pos,
-                    is_lookup_like, shape_text)
+from .match import MAX_UNROLLED_BAG, Lookup, distinct_tables, is_lookup_like, shape_text
 from .plan import GroupPlan
+from .scalars import (emit_checks, emit_size_checks, entry, index_in_shape, int_table, materialize,
+                      select_chain, wrap_index)
 
 TABLE_SYMBOL = "__batch_gathers_table"
 
@@ -214,133 +214,6 @@ def _constant_select(op: ir.Operation) -> tuple[ir.Value, int, int] | None:
     return src, axis, const_pos
 
 
-# ---------------------------------------------------------------- scalar code in bodies
-# At the current insertion point and location (inside a generic's body).
-
-
-def index_const(value: int) -> ir.Value:
-    return arith.ConstantOp(ir.IndexType.get(), value).result
-
-
-def int_table(values: Sequence[int], width: int = 64) -> ir.Value:
-    """An `arith.constant dense<[...]> : tensor<N x i{width}>` (IREE cannot clone
-    `tensor<Nxindex>` constants into dispatches: tables of i64 are read and cast)."""
-    table_t = ir.RankedTensorType.get([len(values)], ir.IntegerType.get_signless(width))
-    data = np.asarray(values, dtype=np.int64 if width == 64 else np.int32)
-    return arith.ConstantOp(table_t, ir.DenseElementsAttr.get(data, type=table_t)).result
-
-
-def entry(table: ir.Value, key: ir.Value) -> ir.Value:
-    """table[key] as an index, from an integer constant table."""
-    elem = tensor.ExtractOp(table, [key]).result
-    return arith.IndexCastOp(ir.IndexType.get(), elem).result
-
-
-def cmpi(pred: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
-    return arith.CmpIOp(getattr(arith.CmpIPredicate, pred), lhs, rhs).result
-
-
-def select_chain(key: ir.Value, values: list[ir.Value], keys: list[int]) -> ir.Value:
-    """values[i] where key == keys[i] (values[0] for any other key)."""
-    acc = values[0]
-    for value, case_key in zip(values[1:], keys[1:]):
-        is_case = cmpi("eq", key, index_const(case_key))
-        acc = arith.SelectOp(is_case, value, acc).result
-    return acc
-
-
-def wrap_index(idx: ir.Value, rows: ir.Value) -> ir.Value:
-    """idx < 0 ? idx + rows : idx (the wrap of the generics the gather replaces, on the
-    lookup's own table's rows)."""
-    negative = cmpi("slt", idx, index_const(0))
-    return arith.SelectOp(negative, arith.AddIOp(idx, rows).result, idx).result
-
-
-def emit_checks(checks: tuple[str | None, str | None], raw: ir.Value, idx: ir.Value,
-                rows: ir.Value, skip: ir.Value | None = None) -> None:
-    """The lookup's bounds checks: the original index against its own table's rows
-    (`skip`: true where the check does not apply)."""
-    upper, lower = checks
-    if upper is not None:
-        in_bounds = cmpi("slt", idx, rows)
-        if skip is not None:
-            in_bounds = arith.OrIOp(skip, in_bounds).result
-        cf.AssertOp(in_bounds, upper)
-    if lower is not None:
-        zero = arith.ConstantOp(raw.type, 0).result
-        in_bounds = cmpi("sge", raw, zero)
-        if skip is not None:
-            in_bounds = arith.OrIOp(skip, in_bounds).result
-        cf.AssertOp(in_bounds, lower)
-
-
-def index_in_shape(lookup: Lookup) -> ir.Value:
-    """The lookup's index tensor in its index shape (a gather's indices carry a trailing
-    unit dim: collapsed)."""
-    rank = len(lookup.index_sizes)
-    actual = ir.RankedTensorType(lookup.index.type).rank
-    if actual == rank:
-        return lookup.index
-    groups = [[i] for i in range(rank - 1)] + [list(range(rank - 1, actual))]
-    shape = [ir.ShapedType.get_dynamic_size() if size is None else size
-             for size in lookup.index_shape]
-    return b.collapse(lookup.index, groups, ir.RankedTensorType.get(shape, lookup.index_elem))
-
-
-def slice_out(value: ir.Value, offsets: Sequence[b.Size], sizes: Sequence[b.Size],
-              result_shape: Sequence[b.Size]) -> ir.Value:
-    """A unit-stride extract_slice (rank-reducing to `result_shape`), sizes and offsets
-    static or dynamic."""
-    result_t = b.tensor_type_of(result_shape, ir.RankedTensorType(value.type).element_type)
-    return b.extract_slice(value, offsets, sizes, result_t)
-
-
-def materialize(size: h.DimKey) -> b.Size:
-    """A size as a builder operand: static, the index value that holds it, or a
-    `tensor.dim` (at the current insertion point) of a dim no op carries."""
-    return b.size_of(*size) if isinstance(size, tuple) else size
-
-
-def emit_size_checks(checks: Sequence[tuple[h.DimKey, h.DimKey]], what: str,
-                     block: ir.Block) -> None:
-    """Host-side checks that two sizes a rewrite treats as one are equal: the batches of a
-    concat's slots, which torch.cat requires to be equal and a dynamic export without shape
-    facts carries as separate values. An unequal pair stops the call with an error (where
-    the original filled the concat's rows with undefined values, or wrote past them).
-
-    They go right after the last op of `block` that defines a size they compare (the
-    arguments' imports): host code between two dispatches would cut the call into several
-    stream submissions (measured: 3 instead of 1 for dlrm-b8 when placed at the gather)."""
-    if not checks:
-        return
-    for key in (size_key for pair in checks for size_key in pair):
-        if isinstance(key, ir.Value):
-            match.hoist_chain(key, block, _is_size_op)
-    order = h.block_positions(block)
-    last = None
-    for key in (size_key for pair in checks for size_key in pair):
-        value = key[0] if isinstance(key, tuple) else key
-        if isinstance(value, ir.Value) and (op := h.defining_op(value)) is not None:
-            op = h.block_ancestor(op, order)
-            if op is not None and (last is None or order[op] > order[last]):
-                last = op
-    insertion = ir.InsertionPoint.at_block_begin(block) if last is None else \
-        ir.InsertionPoint(next(next_op for next_op, pos in order.items() if pos == order[last] + 1))
-    with insertion:
-        for lhs, rhs in checks:
-            equal = cmpi("eq", materialize(lhs), materialize(rhs))
-            cf.AssertOp(equal, f"batch-gathers: {what}: batch sizes differ ({h.size_text(lhs)} "
-                        f"vs {h.size_text(rhs)}; torch.cat needs them equal)")
-
-
-def _is_size_op(op: ir.Operation) -> bool:
-    """Host-side scalar code that computes a size (arith on index/integer scalars,
-    tensor.dim, util.assume.int): pure, so it may move up to right after what it reads."""
-    return (not len(op.regions) and len(op.results) == 1
-            and not isinstance(op.results[0].type, ir.RankedTensorType)
-            and (op.name.startswith("arith.") or op.name in (TENSOR_DIM, "util.assume.int")))
-
-
 # ---------------------------------------------------------------- lookup groups
 
 
@@ -360,17 +233,6 @@ def distinct_slots(members: list[Lookup]) -> tuple[list[Lookup], list[int]]:
     return slots, where
 
 
-def insertion_anchor(members: list[Lookup], order: dict) -> ir.Operation:
-    """The first op that uses a member's result: the batched gather goes as late as it can
-    (grouping made sure that every member's first use comes after the last definition the
-    group reads). As early as possible (right after that definition) measured worse: in a
-    function whose arguments are imported one by one, the gather lands between two imports
-    and IREE's stream partitioning then cuts the call into two submissions (dlrm-b8: a host
-    wait between the bag dispatch and the rest)."""
-    first = min(first_use_pos(member, order) for member in members)
-    return next(op for op, pos in order.items() if pos == first)
-
-
 def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) -> str:
     """One batched gather for the group's members, whose results are replaced by its slices
     (members of one table and index share a slot); the members are erased."""
@@ -386,7 +248,7 @@ def emit_group(plan: GroupPlan, tables: TablePool, ins_mode: bool, dedup: bool) 
     change = (f"{what}: {len(members)} lookups ({len(slots)} distinct) of {len(distinct)} "
               f"table(s), dim {first.dim}, indices {shape_text(first.index_shape)}"
               f"{pooled} -> 1 {plan.layout} gather{checked}")
-    anchor = insertion_anchor(members, h.block_positions(first.op.block))
+    anchor = batching.first_use_anchor(members, h.block_positions(first.op.block))
     built = len(tables.built)
     if len(distinct) > 1:
         entries = distinct if dedup else [slot.table for slot in slots]
@@ -478,7 +340,7 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
     with ir.InsertionPoint(block):
         loop = {dim: linalg.IndexOp(dim).result for dim in sorted({kpos, dpos, *spos})}
         slot_idx = loop[kpos]
-        rows_v = index_const(rows[0]) if rows_table is None else entry(rows_table, slot_idx)
+        rows_v = b.index_const(rows[0]) if rows_table is None else entry(rows_table, slot_idx)
         off = entry(offsets_table, slot_idx) if offsets_table is not None else None
 
         def gather(read_at: list[ir.Value]) -> ir.Value:
@@ -500,7 +362,7 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
             # sum runs l = 0, 1, ... from zero, like the stock reduction.
             acc = arith.ConstantOp(elem, 0.0).result
             for pos in range(shape[pool]):
-                bag_pos = index_const(pos)
+                bag_pos = b.index_const(pos)
                 read_at = [bag_pos if i == pool else loop[loop_of[i]] for i in range(index_rank)]
                 acc = arith.AddFOp(gather(read_at), acc).result
             val = acc
@@ -514,7 +376,7 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
                 val = arith.AddFOp(val, block.arguments[-1]).result
         linalg.YieldOp([val])
     rank = len(out_shape)
-    return [slice_out(gen.results[0], [j] + [0] * (rank - 1), [1] + out_shape[1:],
+    return [b.slice_out(gen.results[0], [j] + [0] * (rank - 1), [1] + out_shape[1:],
                       out_shape[1:]) for j in range(slot_count)]
 
 
@@ -546,14 +408,14 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
         vals, segs = [], []
         for j in range(len(slots)):
             start = _index(starts[j])
-            zero = index_const(0)
+            zero = b.index_const(0)
             pos = arith.SubIOp(row, start).result
             pos = arith.MaxSIOp(pos, zero).result
             pos = arith.MinSIOp(pos, _index(lasts[j])).result
             vals.append(tensor.ExtractOp(flat[j], [pos]).result)
-            segs.append(cmpi("sge", row, start))
-        rows_s = [index_const(num) for num in rows]
-        offs_s = [index_const(num) for num in offsets]
+            segs.append(b.cmpi("sge", row, start))
+        rows_s = [b.index_const(num) for num in rows]
+        offs_s = [b.index_const(num) for num in offsets]
         raw, rows_v, off_v = vals[0], rows_s[0], offs_s[0]
         for j in range(1, len(slots)):
             raw = arith.SelectOp(segs[j], vals[j], raw).result
@@ -569,7 +431,7 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
         linalg.YieldOp([tensor.ExtractOp(table, [idx, col]).result])
     results = []
     for shape, start, size in zip(shapes, starts, sizes):
-        rows_of = slice_out(gen.results[0], [start, 0], [size, dim], [size, dim])
+        rows_of = b.slice_out(gen.results[0], [start, 0], [size, dim], [size, dim])
         if len(shape) > 1:
             rows_of = b.expand_mixed(rows_of, [list(range(len(shape))), [len(shape)]],
                                      shape + [dim])
@@ -579,7 +441,7 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
 
 def _index(size: b.Size) -> ir.Value:
     """An index value of a size (a constant for a static one)."""
-    return index_const(size) if isinstance(size, int) else size
+    return b.index_const(size) if isinstance(size, int) else size
 
 
 def _plus(lhs: b.Size, rhs: b.Size) -> b.Size:

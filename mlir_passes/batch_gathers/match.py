@@ -9,31 +9,22 @@ Matchers raise `NoMatch` with the reason at the check that failed.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import (
-    ARITH_ADDF, ARITH_ADDI, ARITH_ANDI, ARITH_CMPI, ARITH_CONSTANT, ARITH_DIVF, ARITH_EXTSI,
-    ARITH_EXTUI, ARITH_INDEX_CAST, ARITH_INDEX_CASTUI, ARITH_ORI, ARITH_SELECT, CF_ASSERT,
-    LINALG_FILL, LINALG_GENERIC, LINALG_INDEX, LINALG_YIELD, TENSOR_CAST, TENSOR_COLLAPSE_SHAPE,
-    TENSOR_EMPTY, TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT, TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE
-)
-from iree_fusions.compiler.pass_base import NoMatch
+from iree_fusions.compiler.ir_helpers import (ARITH_ADDF, ARITH_ADDI, ARITH_ANDI, ARITH_CMPI,
+                                              ARITH_CONSTANT, ARITH_DIVF, ARITH_ORI, ARITH_SELECT,
+                                              CF_ASSERT, LINALG_GENERIC, LINALG_INDEX, LINALG_YIELD,
+                                              TENSOR_EXTRACT)
+from iree_fusions.compiler.protocol import NoMatch
 
-CASTS = (ARITH_INDEX_CAST, ARITH_INDEX_CASTUI, ARITH_EXTSI, ARITH_EXTUI)
-LOOKUP_BODY_OPS = CASTS + (ARITH_CMPI, ARITH_CONSTANT, ARITH_ANDI, ARITH_ORI,
-                           CF_ASSERT, LINALG_INDEX, TENSOR_EXTRACT, LINALG_YIELD)
-CMPI = {0: "eq", 1: "ne", 2: "slt", 3: "sle", 4: "sgt", 5: "sge", 6: "ult", 7: "ule",
-        8: "ugt", 9: "uge"}
+LOOKUP_BODY_OPS = h.INT_CASTS + (ARITH_CMPI, ARITH_CONSTANT, ARITH_ANDI, ARITH_ORI,
+                             CF_ASSERT, LINALG_INDEX, TENSOR_EXTRACT, LINALG_YIELD)
 SWAPPED = {"slt": "sgt", "sgt": "slt", "sle": "sge", "sge": "sle", "ult": "ugt", "ugt": "ult",
            "ule": "uge", "uge": "ule"}
 MAX_UNROLLED_BAG = 64  # longest bag whose sum is unrolled in the gather body
-VIEW_OPS = (TENSOR_COLLAPSE_SHAPE, TENSOR_EXPAND_SHAPE, TENSOR_CAST,
-            "iree_tensor_ext.compute_barrier.start")
 
 
 # ---------------------------------------------------------------- lookups
@@ -161,28 +152,17 @@ def mark_immutable_load(value: ir.Value) -> None:
             return
 
 
-def traces_to(value: ir.Value, target: ir.Value) -> bool:
-    """value is target, possibly through integer/index casts."""
-    while True:
-        if value == target:
-            return True
-        op = h.defining_op(value)
-        if op is None or op.name not in CASTS:
-            return False
-        value = op.operands[0]
-
-
 def _classify_assert(op: ir.Operation, index_arg: ir.Value, rows: int) -> str | None:
     """'upper' (idx < rows), 'lower' (idx >= 0), or None for any other condition."""
     cond = h.defining_op(op.operands[0])
     if cond is None or cond.name != ARITH_CMPI:
         return None
-    pred = CMPI[ir.IntegerAttr(cond.attributes["predicate"]).value]
+    pred = h.CMPI_PREDICATES[ir.IntegerAttr(cond.attributes["predicate"]).value]
     lhs, rhs = cond.operands
-    if traces_to(rhs, index_arg) and not traces_to(lhs, index_arg):
+    if h.traces_to(rhs, index_arg) and not h.traces_to(lhs, index_arg):
         lhs, rhs = rhs, lhs
         pred = SWAPPED.get(pred, pred)
-    if not traces_to(lhs, index_arg):
+    if not h.traces_to(lhs, index_arg):
         return None
     bound = h.const_int(rhs)
     if bound is None:
@@ -241,7 +221,7 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     if col_op is None or col_op.name != LINALG_INDEX or \
             ir.IntegerAttr(col_op.attributes["dim"]).value != column_loop:
         raise NoMatch("column is not the loop of the result's last dim")
-    if not traces_to(row, in_arg):
+    if not h.traces_to(row, in_arg):
         raise NoMatch("row is not the index input")
     if tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
         raise NoMatch("result rows do not match the table's rows")
@@ -311,7 +291,7 @@ def _elementwise_of(scalar: ir.Value, block: ir.Block, ins: list[ir.Value]
             return None
         bound = h.const_int(rhs)
         if def_op.name == ARITH_CMPI and bound == 0 and \
-                CMPI[ir.IntegerAttr(def_op.attributes["predicate"]).value] == "slt":
+                h.CMPI_PREDICATES[ir.IntegerAttr(def_op.attributes["predicate"]).value] == "slt":
             return "neg", inner[1]
         if def_op.name == ARITH_ADDI and bound is not None:
             return ("add", bound), inner[1]
@@ -367,7 +347,7 @@ def _wrap_reason(body: list[ir.Operation], index_arg: ir.Value) -> str | None:
         if cond is not None and cond.name == ARITH_CMPI and plain is None and \
                 op.operands[2] == index_arg and wrapped is not None and \
                 wrapped.name == ARITH_ADDI and index_arg in list(wrapped.operands) and \
-                CMPI[ir.IntegerAttr(cond.attributes["predicate"]).value] == "slt":
+                h.CMPI_PREDICATES[ir.IntegerAttr(cond.attributes["predicate"]).value] == "slt":
             return ("body wraps negative indices (i < 0 ? i + rows : i, as `W[ids]` indexing "
                     "lowers): batching supports F.embedding's bounds-checked row extract")
     return None
@@ -459,7 +439,7 @@ def match_sum_pool(lookup: Lookup) -> tuple[ir.Operation, int] | None:
         return None
     if set(body[0].operands) != {block.arguments[0], block.arguments[1]}:
         return None
-    if not is_zero_fill(h.dps_inits(op)[0]):
+    if not h.is_zero_fill(h.dps_inits(op)[0]):
         return None
     return op, red[0]
 
@@ -484,227 +464,3 @@ def match_mean(pool: ir.Operation) -> tuple[ir.Operation, ir.Attribute] | None:
             not isinstance(cst.attributes["value"], ir.FloatAttr):
         return None
     return op, cst.attributes["value"]
-
-
-def is_zero_fill(value: ir.Value) -> bool:
-    """`linalg.fill` of the float constant 0.0."""
-    op = h.defining_op(value)
-    if op is None or op.name != LINALG_FILL:
-        return False
-    cst = h.defining_op(op.operands[0])
-    return cst is not None and cst.name == ARITH_CONSTANT and \
-        isinstance(cst.attributes["value"], ir.FloatAttr) and \
-        cst.attributes["value"].value == 0.0
-
-
-# ---------------------------------------------------------------- concats
-
-
-@dataclass(eq=False)
-class Concat:
-    inserts: list[ir.Operation]  # chain order
-    batch: h.DimKey  # rows of the result: static, or the key of a dynamic size
-    widths: list[int]  # per slot, in column order
-    slots: list[ir.Operation]  # insert_slice ops ordered by column
-    elem: ir.Type
-    rows: list[h.DimKey]  # per slot: the rows its insert writes (equal to `batch` when valid)
-
-    @property
-    def chunk(self) -> int:
-        """Columns per writer chunk: the gcd of the slot widths."""
-        return math.gcd(*self.widths)
-
-    @property
-    def final(self) -> ir.Operation:
-        return self.inserts[-1]
-
-    @property
-    def unit_batch(self) -> bool:
-        return self.batch == 1 if isinstance(self.batch, int) else False
-
-    @property
-    def batch_text(self) -> str:
-        """The batch in a structural key: the static size, or "?"."""
-        return str(self.batch) if isinstance(self.batch, int) else "?"
-
-    def source(self, slot: int) -> ir.Value:
-        return self.slots[slot].operands[0]
-
-
-def match_concats(block: ir.Block) -> list[Concat]:
-    """tensor.empty [B, W] filled by insert_slices of [B, w] slots along dim 1, each once
-    (B may be dynamic: each insert then writes its own dynamic row count)."""
-    found = []
-    for op in block.operations:
-        op = op.operation
-        if op.name != TENSOR_INSERT_SLICE:
-            continue
-        dest = h.defining_op(op.operands[1])
-        if dest is None or dest.name != TENSOR_EMPTY:
-            continue
-        chain = [op]
-        while True:
-            uses = h.users(chain[-1].results[0])
-            if len(uses) == 1 and uses[0].name == TENSOR_INSERT_SLICE and \
-                    uses[0].operands[1] == chain[-1].results[0]:
-                chain.append(uses[0])
-            else:
-                break
-        concat = _concat_from_chain(chain)
-        if concat is not None:
-            found.append(concat)
-    return found
-
-
-def _is_dynamic(size: int) -> bool:
-    return ir.ShapedType.is_dynamic_size(size)
-
-
-def _concat_from_chain(chain: list[ir.Operation]) -> Concat | None:
-    dest = chain[0].operands[1]
-    dest_t = h.tensor_type(dest)
-    if dest_t is None or dest_t.rank != 2 or len(chain) < 2 or _is_dynamic(dest_t.shape[1]):
-        return None
-    batch, width = h.dim_key(dest, 0), dest_t.shape[1]
-    cols = []
-    for ins in chain:
-        offs, sizes, strides = (h.i64_array(ins, attr) for attr in
-                                ("static_offsets", "static_sizes", "static_strides"))
-        src_t = h.tensor_type(ins.operands[0])
-        if any(map(_is_dynamic, offs + strides + sizes[1:])) or strides != [1, 1] or \
-                offs[0] != 0 or src_t is None or \
-                tuple(src_t.shape) not in (tuple(sizes),
-                                           tuple(size for size in sizes if size != 1)):
-            return None
-        if _is_dynamic(sizes[0]):  # the one dynamic operand: the slot's row count
-            if isinstance(batch, int):
-                return None
-            rows = h.size_key(ins.operands[2])
-        elif sizes[0] != batch:
-            return None
-        else:
-            rows = batch
-        cols.append((offs[1], sizes[1], ins, rows))
-    cols.sort(key=lambda info: info[0])
-    start = 0
-    for col, col_width, _, _ in cols:
-        if col != start:
-            return None  # gaps or overlaps: not a concat
-        start += col_width
-    if start != width:
-        return None
-    return Concat(chain, batch, [info[1] for info in cols], [info[2] for info in cols],
-                  dest_t.element_type, [info[3] for info in cols])
-
-
-def stacked_source(value: ir.Value, dim: int) -> tuple[ir.Value, int] | None:
-    """(G, k) when value = extract_slice G[k, 0, 0] [1, B, D] of G: [K, B, D] (or of
-    G: [K, D] when B is 1; B static or dynamic): a slot of a batched gather."""
-    op = h.defining_op(value)
-    if op is None or op.name != TENSOR_EXTRACT_SLICE:
-        return None
-    src_t = h.tensor_type(op.operands[0])
-    offs, sizes, strides = (h.i64_array(op, attr) for attr in
-                            ("static_offsets", "static_sizes", "static_strides"))
-    if src_t is None or src_t.rank not in (2, 3) or src_t.shape[-1] != dim or \
-            any(map(_is_dynamic, offs + strides)) or any(stride != 1 for stride in strides) or \
-            any(offs[1:]) or sizes[0] != 1 or sizes[-1] != dim or \
-            (src_t.rank == 3 and not _is_dynamic(sizes[1]) and sizes[1] != src_t.shape[1]):
-        return None
-    if src_t.rank == 2 and h.tensor_type(value).rank != 1:
-        return None
-    return op.operands[0], offs[0]
-
-
-class SameSizes:
-    """Sizes known to be equal: equal keys, or the rows of the slots of one concat and the
-    concat's batch (torch.cat requires equal batches; in a dynamic export with no shape facts
-    every argument's batch is its own value). A rewrite that relies on a relation of the
-    second kind checks it at run time (`build.emit_size_checks`)."""
-
-    def __init__(self, concats: list[Concat]):
-        self.parent: dict = {}
-        for concat in concats:
-            for slot, rows in enumerate(concat.rows):
-                self._union(rows, concat.batch)
-                if h.tensor_type(concat.source(slot)).rank == 2:
-                    self._union(h.dim_key(concat.source(slot), 0), concat.batch)
-
-    def _find(self, key: h.DimKey) -> h.DimKey:
-        while key in self.parent:
-            key = self.parent[key]
-        return key
-
-    def _union(self, lhs: h.DimKey, rhs: h.DimKey) -> None:
-        lhs_root, rhs_root = self._find(lhs), self._find(rhs)
-        if lhs_root != rhs_root:
-            self.parent[lhs_root] = rhs_root
-
-    def same(self, lhs: h.DimKey, rhs: h.DimKey) -> bool:
-        return lhs == rhs or self._find(lhs) == self._find(rhs)
-
-
-# ---------------------------------------------------------------- positions
-
-
-class Member(Protocol):
-    """What grouping places in the block: a lookup, or an embedding_bag with run-time
-    offsets (rewrite-embedding-bags)."""
-
-    @property
-    def inputs(self) -> tuple[ir.Value, ...]: ...
-
-    @property
-    def result(self) -> ir.Value: ...
-
-
-def def_pos(member: Member, order: dict) -> int:
-    """Position of the last op (in the block) that defines a value the lookup reads."""
-    pos = -1
-    for value in member.inputs:
-        def_op = h.defining_op(value)
-        if def_op is not None:
-            ancestor = h.block_ancestor(def_op, order)
-            if ancestor is not None:
-                pos = max(pos, order[ancestor])
-    return pos
-
-
-def first_use_pos(member: Member, order: dict) -> int:
-    """Position of the first op (in the block) that uses the lookup's result."""
-    pos = 1 << 60
-    for user in h.users(member.result):
-        ancestor = h.block_ancestor(user, order)
-        if ancestor is not None:
-            pos = min(pos, order[ancestor])
-    return pos
-
-
-def hoist_view_chain(value: ir.Value, block: ir.Block) -> None:
-    """Moves the reshapes/barriers that produce `value` up to right after their operands.
-
-    At B = 1 IREE reshapes each id tensor (and opens its compute barrier) just before its
-    lookup, after the previous lookup's results were used, which makes independent lookups
-    look interleaved. These ops are pure views of values defined earlier: moving them
-    changes no value (a normalization, idempotent)."""
-    hoist_chain(value, block, lambda op: op.name in VIEW_OPS)
-
-
-def hoist_chain(value: ir.Value, block: ir.Block,
-                movable: Callable[[ir.Operation], bool]) -> None:
-    """Moves the ops of `block` that `movable` accepts (pure ones) and that produce
-    `value`, recursively, up to right after the ops that define their operands."""
-    op = h.defining_op(value)
-    if op is None or not movable(op) or op.block != block:
-        return
-    for operand in op.operands:
-        hoist_chain(operand, block, movable)
-    order = h.block_positions(block)
-    last = -1
-    for operand in op.operands:
-        def_op = h.defining_op(operand)
-        ancestor = h.block_ancestor(def_op, order) if def_op is not None else None
-        if ancestor is not None:
-            last = max(last, order[ancestor])
-    if order[op] > last + 1:
-        op.move_before(next(next_op for next_op, pos in order.items() if pos == last + 1))

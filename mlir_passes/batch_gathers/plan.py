@@ -8,18 +8,19 @@ reported with the reason of the larger of its two groups (the cross-table one on
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal
 
 from iree.compiler import ir
 
+from iree_fusions.compiler import batching
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
+from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
-from .match import (Lookup, SameSizes, def_pos, distinct_tables, first_use_pos, index_count,
-                    is_lookup_like, match_lookup)
+from .match import Lookup, distinct_tables, index_count, is_lookup_like, match_lookup
+from .concats import SameSizes
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,6 @@ class GroupPlan:
     checks: list[SizeCheck] = field(default_factory=list)
 
 
-
-
 # ---------------------------------------------------------------- lookups
 
 
@@ -97,7 +96,7 @@ def group_key(kind: str, members: list[Lookup], layout: str = "stacked") -> str:
         first.dim, str(first.elem), str(first.index_elem),
         tuple(str(member.index.type) for member in members), first.pooling, first.pool_axis,
         tuple(str(member.table.type) for member in members),
-        tuple(origin(member.table) for member in members),
+        tuple(h.value_origin(member.table) for member in members),
         tuple(tables.index(member.table) for member in members),
         tuple(indices.index(member.index) for member in members),
         tuple(member.op.name for member in members),
@@ -113,35 +112,6 @@ def not_constant_reason(table: ir.Value) -> str:
         return (f"table is the mutable global @{name} (it can change between calls: never "
                 "stacked); only lookups of the same table merge")
     return NOT_CONSTANT
-
-
-def origin(value: ir.Value) -> str:
-    op = h.defining_op(value)
-    return "argument" if op is None else op.name
-
-
-def open_groups(members: list, order: dict) -> list[list]:
-    """Greedy groups in program order whose members are independent (one place comes after
-    every input they read and before every use of their results) and placed on the same
-    devices."""
-    groups: list[tuple[list[Lookup], int, int]] = []
-    for member in sorted(members, key=lambda member: order[member.op]):
-        def_at, use_at = def_pos(member, order), first_use_pos(member, order)
-        for i, (group, group_def_at, group_use_at) in enumerate(groups):
-            if max(group_def_at, def_at) < min(group_use_at, use_at) and \
-                    group[0].placement == member.placement:
-                groups[i] = (group + [member], max(group_def_at, def_at), min(group_use_at, use_at))
-                break
-        else:
-            groups.append(([member], def_at, use_at))
-    return [group for group, _, _ in groups]
-
-
-def buckets(lookups: list, key: Callable[..., tuple]) -> list[list]:
-    by_key: dict[tuple, list[Lookup]] = defaultdict(list)
-    for lookup in lookups:
-        by_key[key(lookup)].append(lookup)
-    return list(by_key.values())
 
 
 def _left_alone(key: str, lookup: Lookup, reason: str) -> Candidate[GroupPlan]:
@@ -177,8 +147,8 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, sizes: SameSizes,
         elif same_shape[lookup.shape_key()] > 1:
             left_alone[lookup] = (1, _left_alone(group_key("cross", [lookup]), lookup,
                                              not_constant_reason(lookup.table)))
-    for bucket in buckets(constant, Lookup.shape_key):
-        for group in open_groups(bucket, order):
+    for bucket in batching.buckets(constant, Lookup.shape_key):
+        for group in batching.independent_groups(bucket, order):
             if len(group) == 1:
                 if same_shape[group[0].shape_key()] > 1:
                     reason = _alone(group[0], bucket) if len(bucket) > 1 else OTHERS_NOT_CONSTANT
@@ -203,8 +173,8 @@ def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
                       sizes: SameSizes, opts: GroupOptions) -> Iterator[Candidate[GroupPlan]]:
     """Groups of one table; a member of a blocked group is reported with the reason of the
     larger of its cross-table and same-table groups (the cross-table one on a tie)."""
-    for bucket in buckets(lookups, Lookup.table_key):
-        for group in open_groups(bucket, order):
+    for bucket in batching.buckets(lookups, Lookup.table_key):
+        for group in batching.independent_groups(bucket, order):
             layout = group_layout(group, sizes)
             kind = "flat" if layout[0] == "flat" else "same"
             cand = Candidate.of(group_key(kind, group), group[0].op,

@@ -18,12 +18,13 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import TENSOR_INSERT_SLICE
-from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
+from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
-from .build import (TablePool, emit_checks, emit_size_checks, entry, erase_dead_tables,
-                    erase_dead_wraps, index_const, index_in_shape, int_table, materialize,
-                    select_chain, wrap_index)
-from .match import Concat, Lookup, SameSizes, distinct_tables, stacked_source
+from .build import TablePool, erase_dead_tables, erase_dead_wraps
+from .scalars import (emit_checks, emit_size_checks, entry, index_in_shape, int_table, materialize,
+                      select_chain, wrap_index)
+from .match import Lookup, distinct_tables
+from .concats import Concat, SameSizes, stacked_source
 from .plan import SizeCheck
 
 
@@ -318,7 +319,7 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
     block = b.append_body_block(gen, ins + [empty.result])
     with ir.InsertionPoint(block):
         chunk, batch, lane = (linalg.IndexOp(dim).result for dim in range(3))
-        chunks = _Chunks(chunk, batch, lane, index_const(chunk_cols), chunk_slot, chunk_sub, pre)
+        chunks = _Chunks(chunk, batch, lane, b.index_const(chunk_cols), chunk_slot, chunk_sub, pre)
         if chunk_slot == list(range(nchunks)):
             s_v = chunk  # one chunk per slot
         else:
@@ -375,7 +376,7 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
                     offs_table = int_table(offs)
                 idx = arith.AddIOp(idx, entry(offs_table, s_v)).result
             if skip is not None:
-                idx = arith.SelectOp(skip, index_const(0), idx).result
+                idx = arith.SelectOp(skip, b.index_const(0), idx).result
             col = chunks.column(set(slots))
             value = tensor.ExtractOp(table, [idx, col]).result
             result = value if result is None else \

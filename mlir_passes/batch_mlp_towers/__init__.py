@@ -69,18 +69,15 @@ from typing import Literal
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
+from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
 
 from .build import BuildOptions, build_group, change_text
-from .match import (Positions, TowerGroup, find_layers, group_key, group_towers, link_towers,
-                    matmul_key, place_towers)
-from .plan import GroupPlan, PlanOptions, arrange_towers, declined, plan_group
+from .towers import (TowerGroup, find_layers, group_key, group_towers, link_towers, matmul_key,
+                     place_towers)
+from .plan import GroupPlan, PlanOptions, declined, plan_group
+from .arrange import arrange_towers
 
 __all__ = ["BatchMlpTowers", "GroupPlan"]
-
-# This module's passes, read by the registry from the source (nothing imported): name ->
-# class and place in --fusions=all (`order`: lower runs first).
-PASSES = {"batch-mlp-towers": {"class": "BatchMlpTowers", "order": 50}}
 
 
 @dataclass(frozen=True)
@@ -134,7 +131,7 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
         for group in group_towers(towers, positions):
             yield self._group_candidate(group, block, positions, options)
 
-    def _group_candidate(self, group: TowerGroup, block: ir.Block, positions: Positions,
+    def _group_candidate(self, group: TowerGroup, block: ir.Block, positions: h.Positions,
                          options: PlanOptions) -> Candidate[GroupPlan]:
         arrangement = arrange_towers(group) if len(group.towers) >= 2 else None
         stack = arrangement.stack if arrangement is not None else None

@@ -12,14 +12,13 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import (
-    ARITH_ADDF, ARITH_ADDI, ARITH_CONSTANT, ARITH_MULF, ARITH_MULI, LINALG_FILL, LINALG_YIELD,
-    RESHAPES, TENSOR_EMPTY, TENSOR_INSERT_SLICE
-)
-from iree_fusions.compiler.pass_base import op_location
+from iree_fusions.compiler.ir_helpers import (ARITH_ADDF, ARITH_ADDI, ARITH_CONSTANT, ARITH_MULF,
+                                              ARITH_MULI, LINALG_FILL, LINALG_YIELD, RESHAPES,
+                                              TENSOR_EMPTY, TENSOR_INSERT_SLICE, op_location)
 
-from .match import EpilogueOp, Layer, position, trace_constant
-from .plan import MTN, TMN, TN, GroupPlan, NodePlan
+from .match import EpilogueOp, Layer, trace_constant
+from .arrange import MTN, TMN, TN
+from .plan import GroupPlan, NodePlan
 
 # Dead ops left behind by a rewrite that are erased with it.
 CLEANUP_OPS = (TENSOR_EMPTY, LINALG_FILL, ARITH_CONSTANT, "util.global.load",
@@ -384,7 +383,7 @@ def _replace_tower_uses(plan: GroupPlan, chains: list[list[ir.Value]]) -> None:
 
 def _erase_towers(plan: GroupPlan) -> None:
     """Erases the towers' ops and the stack, then what they leave dead."""
-    doomed = sorted(plan.removed, key=lambda op: position(op, plan.positions), reverse=True)
+    doomed = sorted(plan.removed, key=lambda op: h.position(op, plan.positions), reverse=True)
     dead = {result for op in doomed for result in op.results}
     operands = [operand for op in doomed for operand in op.operands if operand not in dead]
     if plan.stack is not None:

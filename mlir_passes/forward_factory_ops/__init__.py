@@ -64,7 +64,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
+from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
 
 from .analysis import OP_COST, Factory, FactoryAnalysis
 from .dispatches import (CloneForward, DispatchOptions, clone_into, consumer_candidates,
@@ -77,12 +77,6 @@ from .scalarize import Scalarizer
 __all__ = ["OP_COST", "CloneForward", "CompactPlan", "Factory", "FactoryAnalysis",
            "ForwardFactoryDispatches", "ForwardFactoryOps", "ForwardPlan", "Scalarizer"]
 
-# This module's passes, read by the registry from the source (nothing imported): name ->
-# class and place in --fusions=all (`order`: lower runs first).
-PASSES = {
-    "forward-factory-ops": {"class": "ForwardFactoryOps", "order": 30},
-    "forward-factory-dispatches": {"class": "ForwardFactoryDispatches", "order": 40},
-}
 
 # Weighted ops that cost as much as one byte written or read between dispatches, and as one
 # dispatch launch. Measured on llvm-cpu (bench/results/forward-factory-ops.md): a 512x512 mask

@@ -8,13 +8,13 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import (
-    ARITH_CONSTANT, ARITH_INDEX_CAST, ARITH_INDEX_CASTUI, LINALG_BROADCAST, LINALG_FILL,
-    LINALG_GENERIC, LINALG_INDEX, LINALG_TRANSPOSE, LINALG_YIELD, RESHAPES, TENSOR_CAST,
-    TENSOR_COLLAPSE_SHAPE, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT_SLICE,
-    TENSOR_INSERT_SLICE
-)
-from iree_fusions.compiler.pass_base import describe_value
+from iree_fusions.compiler.ir_helpers import (ARITH_CONSTANT, ARITH_INDEX_CAST, ARITH_INDEX_CASTUI,
+                                              LINALG_BROADCAST, LINALG_FILL, LINALG_GENERIC,
+                                              LINALG_INDEX, LINALG_TRANSPOSE, LINALG_YIELD,
+                                              RESHAPES, TENSOR_CAST, TENSOR_COLLAPSE_SHAPE,
+                                              TENSOR_EMPTY, TENSOR_EXPAND_SHAPE,
+                                              TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE,
+                                              describe_value)
 
 # Weighted cost of one scalar body op, in "cheap op" units: what one element of a factory value
 # costs to recompute inside a consumer. Measured on llvm-cpu (znver4, bench/results): a cheap

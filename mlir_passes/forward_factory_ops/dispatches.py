@@ -12,7 +12,8 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, NoMatch, op_location, structural_key
+from iree_fusions.compiler.ir_helpers import op_location
+from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
 from .analysis import FactoryAnalysis
 from .forward import extracts_to_inputs

@@ -9,10 +9,8 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import (
-    ARITH_CONSTANT, LINALG_INDEX, TENSOR_EMPTY, TENSOR_EXTRACT
-)
-from iree_fusions.compiler.pass_base import op_location
+from iree_fusions.compiler.ir_helpers import (ARITH_CONSTANT, LINALG_INDEX, TENSOR_EMPTY,
+                                              TENSOR_EXTRACT, op_location)
 
 from .analysis import FactoryAnalysis, built_size
 from .roots import CompactPlan, ForwardPlan

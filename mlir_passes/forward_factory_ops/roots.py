@@ -14,7 +14,7 @@ from iree_fusions.compiler.ir_helpers import (
     ARITH_CONSTANT, LINALG_BROADCAST, LINALG_FILL, LINALG_GENERIC, LINALG_TRANSPOSE, TENSOR_EMPTY,
     RESHAPES, TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE
 )
-from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
+from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
 from .analysis import Factory, FactoryAnalysis, missing_sizes
 

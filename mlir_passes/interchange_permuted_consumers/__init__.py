@@ -48,7 +48,6 @@ computed after an op it would have to move above is left alone, with that reason
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Literal
 
@@ -60,8 +59,8 @@ from iree_fusions.compiler.ir_helpers import (
     LINALG_FILL, LINALG_GENERIC, RESHAPES, TENSOR_DIM, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE,
     TENSOR_RESHAPE
 )
-from iree_fusions.compiler.pass_base import (Candidate, CandidatePass, Footprint, NoMatch,
-                                             PassContext, option)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
+                                            PassContext, option)
 
 from .build import (apply_layout, can_fold_copy, fold_copy_into_producer, interchange,
                     interchange_order, merge_siblings, preferred_layout_plan)
@@ -72,12 +71,6 @@ from .reshape import apply_bubble, apply_sink, plan_bubble_expand, plan_sink_col
 from .views import normalize_reshape, reshape_view
 
 __all__ = ["InterchangePermutedConsumers", "InterchangePlan"]
-
-# This module's passes, read by the registry from the source (nothing imported): name ->
-# class and place in --fusions=all (`order`: lower runs first).
-PASSES = {
-    "interchange-permuted-consumers": {"class": "InterchangePermutedConsumers", "order": 60},
-}
 
 
 @dataclass(frozen=True)
@@ -187,8 +180,7 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
                 if dims != list(range(len(dims))):
                     sibling = interchange(sibling, interchange_order(sibling, idx))
                 merged.append(sibling)
-            merged.sort(key=functools.cmp_to_key(  # no walk of the block
-                lambda one, other: -1 if one.is_before_in_block(other) else 1))
+            merged = h.in_block_order(merged)  # no walk of the block
             new = merge_siblings(merged)
             steps.append(f"interchanged and merged {len(merged)} readers of the "
                          f"{producer_name} result into one {len(new.results)}-result generic")

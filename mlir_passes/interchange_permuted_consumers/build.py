@@ -11,8 +11,7 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, TENSOR_EMPTY
-from iree_fusions.compiler.pass_base import op_location
+from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, TENSOR_EMPTY, op_location
 
 from .paths import Path
 from .reshape import init_can_be_recreated, recreated_init, expansion_blocker

@@ -10,8 +10,8 @@ from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import RESHAPES, TENSOR_DIM, TENSOR_EXPAND_SHAPE
-from iree_fusions.compiler.pass_base import (Candidate, Footprint, NoMatch, round_analysis,
-                                             structural_key)
+from iree_fusions.compiler.protocol import (Candidate, Footprint, NoMatch, round_analysis,
+                                            structural_key)
 
 from .build import preferred_layout_plan
 from .paths import Path, is_producer, trace_path
@@ -198,17 +198,8 @@ def check_siblings(siblings: list[ir.Operation], value: ir.Value,
     pos = positions[first]
     for sibling in siblings:
         for operand in sibling.operands:
-            if not _defined_before(operand, pos, positions):
+            if not h.defined_before(operand, pos, positions):
                 raise NoMatch("siblings depend on each other or on values defined between them")
-
-
-def _defined_before(value: ir.Value, pos: int, positions: dict) -> bool:
-    owner = h.defining_op(value)
-    if owner is None:
-        return True  # block argument of an enclosing region
-    if owner.parent is None or owner not in positions:
-        return True  # defined outside this block (enclosing region)
-    return positions[owner] < pos
 
 
 def plan_footprint(path: Path) -> Footprint:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import op_location
+from iree_fusions.compiler.ir_helpers import op_location
 
 from .views import is_reshape
 

@@ -25,10 +25,8 @@ from iree.compiler._mlir_libs._mlirDialectsLinalg import fill_builtin_region
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import (
-    LINALG_FILL, RESHAPES, TENSOR_COLLAPSE_SHAPE, TENSOR_EMPTY, TENSOR_EXPAND_SHAPE
-)
-from iree_fusions.compiler.pass_base import op_location
+from iree_fusions.compiler.ir_helpers import (LINALG_FILL, RESHAPES, TENSOR_COLLAPSE_SHAPE,
+                                              TENSOR_EMPTY, TENSOR_EXPAND_SHAPE, op_location)
 
 from .paths import Path, identity_chain_input
 from .views import is_reshape, reshape_view, size_text

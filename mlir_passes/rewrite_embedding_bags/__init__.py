@@ -40,8 +40,9 @@ batch-gathers' before the split (issue 23): decisions files that name batch-gath
 them keep working (`decisions.MOVED_KEY_FAMILIES`).
 
 Layout: `match.py` (F.embedding_bag recognition, fixed-length and run-time offsets),
-`plan.py` (candidates, keys, groups), `build.py` (the rewrites). Grouping (`open_groups`)
-and the body helpers come from batch-gathers.
+`plan.py` (candidates, keys, groups), `build.py` (the rewrites). Grouping
+(`compiler.batching`, shared with batch-gathers) and the body helpers (`ir_build`,
+`ir_helpers`) come from the compiler layer: no pass imports another.
 """
 
 from __future__ import annotations
@@ -51,19 +52,16 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
+from iree_fusions.compiler import batching
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, CandidatePass, PassContext, option
-from iree_fusions.passes.batch_gathers.match import hoist_view_chain
+from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
+
 
 from .build import emit_offsets_bags, rewrite_embedding_bag
 from .match import EmbeddingBag, OffsetsBag, is_bag_like
 from .plan import OffsetsBagGroup, OffsetsOptions, Plan, bag_candidate, offsets_bag_candidates
 
 __all__ = ["EmbeddingBag", "OffsetsBagGroup", "RewriteEmbeddingBags"]
-
-# This module's passes, read by the registry from the source (nothing imported): name ->
-# class and place in --fusions=all (`order`: lower runs first).
-PASSES = {"rewrite-embedding-bags": {"class": "RewriteEmbeddingBags", "order": 10}}
 
 
 @dataclass(frozen=True)
@@ -89,8 +87,8 @@ class RewriteEmbeddingBags(CandidatePass[Plan]):
         for op in list(block.operations):
             found = bag_candidate(op.operation) if is_bag_like(op.operation) else None
             if isinstance(found, OffsetsBag):
-                hoist_view_chain(found.ids, block)
-                hoist_view_chain(found.offsets, block)
+                batching.hoist_view_chain(found.ids, block)
+                batching.hoist_view_chain(found.offsets, block)
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[Plan]]:
         if not self.embedding_bag:

@@ -9,10 +9,10 @@ from iree.compiler import ir
 from iree.compiler.dialects import arith, scf, tensor
 from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
+from iree_fusions.compiler import batching
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.passes.batch_gathers.build import (cmpi, index_const, insertion_anchor,
-                                                     slice_out)
+
 
 from .match import EmbeddingBag, OffsetsBag
 from .plan import OffsetsBagGroup
@@ -69,7 +69,7 @@ def emit_offsets_bags(plan: OffsetsBagGroup) -> str:
     unit = h.static_type(first.result).rank == 1
     out_shape = [count, dim] if unit else [count, first.bags, dim]
     order = h.block_positions(first.op.block)
-    anchor = insertion_anchor(members, order)
+    anchor = batching.first_use_anchor(members, order)
     with first.op.location, ir.InsertionPoint(anchor):
         init = tensor.EmptyOp(out_shape, elem).result
         loops = len(out_shape)
@@ -93,7 +93,7 @@ def emit_offsets_bags(plan: OffsetsBagGroup) -> str:
                 val = switch.results[0]
             linalg.YieldOp([val])
         rank = len(out_shape)
-        results = [slice_out(gen.results[0], [j] + [0] * (rank - 1), [1] + out_shape[1:],
+        results = [b.slice_out(gen.results[0], [j] + [0] * (rank - 1), [1] + out_shape[1:],
                              out_shape[1:]) for j in range(count)]
     for bag_member, result in zip(members, results):
         bag_member.result.replace_all_uses_with(result)
@@ -114,16 +114,16 @@ def _sum_bag(bag: OffsetsBag, bag_idx: ir.Value | None, col: ir.Value) -> ir.Val
         start, end = tensor.ExtractOp(bag.offsets, []).result, id_count
     else:
         start = tensor.ExtractOp(bag.offsets, [bag_idx]).result
-        following = arith.AddIOp(bag_idx, index_const(1)).result
-        last = cmpi("eq", following, index_const(bag.bags))
-        following = arith.SelectOp(last, index_const(0), following).result
+        following = arith.AddIOp(bag_idx, b.index_const(1)).result
+        last = b.cmpi("eq", following, b.index_const(bag.bags))
+        following = arith.SelectOp(last, b.index_const(0), following).result
         end = tensor.ExtractOp(bag.offsets, [following]).result
         end = arith.SelectOp(last, id_count, end).result
     start = arith.IndexCastOp(ir.IndexType.get(), arith.MaxSIOp(start, zero).result).result
     end = arith.IndexCastOp(ir.IndexType.get(), arith.MinSIOp(end, id_count).result).result
     fill = h.defining_op(bag.init)
     init = arith.ConstantOp(bag.elem, fill.operands[0].owner.attributes["value"]).result
-    loop = scf.ForOp(start, end, index_const(1), [init])
+    loop = scf.ForOp(start, end, b.index_const(1), [init])
     with ir.InsertionPoint(loop.body):
         row = tensor.ExtractOp(bag.ids, [loop.induction_variable]).result
         row = arith.IndexCastOp(ir.IndexType.get(), row).result

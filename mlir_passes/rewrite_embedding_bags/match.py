@@ -22,13 +22,13 @@ from iree_fusions.compiler.ir_helpers import (
     ARITH_XORI, LINALG_FILL, LINALG_GENERIC, LINALG_INDEX, LINALG_YIELD, TENSOR_COLLAPSE_SHAPE,
     TENSOR_DIM, TENSOR_EXTRACT
 )
-from iree_fusions.compiler.pass_base import NoMatch
+from iree_fusions.compiler.protocol import NoMatch
 
-from iree_fusions.passes.batch_gathers.match import CASTS, CMPI, is_zero_fill, traces_to
+
 
 BAG_BODY_OPS = (ARITH_SELECT, ARITH_ADDF, TENSOR_EXTRACT, LINALG_YIELD, LINALG_INDEX,
                 ARITH_CONSTANT, ARITH_CMPI, ARITH_ANDI, ARITH_ORI, ARITH_XORI,
-                ARITH_ADDI, ARITH_SUBI, ARITH_MULI) + CASTS
+                ARITH_ADDI, ARITH_SUBI, ARITH_MULI) + h.INT_CASTS
 
 
 @dataclass(eq=False)
@@ -59,7 +59,7 @@ class _Unknown(Exception):
 DIVISIONS = (ARITH_CEILDIVUI, ARITH_CEILDIVSI, ARITH_DIVUI, ARITH_DIVSI)
 # Ops _eval_int computes on host-side sizes (the leaves it cannot compute are the free sizes).
 SIZE_OPS = (ARITH_CONSTANT, ARITH_ADDI, ARITH_SUBI, ARITH_MULI, ARITH_CMPI,
-            ARITH_SELECT) + DIVISIONS + CASTS
+            ARITH_SELECT) + DIVISIONS + h.INT_CASTS
 
 
 def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
@@ -85,7 +85,7 @@ def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
         out = int(const)
     elif name == LINALG_INDEX:
         out = env[("dim", ir.IntegerAttr(op.attributes["dim"]).value)]
-    elif name in CASTS:
+    elif name in h.INT_CASTS:
         out = ev(op.operands[0])
     elif name in (ARITH_ADDI, ARITH_SUBI, ARITH_MULI):
         lhs, rhs = ev(op.operands[0]), ev(op.operands[1])
@@ -97,7 +97,7 @@ def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
         out = -(-lhs // rhs) if name.startswith("arith.ceildiv") else lhs // rhs
     elif name == ARITH_CMPI:
         lhs, rhs = ev(op.operands[0]), ev(op.operands[1])
-        pred = CMPI[ir.IntegerAttr(op.attributes["predicate"]).value]
+        pred = h.CMPI_PREDICATES[ir.IntegerAttr(op.attributes["predicate"]).value]
         if pred[0] == "u" and (lhs < 0 or rhs < 0):
             raise _Unknown
         out = int({"eq": lhs == rhs, "ne": lhs != rhs, "slt": lhs < rhs, "sle": lhs <= rhs,
@@ -209,7 +209,7 @@ def _bag_summand(op: ir.Operation, dims: tuple[int | None, int, int]
     col = h.defining_op(extract.operands[2])
     if col is None or col.name != LINALG_INDEX or \
             ir.IntegerAttr(col.attributes["dim"]).value != dims[2] or \
-            not traces_to(extract.operands[1], idx_arg):
+            not h.traces_to(extract.operands[1], idx_arg):
         raise NoMatch("table element is not [idx[j], d]")
     return sel, extract, row_first
 
@@ -252,7 +252,7 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
     _check_body_ops(op, extract, offsets)
     _check_bag_condition(op, sel.operands[0], dims, [offsets], id_count,
                          "bag condition does not select [b*L, b*L+L)")
-    if not is_zero_fill(h.dps_inits(op)[0]):
+    if not h.is_zero_fill(h.dps_inits(op)[0]):
         raise NoMatch("bag sum does not start from zero")
     return EmbeddingBag(op, extract.operands[0], ins[0], bags, length)
 
@@ -305,7 +305,7 @@ def _match_dynamic_embedding_bag(op: ir.Operation, dims: tuple) -> EmbeddingBag:
         _check_body_ops(op, extract, vector)
         _check_bag_condition(op, sel.operands[0], dims, [vector], id_count,
                              "bag condition does not select [b*L, b*L+L)", env)
-    if not is_zero_fill(h.dps_inits(op)[0]):
+    if not h.is_zero_fill(h.dps_inits(op)[0]):
         raise NoMatch("bag sum does not start from zero")
     return EmbeddingBag(op, extract.operands[0], ids, h.dim_value(res, 0), length)
 
@@ -409,7 +409,7 @@ def match_offsets_bag(op: ir.Operation) -> OffsetsBag:
     _check_body_ops(op, extract, None)
     _check_bag_condition(op, sel.operands[0], dims, _trial_offsets(bags, id_count), id_count,
                          "bag condition does not select [offsets[b], offsets[b+1])")
-    if not is_zero_fill(h.dps_inits(op)[0]):
+    if not h.is_zero_fill(h.dps_inits(op)[0]):
         raise NoMatch("bag sum does not start from zero")
     ids, offsets = h.dps_inputs(op)
     return OffsetsBag(op, extract.operands[0], ids, offsets, bags, id_count, row_first)

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
+from iree_fusions.compiler import batching
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import Candidate, NoMatch, structural_key
-from iree_fusions.passes.batch_gathers.plan import buckets, open_groups, origin
+from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
+
 
 from .match import (EmbeddingBag, OffsetsBag, VariableBags, match_embedding_bag,
                     match_offsets_bag)
@@ -71,8 +72,8 @@ def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: OffsetsOpt
     def shape(bag: OffsetsBag) -> tuple:
         return (bag.bags, bag.dim, str(bag.elem), h.static_type(bag.result).rank)
 
-    for bucket in buckets(bags, shape):
-        for group in open_groups(bucket, order):
+    for bucket in batching.buckets(bags, shape):
+        for group in batching.independent_groups(bucket, order):
             cand = Candidate.of(offsets_key(group), group[0].op,
                                 f"{len(group)} embedding_bag(s) with run-time offsets",
                                 lambda group=group: _offsets_plan(group, opts), gain="work")
@@ -91,7 +92,7 @@ def offsets_key(members: list[OffsetsBag]) -> str:
     first = members[0]
     return structural_key(
         "gathers-offsets", len(members), first.bags, first.dim, str(first.elem),
-        tuple((member.n, str(member.table.type), origin(member.table), str(member.ids.type),
+        tuple((member.n, str(member.table.type), h.value_origin(member.table), str(member.ids.type),
                str(member.offsets.type), member.row_first) for member in members),
         sharing([member.table for member in members]),
         sharing([member.ids for member in members]),

@@ -11,7 +11,7 @@ driver (`iree-fusions-compile`) does not pay for it at start-up.
 Subpackages: `compiler` (passes' protocol, registry, pipeline, driver), `tools` (the CLIs),
 `harness` (the script API, numerics, timing, bundles), `runtime` (the bundle runner: numpy and
 iree.runtime only), `models`, and `passes` (the plugin's passes). The modules' old flat paths
-(`iree_fusions.pass_base`, ...) still import, as the same modules (`_moved.py`).
+(`iree_fusions.registry`, ...) still import, as the same modules (`_moved.py`).
 """
 
 import importlib

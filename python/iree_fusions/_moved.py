@@ -1,8 +1,8 @@
 """The modules that moved into subpackages (issue 23), still importable by their old paths.
 
 Out-of-tree passes and scripts written against the flat layout keep working:
-`import iree_fusions.pass_base`, `from iree_fusions import ir_helpers as h` and
-`from iree_fusions.pass_base import CandidatePass` give the module at its new path, the same
+`import iree_fusions.registry`, `from iree_fusions import ir_helpers as h` and
+`from iree_fusions.registry import register` give the module at its new path, the same
 object (module-level state such as ContextVars and the pass registry is shared, never
 copied). `python -m iree_fusions.plot` (an old path) runs the module at its new path.
 
@@ -29,7 +29,6 @@ MOVED = {
     "fusions_flags": "iree_fusions.compiler.fusions_flags",
     "ir_build": "iree_fusions.compiler.ir_build",
     "ir_helpers": "iree_fusions.compiler.ir_helpers",
-    "pass_base": "iree_fusions.compiler.pass_base",
     "pipeline": "iree_fusions.compiler.pipeline",
     "registry": "iree_fusions.compiler.registry",
     "target": "iree_fusions.compiler.target",
@@ -58,7 +57,7 @@ _PREFIX = "iree_fusions."
 
 
 def new_name(fullname: str) -> str | None:
-    """The module's name now, for an old name (`iree_fusions.pass_base`, or a name under a
+    """The module's name now, for an old name (`iree_fusions.registry`, or a name under a
     moved package such as `iree_fusions.dialect_views.linalg`); None for any other name."""
     if not fullname.startswith(_PREFIX):
         return None

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iree_fusions.compiler import registry
-from iree_fusions.compiler.pass_base import FusionPass
+from iree_fusions.compiler.protocol import FusionPass
 
 PREFIX = "lit-noop-"
 

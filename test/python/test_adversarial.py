@@ -24,7 +24,7 @@ from iree_fusions.tools import shim_folder as shim_files  # (a fixture is named 
 from iree_fusions.harness.bundle import BundleWriter
 from iree_fusions.tools.crash import PluginArgs, describe_crash
 from iree_fusions.compiler.decisions import Decider, DecisionsError, DecisionSet, Decision
-from iree_fusions.compiler.pass_base import PassOptionError
+from iree_fusions.compiler.protocol import PassOptionError
 from iree_fusions.compiler.pipeline import PipelineError, parse_options, parse_pipeline
 from iree_fusions.compiler.registry import lookup
 from iree_fusions.compiler.target import Target
@@ -41,7 +41,7 @@ HANGING_PASS = """
 import sys
 import time
 from dataclasses import dataclass
-from iree_fusions.compiler.pass_base import FusionPass
+from iree_fusions.compiler.protocol import FusionPass
 from iree_fusions.compiler.registry import register
 
 @register

@@ -22,10 +22,10 @@ from iree.compiler import ir
 import iree_fusions
 import iree_fusions.passes.interchange_permuted_consumers as interchange
 from conftest import CPU_FLAGS, tool
-from iree_fusions.compiler import pass_base
+from iree_fusions.compiler import protocol
 from iree_fusions.compiler.driver import CompileRequest, _must_weigh
-from iree_fusions.compiler.pass_base import (Candidate, CandidatePass, Footprint, PassContext,
-                                             PassReport, round_analysis, structural_key)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, PassContext,
+                                            PassReport, round_analysis, structural_key)
 from iree_fusions.compiler.pipeline import parse_pipeline, run_pipeline
 from iree_fusions.compiler.timing_report import CompileTiming
 from support.passes import lit_cases
@@ -234,11 +234,11 @@ def test_op_ids_are_identities_not_contents():
     with ir.Context():
         module = ir.Module.parse(TOY)
         ops = [op.operation for op in module.body.operations[0].regions[0].blocks[0].operations]
-        first = pass_base.op_id(ops[0])
+        first = protocol.op_id(ops[0])
         ops[0].attributes["marked"] = ir.UnitAttr.get()  # hash() would change
         again = [op.operation for op in module.body.operations[0].regions[0].blocks[0].operations]
-        assert pass_base.op_id(again[0]) == first
-        assert len({pass_base.op_id(o) for o in again}) == len(again)
+        assert protocol.op_id(again[0]) == first
+        assert len({protocol.op_id(o) for o in again}) == len(again)
 
 
 # ---------------------------------------------------------------- the no-gain check

@@ -15,7 +15,7 @@ from iree.compiler import ir
 from iree_fusions.compiler import registry
 from iree_fusions.compiler.files import split_input
 from iree_fusions.compiler.ir_helpers import functions
-from iree_fusions.compiler.pass_base import CandidatePass, PassContext, PassReport
+from iree_fusions.compiler.protocol import CandidatePass, PassContext, PassReport
 from iree_fusions.compiler.pipeline import parse_pipeline
 
 LIT = pathlib.Path(__file__).resolve().parents[1] / "passes"

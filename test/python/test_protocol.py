@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import importlib
 import json
+import pathlib
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -15,17 +17,9 @@ from iree.compiler import ir
 
 from conftest import tool
 from iree_fusions.compiler import registry
-from iree_fusions.compiler.pass_base import (
-    MAX_ROUNDS,
-    Candidate,
-    CandidatePass,
-    NoMatch,
-    PassContext,
-    PassOptionError,
-    PassReport,
-    option,
-    structural_key,
-)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, MAX_ROUNDS, NoMatch,
+                                            PassContext, PassOptionError, PassReport, option,
+                                            structural_key)
 from iree_fusions.compiler.pipeline import PipelineError, parse_pipeline, run_pipeline
 
 MODULE = """
@@ -57,91 +51,74 @@ def test_every_rewrite_pass_takes_skip_and_only():
 
 
 def test_all_runs_the_builtin_passes_in_their_declared_order():
-    """The builtin passes are found in `iree_fusions.passes` (nothing listed by hand) and
-    ordered by their declared `order`: the report first (not in 'all'), then the rewrites."""
+    """The builtin passes are listed in `registry.BUILTIN`, in the order `--fusions=all` runs
+    them: the report first (not in 'all'), then the rewrites."""
     assert registry.default_pass_names() == [
         "rewrite-embedding-bags", "batch-gathers", "forward-factory-ops", "forward-slices",
         "forward-factory-dispatches", "batch-mlp-towers", "merge-sibling-contractions",
         "merge-sibling-generics", "interchange-permuted-consumers"]
     assert list(registry.REGISTRY)[:10] == ["fusions-report", *registry.default_pass_names()]
     assert not registry.REGISTRY["fusions-report"].default
+    names = [e.name for e in registry.BUILTIN]
+    assert len(set(names)) == len(names)
 
 
 def test_finding_the_passes_imports_none_of_them():
-    """The registry reads each pass module's `PASSES` from its source: importing it (what
-    every tool does at start) imports no pass module."""
+    """The registry's table names each pass's module: importing it (what every tool does at
+    start) imports no pass module; an entry's module is imported when it is loaded."""
     code = ("import sys; from iree_fusions.compiler import registry; registry.default_pass_names()"
             "; print(sorted(m for m in sys.modules if m.startswith('iree_fusions.passes.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
+def test_every_pass_class_in_the_passes_folder_is_in_the_table():
+    """A pass class written in `mlir_passes/` but not listed in `registry.BUILTIN` would never
+    run: every class there with a kebab-case `name` and a `phase` is in the table (read from
+    the sources, nothing imported)."""
+    root = pathlib.Path(__file__).resolve().parents[2] / "mlir_passes"
+    declared = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            fields = {t.id: v.value for stmt in node.body if isinstance(stmt, ast.Assign)
+                      for t in stmt.targets if isinstance(t, ast.Name)
+                      and isinstance(v := stmt.value, ast.Constant)}
+            if "name" in fields and "phase" in fields:
+                declared.add(fields["name"])
+    assert declared == {e.name for e in registry.BUILTIN}
+
+
 EXTRA_PASS = """
 from dataclasses import dataclass
-from iree_fusions.compiler.pass_base import FusionPass
-
-PASSES = {
-    "dropped-in": {"class": "DroppedIn", "order": 35},
-}
+from iree_fusions.compiler.protocol import FusionPass
+from iree_fusions.compiler.registry import register
 
 
+@register
 @dataclass(frozen=True)
-class DroppedIn(FusionPass):
-    name = "dropped-in"
+class LoadedPass(FusionPass):
+    name = "loaded-pass"
     phase = "linalg"
-    description = "a pass package dropped into the passes folder"
+    description = "a pass from a module named by --fusions-load"
 """
 
 
-def test_a_pass_package_dropped_into_the_passes_path_is_found(tmp_path, monkeypatch):
-    """A new package in a folder of `iree_fusions.passes.__path__` that declares `PASSES` is
-    found, placed in 'all' by its order, and loads."""
-    import iree_fusions.passes
-
-    (tmp_path / "dropped_in").mkdir()
-    (tmp_path / "dropped_in" / "__init__.py").write_text(EXTRA_PASS)
-    (tmp_path / "not_a_pass.py").write_text("X = 1\n")  # declares no PASSES: skipped
-    monkeypatch.setattr(iree_fusions.passes, "__path__",
-                        [*iree_fusions.passes.__path__, str(tmp_path)])
-    monkeypatch.delitem(sys.modules, "iree_fusions.passes.dropped_in", raising=False)
-    entries = registry.discover(list(iree_fusions.passes.__path__))
-    names = [e.name for e in entries if e.default]
-    assert names == ["rewrite-embedding-bags", "batch-gathers", "forward-factory-ops",
-                     "forward-slices", "dropped-in", "forward-factory-dispatches", "batch-mlp-towers",
-                     "merge-sibling-contractions", "merge-sibling-generics",
-                     "interchange-permuted-consumers"]
-    (entry,) = [e for e in entries if e.name == "dropped-in"]
-    assert entry.target == "iree_fusions.passes.dropped_in:DroppedIn"
-    try:
-        assert entry.load().name == "dropped-in" and entry.phase == "linalg"
-    finally:
-        sys.modules.pop("iree_fusions.passes.dropped_in", None)
-
-
-@pytest.mark.parametrize("declaration, message", [
-    ('PASSES = {"a": {"class": "A"}}', "PASSES must be a literal dict"),
-    ('PASSES = {"a": {"class": "A", "order": N}}', "PASSES must be a literal dict"),
-    ('PASSES = {"a": {"class": "A", "order": 1}}\nB = 2\n'
-     'PASSES2 = 0', None),
-])
-def test_a_bad_passes_declaration_is_refused(tmp_path, declaration, message):
-    (tmp_path / "mod.py").write_text(f"N = 1\n{declaration}\n")
-    if message is None:
-        assert [e.target for e in registry.discover([str(tmp_path)], "pkg")] == ["pkg.mod:A"]
-        return
-    with pytest.raises(PassOptionError, match=message):
-        registry.discover([str(tmp_path)], "pkg")
-
-
-def test_two_passes_of_one_order_or_one_name_are_refused(tmp_path):
-    for name in ("one", "two"):
-        (tmp_path / f"{name}.py").write_text(
-            f'PASSES = {{"{name}": {{"class": "C", "order": 7}}}}\n')
-    with pytest.raises(PassOptionError, match="'one' and 'two' have the same order 7"):
-        registry.discover([str(tmp_path)], "pkg")
-    (tmp_path / "two.py").write_text('PASSES = {"one": {"class": "C", "order": 8}}\n')
-    with pytest.raises(PassOptionError, match="declared twice: one"):
-        registry.discover([str(tmp_path)], "pkg")
+def test_a_fusions_load_module_registers_a_pass(tmp_path, monkeypatch):
+    """`--fusions-load=MODULE` imports a module that registers its passes: they resolve by
+    name, load, and are not part of 'all'."""
+    (tmp_path / "loaded_pass_module.py").write_text(EXTRA_PASS)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "loaded_pass_module", raising=False)
+    monkeypatch.setattr(registry, "REGISTRY", dict(registry.REGISTRY))
+    monkeypatch.setattr(registry, "LOADED", list(registry.LOADED))
+    registry.load_plugin_modules(["loaded_pass_module"])
+    entry = registry.lookup("loaded-pass")
+    assert entry.target == "loaded_pass_module:LoadedPass" and not entry.default
+    assert entry.load().name == "loaded-pass" and entry.phase == "linalg"
+    assert "loaded-pass" not in registry.default_pass_names()
+    assert registry.LOADED[-1] == "loaded_pass_module"
 
 
 # The option values each pass hands its helper modules (`FusionPass.option_values`).
@@ -318,6 +295,25 @@ def test_report_json_objects_carry_key_pass_and_location():
     text = report.format()
     assert f"changed [{change['key']}] arith.negf at " in text
     assert f"skipped [{skip['key']}] arith.negf at " in text
+
+
+def test_the_report_the_api_reads_is_the_passes_report():
+    """One report type from the passes to the API: the JSON a compile writes reads back as
+    the same classes (`harness.reports` names them), with the API's field names, and writes
+    the same JSON again."""
+    from iree_fusions.harness.reports import ChangeRecord, PassSummary, SkipRecord, pass_summaries
+
+    _, report = _run_toy()
+    data = json.loads(json.dumps(report.to_json()))
+    (typed,) = pass_summaries([data])
+    assert type(typed) is PassReport is PassSummary
+    assert typed.to_json() == data
+    assert typed.name == "test-neg-to-abs" and typed.changed
+    (change,), (skip,) = typed.changes, typed.skipped
+    assert isinstance(change, ChangeRecord) and isinstance(skip, SkipRecord)
+    assert (change.key, change.what, change.location) == (
+        report.changes[0].key, report.changes[0].what, report.changes[0].location)
+    assert skip.reason == report.skipped[0].reason and skip.feasible == report.skipped[0].feasible
 
 
 def test_pass_options_errors_name_the_pass():

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from .pass_base import file_line_col
+from .ir_helpers import file_line_col
 
 SEVERITIES = {ir.DiagnosticSeverity.ERROR: "error", ir.DiagnosticSeverity.WARNING: "warning",
               ir.DiagnosticSeverity.NOTE: "note", ir.DiagnosticSeverity.REMARK: "remark"}

@@ -24,7 +24,8 @@ from iree.compiler.api import ctypes_dl as capi
 
 from .counting import FlowCounts, count_flow_module, dispatch_sites, touching
 from .decisions import Decider, DecisionsError
-from .pass_base import PassReport, Skip, format_location
+from .ir_helpers import format_location
+from .protocol import PassReport, Skip
 from .target import module_targets
 from .timing_report import PHASES, CompileTiming
 from .pipeline import PipelineError, Step, run_pipeline
@@ -84,6 +85,12 @@ class CompileRequest:
     # `--compile-to=flow` and `count_flow_ir` give), so that one compile yields the output and
     # its counts: CompileResult.flow_counts (--fusions-counts-json).
     count_flow: bool = False
+    # IREE's const-eval is on (the process's global flags do not turn it off:
+    # `const_eval_enabled`): the load-time stacks the linalg passes made are folded.
+    const_eval: bool = True
+    # Where a failing plugin pass's input IR is saved for its reproducer command
+    # (`pipeline.write_reproducer`): a folder, None for the temporary folder, "none".
+    reproducer_dir: str | None = None
 
 
 @dataclass
@@ -189,7 +196,7 @@ def compile_request(
                 with session.context:
                     again, again_reports = _run_hook(linalg_before.clone(), kept, "linalg",
                                                      request, warn, decider, stage)
-                    _fold_load_time_stacks(runner, again, again_reports)
+                    _fold_load_time_stacks(runner, again, again_reports, request)
                 stage(f"iree {HOOK_PHASE['linalg']} {hook} (the kept passes' IR)")
                 return _dispatch_creation(runner, again), again_reports
 
@@ -206,7 +213,7 @@ def compile_request(
                                                   decider, stage, before)
                 if plugin_phase == "linalg" and any(r.changed for r in phase_reports):
                     stage("iree const-eval of the plugin's load-time stacks")
-                    _fold_load_time_stacks(runner, module, phase_reports)
+                    _fold_load_time_stacks(runner, module, phase_reports, request)
             reports += phase_reports
             if any(r.changed for r in phase_reports):
                 stage("changed")
@@ -350,12 +357,11 @@ def _decider(module: ir.Operation, decisions: str | None) -> Decider:
 
 
 def _fold_load_time_stacks(runner: _Pipeline, module: ir.Operation,
-                           reports: list[PassReport]) -> None:
+                           reports: list[PassReport], request: CompileRequest) -> None:
     """Evaluates the load-time initializers the linalg passes created (stacked weights and
     tables) at compile time, with IREE's const-eval, unless `--iree-opt-const-eval=false`;
     each pass's report notes what became a constant and what stays at load time."""
-    if any(f.replace(" ", "") in ("--iree-opt-const-eval=false", "--iree-opt-const-eval=0")
-           for f in _global_flags or ()):
+    if not request.const_eval:
         return
 
     from . import consteval  # numpy: imported only when there is something to fold
@@ -380,7 +386,8 @@ def _run_hook(module: ir.Operation, steps: list[Step], plugin_phase: str,
     try:
         module, reports = run_pipeline(module, steps, keep_going=not request.strict, warn=warn,
                                        target=decider.target, decider=decider,
-                                       count_ops=request.count_ops, before=before)
+                                       count_ops=request.count_ops, before=before,
+                                       reproducer_dir=request.reproducer_dir)
         if plugin_phase == "linalg" and any(r.changed for r in reports):
             stage(f"plugin {HOOK_PHASE[plugin_phase]} {LINALG_CLEANUP}")  # crash: the plugin's
             module, _ = run_pipeline(module, [Step(LINALG_CLEANUP)])
@@ -421,7 +428,14 @@ def _emit(inv: capi.Invocation, request: CompileRequest) -> bytes:
     return data
 
 
+# The flags IREE's global command line was set with in this process (it can be set once).
 _global_flags: tuple[str, ...] | None = None
+
+
+def const_eval_enabled(iree_flags: list[str] | tuple[str, ...]) -> bool:
+    """Whether IREE's const-eval runs with these global flags (`CompileRequest.const_eval`)."""
+    return not any(f.replace(" ", "") in ("--iree-opt-const-eval=false", "--iree-opt-const-eval=0")
+                   for f in iree_flags)
 
 
 def initialize_flags(program: str, iree_flags: list[str]) -> None:

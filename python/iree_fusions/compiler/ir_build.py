@@ -452,3 +452,23 @@ def size_from_key(key: h.DimKey) -> Size:
     if isinstance(key, tuple):
         return size_of(*key)
     return key
+
+
+# ---------------------------------------------------------------- scalars and slices
+# At the current insertion point and location.
+
+
+def index_const(value: int) -> ir.Value:
+    return arith.ConstantOp(ir.IndexType.get(), value).result
+
+
+def cmpi(pred: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
+    return arith.CmpIOp(getattr(arith.CmpIPredicate, pred), lhs, rhs).result
+
+
+def slice_out(value: ir.Value, offsets: Sequence[Size], sizes: Sequence[Size],
+              result_shape: Sequence[Size]) -> ir.Value:
+    """A unit-stride extract_slice (rank-reducing to `result_shape`), sizes and offsets
+    static or dynamic."""
+    result_t = tensor_type_of(result_shape, ir.RankedTensorType(value.type).element_type)
+    return extract_slice(value, offsets, sizes, result_t)

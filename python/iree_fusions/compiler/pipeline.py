@@ -24,8 +24,8 @@ from . import registry
 from .files import UserError, write_file
 from .decisions import Decider, DecisionsError
 from .target import Target, module_targets
-from .pass_base import (FusionPass, PassContext, PassOptionError, PassReport, count_compute_ops,
-                        format_location)
+from .ir_helpers import format_location
+from .protocol import FusionPass, PassContext, PassOptionError, PassReport, count_compute_ops
 
 
 class PipelineError(UserError, RuntimeError):
@@ -232,20 +232,16 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | N
     return report
 
 
-# Where run_pipeline(keep_going=True) saves the IR from before a failing pass, for the
-# reproducer command its warning prints: a folder, None for the system's temporary folder,
-# or "none" to save nothing (a caller whose warnings nobody may read: the API's compiles).
-REPRODUCER_DIR: str | None = None
-
-
 def write_reproducer(module: ir.Operation, pass_text: str, label: str,
-                     decider: Decider | None = None) -> str:
-    """Saves the module as it was before a failing pass (unless REPRODUCER_DIR is "none");
+                     decider: Decider | None = None, reproducer_dir: str | None = None) -> str:
+    """Saves the module as it was before a failing pass, for the reproducer command a
+    warning prints, in `reproducer_dir` (a folder, None for the system's temporary folder, or
+    "none" to save nothing: a caller whose warnings nobody may read, the API's compiles);
     returns what to print: the command that reproduces the failure."""
     flags = [f"--fusions-load={m}" for m in registry.LOADED]
     user = [f for f in (decider.files if decider else []) if not f.source.startswith("shipped")]
     flags += [f"--fusions-decisions={f.source}" for f in user[:1]]
-    if REPRODUCER_DIR == "none":
+    if reproducer_dir == "none":
         command = shlex.join(["iree-fusions-opt", "FILE", *flags, "-p", pass_text])
         return ("iree-fusions-compile with the same flags saves the IR from before the pass "
                 f"as FILE and prints the command ({command})")
@@ -254,7 +250,7 @@ def write_reproducer(module: ir.Operation, pass_text: str, label: str,
     buffer = io.BytesIO()
     module.write_bytecode(buffer)
     data = buffer.getvalue()
-    folder = REPRODUCER_DIR or tempfile.gettempdir()
+    folder = reproducer_dir or tempfile.gettempdir()
     path = os.path.join(folder, f"iree-fusions-{label}-{hashlib.sha256(data).hexdigest()[:16]}"
                                 ".mlirbc")
     if not os.path.exists(path):
@@ -284,6 +280,7 @@ def run_pipeline(
     decider: Decider | None = None,
     count_ops: bool = True,
     before: ir.Operation | None = None,
+    reproducer_dir: str | None = None,
 ) -> tuple[ir.Operation, list[PassReport]]:
     """Runs the steps in order. Returns the (possibly replaced) module and one report per plugin.
 
@@ -296,6 +293,8 @@ def run_pipeline(
     count_ops=False: the reports hold no op counts (a compile that shows no report).
     before: a copy of `module` as it is now, kept by the caller and left unchanged here; it
     serves as the copy from before the first plugin passes instead of another one.
+    reproducer_dir: where keep_going saves the IR from before a failing pass
+    (`write_reproducer`).
     """
     reports: list[PassReport] = []
     counts: Counter | None = None  # the module's op counts, while no other step changed it
@@ -328,7 +327,8 @@ def run_pipeline(
             module = snapshot.clone() if snapshot is before else snapshot
             snapshot = module.clone()
         module, counts = _run_plugin_steps(module, group, snapshot, cloned, before, reports,
-                                           keep_going, warn, target, decider, counts, count_ops)
+                                           keep_going, warn, target, decider, counts, count_ops,
+                                           reproducer_dir)
         before, i = None, j
     return module, reports
 
@@ -354,7 +354,8 @@ def _run_plugin_steps(module: ir.Operation, group: list[Step], snapshot: ir.Oper
                       cloned: float, before: ir.Operation | None, reports: list[PassReport],
                       keep_going: bool, warn,
                       target: Target | None, decider: Decider | None, counts: Counter | None,
-                      count_ops: bool) -> tuple[ir.Operation, Counter | None]:
+                      count_ops: bool, reproducer_dir: str | None = None
+                      ) -> tuple[ir.Operation, Counter | None]:
     """Runs plugin passes one at a time, each verified, with a copy of the IR from before
     each one when `keep_going` (`snapshot`: the first one's, taken in `cloned` seconds; when
     it is the caller's `before`, a failure goes on with a copy of it)."""
@@ -373,7 +374,8 @@ def _run_plugin_steps(module: ir.Operation, group: list[Step], snapshot: ir.Oper
         except PipelineError as e:
             if not keep_going or isinstance(e, PipelineInputError):
                 raise
-            repro = write_reproducer(snapshot, step.text, step.plugin.name, decider)
+            repro = write_reproducer(snapshot, step.text, step.plugin.name, decider,
+                                     reproducer_dir)
             failed = PassReport(step.plugin.name, error=str(e))
             reports.append(failed)
             if warn:

@@ -1,26 +1,25 @@
 """The one registry of plugin passes: name -> where the pass class lives.
 
-The builtin passes are found, not listed: each module or package under `iree_fusions.passes`
-(`mlir_passes/`) declares its passes in a `PASSES` literal (name -> class, place in
-`--fusions=all`), which is read from its source. Phase, description and options are read from
-the pass class itself (one place); `test_protocol.py` checks that every entry's name is its
-class's name. Modules are imported lazily, so running one pass does not import the others.
-Every tool (iree-fusions-opt, -compile, -bench) resolves pass names here.
+The builtin passes are listed in one table, `BUILTIN` (name, "module:Class", part of
+`--fusions=all` or not), in the order `--fusions=all` runs them. Phase, description and
+options are read from the pass class itself (one place); `test_protocol.py` checks that every
+entry's name is its class's name. Modules are imported lazily, on first use of an entry, so
+running one pass does not import the others. Out-of-tree passes are added with `register`
+(a module named by `--fusions-load`). Every tool (iree-fusions-opt, -compile, -bench)
+resolves pass names here.
 """
 
 from __future__ import annotations
 
-import ast
 import functools
 import importlib
 import os
-import pkgutil
 import re
 import sys
 import traceback
 from dataclasses import dataclass
 
-from .pass_base import PHASES, FusionPass, PassOptionError
+from .protocol import HOOK_PHASES, FusionPass, PassOptionError
 
 
 @dataclass(frozen=True)
@@ -45,77 +44,25 @@ class PassEntry:
         return self.load().description
 
 
-# Where the builtin passes are found: every module and package directly under this one.
-PASSES_PACKAGE = "iree_fusions.passes"
-_PASSES_STATEMENT = re.compile(r"^PASSES\s*=", re.M)
+_P = "iree_fusions.passes."
+# The builtin passes, in the order `--fusions=all` runs them (a pass's place here is its
+# order). Nothing is imported until an entry is loaded.
+BUILTIN: tuple[PassEntry, ...] = (
+    PassEntry("fusions-report", _P + "fusions_report:FusionsReport", default=False),
+    PassEntry("rewrite-embedding-bags", _P + "rewrite_embedding_bags:RewriteEmbeddingBags"),
+    PassEntry("batch-gathers", _P + "batch_gathers:BatchGathers"),
+    PassEntry("forward-factory-ops", _P + "forward_factory_ops:ForwardFactoryOps"),
+    PassEntry("forward-slices", _P + "forward_slices:ForwardSlices"),
+    PassEntry("forward-factory-dispatches", _P + "forward_factory_ops:ForwardFactoryDispatches"),
+    PassEntry("batch-mlp-towers", _P + "batch_mlp_towers:BatchMlpTowers"),
+    PassEntry("merge-sibling-contractions",
+              _P + "merge_sibling_contractions:MergeSiblingContractions"),
+    PassEntry("merge-sibling-generics", _P + "merge_sibling_generics:MergeSiblingGenerics"),
+    PassEntry("interchange-permuted-consumers",
+              _P + "interchange_permuted_consumers:InterchangePermutedConsumers"),
+)
 
-
-def _declared_passes(source: str, where: str) -> dict[str, dict]:
-    """The module's `PASSES` (a literal: pass name -> {"class": ..., "order": ...[,
-    "default": False]}) read from its source without running it; {} when the module declares
-    none. Only that statement is parsed (the shortest run of lines from `PASSES =` that
-    parses), not the whole module: the registry is read at every tool's start."""
-    found = _PASSES_STATEMENT.search(source)
-    if found is None:
-        return {}
-    lines = source[found.start():].splitlines()
-    passes = None
-    for n in range(1, min(len(lines), 100) + 1):
-        try:
-            statement = ast.parse("\n".join(lines[:n])).body[0]
-        except SyntaxError:
-            continue
-        try:
-            passes = ast.literal_eval(statement.value)
-        except ValueError:
-            pass
-        break
-    if not isinstance(passes, dict) or not all(
-            isinstance(d, dict) and isinstance(d.get("class"), str)
-            and type(d.get("order")) is int and type(d.get("default", True)) is bool
-            for d in passes.values()):
-        raise PassOptionError(f"{where}: PASSES must be a literal dict of pass name -> "
-                              '{"class": "ClassName", "order": int[, "default": bool]}')
-    return passes
-
-
-def discover(path: list[str], package: str = PASSES_PACKAGE) -> list[PassEntry]:
-    """The passes declared by the modules and packages in `path` (the `__path__` of
-    `package`): each declares its passes in a module-level `PASSES` literal, read from its
-    source (nothing is imported: running one pass imports only its own package). Ordered by
-    their `order`, the order `--fusions=all` runs them in."""
-    found = []
-    for info in pkgutil.iter_modules(path):
-        name = f"{package}.{info.name}"
-        spec = info.module_finder.find_spec(name, None)
-        source = spec.loader.get_source(name) if spec is not None and spec.loader else None
-        if not source:
-            continue
-        for pass_name, d in _declared_passes(source, spec.origin or name).items():
-            found.append((d["order"], PassEntry(pass_name, f"{name}:{d['class']}",
-                                                d.get("default", True))))
-    found.sort(key=lambda f: f[0])
-    for (a, ea), (b, eb) in zip(found, found[1:]):
-        if a == b:
-            raise PassOptionError(f"passes '{ea.name}' and '{eb.name}' have the same order {a}")
-    entries = [entry for _, entry in found]
-    names = [e.name for e in entries]
-    if len(set(names)) != len(names):
-        twice = sorted({n for n in names if names.count(n) > 1})
-        raise PassOptionError(f"pass(es) declared twice: {', '.join(twice)}")
-    return entries
-
-
-def _builtin_entries() -> list[PassEntry]:
-    """The passes of `iree_fusions.passes`, found in its folder (the package itself holds
-    only a docstring: importing it is cheap)."""
-    return discover(list(importlib.import_module(PASSES_PACKAGE).__path__))
-
-
-# Order = the order `--fusions=all` runs them.
-_ENTRIES = _builtin_entries()
-
-REGISTRY: dict[str, PassEntry] = {e.name: e for e in _ENTRIES}
+REGISTRY: dict[str, PassEntry] = {e.name: e for e in BUILTIN}
 
 
 class UnknownPassError(PassOptionError):
@@ -149,9 +96,9 @@ def _check_pass_class(cls: type) -> None:
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise PassOptionError(f"{what}: name {name!r} is not a kebab-case pass name")
     phase = getattr(cls, "phase", None)
-    if phase not in PHASES:
+    if phase not in HOOK_PHASES:
         raise PassOptionError(f"pass '{name}': unknown phase {phase!r} (phases: "
-                              f"{', '.join(PHASES)})")
+                              f"{', '.join(HOOK_PHASES)})")
     if not isinstance(getattr(cls, "description", None), str):
         raise PassOptionError(f"pass '{name}': no description")
 
@@ -191,7 +138,7 @@ def lookup(name: str) -> PassEntry:
 
 def default_pass_names() -> list[str]:
     """The passes `--fusions=all` runs, in pipeline order."""
-    return [e.name for e in _ENTRIES if e.default]
+    return [e.name for e in BUILTIN if e.default]
 
 
 def is_registered(name: str) -> bool:

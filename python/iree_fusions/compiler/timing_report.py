@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .pass_base import PassReport
+from .protocol import PassReport
 
 # The parts of a plugin pass, in the order they are shown (PassReport.timing keys).
 PASS_PARTS = ("normalize", "find", "apply", "verify", "count", "snapshot")

@@ -46,12 +46,12 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from ..compiler import dialect_views, pipeline, registry
+from ..compiler import dialect_views, registry
 from .crash import (Interrupted, PluginArgs, describe_crash, die_with_parent,
                     interruptible, run_console, run_forked)
 from ..compiler.decisions import load as load_decisions
 from ..compiler.driver import (HOOK_PHASE, PHASES, CompileError, CompileRequest, compile_request,
-                               initialize_flags)
+                               const_eval_enabled, initialize_flags)
 from ..compiler.files import (SPLIT_INPUT_LIMIT, OutputError, OutputSet, UserError, at_file_line,
                               check_input, check_output, claim_std_streams, is_bytecode,
                               is_regular_file, read_input, split_input)
@@ -239,6 +239,8 @@ def _request(args: CliArgs, source: bytes, steps, by_path: bool) -> CompileReque
         count_flow=args.counts_json is not None,
         revert_if_no_gain=not args.keep_no_gain,
         decisions=args.decisions,
+        const_eval=const_eval_enabled(args.iree_flags),
+        reproducer_dir=args.reproducer_dir,
     )
 
 
@@ -362,7 +364,6 @@ def _compile(args: CliArgs, chunks: list[tuple[int, bytes]], first: CompileReque
     """The compile itself (in the forked child), writing into the parent's staged outputs
     (renamed into place by the parent when this returns 0)."""
     initialize_flags(PROG, args.iree_flags)
-    pipeline.REPRODUCER_DIR = args.reproducer_dir
     results, reports, timings, counts, failed = [], [], [], [], False
     for offset, chunk in chunks:
         request = dataclasses.replace(first, source=at_file_line(offset, chunk))

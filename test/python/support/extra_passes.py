@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.pass_base import FusionPass, PassContext, op_location
+from iree_fusions.compiler.ir_helpers import op_location
+from iree_fusions.compiler.protocol import FusionPass, PassContext
 from iree_fusions.compiler.registry import register
 
 

@@ -1,0 +1,75 @@
+"""Op names, taken from the op classes, and the op-name groups the matchers compare with."""
+
+from __future__ import annotations
+
+from iree.compiler import ir
+from iree.compiler.dialects import _arith_ops_gen as arith
+from iree.compiler.dialects import _cf_ops_gen as cf
+from iree.compiler.dialects import _tensor_ops_gen as tensor
+
+# linalg's ODS op classes; not `iree.compiler.dialects.linalg`, which builds the OpDSL library
+# of named ops on import (see `dialect_views`).
+from iree.compiler.dialects import _linalg_ops_gen as linalg
+
+# Op names taken from the op classes, for the name compares the matchers do: comparing
+# `op.name` with a string is ~0.1 us, making an op view (`op.opview`, for `isinstance`)
+# 2.6-24 us. Dialects without a light Python op class (flow, hal, util, iree_tensor_ext,
+# iree_linalg_ext) are matched by literal names.
+ARITH_ADDF = arith.AddFOp.OPERATION_NAME
+ARITH_ADDI = arith.AddIOp.OPERATION_NAME
+ARITH_ANDI = arith.AndIOp.OPERATION_NAME
+ARITH_CEILDIVSI = arith.CeilDivSIOp.OPERATION_NAME
+ARITH_CEILDIVUI = arith.CeilDivUIOp.OPERATION_NAME
+ARITH_CMPF = arith.CmpFOp.OPERATION_NAME
+ARITH_CMPI = arith.CmpIOp.OPERATION_NAME
+ARITH_CONSTANT = arith.ConstantOp.OPERATION_NAME
+ARITH_DIVF = arith.DivFOp.OPERATION_NAME
+ARITH_DIVSI = arith.DivSIOp.OPERATION_NAME
+ARITH_DIVUI = arith.DivUIOp.OPERATION_NAME
+ARITH_EXTF = arith.ExtFOp.OPERATION_NAME
+ARITH_EXTSI = arith.ExtSIOp.OPERATION_NAME
+ARITH_EXTUI = arith.ExtUIOp.OPERATION_NAME
+ARITH_INDEX_CAST = arith.IndexCastOp.OPERATION_NAME
+ARITH_INDEX_CASTUI = arith.IndexCastUIOp.OPERATION_NAME
+ARITH_MAXIMUMF = arith.MaximumFOp.OPERATION_NAME
+ARITH_MULF = arith.MulFOp.OPERATION_NAME
+ARITH_MULI = arith.MulIOp.OPERATION_NAME
+ARITH_ORI = arith.OrIOp.OPERATION_NAME
+ARITH_SELECT = arith.SelectOp.OPERATION_NAME
+ARITH_SUBI = arith.SubIOp.OPERATION_NAME
+ARITH_TRUNCF = arith.TruncFOp.OPERATION_NAME
+ARITH_XORI = arith.XOrIOp.OPERATION_NAME
+CF_ASSERT = cf.AssertOp.OPERATION_NAME
+LINALG_BATCH_MATMUL = linalg.BatchMatmulOp.OPERATION_NAME
+LINALG_BROADCAST = linalg.BroadcastOp.OPERATION_NAME
+LINALG_COPY = linalg.CopyOp.OPERATION_NAME
+LINALG_ELEMENTWISE = linalg.ElementwiseOp.OPERATION_NAME
+LINALG_FILL = linalg.FillOp.OPERATION_NAME
+LINALG_GENERIC = linalg.GenericOp.OPERATION_NAME
+LINALG_INDEX = linalg.IndexOp.OPERATION_NAME
+LINALG_MAP = linalg.MapOp.OPERATION_NAME
+LINALG_MATMUL = linalg.MatmulOp.OPERATION_NAME
+LINALG_PACK = linalg.PackOp.OPERATION_NAME
+LINALG_TRANSPOSE = linalg.TransposeOp.OPERATION_NAME
+LINALG_UNPACK = linalg.UnPackOp.OPERATION_NAME
+LINALG_YIELD = linalg.YieldOp.OPERATION_NAME
+TENSOR_CAST = tensor.CastOp.OPERATION_NAME
+TENSOR_COLLAPSE_SHAPE = tensor.CollapseShapeOp.OPERATION_NAME
+TENSOR_DIM = tensor.DimOp.OPERATION_NAME
+TENSOR_EMPTY = tensor.EmptyOp.OPERATION_NAME
+TENSOR_EXPAND_SHAPE = tensor.ExpandShapeOp.OPERATION_NAME
+TENSOR_EXTRACT = tensor.ExtractOp.OPERATION_NAME
+TENSOR_EXTRACT_SLICE = tensor.ExtractSliceOp.OPERATION_NAME
+TENSOR_FROM_ELEMENTS = tensor.FromElementsOp.OPERATION_NAME
+TENSOR_INSERT_SLICE = tensor.InsertSliceOp.OPERATION_NAME
+TENSOR_RESHAPE = tensor.ReshapeOp.OPERATION_NAME
+
+
+FUNC_OPS = ("util.func", "func.func")
+LINALG_EXT_PREFIX = "iree_linalg_ext."
+RESHAPES = (TENSOR_EXPAND_SHAPE, TENSOR_COLLAPSE_SHAPE)
+# Integer and index casts (a value traced through them keeps its meaning: `traces_to`).
+INT_CASTS = (ARITH_INDEX_CAST, ARITH_INDEX_CASTUI, ARITH_EXTSI, ARITH_EXTUI)
+# `arith.cmpi`'s predicate attribute -> its name.
+CMPI_PREDICATES = {0: "eq", 1: "ne", 2: "slt", 3: "sle", 4: "sgt", 5: "sge", 6: "ult", 7: "ule",
+                   8: "ugt", 9: "uge"}

@@ -1,0 +1,115 @@
+"""What a pass finds: keyed candidates with their typed plan or the reason they are blocked,
+and the footprint (ops read and written) the round driver schedules plans by."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Generic, Literal, TypeVar
+
+from iree.compiler import ir
+
+from ..ir_helpers import capsule_address, location_keys, op_location
+
+
+class NoMatch(Exception):
+    """Raised at the check that failed: the candidate is left alone, for this reason."""
+
+
+P = TypeVar("P")
+
+
+def structural_key(family: str, *parts: Any) -> str:
+    """`family-<10 hex digits>`: a key for the structure described by `parts`.
+
+    `parts` must describe structure only (op names, printed types, maps, sizes, counts) and
+    never SSA names, locations or value identities, so that the same structure found in two
+    models gets the same key (a decision learned on one applies to the other)."""
+    digest = hashlib.sha256(repr(parts).encode()).hexdigest()[:10]
+    return f"{family}-{digest}"
+
+
+@dataclass
+class Candidate(Generic[P]):
+    """One rewrite a pass can make: its key, where, what it is, and its plan or reason."""
+
+    key: str
+    # The op the candidate is anchored at; kept as its text (`linalg.generic at
+    # file.mlir:12:5`, what reports print) and its MLIR location (`at`, where remarks go).
+    location: str | ir.Operation | ir.OpView
+    summary: str  # what the candidate is, in words (used in the report)
+    plan: P | None = None
+    reason: str | None = None  # why it is blocked (set at the check that failed)
+    # Why the pass's own cost rule would not apply a feasible plan; a measured decision
+    # (a decisions file) may still apply it.
+    declined: str | None = None
+    # What the rewrite saves: "dispatches" (fewer dispatches or bytes between them: the
+    # driver reverts linalg changes that reduce neither) or "work" (less computation, e.g. a
+    # quadratic scan made linear: kept even at equal dispatch counts).
+    gain: Literal["dispatches", "work"] = "dispatches"
+    # Why the change saves dispatches or bytes between them whatever stock IREE does: the
+    # limitation of IREE's dispatch creation the rewrite works around, stated by the pass
+    # (before or while applying it). The driver weighs a compile's linalg changes against
+    # stock IREE (one extra dispatch-creation run) only when one of them has no such reason.
+    sure: str | None = None
+    at: ir.Location | None = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.location, str):
+            self.at = self.location.operation.location
+            self.location = op_location(self.location)
+
+    @property
+    def blocked(self) -> bool:
+        return self.plan is None
+
+    @staticmethod
+    def of(key: str, where: ir.Operation | ir.OpView | str, summary: str,
+           make_plan: Callable[[], P], gain: Literal["dispatches", "work"] = "dispatches"
+           ) -> Candidate[P]:
+        """A candidate whose plan is `make_plan()`, or blocked with the NoMatch it raised."""
+        try:
+            return Candidate(key, where, summary, make_plan(), gain=gain)
+        except NoMatch as e:
+            return Candidate(key, where, summary, None, str(e), gain=gain)
+
+
+def op_id(op: ir.Operation | ir.OpView) -> int:
+    """The identity of a live operation (its address). Stable while the op lives, unlike
+    `hash()`, which follows the op's contents; never ask it of an erased op."""
+    return capsule_address(op.operation._CAPIPtr)
+
+
+@dataclass(frozen=True)
+class Footprint:
+    """What a plan reads and what it writes, as op identities (`op_id`) taken when the
+    candidate was found, before any change of the round.
+
+    `reads`: the ops whose state the plan was computed from (their operands, users, maps,
+    kinds); `writes`: the ops the change erases, replaces or edits, and those whose operands
+    or users it changes. A change invalidates exactly the plans that read what it writes."""
+
+    reads: frozenset[int] = frozenset()
+    writes: frozenset[int] = frozenset()
+    # The source locations of those ops (`location_keys`): where the change shows.
+    locations: frozenset[str] = field(default=frozenset(), compare=False)
+
+    def waits_for(self, written: set[int], waiting_reads: set[int],
+                  waiting_writes: set[int]) -> bool:
+        """Whether the plan must wait for the next round: it reads what a change of this
+        round wrote, or it overlaps a candidate that waits (applying it first could change
+        that candidate's plan, or the other way round: the order would matter)."""
+        return not (self.reads.isdisjoint(written) and self.reads.isdisjoint(waiting_writes)
+                    and self.writes.isdisjoint(waiting_reads))
+
+    @staticmethod
+    def of(reads: Iterable[ir.Operation | ir.OpView] = (),
+           writes: Iterable[ir.Operation | ir.OpView] = ()) -> Footprint:
+        """List in `reads` every op the plan depends on, those it rewrites included."""
+        reads, writes = list(reads), list(writes)
+        return Footprint(frozenset(op_id(o) for o in reads),
+                         frozenset(op_id(o) for o in writes),
+                         frozenset().union(*(location_keys(o.operation.location)
+                                             for o in {*reads, *writes})))
+
