@@ -17,7 +17,7 @@ import pytest
 
 from conftest import CPU_FLAGS, HERE, tool
 from iree_fusions.harness import api
-from iree_fusions.runtime import bundle_runner
+from iree_fusions.runtime.manifest import FORMAT, BundleError, load_manifest
 from iree_fusions.compiler import files
 from iree_fusions.tools import shim
 from iree_fusions.tools import shim_folder as shim_files  # (a fixture is named shim_folder)
@@ -188,7 +188,7 @@ def _add(writer: BundleWriter, name: str, tag: int) -> None:
 
 def _on_disk(folder) -> dict:
     """The manifest's models, each checked complete on disk: name -> the stock .vmfb."""
-    manifest = bundle_runner.load_manifest(str(folder))
+    manifest = load_manifest(str(folder))
     out = {}
     for m in manifest["models"]:
         here = folder / m["dir"]
@@ -220,7 +220,7 @@ def test_item2_exporting_into_a_bundle_keeps_its_other_models(tmp_path, monkeypa
     assert _on_disk(folder) == {"a": b"S3", "b": b"S2"}
     _no_temp_files(folder)
     # only listed model folders remain
-    listed = {m["dir"] for m in bundle_runner.load_manifest(str(folder))["models"]}
+    listed = {m["dir"] for m in load_manifest(str(folder))["models"]}
     assert {p.name for p in folder.iterdir() if p.is_dir()} == listed
 
 
@@ -228,11 +228,11 @@ def test_item2_an_export_refuses_a_folder_it_would_spoil(tmp_path):
     other = tmp_path / "home"
     other.mkdir()
     (other / "notes.txt").write_text("mine")
-    with pytest.raises(bundle_runner.BundleError, match="not empty and holds no bundle"):
+    with pytest.raises(BundleError, match="not empty and holds no bundle"):
         BundleWriter(str(other), device="local-task", target=None, fusions="all")
     folder = tmp_path / "b"
     _add(BundleWriter(str(folder), device="local-task", target=None, fusions="all"), "a", 1)
-    with pytest.raises(bundle_runner.BundleError, match="holds a bundle for device local-task"):
+    with pytest.raises(BundleError, match="holds a bundle for device local-task"):
         BundleWriter(str(folder), device="cuda", target=None, fusions="all")
 
 
@@ -542,15 +542,15 @@ def test_item6_a_plugin_module_that_fails_to_import(good, tmp_path, monkeypatch)
 
 @pytest.mark.parametrize("manifest, message", [
     ([], "unknown format"),
-    ({"format": bundle_runner.FORMAT, "models": {}}, "'models' must be a list"),
-    ({"format": bundle_runner.FORMAT, "models": [7]}, "models[0] must be an object"),
-    ({"format": bundle_runner.FORMAT, "models": [{"name": "m"}]}, "'dir' must be a str"),
-    ({"format": bundle_runner.FORMAT, "device": 3, "models": []}, "'device' must be a str"),
+    ({"format": FORMAT, "models": {}}, "'models' must be a list"),
+    ({"format": FORMAT, "models": [7]}, "models[0] must be an object"),
+    ({"format": FORMAT, "models": [{"name": "m"}]}, "'dir' must be a str"),
+    ({"format": FORMAT, "device": 3, "models": []}, "'device' must be a str"),
 ])
 def test_item6_manifests_of_the_wrong_shape(tmp_path, manifest, message):
     (tmp_path / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(bundle_runner.BundleError, match=message.replace("[", r"\[")):
-        bundle_runner.load_manifest(str(tmp_path))
+    with pytest.raises(BundleError, match=message.replace("[", r"\[")):
+        load_manifest(str(tmp_path))
 
 
 def test_item6_tune_to_a_folder_fails_before_any_work(tmp_path):
@@ -687,17 +687,17 @@ def test_item7_manifest_paths_stay_inside_the_bundle(tmp_path, bad_dir):
     manifest = json.loads((folder / "manifest.json").read_text())
     manifest["models"][0]["dir"] = bad_dir
     (folder / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(bundle_runner.BundleError, match="not a path inside the bundle"):
-        bundle_runner.load_manifest(str(folder))
+    with pytest.raises(BundleError, match="not a path inside the bundle"):
+        load_manifest(str(folder))
     manifest["models"][0]["dir"] = "a"
     manifest["models"][0]["stock"]["vmfb"] = "/tmp/evil.vmfb"
     (folder / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(bundle_runner.BundleError, match="stock.vmfb: '/tmp/evil.vmfb'"):
-        bundle_runner.load_manifest(str(folder))
+    with pytest.raises(BundleError, match="stock.vmfb: '/tmp/evil.vmfb'"):
+        load_manifest(str(folder))
     manifest["models"][0]["stock"]["vmfb"] = "stock.vmfb"
     (folder / "manifest.json").write_text(json.dumps(manifest))
     os.symlink(tmp_path, folder / "out")  # a link leading out of the bundle
     manifest["models"][0]["dir"] = "out"
     (folder / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(bundle_runner.BundleError, match="leads outside the bundle"):
-        bundle_runner.load_manifest(str(folder))
+    with pytest.raises(BundleError, match="leads outside the bundle"):
+        load_manifest(str(folder))

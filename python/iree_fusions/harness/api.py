@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import bundle_runner
-from ..runtime.bundle_runner import host_arrays
+from ..runtime import modules as runtime_modules
+from ..runtime.modules import host_arrays, parameters_module
 from .reports import PassSummary, pass_summaries
 
 if typing.TYPE_CHECKING:
@@ -297,7 +297,7 @@ def load(vmfb: bytes, device: str = "local-task",
 
     config = rt.Config(device)
     vm_module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
-    modules = [bundle_runner.parameters_module(config.vm_instance, parameters)] \
+    modules = [parameters_module(config.vm_instance, parameters)] \
         if parameters else []
     context = rt.SystemContext(vm_modules=[*modules, vm_module], config=config)
     return LoadedModule(context, context.modules[vm_module.name], device)
@@ -324,4 +324,4 @@ def compare_outputs(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]
     """Max abs / rel error over all outputs (shapes and dtypes must match): equal values
     agree (equal infinities, NaN against NaN), NaN on one side is an infinite error, integers
     are compared exactly. The bundle runner's comparison (one implementation)."""
-    return Agreement(*bundle_runner.compare_outputs(expected, actual))
+    return Agreement(*runtime_modules.compare_outputs(expected, actual))
