@@ -179,3 +179,13 @@ def test_no_pass_submodule_imports_its_pass_package():
              for module, item, line in _imports(name, MODULES[name], module_level=False)
              if _imported(module, item) == package]
     assert not found, "pass submodules import their pass package:\n" + "\n".join(found)
+
+
+def test_the_harness_imports_no_tool():
+    """The harness (the script API, bundles, timing) builds on the compiler and the runtime;
+    the tools build on it: what both need lives in the harness or below."""
+    harness = _side("iree_fusions.harness")
+    found = [f for name in harness for f in _imports_outside(
+        name, ("iree_fusions.harness", "iree_fusions.compiler", "iree_fusions.runtime",
+               "iree_fusions.models", "iree_fusions.passes"), iree_compiler=True)]
+    assert not found, "the harness imports:\n" + "\n".join(found)

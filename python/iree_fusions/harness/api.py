@@ -118,7 +118,7 @@ def _tool_command(stock: bool) -> list[str]:
     """Stock: the iree-compile binary by path (never through IREE_TOOL_PATH, which may
     name the shim); else iree-fusions-compile with this interpreter."""
     if stock:
-        from ..tools.shim_folder import real_iree_compile
+        from .processes import real_iree_compile
 
         return [real_iree_compile()]
     return [sys.executable, "-m", "iree_fusions.tools.compile_cli"]
@@ -235,7 +235,7 @@ def _run_tool(cmd: list[str], timeout: float | None) -> tuple[int, str]:
     """Runs a compiler process that dies with this one (PR_SET_PDEATHSIG, asked for through
     $IREE_FUSIONS_PARENT_PID): (exit code, stderr). Past `timeout` it is stopped with
     SIGTERM (it removes its temporary files and kills its compile child), then SIGKILL."""
-    from ..tools.crash import PARENT_ENV
+    from .processes import PARENT_ENV
 
     env = {**os.environ, PARENT_ENV: str(os.getpid())}
     with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
