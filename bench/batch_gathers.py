@@ -385,7 +385,7 @@ def memory_probe(folder: str, kind: str) -> dict:
     stacked tables are built), after one call and after 20 more."""
     import iree.runtime as rt
 
-    from iree_fusions.runtime.bundle_runner import parameters_module
+    from iree_fusions.runtime.modules import parameters_module
     from iree_fusions.models import forms as forms_mod
 
     before = _rss()

@@ -18,7 +18,7 @@ spell of a slow machine falls on one round of many models, not on most rounds of
 model: median wall time of each tool; their ratio, as the median of the per-round
 ratios (plugin / stock of the same round, the two runs back to back: the machine's speed
 drifts between rounds by more than the plugin costs, and pairing cancels it; the interval is
-`bundle_runner.ratio_interval`'s, and the ratio of the two medians is kept beside it), the
+`statistics.ratio_interval`'s, and the ratio of the two medians is kept beside it), the
 median per-round ratio of CPU time (user + system of the process tree), peak resident
 memory (ru_maxrss of the process tree, the largest process), and from the plugin's
 `--fusions-timing-json` the time of its own passes (every plugin pass with
@@ -47,7 +47,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from iree_fusions.harness import api
-from iree_fusions.runtime import bundle_runner
+from iree_fusions.runtime import statistics as runtime_statistics
 
 FAMILIES = ("encoder", "decoder")
 LAYERS = (2, 12, 24, 48)
@@ -169,7 +169,7 @@ class Row:
 
     @property
     def ratio_interval(self) -> tuple[float, float]:
-        low, high, _ = bundle_runner.ratio_interval(self.round_ratios())
+        low, high, _ = runtime_statistics.ratio_interval(self.round_ratios())
         return low, high
 
     @property

@@ -6,7 +6,7 @@ by far). This script times the forms of a model side by side instead: every roun
 iree-benchmark-module once for each (form, stock | plugin) build, in an order rotated from
 round to round, so a drift of the machine touches all of them; per round it takes each form's
 ratio stock/plugin and divides it by the static form's ratio of the same round. The median of
-those per-round relative ratios, with its order-statistics interval (bundle_runner), says how
+those per-round relative ratios, with its order-statistics interval (`runtime.statistics`), says how
 the form's speedup compares with the static one's: 1.00 = the same, 0.95 = 5% less.
 
     python bench/form_ratios.py dlrm-b8 towers-silu-b64 minilm-b8-s128 --rounds 15 \\
@@ -26,7 +26,8 @@ import tempfile
 import time
 
 from iree_fusions.harness import api
-from iree_fusions.runtime.bundle_runner import ratio_interval, repetition_times_ms
+from iree_fusions.runtime.benchmark import repetition_times_ms
+from iree_fusions.runtime.statistics import ratio_interval
 from iree_fusions.models import forms
 from iree_fusions.harness.timing import save_input_files
 

@@ -9,7 +9,7 @@ Not part of the default tests (minutes per model). For each export folder in `--
    IREE's defaults and with shark-ai's LLM compile flags (LLM_FLAGS; on llvm-cpu a full
    compile with them fails in stock too, so they are only counted);
 2. compile time of the .vmfb (llvm-cpu, host CPU), stock and plugin in alternating rounds:
-   median of the per-round ratios (`bundle_runner.judge`);
+   median of the per-round ratios (`statistics.judge`);
 3. bit-identity: prefill at each of `--seq-lens` (multiples of the block stride, sizes the
    export never saw), then decode one token on the cache that prefill wrote (the cache is an
    in-place tied argument: read back after each call); logits and cache compared stock vs
@@ -17,7 +17,7 @@ Not part of the default tests (minutes per model). For each export folder in `--
 4. peak RSS (VmHWM) of a child process that loads the module with its .irpa and runs one
    prefill at `--rss-seq-len` (512, or the export's longest sequence where it allows less);
 5. latency of prefill (at the first of `--seq-lens`) and decode, stock vs plugin alternating,
-   with `bundle_runner.time_pair` (iree-benchmark-module, median repetition per round, more
+   with `benchmark.time_pair` (iree-benchmark-module, median repetition per round, more
    rounds while unsettled) and its verdict.
 
 Inputs come from the export's model.json: batch size, block stride, page size in elements,
@@ -58,6 +58,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from llm_export import MODELS  # noqa: E402  (standard library only)
+from llm_report import markdown  # noqa: E402  (the tables of the results)
 
 # shark-ai's LLM compile flags (NOTES.md), beside the target's.
 LLM_FLAGS = ["--iree-opt-level=O3", "--iree-opt-strip-assertions=true",
@@ -175,9 +176,9 @@ def dispatch_counts(export: Export, flags=()) -> tuple[dict, list[str]]:
 
 
 def compile_vmfbs(export: Export, rounds: int, tmp: str) -> tuple[dict, dict, list[str]]:
-    """Compiles both .vmfbs `rounds` times, alternating (`bundle_runner.alternate`): ({side:
-    path of the .vmfb}, `bundle_runner.judge` of the compile seconds, plugin notes)."""
-    from iree_fusions.runtime import bundle_runner
+    """Compiles both .vmfbs `rounds` times, alternating (`statistics.alternate`): ({side:
+    path of the .vmfb}, `statistics.judge` of the compile seconds, plugin notes)."""
+    from iree_fusions.runtime.statistics import alternate, judge
 
     paths = {side: os.path.join(tmp, f"{export.name}-{side}.vmfb") for side in SIDES}
     notes: list[str] = []
@@ -192,8 +193,8 @@ def compile_vmfbs(export: Export, rounds: int, tmp: str) -> tuple[dict, dict, li
             notes[:] = plugin_notes(result.stderr)
         return seconds
 
-    stock, plugin = bundle_runner.alternate(time_side, rounds=max(1, rounds))
-    return paths, bundle_runner.judge(stock, plugin), notes
+    stock, plugin = alternate(time_side, rounds=max(1, rounds))
+    return paths, judge(stock, plugin), notes
 
 
 # ------------------------------------------------------------------ running
@@ -223,15 +224,15 @@ def llm_inputs(export: Export, seq_len: int) -> dict[str, list]:
 
 def load_module(vmfb_path: str, parameters: dict[str, str]):
     """(device, module): the .vmfb loaded on the CPU with its parameter files
-    (`bundle_runner.parameters_module`: ParameterIndex, scope "model")."""
+    (`modules.parameters_module`: ParameterIndex, scope "model")."""
     import iree.runtime as rt
-    from iree_fusions.runtime import bundle_runner
+    from iree_fusions.runtime.modules import parameters_module
 
     config = rt.Config(DEVICE)
     with open(vmfb_path, "rb") as f:
         vm_module = rt.VmModule.copy_buffer(config.vm_instance, f.read())
     context = rt.SystemContext(config=config)
-    context.add_vm_module(bundle_runner.parameters_module(config.vm_instance, parameters))
+    context.add_vm_module(parameters_module(config.vm_instance, parameters))
     context.add_vm_module(vm_module)
     return config.device, context.modules[vm_module.name]
 
@@ -313,27 +314,28 @@ def _rss_probe(spec: str) -> None:
 
 
 def latency(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
-    """{function: `bundle_runner.time_pair` verdict} for prefill at `seq_len` and decode on
+    """{function: `benchmark.time_pair` verdict} for prefill at `seq_len` and decode on
     the cache that prefill wrote (stock's run; both sides' caches are checked identical
     elsewhere). Repetitions per round: as many as fit in --round-seconds, at most
     --repetitions, at least 1 (a 2-layer Llama-3-8B prefill takes seconds here)."""
     import numpy as np
-    from iree_fusions.runtime import bundle_runner
+    from iree_fusions.runtime.benchmark import repetition_times_ms, time_pair
+    from iree_fusions.runtime.modules import parameter_flags
 
     inputs = llm_inputs(export, seq_len)
     prefilled = prefill_then_decode(vmfbs["stock"], export, seq_len)
     inputs[export.decode][-1] = prefilled[f"{export.prefill} cache"]
-    flags = bundle_runner.parameter_flags(export.parameters)
+    flags = parameter_flags(export.parameters)
     out = {}
     for fn in (export.prefill, export.decode):
         paths = []
         for i, a in enumerate(inputs[fn]):
             paths.append(os.path.join(tmp, f"{export.name}-{fn}-{i}.npy"))
             np.save(paths[-1], a)
-        one = statistics.median(bundle_runner.repetition_times_ms(
+        one = statistics.median(repetition_times_ms(
             vmfbs["stock"], paths, function=fn, device=DEVICE, repetitions=1, extra_flags=flags))
         reps = max(1, min(args.repetitions, int(args.round_seconds * 1e3 / max(one, 1e-3))))
-        out[fn] = bundle_runner.time_pair(
+        out[fn] = time_pair(
             vmfbs["stock"], vmfbs["plugin"], paths, function=fn, device=DEVICE,
             rounds=args.rounds, repetitions=reps, extra_flags=flags,
             max_rounds=args.max_rounds, budget_s=args.budget)
@@ -413,65 +415,6 @@ def bench_export(export: Export, args, tmp: str, log) -> dict:
                     fns[fn][key] = judged[key]
     model["functions"] = list(fns.values())
     return model
-
-
-# ------------------------------------------------------------------ report
-
-
-VERDICT_ORDER = {"slower": 0, "within noise": 1, "about the same": 2, "faster": 3, None: 1}
-
-
-def badness(row: dict, model: dict) -> tuple:
-    """Sort key, worst first: outputs not bit-identical, then errors, then slower, noise,
-    same, faster, then the lowest latency ratio, then the fewest dispatches saved."""
-    bits = row.get("bits", {})
-    identical = bool(bits) and all(v == "identical" for v in bits.values())
-    saved = (row.get("stock_dispatches") or 0) - (row.get("plugin_dispatches") or 0)
-    return (identical, not model["errors"], VERDICT_ORDER.get(row.get("verdict"), 1),
-            row.get("ratio") or 0.0, saved)
-
-
-def _n(v, spec="") -> str:
-    return "-" if v is None else format(v, spec)
-
-
-def markdown(models: list[dict]) -> str:
-    """Two tables (per function, per model), worst row first, then notes and errors."""
-    rows = sorted(((row, m) for m in models for row in m["functions"]),
-                  key=lambda rm: badness(*rm))
-    out = ["| model | function | dispatches stock / plugin | with LLM flags | bit-identical "
-           "(logits, cache) | latency stock / plugin ms (S) | ratio [interval] | verdict |",
-           "|---|---|---|---|---|---|---|---|"]
-    for row, _ in rows:
-        bits = row.get("bits", {})
-        same = [k for k, v in bits.items() if v == "identical"]
-        bit_text = ("-" if not bits else "yes " + ", ".join(sorted({k.split("@")[1] for k in bits}))
-                    if len(same) == len(bits) else
-                    "NO: " + "; ".join(f"{k} {v}" for k, v in bits.items() if v != "identical"))
-        lat = ("-" if row.get("stock_ms") is None else
-               f"{row['stock_ms']:.3g} / {row['plugin_ms']:.3g} ({row['latency_seq_len']}, "
-               f"{row['rounds']}x{row['repetitions']})")
-        ratio = ("-" if row.get("ratio") is None else
-                 f"{row['ratio']:.3f} [{row['ratio_low']:.3f}, {row['ratio_high']:.3f}]")
-        out.append(f"| {row['model']} | {row['function']} | {_n(row.get('stock_dispatches'))} / "
-                   f"{_n(row.get('plugin_dispatches'))} | {_n(row.get('stock_dispatches_llm'))} / "
-                   f"{_n(row.get('plugin_dispatches_llm'))} | {bit_text} | {lat} | {ratio} | "
-                   f"{row.get('verdict') or '-'} |")
-    out += ["", "| model | compile s stock / plugin (rounds) | ratio stock/plugin | peak RSS MiB "
-            "stock / plugin (prefill S) | errors |", "|---|---|---|---|---|"]
-    for m in sorted(models, key=lambda m: (not m["errors"], m.get("compile_ratio") or 0)):
-        comp = ("-" if m.get("stock_compile_s") is None else
-                f"{m['stock_compile_s']:.1f} / {m['plugin_compile_s']:.1f} ({m['compile_rounds']})")
-        rss = (f"{_n(m.get('stock_peak_rss_mib'))} / {_n(m.get('plugin_peak_rss_mib'))} "
-               f"({m.get('rss_seq_len', '-')})")
-        out.append(f"| {m['model']} | {comp} | {_n(m.get('compile_ratio'), '.3f')} | {rss} | "
-                   f"{len(m['errors'])} |")
-    for m in models:
-        for n in m["notes"]:
-            out.append(f"\n- {m['model']}: note: {n}")
-        for e in m["errors"]:
-            out.append(f"\n- {m['model']}: ERROR: {e}")
-    return "\n".join(out) + "\n"
 
 
 # ------------------------------------------------------------------ main

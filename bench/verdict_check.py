@@ -28,8 +28,8 @@ import subprocess
 import sys
 import time
 
-from iree_fusions.runtime import bundle_runner
-from iree_fusions.runtime.bundle_runner import NOISE
+from iree_fusions.runtime.table import where_measured
+from iree_fusions.runtime.statistics import NOISE
 
 MODELS = [  # the 5 default models, then batching wins and a model within a few percent
     "attention_projection_transpose", "llama-start_pos-s64", "dlrm-sparse-b8",
@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     timed = [r for r in long_run.values() if r.get("machine")]
     text = "\n".join([
         f"# Bench verdicts: default run vs 21 rounds ({time.strftime('%Y-%m-%d %H:%M')})", "",
-        bundle_runner.where_measured(timed) if timed else "nothing was timed", "",
+        where_measured(timed) if timed else "nothing was timed", "",
         f"1-minute load average {load_before:.2f} before, {load_after:.2f} after; "
         f"{time.time() - started:.0f} s in all; device {args.device}.", "", *lines, "",
         f"{disagree} of {len(args.models) * args.repeat} default-run verdicts disagree with "

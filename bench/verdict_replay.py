@@ -3,12 +3,12 @@
     python bench/verdict_replay.py /work/runs/vc30 [--rule bench|wide-same]
 
 Each default run is cut at the first settled prefix of 5, 10, 15, 20, 21 rounds, as
-`bundle_runner.alternate` would have stopped it. A default run recorded under another rule
+`statistics.alternate` would have stopped it. A default run recorded under another rule
 may have stopped earlier than the replayed rule would, and then the replay uses the rounds
 it has. The replayed verdict is compared with the same rule's verdict on the 21-round run.
 
 Rules:
-- `bench`: `bundle_runner.judge`, the bench's rule.
+- `bench`: `statistics.judge`, the bench's rule.
 - `wide-same`: the bench's rule, plus *about the same* for an interval that straddles 1 with
   the median within the margin and the whole interval within twice the margin. A difference
   within twice the margin is settled only after 10 rounds.
@@ -22,25 +22,25 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from iree_fusions.runtime import bundle_runner as br
+from iree_fusions.runtime.statistics import MARGIN, MAX_ROUNDS, NOISE, SAME, alternate, judge
 
 Verdict = tuple[str, bool, float, float, float]  # verdict, settled, ratio, low, high
 
 
 def bench_rule(stock: Sequence[float], plugin: Sequence[float]) -> Verdict:
-    j = br.judge(stock, plugin)
+    j = judge(stock, plugin)
     return j["verdict"], j["settled"], j["ratio"], j["ratio_low"], j["ratio_high"]
 
 
 def wide_same_rule(stock: Sequence[float], plugin: Sequence[float],
-                   margin: float = br.MARGIN) -> Verdict:
+                   margin: float = MARGIN) -> Verdict:
     verdict, settled, ratio, low, high = bench_rule(stock, plugin)
     wide = 2 * margin
     within = 1 / (1 + margin) <= ratio <= 1 + margin
-    if verdict == br.NOISE and within and 1 / (1 + wide) <= low and high <= 1 + wide:
-        verdict = br.SAME
+    if verdict == NOISE and within and 1 / (1 + wide) <= low and high <= 1 + wide:
+        verdict = SAME
     small = 1 / (1 + wide) <= ratio <= 1 + wide
-    settled = verdict == br.SAME or (verdict != br.NOISE and not within and
+    settled = verdict == SAME or (verdict != NOISE and not within and
                                      (not small or len(stock) >= 10))
     return verdict, settled, ratio, low, high
 
@@ -49,13 +49,13 @@ RULES: dict[str, Callable[[Sequence[float], Sequence[float]], Verdict]] = {
     "bench": bench_rule, "wide-same": wide_same_rule}
 
 
-def sequential(row: dict, rule, rounds: int = 5, max_rounds: int = br.MAX_ROUNDS
+def sequential(row: dict, rule, rounds: int = 5, max_rounds: int = MAX_ROUNDS
                ) -> tuple[Verdict, int]:
     """The verdict a default run would have printed, and after how many rounds: the bench's
-    own `bundle_runner.alternate`, fed the recorded figures instead of new timings (the
+    own `statistics.alternate`, fed the recorded figures instead of new timings (the
     budget ignored; never more rounds than were recorded)."""
     recorded = {"stock": iter(row["stock_rounds_ms"]), "plugin": iter(row["plugin_rounds_ms"])}
-    stock, plugin = br.alternate(
+    stock, plugin = alternate(
         lambda side: next(recorded[side]), rounds=rounds,
         max_rounds=min(max_rounds, len(row["stock_rounds_ms"])),
         unsettled=lambda s, p: not rule(s, p)[1])

@@ -10,20 +10,15 @@ driver (`iree-fusions-compile`) does not pay for it at start-up.
 
 Subpackages: `compiler` (passes' protocol, registry, pipeline, driver), `tools` (the CLIs),
 `harness` (the script API, numerics, timing, bundles), `runtime` (the bundle runner: numpy and
-iree.runtime only), `models`, and `passes` (the plugin's passes). The modules' old flat paths
-(`iree_fusions.registry`, ...) still import, as the same modules (`_moved.py`).
+iree.runtime only), `models`, and `passes` (the plugin's passes).
 """
 
 import importlib
 
-from ._moved import MOVED as _MOVED, install as _install_moved
-
-_install_moved()
-
 __version__ = "0.1.0"
 
 _API_NAMES = ("CompileOptions", "compare_outputs", "compile_file", "compile_str", "load", "run")
-__all__ = ["api", "numerics", "compile", "compile_torch", *_API_NAMES]
+__all__ = ["compile", "compile_torch", *_API_NAMES]
 
 
 def __getattr__(name: str):
@@ -32,6 +27,4 @@ def __getattr__(name: str):
     if name in _API_NAMES or name == "compile":
         api = importlib.import_module(".harness.api", __name__)
         return api.compile_file if name == "compile" else getattr(api, name)
-    if name in _MOVED:  # `iree_fusions.api`, `from iree_fusions import ir_helpers`: old paths
-        return importlib.import_module(_MOVED[name])
     raise AttributeError(f"module 'iree_fusions' has no attribute '{name}'")

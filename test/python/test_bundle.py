@@ -12,7 +12,11 @@ import numpy as np
 import pytest
 
 from conftest import ROOT, tool
-from iree_fusions.runtime import bundle_runner
+from iree_fusions.harness.bundle import runtime_files
+from iree_fusions.runtime import machine
+from iree_fusions.runtime.machine import cpu_info
+from iree_fusions.runtime.manifest import FORMAT, load_manifest
+from iree_fusions.runtime.run import failure_hint, run_model
 from iree_fusions.models.catalog import torch_available
 
 FUSIONS = "interchange-permuted-consumers,batch-gathers"
@@ -53,11 +57,11 @@ def test_bench_output_of_a_torch_model_is_clean(export_run):
 
 def test_export_writes_a_self_contained_bundle(bundle):
     manifest = json.loads(open(os.path.join(bundle, "manifest.json")).read())
-    assert manifest["format"] == bundle_runner.FORMAT
+    assert manifest["format"] == FORMAT
     assert manifest["device"] == "local-task" and manifest["fusions"] == FUSIONS
     assert manifest["tool_versions"]["iree-base-compiler"].startswith("3.13")
     # Where it was made: the exporting CPU, and per model the target IREE resolved.
-    assert manifest["exported_on"] == bundle_runner.cpu_info()
+    assert manifest["exported_on"] == cpu_info()
     assert [m["name"] for m in manifest["models"]] == MODELS
     attn = manifest["models"][0]
     assert attn["stock"]["dispatches"] == 2 and attn["plugin"]["dispatches"] == 1
@@ -72,9 +76,15 @@ def test_export_writes_a_self_contained_bundle(bundle):
     here = os.path.join(bundle, attn["dir"])
     for name in ["stock.vmfb", "plugin.vmfb", *attn["inputs"]]:
         assert os.path.getsize(os.path.join(here, name)) > 0
-    # the runner shipped in the bundle is this package's, byte for byte
-    with open(os.path.join(bundle, "run_bundle.py")) as a, open(bundle_runner.__file__) as b:
-        assert a.read() == b.read()
+    # the runner shipped in the bundle is this package's runtime, byte for byte
+    shipped = sorted(os.listdir(os.path.join(bundle, "runtime")))
+    assert shipped == sorted(os.path.basename(p) for p in runtime_files())
+    assert {"__main__.py", "statistics.py", "manifest.py"} <= set(shipped)
+    for path in runtime_files():
+        with open(os.path.join(bundle, "runtime", os.path.basename(path))) as a, \
+                open(path) as b:
+            assert a.read() == b.read()
+    assert os.path.isfile(os.path.join(bundle, "run_bundle.py"))
     if len(MODELS) > 1:  # PyTorch model: reference outputs are in the bundle
         dlrm = manifest["models"][1]
         assert dlrm["reference"] and dlrm["stock"]["dispatches"] > dlrm["plugin"]["dispatches"]
@@ -103,7 +113,7 @@ def test_from_runs_the_bundle_importing_neither_compiler_nor_torch(bundle, tmp_p
         # One round: an interval of no confidence, so no verdict: within noise (undecided).
         assert r["verdict"] == "within noise" and r["rounds"] == 1 and not r["settled"]
         assert r["ratio_low"] == r["ratio_high"] and r["ratio_confidence"] == 0
-        assert r["machine"] == bundle_runner.cpu_info() and r["compiled_for"]["target"]
+        assert r["machine"] == cpu_info() and r["compiled_for"]["target"]
     if len(MODELS) > 1:
         assert rows[1]["reference_max_abs"] is not None
     assert "disp stock" in res.stdout and "attention_projection_transpose" in res.stdout
@@ -185,19 +195,19 @@ def test_vulkan_export_for_nvidia(tmp_path):
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["target"] == "ampere"
     assert "--iree-vulkan-target=ampere" in manifest["models"][0]["plugin"]["flags"]
-    hint = bundle_runner.failure_hint("No device found", "vulkan", "rdna3")
+    hint = failure_hint("No device found", "vulkan", "rdna3")
     assert "runs only on AMD" in hint and "--target ampere" in hint
 
 
 def test_a_bundle_for_vector_features_this_cpu_lacks_is_refused(bundle, monkeypatch):
     """Modules compiled for AVX2 where the CPU has only SSE: the row says why (they would
     stop the process with an illegal instruction) before anything runs."""
-    manifest = bundle_runner.load_manifest(bundle)
+    manifest = load_manifest(bundle)
     entry = dict(manifest["models"][0], compiled_for={
         "target": "llvm-cpu:haswell", "cpu_features": "+avx,+avx2,+fma,+sse2",
         "native_vector_size": 32})
-    monkeypatch.setattr(bundle_runner, "cpu_flags", lambda: {"sse", "sse2"})
-    row = bundle_runner.run_model(bundle, entry, manifest, device="local-task", rounds=0)
+    monkeypatch.setattr(machine, "cpu_flags", lambda: {"sse", "sse2"})
+    row = run_model(bundle, entry, manifest, device="local-task", rounds=0)
     assert not row["ok"] and "using avx, avx2, fma, which this CPU lacks" in row["error"]
     assert "--target" in row["error"]
 

@@ -9,10 +9,14 @@ import pytest
 
 from conftest import CPU_FLAGS, TRANSPOSED_EPILOGUE
 from iree_fusions.harness import api
-from iree_fusions.runtime import bundle_runner
-from iree_fusions.runtime.bundle_runner import (FASTER, MARGIN, NOISE, SAME, SLOWER, alternate,
-                                                clearly_better, judge, ratio_interval,
-                                                rounds_needed)
+from iree_fusions.runtime.benchmark import benchmark_ms
+from iree_fusions.runtime.machine import (compiled_for, cpu_info, describe_cpu, missing_features,
+                                          topology_flags)
+from iree_fusions.runtime.manifest import empty_row
+from iree_fusions.runtime.statistics import (FASTER, MARGIN, NOISE, SAME, SLOWER, alternate,
+                                             clearly_better, judge, ratio_interval, rounds_needed,
+                                             timing_fields)
+from iree_fusions.runtime.table import format_table, legend
 from iree_fusions.compiler.counting import count_flow_ir
 from iree_fusions.models import bundled_mlir_models
 from iree_fusions.harness.numerics import compare_compilations, function_arg_specs, random_inputs
@@ -220,13 +224,13 @@ def test_alternate_takes_rounds_until_settled_or_capped():
 
 
 def test_no_ratio_below_one_without_its_interval_and_verdict():
-    row = bundle_runner.empty_row("m")
-    row.update(stock_dispatches=2, plugin_dispatches=1, **bundle_runner.timing_fields(
+    row = empty_row("m")
+    row.update(stock_dispatches=2, plugin_dispatches=1, **timing_fields(
         judge([1.0] * 5, [1.3, 0.7, 1.2, 1.1, 0.7])))
-    table = bundle_runner.format_table([row])
+    table = format_table([row])
     line = table.splitlines()[-1]
     assert " 0.91 " in line and "[0.77, 1.43]" in line and "within noise (5)" in line
-    lines = bundle_runner.legend([row])
+    lines = legend([row])
     assert "sign test" in lines[0] and lines[-1].startswith("measured on ")
 
 
@@ -234,9 +238,9 @@ def test_no_ratio_below_one_without_its_interval_and_verdict():
 
 
 def test_cpu_info_names_this_machine():
-    info = bundle_runner.cpu_info()
+    info = cpu_info()
     assert info["model"] and info["cores"] >= 1
-    line = bundle_runner.describe_cpu(info)
+    line = describe_cpu(info)
     assert line.startswith(info["model"]) and f"{info['cores']} cores" in line
 
 
@@ -245,22 +249,22 @@ def test_compiled_for_reads_the_resolved_target(cpu, vector_bytes):
     src = ("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
            "  %b = arith.addf %a, %a : tensor<4xf32>\n  return %b : tensor<4xf32>\n}")
     out = api.compile_str(src, stock=True, target=cpu, compile_to="flow")
-    target = bundle_runner.compiled_for(out.output)
+    target = compiled_for(out.output)
     assert target["target"] == f"llvm-cpu:{cpu}"
     assert target["native_vector_size"] == vector_bytes
     assert ("+avx2" in target["cpu_features"]) == (cpu == "x86-64-v3")
     # Code for AVX2 cannot run where the CPU lacks it; SSE2 code runs anywhere.
-    missing = bundle_runner.missing_features(target, {"sse2", "sse4_2", "fma"})
+    missing = missing_features(target, {"sse2", "sse4_2", "fma"})
     assert missing == (["avx", "avx2", "f16c", "sse4.1", "ssse3"] if cpu == "x86-64-v3" else [])
-    assert bundle_runner.missing_features(target, set()) == []  # flags unknown: no claim
+    assert missing_features(target, set()) == []  # flags unknown: no claim
 
 
 def test_compiled_for_gpu_targets():
     text = ('util.global private @__device_0 = #hal.device.target<"cuda", [#hal.executable.'
             'target<"cuda", "cuda-nvptx-fb", {iree_codegen.target_info = #iree_gpu.target<'
             'arch = "sm_80", features = "+ptx76">}>]> : !hal.device')
-    assert bundle_runner.compiled_for(text) == {"target": "cuda:sm_80"}
-    assert bundle_runner.compiled_for("module {}") is None
+    assert compiled_for(text) == {"target": "cuda:sm_80"}
+    assert compiled_for("module {}") is None
 
 
 def test_compile_output_passes_are_typed_reports(tmp_path):
@@ -307,14 +311,16 @@ def test_local_task_timings_use_one_worker_group_on_a_two_core_host(monkeypatch)
     """On a host of at most 2 usable cores, local-task timings run with one worker group
     (each process otherwise runs fast or slow as a whole); a caller's own topology flag, other
     devices and larger hosts are left alone; the flags reach iree-benchmark-module."""
-    from iree_fusions.runtime import bundle_runner
+    import subprocess
 
-    monkeypatch.setattr(bundle_runner, "usable_cores", lambda: 2)
-    assert bundle_runner.topology_flags("local-task") == ["--task_topology_group_count=1"]
-    assert bundle_runner.topology_flags("local-sync") == []
-    assert bundle_runner.topology_flags(
+    from iree_fusions.runtime import machine
+
+    monkeypatch.setattr(machine, "usable_cores", lambda: 2)
+    assert topology_flags("local-task") == ["--task_topology_group_count=1"]
+    assert topology_flags("local-sync") == []
+    assert topology_flags(
         "local-task", ["--task_topology_max_group_count=2"]) == []
-    assert bundle_runner.cpu_info()["timing_flags"] == ["--task_topology_group_count=1"]
+    assert cpu_info()["timing_flags"] == ["--task_topology_group_count=1"]
     seen = []
 
     class Done(Exception):
@@ -324,13 +330,13 @@ def test_local_task_timings_use_one_worker_group_on_a_two_core_host(monkeypatch)
         seen.append(cmd)
         raise Done
 
-    monkeypatch.setattr(bundle_runner.subprocess, "run", fake_run)
+    monkeypatch.setattr(subprocess, "run", fake_run)
     with pytest.raises(Done):
-        bundle_runner.benchmark_ms("m.vmfb", [], device="local-task")
+        benchmark_ms("m.vmfb", [], device="local-task")
     assert "--task_topology_group_count=1" in seen[-1]
-    monkeypatch.setattr(bundle_runner, "usable_cores", lambda: 16)
-    assert bundle_runner.topology_flags("local-task") == []
-    assert "timing_flags" not in bundle_runner.cpu_info()
+    monkeypatch.setattr(machine, "usable_cores", lambda: 16)
+    assert topology_flags("local-task") == []
+    assert "timing_flags" not in cpu_info()
     with pytest.raises(Done):
-        bundle_runner.benchmark_ms("m.vmfb", [], device="local-task")
+        benchmark_ms("m.vmfb", [], device="local-task")
     assert not any(f.startswith("--task_topology") for f in seen[-1])

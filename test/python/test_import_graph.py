@@ -2,10 +2,9 @@
 imports another module's private names, no circle among module-level imports, the runtime
 side (`iree_fusions.runtime`: the bundle runner, run on machines with only iree.runtime and
 numpy) imports nothing of the compiler, the tools or the harness, the compiler side imports
-nothing of the tools, the harness or the runtime, no import runs from a lower layer to a higher
-one (runtime < compiler < harness < tools), no pass imports another pass, no source file is
-over 500 lines, and the package's own modules import each other by their paths in the
-subpackages (the old flat paths are for out-of-tree code)."""
+nothing of the tools, the harness or the runtime, the harness nothing of the tools, no import
+runs from a lower layer to a higher one (runtime < compiler < harness < tools), no pass imports
+another pass, and no source file is over 500 lines."""
 
 from __future__ import annotations
 
@@ -31,35 +30,6 @@ def _modules() -> dict[str, pathlib.Path]:
 MODULES = _modules()
 
 
-def _moved_table() -> dict[str, str]:
-    """`MOVED` of iree_fusions/_moved.py (old module name -> its full name now), read from
-    the source."""
-    tree = ast.parse((FLAT / "_moved.py").read_text())
-    for node in tree.body:
-        if isinstance(node, ast.AnnAssign | ast.Assign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id == "MOVED" for t in targets):
-                return ast.literal_eval(node.value)
-    raise AssertionError("no MOVED table in _moved.py")
-
-
-MOVED = _moved_table()
-
-
-def _old_path(module: str) -> str | None:
-    """The new name of an old flat path (`iree_fusions.registry`, or a name under a moved
-    package), else None."""
-    head, _, rest = module.partition(".")
-    if head != "iree_fusions" or not rest:
-        return None
-    first, dot, tail = rest.partition(".")
-    return MOVED[first] + dot + tail if first in MOVED else None
-
-
-def _resolve(module: str) -> str:
-    return _old_path(module) or module
-
-
 def _imports(name: str, path: pathlib.Path, module_level: bool):
     """(imported module, imported name or None, line) of a module's imports: those at module
     level (not under `if TYPE_CHECKING:`), or all of them."""
@@ -81,11 +51,11 @@ def _imports(name: str, path: pathlib.Path, module_level: bool):
 
 
 def _imported(module: str, item: str | None) -> str | None:
-    """The package's module an import statement imports (an old flat path resolved to the
-    module's path now), or None for a module outside the package."""
-    if item is not None and _resolve(f"{module}.{item}") in MODULES:
-        return _resolve(f"{module}.{item}")
-    return _resolve(module) if _resolve(module) in MODULES else None
+    """The package's module an import statement imports, or None for a module outside the
+    package."""
+    if item is not None and f"{module}.{item}" in MODULES:
+        return f"{module}.{item}"
+    return module if module in MODULES else None
 
 
 def _targets(name: str, module_level: bool) -> set[str]:
@@ -96,27 +66,18 @@ def _targets(name: str, module_level: bool) -> set[str]:
 
 def test_the_sources_are_found():
     assert "iree_fusions.compiler.protocol.rounds" in MODULES
-    assert "iree_fusions.runtime.bundle_runner" in MODULES
+    assert "iree_fusions.runtime.statistics" in MODULES
     assert "iree_fusions.passes.batch_gathers.plan" in MODULES
-    assert set(MOVED.values()) <= set(MODULES), set(MOVED.values()) - set(MODULES)
 
 
 def test_the_flat_folder_holds_only_the_subpackages():
-    """python/iree_fusions/ is `__init__.py`, the moved-module table and the subpackages: no
-    module of the old flat layout (nor a stub of one) is left there."""
+    """python/iree_fusions/ is `__init__.py` and the subpackages: no module of the old flat
+    layout (nor a stub of one, nor a table of old paths) is left there."""
     files = {p.name for p in FLAT.iterdir() if p.is_file()}
     folders = {p.name for p in FLAT.iterdir() if p.is_dir() and p.name != "__pycache__"}
-    assert files == {"__init__.py", "_moved.py"}, files
+    assert files == {"__init__.py"}, files
     assert folders == SUBPACKAGES, folders
     assert all((FLAT / f / "__init__.py").is_file() for f in folders)
-
-
-def test_the_package_imports_its_modules_by_their_new_paths():
-    found = [f"{MODULES[name].relative_to(ROOT)}:{line}: {module}" + (f" {item}" if item else "")
-             for name in MODULES
-             for module, item, line in _imports(name, MODULES[name], module_level=False)
-             if _old_path(module) or (item and _old_path(f"{module}.{item}"))]
-    assert not found, "old flat paths imported inside the package:\n" + "\n".join(found)
 
 
 def test_no_module_imports_another_modules_private_names():
@@ -124,7 +85,7 @@ def test_no_module_imports_another_modules_private_names():
              for name in MODULES
              for module, item, line in _imports(name, MODULES[name], module_level=False)
              if item and item.startswith("_") and not item.startswith("__")
-             and _resolve(module) in MODULES]
+             and module in MODULES]
     assert not found, "private names imported across modules:\n" + "\n".join(found)
 
 
@@ -154,11 +115,11 @@ def _side(package: str) -> list[str]:
 
 def _imports_outside(name: str, allowed: tuple[str, ...], iree_compiler: bool) -> list[str]:
     """`name`'s imports (all of them, also those inside functions) of a module of iree_fusions
-    outside the packages `allowed` (old flat paths resolved; the top-level package itself is
-    allowed), and of iree.compiler unless `iree_compiler`."""
+    outside the packages `allowed` (the top-level package itself is allowed), and of
+    iree.compiler unless `iree_compiler`."""
     out = []
     for module, item, line in _imports(name, MODULES[name], module_level=False):
-        target = _imported(module, item) or _resolve(module)
+        target = _imported(module, item) or module
         if target.partition(".")[0] == "iree_fusions":
             bad = target != "iree_fusions" and not any(
                 target == a or target.startswith(a + ".") for a in allowed)
@@ -174,18 +135,28 @@ def test_the_runtime_side_imports_no_compiler():
     """iree_fusions.runtime, the whole subpackage: nothing of iree.compiler, nor of the
     compiler, the tools, the harness (nor the models, the passes)."""
     runtime = _side("iree_fusions.runtime")
-    assert "iree_fusions.runtime.bundle_runner" in runtime
+    assert "iree_fusions.runtime.statistics" in runtime
     found = [f for name in runtime
              for f in _imports_outside(name, ("iree_fusions.runtime",), iree_compiler=False)]
     assert not found, "the runtime side imports:\n" + "\n".join(found)
 
 
-def test_the_bundle_runner_stands_alone():
-    """bundle_runner.py is shipped in each bundle as run_bundle.py: it imports nothing of
-    iree_fusions at all (nor of iree.compiler)."""
-    name = "iree_fusions.runtime.bundle_runner"
-    imported = {_resolve(module) for module, _, _ in _imports(name, MODULES[name], False)}
-    assert not {m for m in imported if m.startswith(("iree.compiler", "iree_fusions"))}
+def test_the_runtime_package_stands_alone():
+    """The runtime package is shipped in each bundle as the folder `runtime/`: its modules
+    import each other relatively and nothing else of iree_fusions (nor of iree.compiler)."""
+    found = []
+    for name in _side("iree_fusions.runtime"):
+        tree = ast.parse(MODULES[name].read_text())
+        for node in ast.walk(tree):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level \
+                else []
+            found += [f"{MODULES[name].relative_to(ROOT)}:{node.lineno}: {m}" for m in modules
+                      if m.startswith(("iree.compiler", "iree_fusions"))]
+            if isinstance(node, ast.ImportFrom) and node.level > 1:
+                found.append(f"{MODULES[name].relative_to(ROOT)}:{node.lineno}: "
+                             f"{'.' * node.level}{node.module or ''}")
+    assert not found, "the runtime package imports:\n" + "\n".join(found)
 
 
 def test_the_compiler_side_imports_no_tool_harness_or_runtime():
@@ -212,14 +183,22 @@ def test_no_pass_submodule_imports_its_pass_package():
     assert not found, "pass submodules import their pass package:\n" + "\n".join(found)
 
 
+def test_the_harness_imports_no_tool():
+    """The harness (the script API, bundles, timing) builds on the compiler and the runtime;
+    the tools build on it: what both need lives in the harness or below."""
+    harness = _side("iree_fusions.harness")
+    found = [f for name in harness for f in _imports_outside(
+        name, ("iree_fusions.harness", "iree_fusions.compiler", "iree_fusions.runtime",
+               "iree_fusions.models", "iree_fusions.passes"), iree_compiler=True)]
+    assert not found, "the harness imports:\n" + "\n".join(found)
+
+
 # The layers, lowest first: a module imports only modules of its own layer or of lower ones
 # (issue 35). The runtime stands alone (see above); the models are built with the harness.
 LAYERS = {"iree_fusions.runtime": 0, "iree_fusions.compiler": 1, "iree_fusions.passes": 1,
           "iree_fusions.harness": 2, "iree_fusions.models": 2, "iree_fusions.tools": 3}
-# Imports that run up and are being removed by the other half of issue 35 (the harness's
-# helpers that live in the tools move down); none may be added.
-KNOWN_UPWARD = {("iree_fusions.harness.api", "iree_fusions.tools.shim_folder"),
-                ("iree_fusions.harness.api", "iree_fusions.tools.crash")}
+# Imports that run up: none (the harness's helpers that lived in the tools moved down).
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 
 def _layer(module: str) -> int | None:
@@ -262,11 +241,9 @@ def test_no_pass_imports_another_pass():
 
 
 MAX_LINES = 500
-# Over the bound until the other half of issue 35 splits them (the bundle runner, the bench
-# and tune CLIs, which the tuner's forms grew): none may be added, and these may not grow.
-KNOWN_LONG = {"python/iree_fusions/runtime/bundle_runner.py": 1027,
-              "python/iree_fusions/tools/bench.py": 520,
-              "python/iree_fusions/tools/tune.py": 544}
+# Over the bound until it is split (the tuner's forms grew it): none may be added, and this
+# may not grow.
+KNOWN_LONG = {"python/iree_fusions/tools/tune.py": 544}
 
 
 def test_no_source_file_is_over_500_lines():

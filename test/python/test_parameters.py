@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 from conftest import tool
-from iree_fusions.runtime import bundle_runner
+from iree_fusions.runtime.benchmark import resident_mib
+from iree_fusions.runtime.manifest import BundleError, load_manifest
+from iree_fusions.runtime.modules import parameter_flags, parse_parameters
 from iree_fusions.models.catalog import torch_available
 from support import passes
 
@@ -45,13 +47,13 @@ def _bench(*args, cwd=None):
 
 
 def test_parse_parameters():
-    assert bundle_runner.parse_parameters(["model=a.irpa", "b.gguf"]) == {
+    assert parse_parameters(["model=a.irpa", "b.gguf"]) == {
         "model": "a.irpa", "": "b.gguf"}
-    assert bundle_runner.parameter_flags({"model": "a.irpa", "": "b.gguf"}) == [
+    assert parameter_flags({"model": "a.irpa", "": "b.gguf"}) == [
         "--parameters=model=a.irpa", "--parameters=b.gguf"]
     for bad in (["model="], ["model=a.irpa", "model=b.irpa"]):
         with pytest.raises(ValueError):
-            bundle_runner.parse_parameters(bad)
+            parse_parameters(bad)
 
 
 def test_bench_runs_a_model_file_with_its_parameters(model, tmp_path):
@@ -114,8 +116,8 @@ def test_manifest_parameter_paths_stay_inside_the_bundle(model, tmp_path):
     manifest = json.loads(manifest_path.read_text())
     manifest["models"][0]["parameters"] = {"model": "../../w.irpa"}
     manifest_path.write_text(json.dumps(manifest))
-    with pytest.raises(bundle_runner.BundleError, match="parameters"):
-        bundle_runner.load_manifest(str(bundle))
+    with pytest.raises(BundleError, match="parameters"):
+        load_manifest(str(bundle))
 
 
 def test_a_form_needs_a_pytorch_model():
@@ -170,7 +172,7 @@ func.func @main(%x: tensor<1x{n}xf32>) -> tensor<1x{n}xf32> {{
         np.save(tmp_path / f"x{n}.npy", np.ones((1, n), np.float32))
         vmfb = tmp_path / f"m{n}.vmfb"
         vmfb.write_bytes(api.compile_str(module(n), stock=True).output)
-        held[n] = bundle_runner.resident_mib(
+        held[n] = resident_mib(
             str(vmfb), "local-sync", function="main", input_paths=[str(tmp_path / f"x{n}.npy")],
             parameters={"model": irpa})
     assert held[2048] is not None and held[512] is not None, held

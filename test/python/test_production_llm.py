@@ -25,7 +25,7 @@ import pytest
 from iree_fusions.compiler import registry
 from iree_fusions.compiler.counting import count_flow_ir
 from iree_fusions.harness import api
-from iree_fusions.runtime import bundle_runner
+from iree_fusions.runtime.modules import parameters_module
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 _PARAM = re.compile(r'#(?:flow|stream)\.parameter\.named<"model"::"([^"]+)"> : '
@@ -86,7 +86,7 @@ def _prefill_then_decode(vmfb: bytes, params: dict, config: dict, length: int, s
     rt_config = rt.Config("local-task")
     vm_module = rt.VmModule.copy_buffer(rt_config.vm_instance, vmfb)
     context = rt.SystemContext(vm_modules=[
-        bundle_runner.parameters_module(rt_config.vm_instance, {"model": params}), vm_module],
+        parameters_module(rt_config.vm_instance, {"model": params}), vm_module],
         config=rt_config)
     module = context.modules[vm_module.name]
     cache_config = config["paged_kv_cache"]

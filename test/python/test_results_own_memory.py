@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from iree_fusions.harness import api
-from iree_fusions.runtime import bundle_runner
+from iree_fusions.runtime.modules import compare_outputs, run_module
 from iree_fusions.harness.numerics import compare_compilations
 
 HERE = os.path.dirname(__file__)
@@ -69,7 +69,7 @@ def test_results_own_their_memory_and_survive_later_calls(tmp_path):
     assert all(r.flags.owndata for r in loaded("main", x))
     path = tmp_path / "m.vmfb"
     path.write_bytes(vmfb)
-    assert all(r.flags.owndata for r in bundle_runner.run_module(str(path), [x]))
+    assert all(r.flags.owndata for r in run_module(str(path), [x]))
 
 
 def test_identical_builds_compare_equal_and_a_changed_build_is_caught():
@@ -96,5 +96,5 @@ def test_compare_outputs_integers_exactly_and_infinities():
     assert not api.compare_outputs([flags], [~flags]).within(0.0)
     inf = np.array([np.inf, -np.inf], np.float32)
     # The bundle runner and the API are one comparison: equal infinities agree in both.
-    assert bundle_runner.compare_outputs([inf], [inf.copy()]) == (0.0, 0.0, True)
-    assert bundle_runner.compare_outputs([inf], [-inf])[0] == float("inf")
+    assert compare_outputs([inf], [inf.copy()]) == (0.0, 0.0, True)
+    assert compare_outputs([inf], [-inf])[0] == float("inf")

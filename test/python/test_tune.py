@@ -185,8 +185,8 @@ def test_shipped_decisions_follow_the_target():
 
 def test_a_default_changes_only_on_consistent_rounds():
     # One-sided sign test at 5%: the rounds that must agree before a default is changed
-    # (the statistics are bundle_runner's, shared with the bench and bundles).
-    from iree_fusions.runtime.bundle_runner import clearly_better, rounds_needed
+    # (the statistics are `runtime.statistics`', shared with the bench and bundles).
+    from iree_fusions.runtime.statistics import clearly_better, rounds_needed
 
     assert [rounds_needed(n) for n in (3, 5, 7, 9, 11, 21)] == [4, 5, 7, 8, 9, 15]
     assert clearly_better([1.1, 1.2, 1.05, 1.1, 1.3], 1.1, 0.02)
@@ -222,7 +222,7 @@ def test_a_split_verdict_gets_more_rounds(monkeypatch):
     import argparse
 
     from iree_fusions.tools import tune
-    from iree_fusions.runtime.bundle_runner import clearly_better, split_verdict
+    from iree_fusions.runtime.statistics import clearly_better, split_verdict
 
     def run(plugin_rounds: list[list[float]], max_rounds: int) -> tuple[int, list[float]]:
         order = fake_benchmark(monkeypatch, [t for r in plugin_rounds for t in r])
@@ -383,7 +383,7 @@ def test_no_extra_rounds_once_the_budget_is_spent(monkeypatch):
     import argparse
 
     from iree_fusions.tools import tune
-    from iree_fusions.runtime.bundle_runner import split_verdict
+    from iree_fusions.runtime.statistics import split_verdict
 
     split = [0.9, 0.9, 1.1, 0.9, 0.9]
     for budget, started, rounds in ((0.0, 0.0, 10), (5.0, 0.0, 5)):

@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..runtime import bundle_runner
-from ..runtime.bundle_runner import host_arrays
+from ..runtime import modules as runtime_modules
+from ..runtime.modules import host_arrays, parameters_module
 from .reports import PassSummary, pass_summaries
 
 if typing.TYPE_CHECKING:
@@ -118,7 +118,7 @@ def _tool_command(stock: bool) -> list[str]:
     """Stock: the iree-compile binary by path (never through IREE_TOOL_PATH, which may
     name the shim); else iree-fusions-compile with this interpreter."""
     if stock:
-        from ..tools.shim_folder import real_iree_compile
+        from .processes import real_iree_compile
 
         return [real_iree_compile()]
     return [sys.executable, "-m", "iree_fusions.tools.compile_cli"]
@@ -235,7 +235,7 @@ def _run_tool(cmd: list[str], timeout: float | None) -> tuple[int, str]:
     """Runs a compiler process that dies with this one (PR_SET_PDEATHSIG, asked for through
     $IREE_FUSIONS_PARENT_PID): (exit code, stderr). Past `timeout` it is stopped with
     SIGTERM (it removes its temporary files and kills its compile child), then SIGKILL."""
-    from ..tools.crash import PARENT_ENV
+    from .processes import PARENT_ENV
 
     env = {**os.environ, PARENT_ENV: str(os.getpid())}
     with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -297,7 +297,7 @@ def load(vmfb: bytes, device: str = "local-task",
 
     config = rt.Config(device)
     vm_module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
-    modules = [bundle_runner.parameters_module(config.vm_instance, parameters)] \
+    modules = [parameters_module(config.vm_instance, parameters)] \
         if parameters else []
     context = rt.SystemContext(vm_modules=[*modules, vm_module], config=config)
     return LoadedModule(context, context.modules[vm_module.name], device)
@@ -324,4 +324,4 @@ def compare_outputs(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]
     """Max abs / rel error over all outputs (shapes and dtypes must match): equal values
     agree (equal infinities, NaN against NaN), NaN on one side is an infinite error, integers
     are compared exactly. The bundle runner's comparison (one implementation)."""
-    return Agreement(*bundle_runner.compare_outputs(expected, actual))
+    return Agreement(*runtime_modules.compare_outputs(expected, actual))

@@ -4,9 +4,9 @@
 and with the plugin and writes, per model, both `.vmfb`s, the inputs (`.npy`) and the reference
 outputs when the model has them, plus `manifest.json` (compile flags, dispatch counts, bytes
 between dispatches, tool versions, the exporting CPU, the target IREE resolved per model and
-its vector features) and `run_bundle.py` (a copy of `bundle_runner.py`: numpy
-and iree.runtime only). Run it with `iree-fusions-bench --from DIR` or, where iree-fusions is
-not installed, `python DIR/run_bundle.py --device cuda`.
+its vector features), `runtime/` (a copy of the `iree_fusions.runtime` package: numpy and
+iree.runtime only) and `run_bundle.py`, its launcher. Run it with `iree-fusions-bench --from
+DIR` or, where iree-fusions is not installed, `python DIR/run_bundle.py --device cuda`.
 """
 
 from __future__ import annotations
@@ -23,11 +23,27 @@ from importlib import metadata
 
 import numpy as np
 
-from ..runtime import bundle_runner
-from ..runtime.bundle_runner import FORMAT, MANIFEST, BundleError
+from .. import runtime
+from ..runtime.machine import cpu_info
+from ..runtime.manifest import FORMAT, MANIFEST, BundleError, load_manifest
 from ..compiler.files import write_file
 
 RUNNER = "run_bundle.py"
+RUNTIME_DIR = "runtime"  # the copy of the iree_fusions.runtime package, beside the manifest
+# The launcher: the bundle's folder on the path, the package copied there run as a script.
+LAUNCHER = f'''"""Runs this bundle (stock vs plugin: numerics, timings) with only numpy and
+iree-base-runtime: `python run_bundle.py [--device cuda] [--json rows.json]` (`--help`).
+The code is in {RUNTIME_DIR}/, a copy of the iree_fusions.runtime package."""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from {RUNTIME_DIR}.__main__ import main  # noqa: E402
+
+sys.exit(main())
+'''
 
 
 def tool_versions() -> dict[str, str]:
@@ -91,7 +107,7 @@ class BundleWriter:
             "default_target_flags": DEVICE_FLAGS[device] == flags,
             "fusions": fusions,
             "tool_versions": tool_versions(),
-            "exported_on": bundle_runner.cpu_info(),
+            "exported_on": cpu_info(),
             "models": previous["models"] if previous is not None else [],
         }
         self.added: list[str] = []
@@ -103,7 +119,7 @@ class BundleWriter:
             parameters: Mapping[str, str] | None = None) -> None:
         """Writes one model. `stock` / `plugin`: what the manifest records of each build
         (flags, dispatches, bytes_between, ...); `compiled_for`: the target IREE resolved and
-        its vector features (`bundle_runner.compiled_for`: a runner checks them against its
+        its vector features (`machine.compiled_for`: a runner checks them against its
         CPU, and its rows record them); `parameters`: the parameter files both modules read
         (scope -> path), copied into the model's folder (hard-linked where the file system
         allows) so the bundle runs where they are not."""
@@ -137,7 +153,7 @@ class BundleWriter:
         models[:] = [m for m in models[:at] if m["name"] != name] + [entry] + [
             m for m in models[at:] if m["name"] != name]
         if not self.added:
-            write_file(os.path.join(self.folder, RUNNER), _runner_source())
+            _write_runner(self.folder)
         self._write_manifest()
         self.added.append(name)
         for old in replaced:  # no longer listed: its folder goes
@@ -146,7 +162,7 @@ class BundleWriter:
     def _free_dir(self, sub: str) -> str:
         """`sub`, or `sub.1`, `sub.2`, ...: the first name no listed model uses (a folder of
         that name that none lists is left over from an interrupted export: removed)."""
-        used = {m["dir"] for m in self.manifest["models"]}
+        used = {m["dir"] for m in self.manifest["models"]} | {RUNTIME_DIR}
         for n in range(len(used) + 1):
             name = sub if n == 0 else f"{sub}.{n}"
             if name not in used:
@@ -184,9 +200,27 @@ def _copy_parameters(parameters: Mapping[str, str], folder: str) -> dict[str, st
     return names
 
 
-def _runner_source() -> bytes:
-    with open(bundle_runner.__file__, "rb") as f:
-        return f.read()
+def runtime_files() -> list[str]:
+    """The modules of the iree_fusions.runtime package (paths), as a bundle holds them."""
+    folder = os.path.dirname(os.path.abspath(runtime.__file__))
+    return sorted(os.path.join(folder, name) for name in os.listdir(folder)
+                  if name.endswith(".py"))
+
+
+def _write_runner(folder: str) -> None:
+    """The runtime package copied into `folder/runtime/` (each file written atomically; a
+    module the package no longer has is removed) and the launcher `run_bundle.py`."""
+    target = os.path.join(folder, RUNTIME_DIR)
+    os.makedirs(target, exist_ok=True)
+    names = set()
+    for path in runtime_files():
+        names.add(os.path.basename(path))
+        with open(path, "rb") as f:
+            write_file(os.path.join(target, os.path.basename(path)), f.read())
+    for name in os.listdir(target):
+        if name.endswith(".py") and name not in names:
+            os.remove(os.path.join(target, name))
+    write_file(os.path.join(folder, RUNNER), LAUNCHER)
 
 
 def _existing_manifest(folder: str) -> dict | None:
@@ -209,6 +243,6 @@ def _existing_manifest(folder: str) -> dict | None:
         raise BundleError(f"{folder} is not empty and holds no bundle ({MANIFEST}); export to "
                           "a new or empty folder")
     try:
-        return bundle_runner.load_manifest(folder, require_models=False)
+        return load_manifest(folder, require_models=False)
     except BundleError as e:
         raise BundleError(f"cannot add to {folder}: {e}") from None

@@ -3,11 +3,11 @@
 Each round runs `iree-benchmark-module` once for A then once for B (B then A on odd rounds),
 each with `repetitions` repetitions; a round's figure is the median repetition. The result is
 the median over rounds for each, the ratio stock/plugin of those medians, and the verdict of
-`bundle_runner.judge` (a confidence interval of the per-round ratio; about the same when it
+`statistics.judge` (a confidence interval of the per-round ratio; about the same when it
 lies within the margin, faster / slower when it lies above / below 1, else within noise). With
 `max_rounds` above `rounds`, rounds are added while that verdict is unsettled (within
 noise). On a noisy 2-core machine this is the figure to quote, never a single run. The
-rounds and the statistics are bundle_runner's (`alternate`, `judge`): one implementation for
+rounds and the statistics are `runtime.statistics`' (`alternate`, `judge`): one implementation for
 the bench, bundles and the tuner.
 """
 
@@ -22,7 +22,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..runtime.bundle_runner import MARGIN, alternate, benchmark_ms, judge
+from ..runtime.benchmark import benchmark_ms
+from ..runtime.statistics import MARGIN, alternate, judge
 
 
 @dataclass
@@ -39,7 +40,7 @@ class LatencyPair:
         return self.stock_ms / self.plugin_ms if self.plugin_ms > 0 else float("inf")
 
     def judged(self, margin: float = MARGIN) -> dict:
-        """The verdict on the rounds (`bundle_runner.judge`)."""
+        """The verdict on the rounds (`statistics.judge`)."""
         if self.judgement is not None:
             return self.judgement
         return judge(self.stock_rounds, self.plugin_rounds, margin)
@@ -80,9 +81,9 @@ class TimingOptions:
     beside it override its fields.
 
     rounds: alternating rounds (then more while the verdict is unsettled, up to
-    `max_rounds` and within `budget_s` seconds: `bundle_runner.alternate`); repetitions and
+    `max_rounds` and within `budget_s` seconds: `statistics.alternate`); repetitions and
     min_time: per iree-benchmark-module run; extra_flags: more flags for it (e.g.
-    `--task_topology_max_group_count=1`); margin: the verdict's (`bundle_runner.judge`);
+    `--task_topology_max_group_count=1`); margin: the verdict's (`statistics.judge`);
     every_repetition: the per-side lists hold every repetition of every round instead of
     each round's median repetition (for a minimum: on a loaded machine the steadier estimate
     of the uncontended time; the judgement is still the rounds')."""
@@ -101,7 +102,7 @@ class TimingOptions:
 
     @staticmethod
     def from_args(args, extra_flags: Sequence[str] = ()) -> TimingOptions:
-        """The options `bundle_runner.add_timing_arguments` parsed into `args`."""
+        """The options `statistics.add_timing_arguments` parsed into `args`."""
         return TimingOptions(rounds=args.rounds, repetitions=args.repetitions,
                              max_rounds=args.max_rounds, budget_s=args.budget,
                              margin=args.margin, extra_flags=extra_flags)
@@ -115,7 +116,7 @@ def compare_latency(stock_vmfb: bytes, plugin_vmfb: bytes, inputs: Sequence[np.n
                     **overrides) -> LatencyPair:
     """Alternates stock and plugin runs on `device` as `options` (a `TimingOptions`) with
     `overrides` (its field names as keywords: `compare_latency(a, b, x, rounds=21)`);
-    returns medians, the ratio and `judgement`, the verdict of `bundle_runner.judge`.
+    returns medians, the ratio and `judgement`, the verdict of `statistics.judge`.
     `unsettled(stock_rounds, plugin_rounds)` replaces judge's rule for taking more rounds.
     `plugin_inputs`: the second module's own inputs, where the two compare different
     signatures (default: `inputs` for both)."""

@@ -12,7 +12,7 @@ count dispatches and bytes passed between dispatches from `--compile-to=flow` IR
 the device with the same inputs, check that the outputs agree (and match the reference, e.g.
 PyTorch, where the model has one), and time both alternately (median of rounds). Each ratio
 comes with a confidence interval and a verdict that says what the interval shows
-(`bundle_runner.judge`): about the same (within `--margin` of 1), faster or slower (above or
+(`statistics.judge`): about the same (within `--margin` of 1), faster or slower (above or
 below 1: a one-sided sign test over the rounds), else within noise (undecided: it straddles 1
 and reaches beyond the margin), which gets more rounds, up to `--max-rounds` or `--budget`
 seconds a model. Rows record the CPU they were measured on and the target IREE compiled
@@ -49,12 +49,20 @@ from typing import TYPE_CHECKING
 from ..compiler.files import OutputError, check_output, write_file
 from ..harness import api
 from ..harness.timing import TimingOptions, compare_latency, save_input_files
-from ..runtime import bundle_runner
+from ..runtime import machine, table
+from ..runtime.benchmark import load_times_ms, resident_mib
+from ..runtime.machine import cpu_info
+from ..runtime.manifest import BundleError
+from ..runtime.modules import add_parameters_argument, parameter_flags, parse_parameters
+from ..runtime.run import failure_hint
+from ..runtime.statistics import add_timing_arguments, timing_fields, timing_plan
+from ..runtime.table import report, row_label
+from .bench_bundle import add_to_bundle, bundle_note, run_from_bundle
 from .progress import Progress
 
 if TYPE_CHECKING:  # the --from path imports neither the catalog nor iree.compiler
     from ..harness.bundle import BundleWriter
-    from ..models.catalog import Artifact, BenchModel
+    from ..models.catalog import BenchModel
 
 PROG = "iree-fusions-bench"
 # models/forms.py's FORMS + EXTRA_FORMS (not imported: the --from path imports no compiler)
@@ -81,7 +89,7 @@ class Row:
     stock_load_ms: float | None = None  # loading the module, initializers included
     plugin_load_ms: float | None = None
     stock_resident_mib: float | None = None  # host memory held once loaded and called
-    plugin_resident_mib: float | None = None  # (bundle_runner.resident_mib)
+    plugin_resident_mib: float | None = None  # (benchmark.resident_mib)
     stock_ms: float | None = None
     plugin_ms: float | None = None
     ratio: float | None = None
@@ -94,7 +102,7 @@ class Row:
     margin: float | None = None
     stock_rounds_ms: list[float] | None = None
     plugin_rounds_ms: list[float] | None = None
-    machine: dict | None = None  # the CPU the figures were taken on (bundle_runner.cpu_info)
+    machine: dict | None = None  # the CPU the figures were taken on (machine.cpu_info)
     compiled_for: dict | None = None  # target IREE resolved, vector features (compiled_for)
     ok: bool = True
     error: str | None = None
@@ -177,15 +185,15 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
         row.plugin_passes_s = round(sum(s["seconds"] for s in outs["plugin"].timing["steps"]
                                         if s["depth"] == 0 and s["name"].startswith("plugin ")),
                                     3)
-    row.compiled_for = bundle_runner.compiled_for(outs["stock_flow"].output)
+    row.compiled_for = machine.compiled_for(outs["stock_flow"].output)
     if bundle is not None:
-        _add_to_bundle(bundle, bundle_runner.row_label(asdict(row)), artifact, outs, path,
+        add_to_bundle(bundle, row_label(asdict(row)), artifact, outs, path,
                        (stock_counts, plugin_counts), fusions, decisions, row.changes,
                        row.compiled_for, parameters)
         return row
     if args.compile_only:
         return row
-    row.machine = bundle_runner.cpu_info()
+    row.machine = cpu_info()
     progress.note(f"{model.name}: running on {args.device}")
     stock = api.run(outs["stock"].output, artifact.inputs, artifact.function, args.device,
                     parameters)
@@ -201,7 +209,7 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
     if not row.ok:
         row.error = "outputs differ"
     if args.rounds > 0:
-        plan = bundle_runner.timing_plan(args.rounds, args.repetitions, args.max_rounds)
+        plan = timing_plan(args.rounds, args.repetitions, args.max_rounds)
         progress.note(f"{model.name}: timing ({plan})")
         with tempfile.TemporaryDirectory(prefix="iree-fusions-load-") as tmp:
             paths = {}
@@ -209,43 +217,20 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
                 paths[side] = os.path.join(tmp, f"{side}.vmfb")
                 with open(paths[side], "wb") as f:
                     f.write(outs[side].output)
-            loads = bundle_runner.load_times_ms(paths, args.device, parameters=parameters)
+            loads = load_times_ms(paths, args.device, parameters=parameters)
             input_paths = save_input_files(artifact.inputs, tmp)
             for side in ("stock", "plugin"):
-                setattr(row, f"{side}_resident_mib", bundle_runner.resident_mib(
+                setattr(row, f"{side}_resident_mib", resident_mib(
                     paths[side], args.device, function=artifact.function,
                     input_paths=input_paths, parameters=parameters))
         row.stock_load_ms, row.plugin_load_ms = loads["stock"], loads["plugin"]
         timing = TimingOptions.from_args(args, extra_flags=[
-            *args.runtime_flag, *bundle_runner.parameter_flags(parameters)])
+            *args.runtime_flag, *parameter_flags(parameters)])
         pair = compare_latency(outs["stock"].output, outs["plugin"].output, artifact.inputs,
                                timing, function=artifact.function, device=args.device)
-        for key, value in bundle_runner.timing_fields(pair.judged(args.margin)).items():
+        for key, value in timing_fields(pair.judged(args.margin)).items():
             setattr(row, key, value)
     return row
-
-
-def _add_to_bundle(bundle: BundleWriter, name: str, artifact: Artifact, outs: dict,
-                   source_path: str, counts: tuple, fusions: str, decisions: str | None,
-                   changes: list[str], compiled_for: dict | None,
-                   parameters: dict[str, str]) -> None:
-    from ..harness.bundle import compile_flags
-
-    def info(side: str, flow_counts) -> dict:
-        return {"tool": "iree-compile" if side == "stock" else "iree-fusions-compile",
-                "flags": compile_flags(outs[side].command, source_path),
-                "dispatches": flow_counts.total_dispatches,
-                "initializer_dispatches": flow_counts.initializer_dispatches,
-                "bytes_between": flow_counts.known_bytes_between,
-                "dispatches_per_function": flow_counts.dispatches}
-
-    plugin = {**info("plugin", counts[1]), "fusions": fusions, "decisions": decisions,
-              "changes": changes}
-    bundle.add(name, inputs=artifact.inputs, stock_vmfb=outs["stock"].output,
-               plugin_vmfb=outs["plugin"].output, stock=info("stock", counts[0]),
-               plugin=plugin, function=artifact.function, reference=artifact.reference,
-               reference_atol=artifact.reference_atol, compiled_for=compiled_for,
-               parameters=parameters)
 
 
 def _tune(model: str, fusions: str, args, progress: Progress) -> str:
@@ -270,7 +255,7 @@ def _tune(model: str, fusions: str, args, progress: Progress) -> str:
 
 def format_table(rows: list[Row]) -> str:
     """The results table (the same as a bundle's run prints)."""
-    return bundle_runner.format_table([asdict(r) for r in rows])
+    return table.format_table([asdict(r) for r in rows])
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -313,8 +298,8 @@ def _parser() -> argparse.ArgumentParser:
                         "(0: no limit)")
     p.add_argument("--tune-dir", default="iree-fusions-decisions",
                    help="where --tune keeps its decisions file (default: %(default)s)")
-    bundle_runner.add_timing_arguments(p)
-    bundle_runner.add_parameters_argument(p)
+    add_timing_arguments(p)
+    add_parameters_argument(p)
     p.add_argument("--atol", type=float, default=1e-5, help="stock vs plugin abs tolerance")
     p.add_argument("--rtol", type=float, default=1e-4, help="stock vs plugin rel tolerance")
     p.add_argument("--compile-only", action="store_true",
@@ -336,7 +321,7 @@ def _parser() -> argparse.ArgumentParser:
 def _finish(rows: list[dict], args, title: str) -> int:
     """Table, errors, JSON and plot of a run; the exit status."""
     to_file = args.json not in (None, "-")
-    status = bundle_runner.report(rows, None if to_file else args.json)
+    status = report(rows, None if to_file else args.json)
     if to_file:  # atomically: an interrupted or failed write leaves the old file
         try:
             write_file(args.json, json.dumps(list(rows), indent=2) + "\n")
@@ -355,44 +340,6 @@ def _finish(rows: list[dict], args, title: str) -> int:
     return status
 
 
-def _run_bundle(args) -> int:
-    """--from DIR: numpy and iree.runtime only."""
-    progress = Progress(total=1)
-    try:
-        manifest = bundle_runner.load_manifest(args.from_dir)
-        device = args.device or manifest.get("device", "local-task")
-        progress.total = len(args.models or manifest["models"])
-        rows = bundle_runner.run_bundle(
-            args.from_dir, device=device, models=args.models, rounds=args.rounds,
-            repetitions=args.repetitions, atol=args.atol, rtol=args.rtol,
-            runtime_flags=args.runtime_flag, max_rounds=args.max_rounds, budget_s=args.budget,
-            margin=args.margin, parameters=args.parameter_files,
-            progress=_step_or_note(progress))
-    except bundle_runner.BundleError as e:
-        progress.close()
-        print(f"{PROG}: error: {e}", file=sys.stderr)
-        return 2
-    except KeyboardInterrupt:
-        progress.close()
-        print(f"{PROG}: interrupted", file=sys.stderr)
-        return 130
-    progress.close()
-    return _finish(rows, args, f"stock IREE vs iree-fusions: bundle "
-                               f"{os.path.basename(os.path.abspath(args.from_dir))} on {device}")
-
-
-def _step_or_note(progress: Progress):
-    """The runner's progress lines, shown on the bar: "(i/n) model" starts an item."""
-    def show(msg: str) -> None:
-        if msg.startswith("warning:"):
-            progress.message(f"{PROG}: {msg}")
-        elif msg.startswith("(") and ") " in msg:
-            progress.step(msg.split(") ", 1)[1])
-        else:
-            progress.note(msg)
-    return show
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:  # outputs that cannot be written fail now, not after the work
@@ -403,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
     try:
-        args.parameter_files = bundle_runner.parse_parameters(args.parameters)
+        args.parameter_files = parse_parameters(args.parameters)
     except ValueError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 2
@@ -412,7 +359,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{PROG}: error: --from runs a bundle; it cannot be combined with --export, "
                   "--tune or --list", file=sys.stderr)
             return 2
-        return _run_bundle(args)
+        return run_from_bundle(args, _finish)
     from ..models.catalog import FormError, all_models, check_form, file_model
 
     args.device = args.device or "local-task"
@@ -445,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
         try:
             bundle = BundleWriter(args.export, device=args.device, target=args.target,
                                   fusions=args.fusions)
-        except bundle_runner.BundleError as e:
+        except BundleError as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             return 2
     progress = Progress(total=len(names))
@@ -460,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     progress.close()
     if bundle is not None:
-        _bundle_note(bundle, args)
+        bundle_note(bundle, args)
     return _finish([asdict(r) for r in rows], args,
                    f"stock IREE vs iree-fusions (--fusions={args.fusions}) on {args.device}"
                    + (f", target {args.target}" if args.target else ""))
@@ -490,7 +437,7 @@ def _bench_models(names: list[str], models: dict, args, rows: list[Row], progres
                     row.error += (f" (no '{args.device}' device here? --compile-only checks "
                                   "the target; --export compiles a bundle to run elsewhere)")
                 else:
-                    row.error += bundle_runner.failure_hint(str(e), args.device, args.target)
+                    row.error += failure_hint(str(e), args.device, args.target)
 
 
 def _warnings_above(progress: Progress):
@@ -499,21 +446,6 @@ def _warnings_above(progress: Progress):
         text = warnings.formatwarning(message, category, filename, lineno, line)
         progress.message(text.rstrip())
     return show
-
-
-def _bundle_note(bundle: BundleWriter, args) -> None:
-    if not bundle.added:
-        print(f"{PROG}: no model was exported; {bundle.folder} is as it was", file=sys.stderr)
-        return
-    size = bundle.size_bytes() / 2**20
-    print(f"{PROG}: bundle written to {bundle.folder} ({size:.1f} MiB); run it with\n"
-          f"  iree-fusions-bench --from {bundle.folder} --device {args.device}\n"
-          f"or, where only numpy and iree-base-runtime are installed,\n"
-          f"  python {os.path.join(bundle.folder, 'run_bundle.py')} --device {args.device}",
-          file=sys.stderr)
-    if args.device == "vulkan" and not args.target:
-        print(f"{PROG}: note: compiled for Vulkan target rdna3, which runs only on AMD GPUs; "
-              "for NVIDIA export with --target ampere", file=sys.stderr)
 
 
 if __name__ == "__main__":

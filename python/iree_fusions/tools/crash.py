@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 from typing import NoReturn
 from dataclasses import dataclass, field
 
+from ..harness.processes import PARENT_ENV
+
 ISSUES = "https://github.com/iree-org/iree/issues"
 
 
@@ -40,7 +42,6 @@ class Interrupted(KeyboardInterrupt):
 
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-PARENT_ENV = "IREE_FUSIONS_PARENT_PID"  # set by the API: the tool dies with its caller
 
 
 @contextlib.contextmanager
@@ -249,7 +250,7 @@ def _stock_diagnostics(stock_argv: list[str], limit: int = 20) -> list[str]:
     """What plain iree-compile says about the input (its parser reports errors where the
     C API's crashes), shortened."""
     from ..compiler.files import UserError
-    from .shim_folder import real_iree_compile
+    from ..harness.processes import real_iree_compile
 
     try:
         cmd = [real_iree_compile(), *stock_argv, "--compile-to=input", "-o", os.devnull]

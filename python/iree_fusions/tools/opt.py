@@ -9,6 +9,11 @@ MLIR/IREE pass (`canonicalize,cse,util.func(iree-dispatch-creation-...)`).
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # `python -m`: the start-up work first (startup.py)
+    from .startup import compiler_tool_startup
+
+    compiler_tool_startup()
+
 import argparse
 import contextlib
 import sys

@@ -21,8 +21,8 @@ import sys
 import textwrap
 from collections.abc import Sequence
 
-from ..runtime.bundle_runner import (FASTER, MARGIN, NOISE, SAME, SLOWER, row_label,
-                                     where_measured)
+from ..runtime.statistics import FASTER, MARGIN, NOISE, SAME, SLOWER
+from ..runtime.table import row_label, where_measured
 
 STOCK_COLOR, PLUGIN_COLOR = "#8c8c8c", "#1f77b4"
 VERDICT_COLOR = {FASTER: "#006400", SLOWER: "#b00000", SAME: "#6a3d9a", NOISE: "#707070"}

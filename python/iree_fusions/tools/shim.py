@@ -18,6 +18,11 @@ executable is rewritten whenever it is not what this installation would write.
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # `python -m`: the start-up work first (startup.py)
+    from .startup import compiler_tool_startup
+
+    compiler_tool_startup()
+
 import os
 import shlex
 import sys

@@ -1,13 +1,13 @@
 """The `iree-compile` shim's folder and names: where the shim lives, the script written there,
 and the real iree-compile binary every hand-off runs. Apart from the shim's entry (`shim.py`)
 so that iree-fusions-compile (`--print-shim-dir`, hand-offs) uses them without importing the
-entry, which runs iree-fusions-compile: no import circle."""
+entry, which runs iree-fusions-compile: no import circle. The real binary and ShimError are
+the harness's (`harness/processes.py`: the API runs that binary too), re-exported here."""
 
 from __future__ import annotations
 
 import errno
 import hashlib
-import importlib.util
 import os
 import shlex
 import shutil
@@ -15,14 +15,17 @@ import sys
 import tempfile
 
 from .. import __version__
-from ..compiler.files import UserError
+from ..harness.processes import IREE_COMPILE, ShimError, real_iree_compile
+
+__all__ = ["ENV_PASSES", "ENV_FLAGS", "ENV_DIR", "ENV_SELF", "ENV_DEPTH", "TOOL", "ShimError",
+           "default_dir", "real_iree_compile", "script_text", "shim_dir"]
 
 ENV_PASSES = "IREE_FUSIONS"
 ENV_FLAGS = "IREE_FUSIONS_FLAGS"
 ENV_DIR = "IREE_FUSIONS_SHIM_DIR"
 ENV_SELF = "IREE_FUSIONS_SHIM_SELF"  # set by the script: its own path
 ENV_DEPTH = "IREE_FUSIONS_IN_SHIM"  # set by the shim for what it runs: no second entry
-TOOL = "iree-compile"
+TOOL = IREE_COMPILE
 
 
 def default_dir() -> str:
@@ -77,10 +80,6 @@ def shim_dir(create: bool = True) -> str:
     return folder
 
 
-class ShimError(UserError):
-    """The shim folder cannot be written, or the shim was handed back to itself."""
-
-
 def _current(folder: str) -> bool:
     path = os.path.join(folder, TOOL)
     try:
@@ -95,16 +94,3 @@ def _write_script(folder: str, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
     os.chmod(path, 0o755)
-
-
-def real_iree_compile() -> str:
-    """The iree-compile binary inside the iree-base-compiler package, by path. Every hand-off
-    to plain iree-compile runs this: never the `iree-compile` console script, which looks
-    the tool up through IREE_TOOL_PATH and would find the shim again."""
-    spec = importlib.util.find_spec("iree.compiler")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        exe = os.path.join(root, "_mlir_libs", TOOL)
-        if os.access(exe, os.X_OK):
-            return exe
-    raise ShimError("cannot find the iree-compile binary of iree-base-compiler "
-                    "(iree/compiler/_mlir_libs/iree-compile); reinstall iree-base-compiler")

@@ -22,7 +22,7 @@ passes apply by default stays applied unless it is measured slower: by more than
 in the medians *and* in enough of the alternating rounds that chance is unlikely (a one-sided
 sign test at 5%: 5 of 5 rounds, 7 of 7, 8 of 9, 9 of 11...); a key a pass declines by its cost
 rule is applied only when measured faster by the same test (the statistics are
-bundle_runner's, shared with iree-fusions-bench and bundles). On a noisy machine a decision
+`runtime.statistics`', shared with iree-fusions-bench and bundles). On a noisy machine a decision
 therefore stays with the pass's rule rather than follow one lucky round. A split verdict (the
 medians apart beyond the margin, the rounds not agreeing enough) gets `--rounds` more rounds,
 up to `--max-rounds`, before it is decided; so does a tuned build that looks slower than stock
@@ -61,10 +61,9 @@ from ..harness import api, sizes
 from ..harness.reports import pass_summaries
 from ..harness.timing import compare_latency
 from .bench import FORM_CHOICES
-from ..runtime.bundle_runner import (MARGIN, MAX_ROUNDS, add_parameters_argument,
-                                     clearly_better, parameter_flags,
-                                     parse_parameters, ratio_interval, round_ratios,
-                                     split_verdict)
+from ..runtime.modules import add_parameters_argument, parameter_flags, parse_parameters
+from ..runtime.statistics import (MARGIN, MAX_ROUNDS, clearly_better, ratio_interval, round_ratios,
+                                  split_verdict)
 
 PROG = "iree-fusions-tune"
 

@@ -1,0 +1,61 @@
+"""The report of `bench/llm_suite.py`: its results as markdown tables, worst row first (per
+function: dispatches, bit-identity, latency and verdict; per model: compile time, peak RSS,
+errors), then the notes and errors."""
+
+from __future__ import annotations
+
+
+VERDICT_ORDER = {"slower": 0, "within noise": 1, "about the same": 2, "faster": 3, None: 1}
+
+
+def badness(row: dict, model: dict) -> tuple:
+    """Sort key, worst first: outputs not bit-identical, then errors, then slower, noise,
+    same, faster, then the lowest latency ratio, then the fewest dispatches saved."""
+    bits = row.get("bits", {})
+    identical = bool(bits) and all(v == "identical" for v in bits.values())
+    saved = (row.get("stock_dispatches") or 0) - (row.get("plugin_dispatches") or 0)
+    return (identical, not model["errors"], VERDICT_ORDER.get(row.get("verdict"), 1),
+            row.get("ratio") or 0.0, saved)
+
+
+def _n(v, spec="") -> str:
+    return "-" if v is None else format(v, spec)
+
+
+def markdown(models: list[dict]) -> str:
+    """Two tables (per function, per model), worst row first, then notes and errors."""
+    rows = sorted(((row, m) for m in models for row in m["functions"]),
+                  key=lambda rm: badness(*rm))
+    out = ["| model | function | dispatches stock / plugin | with LLM flags | bit-identical "
+           "(logits, cache) | latency stock / plugin ms (S) | ratio [interval] | verdict |",
+           "|---|---|---|---|---|---|---|---|"]
+    for row, _ in rows:
+        bits = row.get("bits", {})
+        same = [k for k, v in bits.items() if v == "identical"]
+        bit_text = ("-" if not bits else "yes " + ", ".join(sorted({k.split("@")[1] for k in bits}))
+                    if len(same) == len(bits) else
+                    "NO: " + "; ".join(f"{k} {v}" for k, v in bits.items() if v != "identical"))
+        lat = ("-" if row.get("stock_ms") is None else
+               f"{row['stock_ms']:.3g} / {row['plugin_ms']:.3g} ({row['latency_seq_len']}, "
+               f"{row['rounds']}x{row['repetitions']})")
+        ratio = ("-" if row.get("ratio") is None else
+                 f"{row['ratio']:.3f} [{row['ratio_low']:.3f}, {row['ratio_high']:.3f}]")
+        out.append(f"| {row['model']} | {row['function']} | {_n(row.get('stock_dispatches'))} / "
+                   f"{_n(row.get('plugin_dispatches'))} | {_n(row.get('stock_dispatches_llm'))} / "
+                   f"{_n(row.get('plugin_dispatches_llm'))} | {bit_text} | {lat} | {ratio} | "
+                   f"{row.get('verdict') or '-'} |")
+    out += ["", "| model | compile s stock / plugin (rounds) | ratio stock/plugin | peak RSS MiB "
+            "stock / plugin (prefill S) | errors |", "|---|---|---|---|---|"]
+    for m in sorted(models, key=lambda m: (not m["errors"], m.get("compile_ratio") or 0)):
+        comp = ("-" if m.get("stock_compile_s") is None else
+                f"{m['stock_compile_s']:.1f} / {m['plugin_compile_s']:.1f} ({m['compile_rounds']})")
+        rss = (f"{_n(m.get('stock_peak_rss_mib'))} / {_n(m.get('plugin_peak_rss_mib'))} "
+               f"({m.get('rss_seq_len', '-')})")
+        out.append(f"| {m['model']} | {comp} | {_n(m.get('compile_ratio'), '.3f')} | {rss} | "
+                   f"{len(m['errors'])} |")
+    for m in models:
+        for n in m["notes"]:
+            out.append(f"\n- {m['model']}: note: {n}")
+        for e in m["errors"]:
+            out.append(f"\n- {m['model']}: ERROR: {e}")
+    return "\n".join(out) + "\n"
