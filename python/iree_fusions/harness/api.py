@@ -29,9 +29,10 @@ import numpy as np
 
 from ..runtime import modules as runtime_modules
 from ..runtime.modules import host_arrays, parameters_module
-from .reports import PassSummary, pass_summaries
+from .reports import pass_summaries
 
 if typing.TYPE_CHECKING:
+    from .reports import PassSummary
     from ..compiler.counting import FlowCounts
 
 _CPU_FLAGS = ["--iree-hal-target-device=local",

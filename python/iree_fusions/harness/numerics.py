@@ -10,6 +10,8 @@ tests of every pass and by iree-fusions-bench.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import os
 import re
 import tempfile
@@ -23,7 +25,10 @@ from iree.compiler import ir
 
 from . import api
 from ..compiler.counting import FlowCounts, count_flow_ir
-from .reports import PassSummary, pass_summaries
+from .reports import pass_summaries
+
+if TYPE_CHECKING:
+    from .reports import PassSummary
 
 _TORCH_TENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(\w+)>")
 _DTYPES = {

@@ -16,16 +16,24 @@ rather than dict keys:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..compiler.protocol.report import Change, PassReport, Skip
+if TYPE_CHECKING:
+    from ..compiler.protocol.report import PassReport
 
-# The API's names of the report classes (the same classes, not copies).
-PassSummary = PassReport
-ChangeRecord = Change
-SkipRecord = Skip
+# The API's names of the report classes (the same classes, not copies), imported on first
+# use: the bundle path (`iree-fusions-bench --from`) imports the harness without the compiler.
+_NAMES = {"PassSummary": "PassReport", "ChangeRecord": "Change", "SkipRecord": "Skip"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _NAMES:
+        from ..compiler.protocol import report
+        return getattr(report, _NAMES[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def pass_summaries(reports: list[dict[str, Any]]) -> list[PassReport]:
     """A compile's JSON reports (`--fusions-report-json`, `CompileOutput.reports`), typed."""
+    from ..compiler.protocol.report import PassReport
     return [PassReport.from_json(r) for r in reports]
