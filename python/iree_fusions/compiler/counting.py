@@ -96,7 +96,8 @@ def count_flow_ir(flow_ir: bytes | str) -> FlowCounts:
 @dataclass(frozen=True)
 class DispatchSite:
     """A dispatch of a public function: the source positions (`ir_helpers.location_keys`) of
-    the ops in it, and the bytes of its results of static size."""
+    the ops in it, and the bytes of its results of static size that another dispatch reads
+    (the bytes between dispatches it makes)."""
 
     positions: frozenset[str]
     result_bytes: int
@@ -114,13 +115,14 @@ def dispatch_sites(module: ir.Operation) -> list[DispatchSite]:
             positions = set(h.location_keys(dispatch.location))
             for inner in h.walk_ops(dispatch):
                 positions |= h.location_keys(inner.location)
-            size = sum(h.static_tensor_bytes(r.type) or 0 for r in dispatch.results)
+            size = sum(h.static_tensor_bytes(r.type) or 0 for r in dispatch.results
+                       if _reaches_dispatch(r))
             sites.append(DispatchSite(frozenset(positions), size))
     return sites
 
 
 def touching(sites: list[DispatchSite], positions: frozenset[str]) -> tuple[int, int]:
-    """The dispatches among `sites` holding an op from one of `positions`, and their result
-    bytes: where changes made at those positions show."""
+    """The dispatches among `sites` holding an op from one of `positions`, and the bytes they
+    pass to other dispatches: where changes made at those positions show."""
     hit = [s for s in sites if not s.positions.isdisjoint(positions)]
     return len(hit), sum(s.result_bytes for s in hit)

@@ -289,14 +289,18 @@ def _keep_what_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operatio
                     reports: list[PassReport], request: CompileRequest,
                     rerun: Rerun) -> ir.Operation:
     """The module to go on with after dispatch-creation: the plugin's, less the changes of
-    each pass that reduced neither dispatches nor bytes (a pass judged on its own, even when
-    another pass gains), unless a measured decision chose them.
+    each pass that made its own dispatches worse (judged on its own, even when another pass
+    gains) or, where that cannot be told, that with the others reduced neither dispatches nor
+    bytes; unless a measured decision chose them.
 
     One extra run of IREE's dispatch creation, from the IR before the linalg passes, gives
     stock IREE's dispatches; each pass is judged by the dispatches holding an op from the
     source positions its changes touched (IREE keeps every op's location in the ops it
-    makes from it): fewer of them, or as many with fewer result bytes, pays. A pass whose
-    positions show in no dispatch is judged by the totals. When some pass does not pay, the
+    makes from it): more of them, or as many passing more bytes to other dispatches, is
+    reverted; where they are unchanged (or unknown: a pass that declares no footprints), the
+    pass is judged by the totals, as all passes were before (the positions cannot tell a gain
+    they miss, e.g. a factory op forwarded into its readers, from none). When some pass does
+    not pay, the
     other passes run again without it from the IR before them (their reports replace the
     first ones); when no pass pays, stock IREE's module is used. The report notes the
     effect when asked (`effect`) and always when it reverts."""
@@ -316,12 +320,12 @@ def _keep_what_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operatio
         for r in filter(_unsure, changed):
             where = frozenset().union(*(c.touched for c in r.changes))
             (n0, m0), (n1, m1) = touching(stock_sites, where), touching(plugin_sites, where)
-            if n0 or n1:
-                if not (n1 < n0 or (n1 == n0 and m1 < m0)):
-                    losers[r.pass_name] = (f"the dispatches holding its changes' ops: {n0} -> "
-                                           f"{n1}, their result bytes {m0} -> {m1}")
-            elif not (d1 < d0 or b1 < b0):
-                losers[r.pass_name] = "its changes show in no dispatch; the totals did not drop"
+            if (n1, m1) > (n0, m0):  # worse where its changes are
+                losers[r.pass_name] = (f"the dispatches holding its changes' ops: {n0} -> "
+                                       f"{n1}, the bytes they pass to other dispatches {m0} -> {m1}")
+            elif (n1, m1) == (n0, m0) and not (d1 < d0 or b1 < b0):
+                losers[r.pass_name] = ("no change where its changes are, and the totals did "
+                                       "not drop")
     if request.effect:
         for r in changed:
             r.note(effect if d1 < d0 or b1 < b0 else

@@ -93,11 +93,12 @@ class PassReport:
                gain: str = "dispatches", sure: str | None = None,
                at: ir.Location | None = None, touched: frozenset[str] = frozenset()) -> None:
         self.changes.append(Change(key, what, location, decided_by, gain, sure, at,
-                                   touched | location_keys(at)))
+                                   touched | location_keys(at) if touched else touched))
 
     def applied(self, cand: Candidate, what: str, decided_by: str,
                 footprint: Footprint | None = None) -> None:
-        """Records the change a candidate made (`footprint`: the ops it touched)."""
+        """Records the change a candidate made (`footprint`: the ops it touched; a pass that
+        declares none is weighed by the totals, as its changes' positions are unknown)."""
         self.change(cand.key, what, cand.location, decided_by, cand.gain, cand.sure, cand.at,
                     footprint.locations if footprint is not None else frozenset())
 
