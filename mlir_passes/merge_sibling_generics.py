@@ -55,14 +55,12 @@ SURE = ("IREE makes a generic read only by scatters or returns the root of a dis
         "own; one multi-result generic is one dispatch")
 
 # Readers that never take a producer into their dispatch.
-_SINKS = ("iree_linalg_ext.scatter", "util.return", "hal.tensor.export", "hal.tensor.barrier",
+_SCATTER = "iree_linalg_ext.scatter"
+_SINKS = (_SCATTER, "util.return", "hal.tensor.export", "hal.tensor.barrier",
           "iree_tensor_ext.compute_barrier.end")
 # Ops that may move up: no side effects, no regions with them.
 _MOVABLE = (TENSOR_EMPTY, TENSOR_DIM, TENSOR_CAST, ARITH_CONSTANT, LINALG_FILL,
             "affine.apply") + RESHAPES
-_ELEMENTWISE_OK = ("linalg.generic", "linalg.fill", "linalg.yield", "linalg.index",
-                   "linalg.broadcast", "linalg.transpose", "linalg.copy", "linalg.map",
-                   "linalg.elementwise")
 
 
 @dataclass
@@ -75,13 +73,9 @@ class SiblingGenerics:
 
 
 def _is_heavy(op: ir.Operation) -> bool:
-    """A contraction, reduction or attention: what IREE fuses elementwise consumers into."""
-    if op.name == LINALG_GENERIC:
-        return not h.is_elementwise_generic(op)
-    if op.name.startswith("linalg."):
-        return op.name not in _ELEMENTWISE_OK
-    return op.name.startswith(h.LINALG_EXT_PREFIX) and op.name not in (
-        "iree_linalg_ext.scatter", "iree_linalg_ext.yield")
+    """A contraction, reduction or attention: what IREE fuses elementwise consumers into (a
+    scatter takes none, so ends on either side of one may merge)."""
+    return op.name != _SCATTER and h.is_reduction_or_contraction(op)
 
 
 def _has_side_effects(op: ir.Operation) -> bool:
@@ -90,19 +84,8 @@ def _has_side_effects(op: ir.Operation) -> bool:
 
 def _captured(op: ir.Operation) -> list[ir.Value]:
     """Values a generic's body uses that are defined outside it."""
-    inner = set(h.walk_ops(op))
-    out = []
-    for o in inner:
-        for v in o.operands:
-            owner = v.owner
-            if isinstance(owner, ir.Block):
-                parent = owner.owner
-                if parent is not None and (parent.operation == op or parent.operation in inner):
-                    continue
-            elif h.defining_op(v) in inner:
-                continue
-            out.append(v)
-    return out
+    return [v for inner in h.walk_ops(op) for v in inner.operands
+            if not h.defined_inside(v, op)]
 
 
 def _through_reshapes(value: ir.Value) -> Iterator[ir.Operation]:
@@ -120,8 +103,7 @@ def _shape_ok(op: ir.Operation) -> bool:
     out_map = h.indexing_maps(op)[-1]
     if out_map != ir.AffineMap.get_identity(out_map.n_dims) or _has_side_effects(op):
         return False
-    body = h.body_block(op)
-    return not list(body.arguments[-1].uses) and h.loop_keys(op) is not None
+    return not list(h.body_block(op).arguments[-1].uses)
 
 
 def _reads_with_identity(reader: ir.Operation, value: ir.Value) -> bool:
@@ -131,13 +113,8 @@ def _reads_with_identity(reader: ir.Operation, value: ir.Value) -> bool:
 
 
 def _input_from_heavy(op: ir.Operation) -> bool:
-    for v in h.dps_inputs(op):
-        producer = h.defining_op(v)
-        while producer is not None and producer.name in RESHAPES + (TENSOR_CAST,):
-            producer = h.defining_op(producer.operands[0])
-        if producer is not None and _is_heavy(producer):
-            return True
-    return False
+    return any((producer := h.producer_through_views(v)) is not None and _is_heavy(producer)
+               for v in h.dps_inputs(op))
 
 
 @dataclass
@@ -167,7 +144,10 @@ def _joins(op: ir.Operation, facts: BlockFacts) -> bool | None:
         readers.append(user)
     if not readers or not _shape_ok(op) or _input_from_heavy(op):
         return None
-    keys = tuple(h.loop_keys(op))
+    loops = h.loop_keys(op)
+    if loops is None:
+        return None
+    keys = tuple(loops)
     for user in readers:
         if user.name not in _SINKS and not (_reads_with_identity(user, result)
                                             and facts.loops[user] == keys):

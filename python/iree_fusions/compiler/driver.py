@@ -313,11 +313,12 @@ def _keep_what_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operatio
     b0, b1 = s.total_bytes_between, p.total_bytes_between
     effect = f"dispatches {d0} -> {d1}, bytes between dispatches {b0} -> {b1} (vs stock IREE)"
     changed = [r for r in reports if r.changed]
+    unsure = [r for r in changed if _unsure(r)] if request.revert_if_no_gain else []
     losers: dict[str, str] = {}
-    if request.revert_if_no_gain:
+    if unsure:  # (a run only for the report's effect walks no dispatch)
         with runner.session.context:
             stock_sites, plugin_sites = dispatch_sites(stock), dispatch_sites(plugin)
-        for r in filter(_unsure, changed):
+        for r in unsure:
             where = frozenset().union(*(c.touched for c in r.changes))
             (n0, m0), (n1, m1) = touching(stock_sites, where), touching(plugin_sites, where)
             if (n1, m1) > (n0, m0):  # worse where its changes are

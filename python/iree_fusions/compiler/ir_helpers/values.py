@@ -128,12 +128,18 @@ def is_constant_like(value: ir.Value) -> bool:
     return op.name == "util.global.load" and "is_immutable" in op.attributes
 
 
-def mutable_global_read(value: ir.Value) -> str | None:
-    """The symbol of the mutable `util.global` the value is loaded from, through reshapes
-    and casts (None: not such a load)."""
+def producer_through_views(value: ir.Value) -> ir.Operation | None:
+    """The op that makes the value, looking through reshapes and casts (None: an argument)."""
     op = defining_op(value)
     while op is not None and op.name in RESHAPES + (TENSOR_CAST,):
         op = defining_op(op.operands[0])
+    return op
+
+
+def mutable_global_read(value: ir.Value) -> str | None:
+    """The symbol of the mutable `util.global` the value is loaded from, through reshapes
+    and casts (None: not such a load)."""
+    op = producer_through_views(value)
     if op is None or op.name != "util.global.load" or "is_immutable" in op.attributes:
         return None
     return ir.FlatSymbolRefAttr(op.attributes["global"]).value
