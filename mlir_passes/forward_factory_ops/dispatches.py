@@ -32,10 +32,8 @@ class DispatchOptions:
     consumers: tuple[str, ...]
 
 
-WORKGROUPS = "flow.dispatch.workgroups"
-_LOAD = "iree_tensor_ext.dispatch.tensor.load"
-_STORE = "iree_tensor_ext.dispatch.tensor.store"
-_RESHAPE = "flow.tensor.reshape"
+WORKGROUPS = h.FLOW_DISPATCH_WORKGROUPS
+_LOAD, _STORE, _RESHAPE = h.DISPATCH_TENSOR_LOAD, h.DISPATCH_TENSOR_STORE, h.FLOW_TENSOR_RESHAPE
 
 
 def _full_access(op: ir.Operation, shape: list[int]) -> bool:
@@ -45,13 +43,6 @@ def _full_access(op: ir.Operation, shape: list[int]) -> bool:
     return (all(offset == 0 for offset in h.i64_array(op, "static_offsets"))
             and h.i64_array(op, "static_sizes") == shape
             and all(stride == 1 for stride in h.i64_array(op, "static_strides")))
-
-
-def _tied(op: ir.Operation) -> list[int]:
-    """Per result, the operand it is tied to (-1: none)."""
-    if "tied_operands" not in op.attributes:
-        return [-1] * len(op.results)
-    return [ir.IntegerAttr(attr).value for attr in ir.ArrayAttr(op.attributes["tied_operands"])]
 
 
 def _entry_block(op: ir.Operation) -> ir.Block:
@@ -81,7 +72,7 @@ def match_factory_dispatch(op: ir.Operation, max_leaf_elements: int,
                            max_element_ops: int) -> FactoryDispatch | None:
     """The dispatch as a FactoryDispatch if it stores only factory values of tiny operands."""
     seg = h.segment_sizes(op)
-    if seg[0] or seg[2] or seg[3] or any(tied_to != -1 for tied_to in _tied(op)):
+    if seg[0] or seg[2] or seg[3] or any(tied_to != -1 for tied_to in h.tied_operands(op)):
         return None
     operands = list(op.operands)
     for value in operands:
@@ -214,7 +205,7 @@ def consumer_candidates(producer: FactoryDispatch, options: DispatchOptions
     signature = _producer_signature(producer)
     for user, operand, result, view in _dispatch_reads(producer.op):
         seg = h.segment_sizes(user)
-        if seg[0] or operand >= seg[1] or _tied(user).count(operand):
+        if seg[0] or operand >= seg[1] or h.tied_operands(user).count(operand):
             continue
         readers = _reading_ops(user, operand, view)
         problem = readers if isinstance(readers, str) else None
@@ -284,7 +275,7 @@ def clone_into(plan: CloneForward) -> str:
     for i in range(len(old_operands)):
         if i not in drop:
             position[i] = len([j for j in range(i) if j not in drop])
-    tied = [position[tied_to] if tied_to != -1 else -1 for tied_to in _tied(consumer)]
+    tied = [position[tied_to] if tied_to != -1 else -1 for tied_to in h.tied_operands(consumer)]
     loc = consumer.location
     with loc, ir.InsertionPoint(consumer):
         new = ir.Operation.create(

@@ -69,3 +69,7 @@ from .devices import (  # noqa: F401
 from .locations import (  # noqa: F401
     location_keys, format_location, file_line_col, LOCATION_TEXTS, op_location, describe_value,
 )
+from .dispatches import (  # noqa: F401
+    FLOW_DISPATCH_WORKGROUPS, FLOW_TENSOR_RESHAPE, DISPATCH_TENSOR_LOAD, DISPATCH_TENSOR_STORE,
+    DISPATCH_WORKLOAD_ORDINAL, tied_operands, argument_dims,
+)

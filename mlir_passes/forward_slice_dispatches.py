@@ -1,0 +1,422 @@
+"""forward-slice-dispatches: a copy-only dispatch is folded into the dispatches that read it.
+
+IREE's dispatch creation gives a `tensor.extract_slice` that is not contiguous in memory (a
+strided slice, or a column range of a row-major tensor) a dispatch of its own when it cannot
+clone the slice into its reader (a reshape between them, or a reader that is not a dispatch
+root): a `slow_memcpy` that loads the slice and stores it whole, for dispatches that load it
+whole. sharktank's Llama makes four per layer (RoPE reads the even and odd columns of Q and K;
+in prefill through a reshape that splits the sequence into pages). Here, after dispatch
+creation, there is no guessing what IREE does: the copy dispatch is there. Each reader binds
+the copy's source instead and loads the slice itself, with the copy's offsets and strides; the
+copy goes. One dispatch fewer, the slice is never written, no value changes (the same elements
+are loaded), and no tensor is made: a reshape between them is applied to the source (a
+reshape of a row-major tensor, free).
+
+    %s = flow.dispatch.workgroups(%q) : (tensor<4x1x8x32xf16>) -> tensor<4x8x16xf16> =
+           (%a, %o) { %v = load %a offsets [0, 0, 0, 1] sizes [4, 1, 8, 16] strides [1, 1, 1, 2]
+                      store %v, %o }
+    %r = flow.dispatch.workgroups(%s, %cos) = (%b: tensor<4x8x16xf16>, ...) {
+           %x = load %b offsets [0, 0, 0] sizes [4, 8, 16] strides [1, 1, 1]  ... }
+  =>
+    %r = flow.dispatch.workgroups(%q, %cos) = (%b: tensor<4x1x8x32xf16>, ...) {
+           %x = load %b offsets [0, 0, 0, 1] sizes [4, 1, 8, 16] strides [1, 1, 1, 2] ... }
+
+Through a reshape (prefill):
+    %t = flow.tensor.reshape %s : tensor<4x?x8x16xf16>{%n} -> tensor<4x?x32x8x16xf16>{%p}
+  =>
+    %t = flow.tensor.reshape %q : tensor<4x?x8x32xf16>{%n} -> tensor<4x?x32x8x32xf16>{%p}
+    (the reader loads [0, 0, 0, 0, 1] [4, %p, 32, 8, 16] [1, 1, 1, 1, 2] of it)
+
+Left alone, with the reason: copies whose sliced dims (not read whole) have offsets, sizes or
+strides known only at run time; copies read by anything but a whole load in a dispatch
+(directly or through reshapes), or by an operand tied to a result; a reshape that moves a
+sliced dim, or a copy that drops unit dims and is then reshaped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from iree.compiler import ir
+
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import op_location
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
+                                            PassContext, structural_key)
+
+WORKGROUPS = h.FLOW_DISPATCH_WORKGROUPS
+_LOAD, _STORE = h.DISPATCH_TENSOR_LOAD, h.DISPATCH_TENSOR_STORE
+_ORDINAL, _RESHAPE = h.DISPATCH_WORKLOAD_ORDINAL, h.FLOW_TENSOR_RESHAPE
+_RETURN = "flow.return"
+_DYN = ir.ShapedType.get_dynamic_size()
+
+
+@dataclass
+class CopySlice:
+    """A copy dispatch: per source dim, the static (offset, size, stride) of a sliced dim, or
+    None for a dim read whole; `kept`: per source dim, the copy result dim (None: dropped)."""
+
+    op: ir.Operation
+    source: ir.Value  # the tensor the copy reads (outside)
+    source_dims: list[ir.Value]  # its dynamic dims (outside)
+    sliced: list[tuple[int, int, int] | None]
+    kept: list[int | None]
+
+
+@dataclass
+class Read:
+    """One dispatch operand that reads the copy: directly, or through `reshape`."""
+
+    reader: ir.Operation
+    operand: int  # the reader's operand number
+    reshape: ir.Operation | None
+
+
+@dataclass
+class SliceFold:
+    copy: CopySlice
+    reads: list[Read]
+
+
+def _segments(op: ir.Operation) -> list[int]:
+    return h.segment_sizes(op)
+
+
+def _load_parts(load: ir.Operation) -> tuple[list[ir.Value], list[int], list[int], list[int]]:
+    """(source dims, static offsets, static sizes, static strides) of a dispatch.tensor.load."""
+    seg = _segments(load)
+    dims = list(load.operands)[1:1 + seg[1]]
+    return (dims, h.i64_array(load, "static_offsets"), h.i64_array(load, "static_sizes"),
+            h.i64_array(load, "static_strides"))
+
+
+def _dynamic_sizes(load: ir.Operation) -> list[ir.Value]:
+    seg = _segments(load)
+    start = seg[0] + seg[1] + seg[2]
+    return list(load.operands)[start:start + seg[3]]
+
+
+def match_copy(op: ir.Operation) -> CopySlice | None:
+    """The dispatch as a CopySlice if its body only loads part of one tensor operand and
+    stores it whole into its one result."""
+    seg = _segments(op)
+    if len(op.results) != 1 or seg[0] + seg[1] < 1 or any(t != -1 for t in h.tied_operands(op)):
+        return None
+    body = op.regions[0].blocks[0]
+    ops = [o.operation for o in body.operations]
+    loads = [o for o in ops if o.name == _LOAD]
+    stores = [o for o in ops if o.name == _STORE]
+    if len(loads) != 1 or len(stores) != 1 or \
+            any(o.name not in (_LOAD, _STORE, _ORDINAL, _RETURN) for o in ops):
+        return None
+    load, store = loads[0], stores[0]
+    n_args = seg[1]
+    args = list(body.arguments)
+    if store.operands[0] != load.results[0] or load.operands[0] not in args[:n_args]:
+        return None
+    result_type = op.results[0].type
+    s_dims, s_off, s_size, s_stride = _load_parts(store)
+    if any(s_off) or any(st != 1 for st in s_stride) or \
+            list(store.results) or len(s_size) != result_type.rank:
+        return None
+    arg_no = args.index(load.operands[0])
+    source = op.operands[seg[0] + arg_no]
+    src_shape = list(source.type.shape)
+    dims, offsets, sizes, strides = _load_parts(load)
+    dyn_sizes = iter(_dynamic_sizes(load))
+    src_dyn = iter(dims)
+    sliced: list[tuple[int, int, int] | None] = []
+    for d, extent in enumerate(src_shape):
+        size_value = next(dyn_sizes) if sizes[d] == _DYN else None
+        dim_value = next(src_dyn) if extent == _DYN else None
+        whole = offsets[d] == 0 and strides[d] == 1 and (
+            sizes[d] == extent != _DYN or (size_value is not None and size_value == dim_value))
+        if whole:
+            sliced.append(None)
+        elif _DYN in (offsets[d], sizes[d], strides[d], extent):
+            return None  # a part known only at run time
+        else:
+            sliced.append((offsets[d], sizes[d], strides[d]))
+    if all(part is None for part in sliced):
+        return None
+    kept = _kept_dims(src_shape, sliced, list(result_type.shape))
+    if kept is None:
+        return None
+    spans = h.argument_dims(op)
+    source_dims = [op.operands[i] for i in spans[arg_no]]
+    return CopySlice(op, source, source_dims, sliced, kept)
+
+
+def _kept_dims(src_shape: list[int], sliced: list[tuple[int, int, int] | None],
+               result_shape: list[int]) -> list[int | None] | None:
+    """Per source dim, the result dim it becomes (None: a unit dim the copy drops), matched
+    from the left as MLIR does."""
+    kept: list[int | None] = []
+    j = 0
+    for d, extent in enumerate(src_shape):
+        size = extent if sliced[d] is None else sliced[d][1]
+        if j < len(result_shape) and result_shape[j] == size:
+            kept.append(j)
+            j += 1
+        elif size == 1:
+            kept.append(None)
+        else:
+            return None
+    return kept if j == len(result_shape) else None
+
+
+def _whole_loads(arg: ir.Value, shape: list[int]) -> list[ir.Operation] | None:
+    """The loads of a dispatch argument, if every use is a load of all of it."""
+    loads = []
+    for user in h.users(arg):
+        if user.name != _LOAD or user.operands[0] != arg:
+            return None
+        _, offsets, sizes, strides = _load_parts(user)
+        if any(offsets) or any(s != 1 for s in strides) or len(sizes) != len(shape):
+            return None
+        if any(size != extent for size, extent in zip(sizes, shape) if extent != _DYN):
+            return None
+        loads.append(user)
+    return loads
+
+
+def _reads(copy: CopySlice) -> list[Read]:
+    """The dispatch operands reading the copy's result; NoMatch if anything else reads it."""
+    reads: list[Read] = []
+    result = copy.op.results[0]
+    for use in result.uses:
+        user = h.use_owner(use)
+        if user.name == _RESHAPE and use.operand_number == 0:
+            for use2 in user.results[0].uses:
+                reader = h.use_owner(use2)
+                reads.append(_read(reader, use2.operand_number, user))
+        else:
+            reads.append(_read(user, use.operand_number, None))
+    if not reads:
+        raise NoMatch("nothing reads the copy")
+    return reads
+
+
+def _read(reader: ir.Operation, operand: int, reshape: ir.Operation | None) -> Read:
+    if reader.name != WORKGROUPS:
+        raise NoMatch(f"read by {reader.name}, which cannot load the slice itself")
+    seg = _segments(reader)
+    if not seg[0] <= operand < seg[0] + seg[1]:
+        raise NoMatch("read as a workload or dim of a dispatch")
+    if operand - seg[0] in h.tied_operands(reader):
+        raise NoMatch("read by a dispatch operand tied to its result (written in place)")
+    arg = reader.regions[0].blocks[0].arguments[operand - seg[0]]
+    if _whole_loads(arg, list(reader.operands[operand].type.shape)) is None:
+        raise NoMatch("a reading dispatch loads part of it, or passes it on")
+    return Read(reader, operand, reshape)
+
+
+def _reshaped_slices(copy: CopySlice, view: list[int]) -> dict[int, int]:
+    """view dim -> source dim, for the sliced dims of the copy as dims of `view` (the shape a
+    reshape gives the copy's result): a sliced dim must keep its place, all dims before it
+    (or all after it) being static and equal, so that the reshape maps it to itself (the
+    products on either side are then equal). NoMatch otherwise."""
+    shape = list(copy.op.results[0].type.shape)
+    if len(shape) != len(copy.sliced):
+        raise NoMatch("the copy drops unit dims and is then reshaped")
+    out: dict[int, int] = {}
+    for d, part in enumerate(copy.sliced):
+        if part is None:
+            continue
+        tail = len(shape) - d
+        if len(view) >= tail and all(a == b != _DYN for a, b in zip(shape[d:], view[-tail:])):
+            out[len(view) - tail] = d
+        elif len(view) > d and all(a == b != _DYN for a, b in zip(shape[:d + 1], view[:d + 1])):
+            out[d] = d
+        else:
+            raise NoMatch(f"the reshape to {view} moves sliced dim {d}")
+    return out
+
+
+def plan_fold(copy: CopySlice) -> SliceFold:
+    reads = _reads(copy)
+    for read in reads:
+        if read.reshape is not None:
+            _reshaped_slices(copy, list(read.reshape.results[0].type.shape))
+    return SliceFold(copy, reads)
+
+
+def _set_arg_type(reader: ir.Operation, operand: int, tensor_type: ir.Type) -> ir.Value:
+    arg = reader.regions[0].blocks[0].arguments[operand - _segments(reader)[0]]
+    arg.set_type(ir.Type.parse(f"!iree_tensor_ext.dispatch.tensor<readonly:{tensor_type}>"))
+    return arg
+
+
+def _set_parts(load: ir.Operation, offsets: list[int], sizes: list[int],
+               strides: list[int]) -> None:
+    load.attributes["static_offsets"] = ir.DenseI64ArrayAttr.get(offsets)
+    load.attributes["static_sizes"] = ir.DenseI64ArrayAttr.get(sizes)
+    load.attributes["static_strides"] = ir.DenseI64ArrayAttr.get(strides)
+
+
+def _fold_direct(copy: CopySlice, read: Read) -> None:
+    """The reader binds the source and loads the copy's part of it (dropping the same unit
+    dims); its dynamic dims are the source's, which are the copy's (whole dims)."""
+    reader = read.reader
+    reader.operands[read.operand] = copy.source
+    for i, dim in zip(h.argument_dims(reader)[read.operand - _segments(reader)[0]], copy.source_dims):
+        reader.operands[i] = dim
+    arg = _set_arg_type(reader, read.operand, copy.source.type)
+    for load in h.users(arg):
+        _, _, sizes, _ = _load_parts(load)
+        offsets, new_sizes, strides = [], [], []
+        for d, part in enumerate(copy.sliced):
+            j = copy.kept[d]
+            if part is not None:
+                offsets.append(part[0]), new_sizes.append(part[1]), strides.append(part[2])
+            else:  # read whole: the reader's size, or 1 for a unit dim the copy drops
+                offsets.append(0), new_sizes.append(1 if j is None else sizes[j]), strides.append(1)
+        _set_parts(load, offsets, new_sizes, strides)
+
+
+def _fold_reshaped(copy: CopySlice, read: Read) -> None:
+    """The reshape is applied to the source instead (the sliced dims widened to the
+    source's); the reader loads the copy's part of that."""
+    old = read.reshape
+    view = list(old.results[0].type.shape)
+    parts = _reshaped_slices(copy, view)
+    src_shape = list(copy.source.type.shape)
+    wide = list(view)
+    for view_dim, d in parts.items():
+        wide[view_dim] = src_shape[d]
+    wide_type = ir.RankedTensorType.get(wide, copy.source.type.element_type, loc=old.location)
+    result_dims = list(old.operands)[1 + _segments(old)[1]:]
+    with old.location, ir.InsertionPoint(old):
+        new = ir.Operation.create(
+            _RESHAPE, results=[wide_type],
+            operands=[copy.source, *copy.source_dims, *result_dims],
+            attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get(
+                [1, len(copy.source_dims), len(result_dims)])})
+    read.reader.operands[read.operand] = new.results[0]
+    arg = _set_arg_type(read.reader, read.operand, wide_type)
+    for load in h.users(arg):
+        _, offsets, sizes, strides = _load_parts(load)
+        for view_dim, d in parts.items():
+            offsets[view_dim], strides[view_dim] = copy.sliced[d][0], copy.sliced[d][2]
+        _set_parts(load, offsets, sizes, strides)
+
+
+def fold_copy(plan: SliceFold) -> str:
+    copy = plan.copy
+    reshaped = sum(read.reshape is not None for read in plan.reads)
+    text = (f"{copy.op.results[0].type} copy of {copy.source.type} loaded by "
+            f"{len(plan.reads)} dispatch operand(s) from the source"
+            + (f" ({reshaped} through a reshape of it)" if reshaped else ""))
+    reshapes = []
+    for read in plan.reads:
+        if read.reshape is None:
+            _fold_direct(copy, read)
+        else:
+            _fold_reshaped(copy, read)
+            reshapes.append(read.reshape)
+    for reshape in dict.fromkeys(reshapes):
+        if not list(reshape.results[0].uses):
+            reshape.erase()
+    copy.op.erase()
+    for reader in dict.fromkeys(read.reader for read in plan.reads):
+        merge_repeated_operands(reader)
+    return text
+
+
+def merge_repeated_operands(op: ir.Operation) -> ir.Operation:
+    """The dispatch with each tensor operand passed once (IREE's later passes expect that:
+    RoPE's even and odd columns, once folded, are the same source twice); the uses of a
+    repeated argument become uses of its first one."""
+    seg = _segments(op)
+    args = list(op.regions[0].blocks[0].arguments)
+    operands = list(op.operands)
+    spans = h.argument_dims(op)
+    tied = h.tied_operands(op)
+    n = seg[1]
+    seen: list[tuple[int, ir.Value, list[ir.Value]]] = []
+    drop: set[int] = set()
+    for i in range(n):
+        value = operands[seg[0] + i]
+        if not isinstance(value.type, ir.RankedTensorType) or i in tied:
+            continue
+        dims = [operands[k] for k in spans[i]]
+        first = next((j for j, v, d in seen if v == value and d == dims
+                      and args[j].type == args[i].type), None)
+        if first is None:
+            seen.append((i, value, dims))
+            continue
+        args[i].replace_all_uses_with(args[first])
+        drop.add(i)
+    if not drop:
+        return op
+    kept = [i for i in range(n) if i not in drop]
+    position = {i: kept.index(i) for i in kept}
+    new_operands = (operands[:seg[0]] + [operands[seg[0] + i] for i in kept]
+                    + [operands[k] for i in kept for k in spans[i]]
+                    + operands[seg[0] + seg[1] + seg[2]:])
+    with op.location, ir.InsertionPoint(op):
+        new = ir.Operation.create(
+            WORKGROUPS, results=[res.type for res in op.results], operands=new_operands,
+            attributes={
+                "operandSegmentSizes": ir.DenseI32ArrayAttr.get(
+                    [seg[0], len(kept), sum(len(spans[i]) for i in kept), seg[3]]),
+                "tied_operands": ir.ArrayAttr.get(
+                    [ir.IntegerAttr.get(ir.IndexType.get(), position.get(t, -1))
+                     for t in tied]),
+            },
+            regions=2)
+    for attr_name in h.attr_names(op):
+        if attr_name not in ("operandSegmentSizes", "tied_operands"):
+            new.attributes[attr_name] = op.attributes[attr_name]
+    for region, old_region, arg_list in ((new.regions[0], op.regions[0],
+                                          [args[i] for i in kept] + args[n:]),
+                                         (new.regions[1], op.regions[1], None)):
+        if not len(old_region.blocks):
+            continue  # no workgroup count region
+        old_block = old_region.blocks[0]
+        old_args = list(old_block.arguments) if arg_list is None else arg_list
+        with op.location:
+            block = region.blocks.append(*[arg.type for arg in old_args])
+        for body_op in list(old_block.operations):
+            block.append(body_op.operation)
+        for old, arg in zip(old_args, block.arguments):
+            old.replace_all_uses_with(arg)
+    for a, b in zip(op.results, new.results):
+        a.replace_all_uses_with(b)
+    op.erase()
+    return new
+
+
+@dataclass(frozen=True)
+class ForwardSliceDispatches(CandidatePass[SliceFold]):
+    """Folds copy-only dispatches (IREE's `slow_memcpy` of a non-contiguous slice) into the
+    dispatches that load them. Sure of its gain: it runs after dispatch creation and removes
+    a dispatch that exists."""
+
+    name = "forward-slice-dispatches"
+    phase = "flow"
+    description = ("a dispatch that only copies a non-contiguous slice (RoPE's even/odd "
+                   "columns) -> its readers load the slice from the source themselves")
+
+    def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[SliceFold]]:
+        for op in block.operations:
+            op = op.operation
+            if op.name != WORKGROUPS:
+                continue
+            copy = match_copy(op)
+            if copy is None:
+                continue
+            key = structural_key("copy-dispatch", h.type_text(copy.source),
+                                 h.type_text(op.results[0]), tuple(copy.sliced))
+            yield Candidate.of(key, op, f"{op.results[0].type} copy of {copy.source.type}",
+                               lambda copy=copy: plan_fold(copy))
+
+    def footprint(self, candidate: Candidate[SliceFold], ctx: PassContext) -> Footprint:
+        plan = candidate.plan
+        ops = [plan.copy.op, *(read.reader for read in plan.reads),
+               *(read.reshape for read in plan.reads if read.reshape is not None)]
+        return Footprint.of(reads=ops, writes=ops)
+
+    def apply(self, candidate: Candidate[SliceFold], ctx: PassContext) -> str:
+        return fold_copy(candidate.plan)
