@@ -289,17 +289,18 @@ def _keep_what_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operatio
                     reports: list[PassReport], request: CompileRequest,
                     rerun: Rerun) -> ir.Operation:
     """The module to go on with after dispatch-creation: the plugin's, less the changes of
-    each pass that made its own dispatches worse (judged on its own, even when another pass
-    gains) or, where that cannot be told, that with the others reduced neither dispatches nor
-    bytes; unless a measured decision chose them.
+    each pass that did not make its own dispatches better (judged on its own, even when
+    another pass gains) or, where its positions are unknown, that with the others reduced
+    neither dispatches nor bytes; unless a measured decision chose them.
 
     One extra run of IREE's dispatch creation, from the IR before the linalg passes, gives
     stock IREE's dispatches; each pass is judged by the dispatches holding an op from the
     source positions its changes touched (IREE keeps every op's location in the ops it
     makes from it): more of them, or as many passing more bytes to other dispatches, is
-    reverted; where they are unchanged (or unknown: a pass that declares no footprints), the
-    pass is judged by the totals, as all passes were before (the positions cannot tell a gain
-    they miss, e.g. a factory op forwarded into its readers, from none). When some pass does
+    reverted, and so is as many passing as many bytes (unchanged: another pass's gain does not
+    carry it); where they are unknown (no dispatch holds an op of its changes: a pass that
+    declares no footprints, a factory op forwarded into its readers), the pass is judged by
+    the totals, as all passes were before. When some pass does
     not pay, the
     other passes run again without it from the IR before them (their reports replace the
     first ones); when no pass pays, stock IREE's module is used. The report notes the
@@ -324,9 +325,13 @@ def _keep_what_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operatio
             if (n1, m1) > (n0, m0):  # worse where its changes are
                 losers[r.pass_name] = (f"the dispatches holding its changes' ops: {n0} -> "
                                        f"{n1}, the bytes they pass to other dispatches {m0} -> {m1}")
-            elif (n1, m1) == (n0, m0) and not (d1 < d0 or b1 < b0):
-                losers[r.pass_name] = ("no change where its changes are, and the totals did "
-                                       "not drop")
+            elif (n1, m1) == (n0, m0) and n0:  # its own dispatches, unchanged
+                losers[r.pass_name] = (f"the {n0} dispatch(es) holding its changes' ops and the "
+                                       f"{m0} bytes they pass on are unchanged, whatever the "
+                                       "other passes gained")
+            elif (n1, m1) == (n0, m0) and not (d1 < d0 or b1 < b0):  # positions unknown
+                losers[r.pass_name] = ("no dispatch holds its changes' ops (positions unknown), "
+                                       "and the totals did not drop")
     if request.effect:
         for r in changed:
             r.note(effect if d1 < d0 or b1 < b0 else
