@@ -81,9 +81,8 @@ family `gathers-group`; lookup-like ops that are no lookup: `gathers-lookup`), c
 writers (`gathers-concat`). A concat's one-id lookups are reserved for its writer before
 lookups are grouped; its other lookup slots count as produced whether a lookup or the
 batched gather that replaced it fills them, so the writer's plan (and key) is the same
-before and after the groups are applied. The options `embedding-bag`, `offsets-bags` and
-`min-offsets-batch` moved to rewrite-embedding-bags (issue 23): given here, they are refused
-with the pipeline to write instead.
+before and after the groups are applied. The F.embedding_bag options (`embedding-bag`,
+`offsets-bags`, `min-offsets-batch`) are rewrite-embedding-bags' (issue 23).
 
 Layout: `match.py` (lookups, bags, concats, view hoisting), `plan.py` (candidates, keys,
 grouping), `build.py` (stacked tables, batched gathers, the scalar code of their bodies),
@@ -119,8 +118,6 @@ class BatchGathers(CandidatePass[Plan]):
     name = "batch-gathers"
     phase = "linalg"
     description = "embedding lookups -> a few batched gathers, concat written in place"
-    moved_options = {o: "rewrite-embedding-bags"
-                     for o in ("embedding-bag", "offsets-bags", "min-offsets-batch")}
 
     # Defaults come from bench/results/batch-gathers.md measurements.
     # Lookup groups (plan.py, build.py).

@@ -36,8 +36,8 @@ them even where the dispatch count does not drop.
 
 Candidates, in the order they are applied: fixed-length bags (key family `gathers-bag`),
 then groups of bags with run-time offsets (`gathers-offsets`). Both families were
-batch-gathers' before the split (issue 23): decisions files that name batch-gathers for
-them keep working (`decisions.MOVED_KEY_FAMILIES`).
+batch-gathers' before the split (issue 23), with the same keys; a decisions file names
+rewrite-embedding-bags for them.
 
 Layout: `match.py` (F.embedding_bag recognition, fixed-length and run-time offsets),
 `plan.py` (candidates, keys, groups), `build.py` (the rewrites). Grouping

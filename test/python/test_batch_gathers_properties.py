@@ -269,48 +269,47 @@ def test_small_groups_left_alone_by_default():
     assert run_pass(cases["concat_writer"])[1][0].changed
 
 
-# ------------------------------------------------- the split (issue 23): moved options, keys
+# ------------------------------------------------- the split (issue 23): options, keys
 
 
 @pytest.mark.parametrize("option", ["embedding-bag=0", "offsets-bags=false",
                                     "min-offsets-batch=1"])
-def test_moved_options_say_where_they_went(option):
-    """batch-gathers' F.embedding_bag options are rewrite-embedding-bags' now: given to
-    batch-gathers, they are refused with the pipeline to write instead."""
-    with pytest.raises(PipelineError, match=f"option '{option.partition('=')[0]}' moved to "
-                       f"pass 'rewrite-embedding-bags' \\(write 'rewrite-embedding-bags"
-                       f"\\{{{option}\\}}' before 'batch-gathers'"):
+def test_the_bag_options_are_rewrite_embedding_bags(option):
+    """batch-gathers' F.embedding_bag options are rewrite-embedding-bags' now: batch-gathers
+    has them no more."""
+    with pytest.raises(PipelineError, match=f"pass 'batch-gathers' has no option "
+                       f"'{option.partition('=')[0]}'"):
         parse_pipeline(f"batch-gathers{{min-group-size=2 {option}}}")
     (step,) = parse_pipeline(f"{BAGS}{{{option}}}")
     assert step.plugin.name == BAGS
 
 
-def test_decisions_for_moved_keys_keep_working():
-    """A decisions file written before the split names batch-gathers for the embedding_bag
-    keys (`gathers-bag-*`, `gathers-offsets-*`): rewrite-embedding-bags follows it (the keys
-    did not change); a key that did not move still must name its own pass."""
+def test_decisions_for_bag_keys_name_rewrite_embedding_bags():
+    """The embedding_bag keys (`gathers-bag-*`, `gathers-offsets-*`) are rewrite-embedding-bags'
+    (the keys did not change in the split): a decision that names batch-gathers for one is
+    refused, as for any key of another pass."""
     target = Target("local", "llvm-cpu", "x")
     bag, offsets, group = "gathers-bag-0123456789", "gathers-offsets-0123456789", \
         "gathers-group-0123456789"
     file = DecisionSet(target, "d.json", entries={
-        k: Decision(k, PASS, False, "d.json") for k in (bag, offsets, group)})
+        k: Decision(k, p, False, "d.json") for k, p in ((bag, BAGS), (offsets, PASS),
+                                                        (group, PASS))})
     decider = Decider(target, [file])
     assert not decider.lookup(bag, BAGS).apply
-    assert not decider.lookup(offsets, BAGS).apply
     assert not decider.lookup(group, PASS).apply
-    with pytest.raises(DecisionsError, match="names pass 'batch-gathers', but the key is one "
-                                             "of 'rewrite-embedding-bags'"):
-        decider.lookup(group, BAGS)
+    for key in (offsets, group):
+        with pytest.raises(DecisionsError, match=f"decision '{key}' names pass 'batch-gathers', "
+                                                 "but the key is one of 'rewrite-embedding-bags'"):
+            decider.lookup(key, BAGS)
 
 
 def test_a_bag_decision_reaches_rewrite_embedding_bags():
-    """offsets_bag_unit_batch is declined by the cost rule; a decisions file recorded for
-    batch-gathers before the split turns it on for rewrite-embedding-bags."""
+    """offsets_bag_unit_batch is declined by the cost rule; a decisions file turns it on."""
     text = lit_cases()["offsets_bag_unit_batch"]
     _, reports = run_pass(text, BAGS)
     key = reports[0].skipped[0].key
     decider = Decider(None, [DecisionSet(Target("local", "llvm-cpu", "x"), "d.json", entries={
-        key: Decision(key, PASS, True, "d.json")})])
+        key: Decision(key, BAGS, True, "d.json")})])
     with ir.Context():
         module = ir.Module.parse(text)
         _, reports = run_pipeline(module.operation, parse_pipeline(BAGS), decider=decider)

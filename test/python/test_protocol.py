@@ -304,18 +304,18 @@ def test_report_json_objects_carry_key_pass_and_location():
 
 def test_the_report_the_api_reads_is_the_passes_report():
     """One report type from the passes to the API: the JSON a compile writes reads back as
-    the same classes (`harness.reports` names them), with the API's field names, and writes
-    the same JSON again."""
-    from iree_fusions.harness.reports import ChangeRecord, PassSummary, SkipRecord, pass_summaries
+    the same classes, with the API's field names, and writes the same JSON again."""
+    from iree_fusions.compiler.protocol.report import Change, Skip
+    from iree_fusions.harness.reports import pass_summaries
 
     _, report = _run_toy()
     data = json.loads(json.dumps(report.to_json()))
     (typed,) = pass_summaries([data])
-    assert type(typed) is PassReport is PassSummary
+    assert type(typed) is PassReport
     assert typed.to_json() == data
     assert typed.name == "test-neg-to-abs" and typed.changed
     (change,), (skip,) = typed.changes, typed.skipped
-    assert isinstance(change, ChangeRecord) and isinstance(skip, SkipRecord)
+    assert isinstance(change, Change) and isinstance(skip, Skip)
     assert (change.key, change.what, change.location) == (
         report.changes[0].key, report.changes[0].what, report.changes[0].location)
     assert skip.reason == report.skipped[0].reason and skip.feasible == report.skipped[0].feasible

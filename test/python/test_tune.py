@@ -281,7 +281,7 @@ def _fake_tuning(monkeypatch, tmp_path, program, times, sizes=None, budget=0.0):
     points = [(f"batch={s}", [s]) for s in sizes] if sizes else [("", [])]
     model = tune.Model("m.mlir", "main", [], "fake", {}, points,
                        {"batch": list(sizes)} if sizes else {})
-    monkeypatch.setattr(tune, "_load_model", lambda args: model)
+    monkeypatch.setattr(tune, "load_model", lambda args: model)
     monkeypatch.setattr(tune.Tuner, "build", build)
     monkeypatch.setattr(tune.Tuner, "stock", lambda self: program({"k1": False, "k2": False}))
     monkeypatch.setattr(tune.Tuner, "time_pair", time_pair)

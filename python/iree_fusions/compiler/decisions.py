@@ -89,21 +89,6 @@ class DecisionSet:
         write_file(path, json.dumps(self.to_json(), indent=1) + "\n")
 
 
-# Key families that moved to another pass (family -> (the pass files name, the pass now)):
-# a decision recorded for the old pass is the new pass's (the keys did not change).
-MOVED_KEY_FAMILIES = {
-    "gathers-bag": ("batch-gathers", "rewrite-embedding-bags"),  # issue 23: the split
-    "gathers-offsets": ("batch-gathers", "rewrite-embedding-bags"),
-}
-
-
-def moved_to(key: str, pass_name: str) -> str | None:
-    """The pass a decision for `key` recorded under `pass_name` belongs to now, when its
-    key family moved (else None)."""
-    old, new = MOVED_KEY_FAMILIES.get(key.rpartition("-")[0], (None, None))
-    return new if old == pass_name else None
-
-
 # The largest decisions file read (a few hundred bytes per key).
 SIZE_LIMIT = 64 << 20
 # Files read so far: a file is read once per process (a FIFO cannot be read twice; the
@@ -243,8 +228,7 @@ class Decider:
         for f in self.files:
             d = f.lookup(key)
             if d is not None:
-                if pass_name is not None and d.pass_name != pass_name and \
-                        moved_to(key, d.pass_name) != pass_name:
+                if pass_name is not None and d.pass_name != pass_name:
                     raise DecisionsError(
                         f"decisions file {d.source}: decision '{key}' names pass "
                         f"'{d.pass_name}', but the key is one of '{pass_name}'; the file "

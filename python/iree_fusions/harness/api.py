@@ -32,7 +32,7 @@ from ..runtime.modules import host_arrays, parameters_module
 from .reports import pass_summaries
 
 if typing.TYPE_CHECKING:
-    from .reports import PassSummary
+    from ..compiler.protocol.report import PassReport
     from ..compiler.counting import FlowCounts
 
 _CPU_FLAGS = ["--iree-hal-target-device=local",
@@ -109,7 +109,7 @@ class CompileOutput:
     flow_counts: FlowCounts | None = None
 
     @property
-    def passes(self) -> list[PassSummary]:
+    def passes(self) -> list[PassReport]:
         """`reports`, typed: per pass its changes (`.key`, `.location`, `.what`) and skipped
         candidates (`.key`, `.location`, `.reason`); see `iree_fusions.harness.reports`."""
         return pass_summaries(self.reports)

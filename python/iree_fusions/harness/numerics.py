@@ -28,7 +28,7 @@ from ..compiler.counting import FlowCounts, count_flow_ir
 from .reports import pass_summaries
 
 if TYPE_CHECKING:
-    from .reports import PassSummary
+    from ..compiler.protocol.report import PassReport
 
 _TORCH_TENSOR = re.compile(r"!torch\.vtensor<\[([^\]]*)\],(\w+)>")
 _DTYPES = {
@@ -78,7 +78,7 @@ class NumericsCheck:
         return [c.what for p in self.passes for c in p.changes]
 
     @property
-    def passes(self) -> list[PassSummary]:
+    def passes(self) -> list[PassReport]:
         """The plugin compile's reports, typed (`iree_fusions.harness.reports`)."""
         return pass_summaries(self.reports)
 

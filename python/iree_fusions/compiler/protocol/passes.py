@@ -48,9 +48,6 @@ class FusionPass:
     name: ClassVar[str]
     phase: ClassVar[str]
     description: ClassVar[str]
-    # Options the pass had and another pass has now (option name -> that pass): given to
-    # this pass, they are refused with a message that says where they went.
-    moved_options: ClassVar[dict[str, str]] = {}
 
     def run(self, module: ir.Operation, ctx: PassContext) -> None:
         raise NotImplementedError
@@ -67,12 +64,6 @@ class FusionPass:
         kwargs: dict[str, Any] = {}
         for key, text in options.items():
             key = key.strip()
-            if key not in infos and key in cls.moved_options:
-                new = cls.moved_options[key]
-                raise PassOptionError(
-                    f"pass '{cls.name}': option '{key}' moved to pass '{new}' (write "
-                    f"'{new}{{{key}={text}}}' before '{cls.name}' in the pipeline; "
-                    "--fusions=all runs both)")
             if key not in infos:
                 known = ", ".join(sorted(infos)) or "none"
                 raise PassOptionError(f"pass '{cls.name}' has no option '{key}' (options: {known})")
