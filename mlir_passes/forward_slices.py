@@ -38,7 +38,7 @@ from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import ARITH_CONSTANT, TENSOR_EXTRACT_SLICE
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
-                                            PassContext, structural_key)
+                                            PassContext, option, structural_key)
 
 
 _CONSTANT_SOURCES = (ARITH_CONSTANT, "util.global.load", "flow.tensor.constant")
@@ -90,10 +90,23 @@ def _contiguous(op: ir.Operation) -> bool:
         for size, full in zip(sizes[cut + 1:], source_shape[cut + 1:]))
 
 
-def plan_slice(op: ir.Operation) -> SlicePlan:
+def _from_contraction(value: ir.Value) -> bool:
+    """Whether the value is a contraction's result, through reshapes and elementwise generics
+    of one input (a projection, cast to f16 and split into heads: RoPE's Q and K)."""
+    op = h.producer_through_views(value)
+    while op is not None and h.is_elementwise_generic(op) and len(h.dps_inputs(op)) == 1:
+        op = h.producer_through_views(h.dps_inputs(op)[0])
+    return op is not None and not h.is_linalg_ext(op) and h.is_reduction_or_contraction(op)
+
+
+def plan_slice(op: ir.Operation, after_contractions: bool = True) -> SlicePlan:
     """The plan for one extract_slice, or NoMatch at the check that fails."""
     if h.has_dynamic_offsets(op):
         raise NoMatch("offsets or strides known only at run time")
+    if not after_contractions and _from_contraction(op.operands[0]):
+        raise NoMatch("a slice of a contraction's result (RoPE's halves of Q or K): left to "
+                      "forward-slice-dispatches, which folds IREE's copy of it after dispatch "
+                      "creation where IREE makes one (after-contractions=false)")
     source = op.operands[0]
     producer = h.defining_op(source)
     if producer is None:
@@ -202,6 +215,11 @@ class ForwardSlices(CandidatePass[SlicePlan]):
     description = ("a non-contiguous tensor.extract_slice read by elementwise generics -> "
                    "read through their indexing maps (no copy dispatch)")
 
+    after_contractions: bool = option(
+        False, "slices of a contraction's result too (by default left to "
+        "forward-slice-dispatches, which folds IREE's copy of one after dispatch creation, "
+        "where IREE makes one: nothing to weigh)")
+
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[SlicePlan]]:
         for op in block.operations:
             op = op.operation
@@ -211,7 +229,7 @@ class ForwardSlices(CandidatePass[SlicePlan]):
             # Not `sure`: IREE clones some such slices into their reading dispatch (small
             # cases do), so the compile driver weighs the change against stock.
             yield Candidate.of(key, op, f"{op.results[0].type} slice",
-                               lambda op=op: plan_slice(op))
+                               lambda op=op: plan_slice(op, self.after_contractions))
 
     def footprint(self, candidate: Candidate[SlicePlan], ctx: PassContext) -> Footprint:
         plan = candidate.plan

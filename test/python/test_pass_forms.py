@@ -31,12 +31,13 @@ BATCH = ("static", "dynamic-batch", "params", "onnx", "onnx-params")
 TOWERS, GATHERS, BAGS = "batch-mlp-towers", "batch-gathers", "rewrite-embedding-bags"
 IPC, FFO = "interchange-permuted-consumers", "forward-factory-ops"
 FFD, SLICES = "forward-factory-dispatches", "forward-slice-dispatches"
+FS = "forward-slices"
 MERGE = "merge-sibling-contractions"
 MERGE_GENERICS = "merge-sibling-generics"
 
 # model -> (forms, passes that must fire in every one of them, {form: more passes})
 CASES = {
-    "moe-tokens-flat-b4": (FORMS, {TOWERS}, {}),
+    "moe-tokens-flat-b4": (FORMS, {TOWERS, FS}, {}),
     "bert-tiny-b2-s64": (FORMS, {IPC}, {"dynamic-seq": {FFO}}),
     "llm-decode-b4": (BATCH, {FFO}, {}),
     "dlrm-sparse-b8": (BATCH, {GATHERS}, {}),

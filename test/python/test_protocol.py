@@ -54,16 +54,13 @@ def test_all_runs_the_builtin_passes_in_their_declared_order():
     """The builtin passes are listed in `registry.BUILTIN`, in the order `--fusions=all` runs
     them: the report first (not in 'all'), then the rewrites."""
     assert registry.default_pass_names() == [
-        "rewrite-embedding-bags", "batch-gathers", "forward-factory-ops",
+        "rewrite-embedding-bags", "batch-gathers", "forward-factory-ops", "forward-slices",
         "forward-factory-dispatches", "forward-slice-dispatches", "batch-mlp-towers",
         "merge-sibling-contractions", "merge-sibling-generics", "interchange-permuted-consumers"]
     assert [name for name, e in registry.REGISTRY.items() if e.default] == \
         registry.default_pass_names()
     assert list(registry.REGISTRY)[0] == "fusions-report"
-    # Not in 'all': the report, and forward-slices (its flow-phase successor,
-    # forward-slice-dispatches, removes only copies that exist: nothing to weigh).
     assert not registry.REGISTRY["fusions-report"].default
-    assert not registry.REGISTRY["forward-slices"].default
     names = [e.name for e in registry.BUILTIN]
     assert len(set(names)) == len(names)
 

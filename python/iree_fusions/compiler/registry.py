@@ -52,7 +52,7 @@ BUILTIN: tuple[PassEntry, ...] = (
     PassEntry("rewrite-embedding-bags", _P + "rewrite_embedding_bags:RewriteEmbeddingBags"),
     PassEntry("batch-gathers", _P + "batch_gathers:BatchGathers"),
     PassEntry("forward-factory-ops", _P + "forward_factory_ops:ForwardFactoryOps"),
-    PassEntry("forward-slices", _P + "forward_slices:ForwardSlices", default=False),
+    PassEntry("forward-slices", _P + "forward_slices:ForwardSlices"),
     PassEntry("forward-factory-dispatches", _P + "forward_factory_ops:ForwardFactoryDispatches"),
     PassEntry("forward-slice-dispatches", _P + "forward_slice_dispatches:ForwardSliceDispatches"),
     PassEntry("batch-mlp-towers", _P + "batch_mlp_towers:BatchMlpTowers"),
