@@ -79,28 +79,25 @@ class SliceFold:
     reads: list[Read]
 
 
-def _segments(op: ir.Operation) -> list[int]:
-    return h.segment_sizes(op)
+def _static_parts(op: ir.Operation) -> tuple[list[int], list[int], list[int]]:
+    """(offsets, sizes, strides) of a dispatch.tensor.load or store, dynamic ones as kDynamic."""
+    return (h.i64_array(op, "static_offsets"), h.i64_array(op, "static_sizes"),
+            h.i64_array(op, "static_strides"))
 
 
-def _load_parts(load: ir.Operation) -> tuple[list[ir.Value], list[int], list[int], list[int]]:
-    """(source dims, static offsets, static sizes, static strides) of a dispatch.tensor.load."""
-    seg = _segments(load)
-    dims = list(load.operands)[1:1 + seg[1]]
-    return (dims, h.i64_array(load, "static_offsets"), h.i64_array(load, "static_sizes"),
-            h.i64_array(load, "static_strides"))
-
-
-def _dynamic_sizes(load: ir.Operation) -> list[ir.Value]:
-    seg = _segments(load)
+def _source_dims_and_sizes(load: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
+    """The dynamic dims of a dispatch.tensor.load's source, and its dynamic sizes (operands:
+    source, source dims, offsets, sizes, strides)."""
+    seg = h.segment_sizes(load)
+    operands = list(load.operands)
     start = seg[0] + seg[1] + seg[2]
-    return list(load.operands)[start:start + seg[3]]
+    return operands[1:1 + seg[1]], operands[start:start + seg[3]]
 
 
 def match_copy(op: ir.Operation) -> CopySlice | None:
     """The dispatch as a CopySlice if its body only loads part of one tensor operand and
     stores it whole into its one result."""
-    seg = _segments(op)
+    seg = h.segment_sizes(op)
     if len(op.results) != 1 or seg[0] + seg[1] < 1 or any(t != -1 for t in h.tied_operands(op)):
         return None
     body = op.regions[0].blocks[0]
@@ -116,16 +113,16 @@ def match_copy(op: ir.Operation) -> CopySlice | None:
     if store.operands[0] != load.results[0] or load.operands[0] not in args[:n_args]:
         return None
     result_type = op.results[0].type
-    s_dims, s_off, s_size, s_stride = _load_parts(store)
+    s_off, s_size, s_stride = _static_parts(store)
     if any(s_off) or any(st != 1 for st in s_stride) or \
             list(store.results) or len(s_size) != result_type.rank:
         return None
     arg_no = args.index(load.operands[0])
     source = op.operands[seg[0] + arg_no]
     src_shape = list(source.type.shape)
-    dims, offsets, sizes, strides = _load_parts(load)
-    dyn_sizes = iter(_dynamic_sizes(load))
-    src_dyn = iter(dims)
+    offsets, sizes, strides = _static_parts(load)
+    dims, dynamic_sizes = _source_dims_and_sizes(load)
+    dyn_sizes, src_dyn = iter(dynamic_sizes), iter(dims)
     sliced: list[tuple[int, int, int] | None] = []
     for d, extent in enumerate(src_shape):
         size_value = next(dyn_sizes) if sizes[d] == _DYN else None
@@ -172,7 +169,7 @@ def _whole_loads(arg: ir.Value, shape: list[int]) -> list[ir.Operation] | None:
     for user in h.users(arg):
         if user.name != _LOAD or user.operands[0] != arg:
             return None
-        _, offsets, sizes, strides = _load_parts(user)
+        offsets, sizes, strides = _static_parts(user)
         if any(offsets) or any(s != 1 for s in strides) or len(sizes) != len(shape):
             return None
         if any(size != extent for size, extent in zip(sizes, shape) if extent != _DYN):
@@ -201,7 +198,7 @@ def _reads(copy: CopySlice) -> list[Read]:
 def _read(reader: ir.Operation, operand: int, reshape: ir.Operation | None) -> Read:
     if reader.name != WORKGROUPS:
         raise NoMatch(f"read by {reader.name}, which cannot load the slice itself")
-    seg = _segments(reader)
+    seg = h.segment_sizes(reader)
     if not seg[0] <= operand < seg[0] + seg[1]:
         raise NoMatch("read as a workload or dim of a dispatch")
     if operand - seg[0] in h.tied_operands(reader):
@@ -243,7 +240,7 @@ def plan_fold(copy: CopySlice) -> SliceFold:
 
 
 def _set_arg_type(reader: ir.Operation, operand: int, tensor_type: ir.Type) -> ir.Value:
-    arg = reader.regions[0].blocks[0].arguments[operand - _segments(reader)[0]]
+    arg = reader.regions[0].blocks[0].arguments[operand - h.segment_sizes(reader)[0]]
     arg.set_type(ir.Type.parse(f"!iree_tensor_ext.dispatch.tensor<readonly:{tensor_type}>"))
     return arg
 
@@ -260,18 +257,17 @@ def _fold_direct(copy: CopySlice, read: Read) -> None:
     dims); its dynamic dims are the source's, which are the copy's (whole dims)."""
     reader = read.reader
     reader.operands[read.operand] = copy.source
-    for i, dim in zip(h.argument_dims(reader)[read.operand - _segments(reader)[0]], copy.source_dims):
+    dims_of = h.argument_dims(reader)[read.operand - h.segment_sizes(reader)[0]]
+    for i, dim in zip(dims_of, copy.source_dims):
         reader.operands[i] = dim
     arg = _set_arg_type(reader, read.operand, copy.source.type)
     for load in h.users(arg):
-        _, _, sizes, _ = _load_parts(load)
-        offsets, new_sizes, strides = [], [], []
-        for d, part in enumerate(copy.sliced):
-            j = copy.kept[d]
-            if part is not None:
-                offsets.append(part[0]), new_sizes.append(part[1]), strides.append(part[2])
-            else:  # read whole: the reader's size, or 1 for a unit dim the copy drops
-                offsets.append(0), new_sizes.append(1 if j is None else sizes[j]), strides.append(1)
+        _, sizes, _ = _static_parts(load)
+        parts = [part if part is not None
+                 # read whole: the reader's size, or 1 for a unit dim the copy drops
+                 else (0, 1 if copy.kept[d] is None else sizes[copy.kept[d]], 1)
+                 for d, part in enumerate(copy.sliced)]
+        offsets, new_sizes, strides = (list(column) for column in zip(*parts))
         _set_parts(load, offsets, new_sizes, strides)
 
 
@@ -286,7 +282,7 @@ def _fold_reshaped(copy: CopySlice, read: Read) -> None:
     for view_dim, d in parts.items():
         wide[view_dim] = src_shape[d]
     wide_type = ir.RankedTensorType.get(wide, copy.source.type.element_type, loc=old.location)
-    result_dims = list(old.operands)[1 + _segments(old)[1]:]
+    result_dims = list(old.operands)[1 + h.segment_sizes(old)[1]:]
     with old.location, ir.InsertionPoint(old):
         new = ir.Operation.create(
             _RESHAPE, results=[wide_type],
@@ -296,7 +292,7 @@ def _fold_reshaped(copy: CopySlice, read: Read) -> None:
     read.reader.operands[read.operand] = new.results[0]
     arg = _set_arg_type(read.reader, read.operand, wide_type)
     for load in h.users(arg):
-        _, offsets, sizes, strides = _load_parts(load)
+        offsets, sizes, strides = _static_parts(load)
         for view_dim, d in parts.items():
             offsets[view_dim], strides[view_dim] = copy.sliced[d][0], copy.sliced[d][2]
         _set_parts(load, offsets, sizes, strides)
@@ -328,7 +324,7 @@ def merge_repeated_operands(op: ir.Operation) -> ir.Operation:
     """The dispatch with each tensor operand passed once (IREE's later passes expect that:
     RoPE's even and odd columns, once folded, are the same source twice); the uses of a
     repeated argument become uses of its first one."""
-    seg = _segments(op)
+    seg = h.segment_sizes(op)
     args = list(op.regions[0].blocks[0].arguments)
     operands = list(op.operands)
     spans = h.argument_dims(op)
