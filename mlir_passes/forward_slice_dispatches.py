@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
+from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import op_location
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, structural_key)
 
@@ -346,41 +346,8 @@ def merge_repeated_operands(op: ir.Operation) -> ir.Operation:
         drop.add(i)
     if not drop:
         return op
-    kept = [i for i in range(n) if i not in drop]
-    position = {i: kept.index(i) for i in kept}
-    new_operands = (operands[:seg[0]] + [operands[seg[0] + i] for i in kept]
-                    + [operands[k] for i in kept for k in spans[i]]
-                    + operands[seg[0] + seg[1] + seg[2]:])
-    with op.location, ir.InsertionPoint(op):
-        new = ir.Operation.create(
-            WORKGROUPS, results=[res.type for res in op.results], operands=new_operands,
-            attributes={
-                "operandSegmentSizes": ir.DenseI32ArrayAttr.get(
-                    [seg[0], len(kept), sum(len(spans[i]) for i in kept), seg[3]]),
-                "tied_operands": ir.ArrayAttr.get(
-                    [ir.IntegerAttr.get(ir.IndexType.get(), position.get(t, -1))
-                     for t in tied]),
-            },
-            regions=2)
-    for attr_name in h.attr_names(op):
-        if attr_name not in ("operandSegmentSizes", "tied_operands"):
-            new.attributes[attr_name] = op.attributes[attr_name]
-    for region, old_region, arg_list in ((new.regions[0], op.regions[0],
-                                          [args[i] for i in kept] + args[n:]),
-                                         (new.regions[1], op.regions[1], None)):
-        if not len(old_region.blocks):
-            continue  # no workgroup count region
-        old_block = old_region.blocks[0]
-        old_args = list(old_block.arguments) if arg_list is None else arg_list
-        with op.location:
-            block = region.blocks.append(*[arg.type for arg in old_args])
-        for body_op in list(old_block.operations):
-            block.append(body_op.operation)
-        for old, arg in zip(old_args, block.arguments):
-            old.replace_all_uses_with(arg)
-    for a, b in zip(op.results, new.results):
-        a.replace_all_uses_with(b)
-    op.erase()
+    new, _ = b.rebuild_workgroups(op, [i for i in range(n) if i not in drop], [], [])
+    b.replace_op(op, new)
     return new
 
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
 from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build

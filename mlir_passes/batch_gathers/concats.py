@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import (TENSOR_EMPTY, TENSOR_EXTRACT, TENSOR_EXTRACT_SLICE,
+from iree_fusions.compiler.ir_helpers import (TENSOR_EMPTY, TENSOR_EXTRACT_SLICE,
                                               TENSOR_INSERT_SLICE)
 
 

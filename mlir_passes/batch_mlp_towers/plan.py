@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import NoMatch, block_ops, round_analysis
 
-from .arrange import MTN, TMN, TN, Arrangement, Node, Stack, build_trie
+from .arrange import MTN, TN, Arrangement, Node, Stack, build_trie
 from .match import Layer, trace_constant
 from .towers import Tower, TowerGroup
 

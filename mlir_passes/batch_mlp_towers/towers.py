@@ -3,7 +3,6 @@ structure, found in a block; their candidate keys."""
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 

@@ -265,57 +265,21 @@ def clone_into(plan: CloneForward) -> str:
     """Rebuilds the consumer dispatch: it loads the producer's operands and recomputes the
     tensors it read; the producer (and its reshapes) go once nothing reads them."""
     producer, consumer, forwarded = plan.producer, plan.consumer, plan.reads
-    old_operands = list(consumer.operands)
+    old_args = list(_entry_block(consumer).arguments)
     drop = {operand_idx for operand_idx, _, _ in forwarded}
     leaves = list(dict.fromkeys(producer.loads.values()))
-    kept = [val for i, val in enumerate(old_operands) if i not in drop]
-    new_leaves = [val for val in leaves if val not in kept]
-    new_operands = kept + new_leaves
-    position = {}
-    for i in range(len(old_operands)):
-        if i not in drop:
-            position[i] = len([j for j in range(i) if j not in drop])
-    tied = [position[tied_to] if tied_to != -1 else -1 for tied_to in h.tied_operands(consumer)]
-    loc = consumer.location
-    with loc, ir.InsertionPoint(consumer):
-        new = ir.Operation.create(
-            WORKGROUPS, results=[res.type for res in consumer.results], operands=new_operands,
-            attributes={
-                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, len(new_operands), 0, 0]),
-                "tied_operands": ir.ArrayAttr.get(
-                    [ir.IntegerAttr.get(ir.IndexType.get(), tied_to) for tied_to in tied]),
-            },
-            regions=2)
-    for attr_name in h.attr_names(consumer):
-        if attr_name not in ("operandSegmentSizes", "tied_operands"):
-            new.attributes[attr_name] = consumer.attributes[attr_name]
-    old_body = _entry_block(consumer)
-    old_args = list(old_body.arguments)
-    n_old = len(old_operands)
-    leaf_arg_types = {}
-    for load, operand in producer.loads.items():
-        leaf_arg_types[operand] = h.defining_op(load).operands[0].type
-    kept_args = [old_arg for i, old_arg in enumerate(old_args[:n_old]) if i not in drop]
-    result_args = old_args[n_old:]
-    types = ([old_arg.type for old_arg in kept_args] + [leaf_arg_types[val] for val in new_leaves]
-             + [old_arg.type for old_arg in result_args])
-    with loc:
-        body = new.regions[0].blocks.append(*types)
-    for body_op in list(old_body.operations):
-        body.append(body_op.operation)
-    new_args = list(body.arguments)
-    for old, arg in zip(kept_args, new_args[:len(kept_args)]):
-        old.replace_all_uses_with(arg)
-    for old, arg in zip(result_args, new_args[len(kept_args) + len(new_leaves):]):
-        old.replace_all_uses_with(arg)
-    arg_of = {val: new_args[new_operands.index(val)] for val in leaves}
-    count_old = consumer.regions[1].blocks[0]
-    with loc:
-        count = new.regions[1].blocks.append(*[old_arg.type for old_arg in count_old.arguments])
-    for body_op in list(count_old.operations):
-        count.append(body_op.operation)
-    for old, arg in zip(count_old.arguments, count.arguments):
-        old.replace_all_uses_with(arg)
+    seg = h.segment_sizes(consumer)
+    kept = [i for i in range(seg[1]) if i not in drop]
+    kept_values = [consumer.operands[seg[0] + i] for i in kept]
+    new_leaves = [val for val in leaves if val not in kept_values]
+    leaf_arg_types = {operand: h.defining_op(load).operands[0].type
+                      for load, operand in producer.loads.items()}
+    new, added_args = b.rebuild_workgroups(consumer, kept, new_leaves,
+                                           [leaf_arg_types[val] for val in new_leaves])
+    body = new.regions[0].blocks[0]
+    arg_of = dict(zip(new_leaves, added_args))
+    for value, arg in zip(kept_values, body.arguments):
+        arg_of.setdefault(value, arg)
     # Leaves: load them in the consumer as the producer did.
     first = list(body.operations)[0]
     leaf_map = {}

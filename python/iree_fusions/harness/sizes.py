@@ -85,7 +85,7 @@ def bind_sizes(dims: Sequence[DynamicDim], sizes: Mapping[str, list[int]], model
         dims = [DynamicDim(d.arg, d.dim, free[0]) if d in unnamed else d for d in dims]
         free = []
     if free:
-        hint = (f"; a file's dims take the one name given, or argI.dimJ each"
+        hint = ("; a file's dims take the one name given, or argI.dimJ each"
                 if unnamed else "")
         raise SizeError(f"{SIZE_FLAG} names {', '.join(free)}, which {model} does not have "
                         f"(its dynamic dims: {describe(dims) or 'none'}{hint})")
