@@ -10,7 +10,8 @@ tied results, private functions, `iree_tensor_ext` ops), the dispatch counts dro
 issue's margins, and prefill then decode on the cache prefill wrote give logits and caches
 bit-identical to stock's at two sequence lengths the export never saw (the passes that act
 here keep each element's operations and their order: forward-slice-dispatches loads the same elements,
-merge-sibling-contractions sums each projection's K terms in the same loop)."""
+merge-sibling-contractions sums each projection's K terms in the same loop, merge-cache-scatters
+writes each cache row the value one of the two scatters wrote)."""
 
 from __future__ import annotations
 
@@ -114,7 +115,8 @@ def test_prefill_and_decode_bit_identical(toy_llama):
     plugin = api.compile_str(text, fusions=ALL_MERGED, flags=["--fusions-strict"])
     assert not any(p.error for p in plugin.passes), [p.error for p in plugin.passes]
     assert {p.name for p in plugin.passes if p.changes} >= {
-        "forward-slice-dispatches", "merge-sibling-contractions", "merge-sibling-generics"}
+        "forward-slice-dispatches", "merge-sibling-contractions", "merge-sibling-generics",
+        "merge-cache-scatters"}
     for length in (64, 96):
         a = _prefill_then_decode(stock, params, config, length, seed=length)
         b = _prefill_then_decode(plugin.output, params, config, length, seed=length)

@@ -59,6 +59,7 @@ BUILTIN: tuple[PassEntry, ...] = (
     PassEntry("merge-sibling-contractions",
               _P + "merge_sibling_contractions:MergeSiblingContractions"),
     PassEntry("merge-sibling-generics", _P + "merge_sibling_generics:MergeSiblingGenerics"),
+    PassEntry("merge-cache-scatters", _P + "merge_cache_scatters:MergeCacheScatters"),
     PassEntry("interchange-permuted-consumers",
               _P + "interchange_permuted_consumers:InterchangePermutedConsumers"),
 )

@@ -1,0 +1,352 @@
+// RUN: iree-fusions-opt %s --split-input-file -p merge-cache-scatters | filecheck %s
+// RUN: iree-fusions-opt %s --split-input-file -p merge-cache-scatters -verify-diagnostics -o /dev/null
+// RUN: iree-fusions-opt %s --split-input-file -p merge-cache-scatters --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
+
+// Decode's paged-cache write (sharktank's Llama, 2 partitions x 4 heads x 32 positions per
+// page): K's rows are ((page * 2 + 0) * 4 + head) * 32 + pos, V's ((page * 2 + 1) * 4 + head)
+// * 32 + pos, pos a floor-mod by 32: modulo 256, K is in [0, 127] and V in [128, 255]. The
+// two scatters become one; V's update is produced first, so it comes first.
+// CHECK-LABEL: util.func public @decode_kv_write
+// CHECK: %[[V:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<16x32xf32>)
+// CHECK: %[[K:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<16x32xf32>)
+// CHECK: %[[KI:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+// CHECK: %[[VI:.+]] = tensor.collapse_shape %{{.+}} {{\[\[}}0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+// CHECK-NOT: iree_linalg_ext.scatter
+// CHECK: %[[U:.+]] = tensor.concat dim(0) %[[V]], %[[K]] : (tensor<16x32xf16>, tensor<16x32xf16>) -> tensor<32x32xf16>
+// CHECK: %[[I:.+]] = tensor.concat dim(0) %[[VI]], %[[KI]] : (tensor<16xi64>, tensor<16xi64>) -> tensor<32xi64>
+// CHECK: %[[S:.+]] = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true) ins(%[[U]], %[[I]] : tensor<32x32xf16>, tensor<32xi64>) outs(%arg4 : tensor<?x32xf16>)
+// CHECK-NOT: iree_linalg_ext.scatter
+// CHECK: util.return %[[S]]
+// REPORT: [merge-cache-scatters] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16>
+#b2 = affine_map<(d0, d1) -> (d0)>
+#i2 = affine_map<(d0, d1) -> (d0, d1)>
+util.func public @decode_kv_write(%page: tensor<4xi64>, %start: tensor<4xi64>,
+    %kf: tensor<16x32xf32>, %vf: tensor<16x32xf32>, %cache: tensor<?x32xf16>) -> tensor<?x32xf16> {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  %c4 = arith.constant 4 : i64
+  %c32 = arith.constant 32 : i64
+  %e = tensor.empty() : tensor<16x32xf16>
+  %v = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%vf : tensor<16x32xf32>) outs(%e : tensor<16x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<16x32xf16>
+  %k = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%kf : tensor<16x32xf32>) outs(%e : tensor<16x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<16x32xf16>
+  %e2 = tensor.empty() : tensor<4x4xi64>
+  %idx:2 = linalg.generic {indexing_maps = [#b2, #b2, #i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%page, %start : tensor<4xi64>, tensor<4xi64>) outs(%e2, %e2 : tensor<4x4xi64>, tensor<4x4xi64>) {
+  ^bb0(%p: i64, %s: i64, %o0: i64, %o1: i64):
+    %r = arith.remsi %s, %c32 : i64
+    %nz = arith.cmpi ne, %r, %c0 : i64
+    %neg = arith.cmpi slt, %r, %c0 : i64
+    %both = arith.andi %nz, %neg : i1
+    %up = arith.addi %r, %c32 : i64
+    %pos = arith.select %both, %up, %r : i64
+    %h = linalg.index 1 : index
+    %hi = arith.index_cast %h : index to i64
+    %p2 = arith.muli %p, %c2 : i64
+    %pk = arith.muli %p2, %c4 : i64
+    %pv0 = arith.addi %p2, %c1 : i64
+    %pv = arith.muli %pv0, %c4 : i64
+    %rk = arith.addi %pk, %hi : i64
+    %rv = arith.addi %pv, %hi : i64
+    %rk32 = arith.muli %rk, %c32 : i64
+    %rv32 = arith.muli %rv, %c32 : i64
+    %ik = arith.addi %rk32, %pos : i64
+    %iv = arith.addi %rv32, %pos : i64
+    linalg.yield %ik, %iv : i64, i64
+  } -> (tensor<4x4xi64>, tensor<4x4xi64>)
+  %ki = tensor.collapse_shape %idx#0 [[0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+  %vi = tensor.collapse_shape %idx#1 [[0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+  %sk = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%k, %ki : tensor<16x32xf16>, tensor<16xi64>) outs(%cache : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  // expected-remark@below {{[Passed] changed | Category:merge-cache-scatters | Remark="two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16>"}}
+  %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%v, %vi : tensor<16x32xf16>, tensor<16xi64>) outs(%sk : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  util.return %sv : tensor<?x32xf16>
+}
+
+// -----
+
+// Declined: both write K's rows (the same index tensor twice): a row in both holds the
+// second's value after two scatters and either one's after one.
+// CHECK-LABEL: util.func public @same_rows
+// CHECK-COUNT-2: iree_linalg_ext.scatter
+// CHECK-NOT: tensor.concat
+// REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the indices' residues modulo 128 overlap
+#b2 = affine_map<(d0, d1) -> (d0)>
+#i2 = affine_map<(d0, d1) -> (d0, d1)>
+util.func public @same_rows(%page: tensor<4xi64>, %start: tensor<4xi64>,
+    %kf: tensor<16x32xf32>, %vf: tensor<16x32xf32>, %cache: tensor<?x32xf16>) -> tensor<?x32xf16> {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  %c4 = arith.constant 4 : i64
+  %c32 = arith.constant 32 : i64
+  %e = tensor.empty() : tensor<16x32xf16>
+  %v = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%vf : tensor<16x32xf32>) outs(%e : tensor<16x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<16x32xf16>
+  %k = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%kf : tensor<16x32xf32>) outs(%e : tensor<16x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<16x32xf16>
+  %e2 = tensor.empty() : tensor<4x4xi64>
+  %idx:2 = linalg.generic {indexing_maps = [#b2, #b2, #i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%page, %start : tensor<4xi64>, tensor<4xi64>) outs(%e2, %e2 : tensor<4x4xi64>, tensor<4x4xi64>) {
+  ^bb0(%p: i64, %s: i64, %o0: i64, %o1: i64):
+    %r = arith.remsi %s, %c32 : i64
+    %nz = arith.cmpi ne, %r, %c0 : i64
+    %neg = arith.cmpi slt, %r, %c0 : i64
+    %both = arith.andi %nz, %neg : i1
+    %up = arith.addi %r, %c32 : i64
+    %pos = arith.select %both, %up, %r : i64
+    %h = linalg.index 1 : index
+    %hi = arith.index_cast %h : index to i64
+    %p8 = arith.muli %p, %c4 : i64
+    %rk = arith.addi %p8, %hi : i64
+    %rk32 = arith.muli %rk, %c32 : i64
+    %ik = arith.addi %rk32, %pos : i64
+    linalg.yield %ik, %ik : i64, i64
+  } -> (tensor<4x4xi64>, tensor<4x4xi64>)
+  %ki = tensor.collapse_shape %idx#0 [[0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+  %vi = tensor.collapse_shape %idx#1 [[0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+  %sk = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%k, %ki : tensor<16x32xf16>, tensor<16xi64>) outs(%cache : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the indices' residues modulo 128 overlap"}}
+  %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%v, %vi : tensor<16x32xf16>, tensor<16xi64>) outs(%sk : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  util.return %sv : tensor<?x32xf16>
+}
+
+// -----
+
+// Declined: the position is the argument itself (no floor-mod bounds it), so K's rows of one
+// page may reach V's rows of another.
+// CHECK-LABEL: util.func public @unbounded_position
+// CHECK-COUNT-2: iree_linalg_ext.scatter
+// REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: an index term is not a multiple of a common modulus
+#b2 = affine_map<(d0, d1) -> (d0)>
+#i2 = affine_map<(d0, d1) -> (d0, d1)>
+util.func public @unbounded_position(%page: tensor<4xi64>, %start: tensor<4xi64>,
+    %kf: tensor<16x32xf32>, %vf: tensor<16x32xf32>, %cache: tensor<?x32xf16>) -> tensor<?x32xf16> {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  %c4 = arith.constant 4 : i64
+  %c32 = arith.constant 32 : i64
+  %e = tensor.empty() : tensor<16x32xf16>
+  %v = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%vf : tensor<16x32xf32>) outs(%e : tensor<16x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<16x32xf16>
+  %k = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%kf : tensor<16x32xf32>) outs(%e : tensor<16x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<16x32xf16>
+  %e2 = tensor.empty() : tensor<4x4xi64>
+  %idx:2 = linalg.generic {indexing_maps = [#b2, #b2, #i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%page, %start : tensor<4xi64>, tensor<4xi64>) outs(%e2, %e2 : tensor<4x4xi64>, tensor<4x4xi64>) {
+  ^bb0(%p: i64, %s: i64, %o0: i64, %o1: i64):
+    %p8 = arith.muli %p, %c4 : i64
+    %rk32 = arith.muli %p8, %c32 : i64
+    %rv0 = arith.addi %p8, %c2 : i64
+    %rv32 = arith.muli %rv0, %c32 : i64
+    %ik = arith.addi %rk32, %s : i64
+    %iv = arith.addi %rv32, %s : i64
+    linalg.yield %ik, %iv : i64, i64
+  } -> (tensor<4x4xi64>, tensor<4x4xi64>)
+  %ki = tensor.collapse_shape %idx#0 [[0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+  %vi = tensor.collapse_shape %idx#1 [[0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+  %sk = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%k, %ki : tensor<16x32xf16>, tensor<16xi64>) outs(%cache : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: an index term is not a multiple of a common modulus"}}
+  %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%v, %vi : tensor<16x32xf16>, tensor<16xi64>) outs(%sk : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  util.return %sv : tensor<?x32xf16>
+}
+
+// -----
+
+// Declined: V's update has a second reader (a third scatter; the pair is the first two).
+// CHECK-LABEL: util.func public @update_read_twice
+// CHECK-COUNT-3: iree_linalg_ext.scatter
+// REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: an update is also read by iree_linalg_ext.scatter: concatenated, it would be copied
+#b2 = affine_map<(d0, d1) -> (d0)>
+#i2 = affine_map<(d0, d1) -> (d0, d1)>
+util.func public @update_read_twice(%page: tensor<4xi64>, %start: tensor<4xi64>,
+    %kf: tensor<16x32xf32>, %vf: tensor<16x32xf32>, %cache: tensor<?x32xf16>) -> tensor<?x32xf16> {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  %c4 = arith.constant 4 : i64
+  %c32 = arith.constant 32 : i64
+  %e = tensor.empty() : tensor<16x32xf16>
+  %v = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%vf : tensor<16x32xf32>) outs(%e : tensor<16x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<16x32xf16>
+  %k = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%kf : tensor<16x32xf32>) outs(%e : tensor<16x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<16x32xf16>
+  %e2 = tensor.empty() : tensor<4x4xi64>
+  %idx:2 = linalg.generic {indexing_maps = [#b2, #b2, #i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%page, %start : tensor<4xi64>, tensor<4xi64>) outs(%e2, %e2 : tensor<4x4xi64>, tensor<4x4xi64>) {
+  ^bb0(%p: i64, %s: i64, %o0: i64, %o1: i64):
+    %r = arith.remsi %s, %c32 : i64
+    %nz = arith.cmpi ne, %r, %c0 : i64
+    %neg = arith.cmpi slt, %r, %c0 : i64
+    %both = arith.andi %nz, %neg : i1
+    %up = arith.addi %r, %c32 : i64
+    %pos = arith.select %both, %up, %r : i64
+    %h = linalg.index 1 : index
+    %hi = arith.index_cast %h : index to i64
+    %p2 = arith.muli %p, %c2 : i64
+    %pk = arith.muli %p2, %c4 : i64
+    %pv0 = arith.addi %p2, %c1 : i64
+    %pv = arith.muli %pv0, %c4 : i64
+    %rk = arith.addi %pk, %hi : i64
+    %rv = arith.addi %pv, %hi : i64
+    %rk32 = arith.muli %rk, %c32 : i64
+    %rv32 = arith.muli %rv, %c32 : i64
+    %ik = arith.addi %rk32, %pos : i64
+    %iv = arith.addi %rv32, %pos : i64
+    linalg.yield %ik, %iv : i64, i64
+  } -> (tensor<4x4xi64>, tensor<4x4xi64>)
+  %ki = tensor.collapse_shape %idx#0 [[0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+  %vi = tensor.collapse_shape %idx#1 [[0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+  %sk = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%k, %ki : tensor<16x32xf16>, tensor<16xi64>) outs(%cache : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="an update is also read by iree_linalg_ext.scatter: concatenated, it would be copied (IREE writes a producer's result in place only for its one reader)"}}
+  %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%v, %vi : tensor<16x32xf16>, tensor<16xi64>) outs(%sk : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  %sv2 = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%v, %vi : tensor<16x32xf16>, tensor<16xi64>) outs(%sv : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  util.return %sv2 : tensor<?x32xf16>
+}
+
+// -----
+
+// Declined: a run-time number of rows (prefill's tokens).
+// CHECK-LABEL: util.func public @prefill_tokens
+// CHECK-COUNT-2: iree_linalg_ext.scatter
+// REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: updates or indices with a dynamic size (prefill's tokens): the concatenation would copy them
+#b2 = affine_map<(d0, d1) -> (d0)>
+#i2 = affine_map<(d0, d1) -> (d0, d1)>
+util.func public @prefill_tokens(%page: tensor<4xi64>, %start: tensor<4xi64>,
+    %kf: tensor<?x32xf32>, %vf: tensor<?x32xf32>, %cache: tensor<?x32xf16>) -> tensor<?x32xf16> {
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %c2 = arith.constant 2 : i64
+  %c4 = arith.constant 4 : i64
+  %c32 = arith.constant 32 : i64
+  %c0i = arith.constant 0 : index
+  %n = tensor.dim %kf, %c0i : tensor<?x32xf32>
+  %e = tensor.empty(%n) : tensor<?x32xf16>
+  %v = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%vf : tensor<?x32xf32>) outs(%e : tensor<?x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<?x32xf16>
+  %k = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%kf : tensor<?x32xf32>) outs(%e : tensor<?x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<?x32xf16>
+  %e2 = tensor.empty() : tensor<4x4xi64>
+  %idx:2 = linalg.generic {indexing_maps = [#b2, #b2, #i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%page, %start : tensor<4xi64>, tensor<4xi64>) outs(%e2, %e2 : tensor<4x4xi64>, tensor<4x4xi64>) {
+  ^bb0(%p: i64, %s: i64, %o0: i64, %o1: i64):
+    %r = arith.remsi %s, %c32 : i64
+    %nz = arith.cmpi ne, %r, %c0 : i64
+    %neg = arith.cmpi slt, %r, %c0 : i64
+    %both = arith.andi %nz, %neg : i1
+    %up = arith.addi %r, %c32 : i64
+    %pos = arith.select %both, %up, %r : i64
+    %h = linalg.index 1 : index
+    %hi = arith.index_cast %h : index to i64
+    %p2 = arith.muli %p, %c2 : i64
+    %pk = arith.muli %p2, %c4 : i64
+    %pv0 = arith.addi %p2, %c1 : i64
+    %pv = arith.muli %pv0, %c4 : i64
+    %rk = arith.addi %pk, %hi : i64
+    %rv = arith.addi %pv, %hi : i64
+    %rk32 = arith.muli %rk, %c32 : i64
+    %rv32 = arith.muli %rv, %c32 : i64
+    %ik = arith.addi %rk32, %pos : i64
+    %iv = arith.addi %rv32, %pos : i64
+    linalg.yield %ik, %iv : i64, i64
+  } -> (tensor<4x4xi64>, tensor<4x4xi64>)
+  %ki = tensor.collapse_shape %idx#0 [[0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+  %vi = tensor.collapse_shape %idx#1 [[0, 1]] : tensor<4x4xi64> into tensor<16xi64>
+  %kic = tensor.cast %ki : tensor<16xi64> to tensor<?xi64>
+  %vic = tensor.cast %vi : tensor<16xi64> to tensor<?xi64>
+  %sk = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%k, %kic : tensor<?x32xf16>, tensor<?xi64>) outs(%cache : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="updates or indices with a dynamic size (prefill's tokens): the concatenation would copy them"}}
+  %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%v, %vic : tensor<?x32xf16>, tensor<?xi64>) outs(%sk : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  util.return %sv : tensor<?x32xf16>
+}
