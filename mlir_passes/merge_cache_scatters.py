@@ -32,7 +32,9 @@ indices the order of the pieces does not matter, and the piece whose update is p
 first goes first, which lets IREE's stream allocation write both producers' results in place
 (measured on the toy Llama's decode: no copy added).
 
-Left alone, with the reason: updates or indices not computed by a linalg op (toy DeepSeek's
+Left alone, with the reason: with IREE's aggressive fusion (shark-ai's LLM flags), an update
+computed by an elementwise generic (IREE puts RoPE on K in K's scatter dispatch; merged, RoPE
+was a dispatch of its own again: GQA-24 decode 320 -> 344 dispatches); updates or indices not computed by a linalg op (toy DeepSeek's
 K assembled by tensor.insert_slice and V padded by tensor.pad: measured, both pieces were
 copied into the concatenation, two copies for the one dispatch saved), or read by anything
 else (IREE writes a result in place of its one reader only), updates with a dynamic size (prefill's tokens: the concatenation
@@ -59,6 +61,9 @@ from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint,
                                             PassContext, round_analysis, structural_key)
 
 SCATTER = "iree_linalg_ext.scatter"
+AGGRESSIVE = ("IREE's aggressive fusion puts an update's elementwise producer in its scatter's "
+              "dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured "
+              "with shark-ai's LLM flags: one dispatch more a layer)")
 SURE = ("IREE makes each scatter the root of a dispatch of its own and never merges two; "
         "one scatter is one dispatch")
 
@@ -263,7 +268,7 @@ def _other_readers(value: ir.Value, reader: ir.Operation) -> list[ir.Operation]:
 
 
 def plan_pair(first: ir.Operation, second: ir.Operation,
-              positions: dict[ir.Operation, int]) -> ScatterPair:
+              positions: dict[ir.Operation, int], aggressive_fusion: bool) -> ScatterPair:
     """The pair's plan, or NoMatch at the check that fails."""
     for attr in ("dimension_map", "unique_indices"):
         if str(first.attributes[attr]) != str(second.attributes[attr]):
@@ -288,6 +293,8 @@ def plan_pair(first: ir.Operation, second: ir.Operation,
                 raise NoMatch(f"an {what} not computed by a linalg op ("
                               f"{producer.name if producer else 'an argument'}: IREE writes it "
                               "in place of its own; concatenated, it would be copied)")
+            if aggressive_fusion and what == "update" and h.is_elementwise_generic(producer):
+                raise NoMatch(AGGRESSIVE)
             others = _other_readers(value, op)
             if others:
                 raise NoMatch(f"an {what} is also read by {others[0].name}: concatenated, it "
@@ -359,7 +366,8 @@ class MergeCacheScatters(CandidatePass[ScatterPair]):
                                  h.op_signature(second))
             candidate = Candidate.of(
                 key, second, "two scatters into one cache",
-                lambda first=first, second=second: plan_pair(first, second, positions))
+                lambda first=first, second=second: plan_pair(first, second, positions,
+                                                             ctx.aggressive_fusion))
             if not candidate.blocked:
                 candidate.sure = SURE
             yield candidate

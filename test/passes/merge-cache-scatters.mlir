@@ -1,6 +1,12 @@
 // RUN: iree-fusions-opt %s --split-input-file -p merge-cache-scatters | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p merge-cache-scatters -verify-diagnostics -o /dev/null
 // RUN: iree-fusions-opt %s --split-input-file -p merge-cache-scatters --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
+// With IREE's aggressive fusion, the merge is declined where an update comes from an
+// elementwise generic (IREE fuses it into the scatter): every case keeps its two scatters.
+// RUN: iree-fusions-opt %s --split-input-file -p merge-cache-scatters --iree-dispatch-creation-enable-aggressive-fusion --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=AGGRESSIVE
+// AGGRESSIVE: [merge-cache-scatters] 0 change(s), 1 skipped
+// AGGRESSIVE-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: IREE's aggressive fusion puts an update's elementwise producer in its scatter's dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured with shark-ai's LLM flags: one dispatch more a layer)
+// AGGRESSIVE-NOT: {{[1-9][0-9]*}} change(s)
 
 // Decode's paged-cache write (sharktank's Llama, 2 partitions x 4 heads x 32 positions per
 // page): K's rows are ((page * 2 + 0) * 4 + head) * 32 + pos, V's ((page * 2 + 1) * 4 + head)

@@ -100,3 +100,20 @@ def test_disjoint_proves_sharktank_layout():
     assert disjoint(k, v) is None
     assert disjoint(k, k) is not None
     assert disjoint(k, Residues(1, 0, 0) + v) is not None  # an unbounded term
+
+
+@pytest.mark.parametrize("flag, merged", [
+    ("--iree-dispatch-creation-enable-aggressive-fusion=true", False),
+    ("--iree-dispatch-creation-enable-aggressive-fusion", False),
+    ("--iree-dispatch-creation-enable-aggressive-fusion=false", True)])
+def test_compile_sees_aggressive_fusion(flag, merged):
+    """iree-fusions-compile hands IREE's aggressive-fusion flag to the passes: with it, RoPE
+    on K would join K's scatter, so the merge is declined (the reason is reported)."""
+    from iree_fusions.harness import api
+    from iree_fusions.passes.merge_cache_scatters import AGGRESSIVE
+
+    out = api.compile_str(passes.lit_cases(PASS)["decode_kv_write"], fusions=PASS,
+                          flags=[flag], compile_to="flow")
+    report = next(p for p in out.passes if p.name == PASS)
+    assert bool(report.changes) == merged, out.reports
+    assert merged or [s.reason for s in report.skipped] == [AGGRESSIVE]

@@ -88,6 +88,9 @@ class CompileRequest:
     # IREE's const-eval is on (the process's global flags do not turn it off:
     # `const_eval_enabled`): the load-time stacks the linalg passes made are folded.
     const_eval: bool = True
+    # IREE's dispatch creation fuses aggressively (`aggressive_fusion_enabled`): the passes
+    # see it (`PassContext.aggressive_fusion`).
+    aggressive_fusion: bool = False
     # Where a failing plugin pass's input IR is saved for its reproducer command
     # (`pipeline.write_reproducer`): a folder, None for the temporary folder, "none".
     reproducer_dir: str | None = None
@@ -397,7 +400,8 @@ def _run_hook(module: ir.Operation, steps: list[Step], plugin_phase: str,
         module, reports = run_pipeline(module, steps, keep_going=not request.strict, warn=warn,
                                        target=decider.target, decider=decider,
                                        count_ops=request.count_ops, before=before,
-                                       reproducer_dir=request.reproducer_dir)
+                                       reproducer_dir=request.reproducer_dir,
+                                       aggressive_fusion=request.aggressive_fusion)
         if plugin_phase == "linalg" and any(r.changed for r in reports):
             stage(f"plugin {HOOK_PHASE[plugin_phase]} {LINALG_CLEANUP}")  # crash: the plugin's
             module, _ = run_pipeline(module, [Step(LINALG_CLEANUP)])
@@ -446,6 +450,19 @@ def const_eval_enabled(iree_flags: list[str] | tuple[str, ...]) -> bool:
     """Whether IREE's const-eval runs with these global flags (`CompileRequest.const_eval`)."""
     return not any(f.replace(" ", "") in ("--iree-opt-const-eval=false", "--iree-opt-const-eval=0")
                    for f in iree_flags)
+
+
+AGGRESSIVE_FUSION = "--iree-dispatch-creation-enable-aggressive-fusion"
+
+
+def aggressive_fusion_enabled(iree_flags: list[str] | tuple[str, ...]) -> bool:
+    """Whether these flags turn on IREE's aggressive fusion (the last one given counts)."""
+    enabled = False
+    for flag in iree_flags:
+        name, sep, value = flag.replace(" ", "").partition("=")
+        if name == AGGRESSIVE_FUSION:
+            enabled = not sep or value.lower() in ("true", "1")
+    return enabled
 
 
 def initialize_flags(program: str, iree_flags: list[str]) -> None:

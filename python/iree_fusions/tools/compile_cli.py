@@ -56,7 +56,8 @@ from .crash import (Interrupted, PluginArgs, describe_crash, die_with_parent,
                     interruptible, run_console, run_forked)
 from ..compiler.decisions import load as load_decisions
 from ..compiler.driver import (HOOK_PHASE, PHASES, CompileError, CompileRequest, compile_request,
-                               const_eval_enabled, initialize_flags)
+                               aggressive_fusion_enabled, const_eval_enabled,
+                               initialize_flags)
 from ..compiler.files import (SPLIT_INPUT_LIMIT, OutputError, OutputSet, UserError, at_file_line,
                               check_input, check_output, claim_std_streams, is_bytecode,
                               is_regular_file, read_input, split_input)
@@ -245,6 +246,7 @@ def _request(args: CliArgs, source: bytes, steps, by_path: bool) -> CompileReque
         revert_if_no_gain=not args.keep_no_gain,
         decisions=args.decisions,
         const_eval=const_eval_enabled(args.iree_flags),
+        aggressive_fusion=aggressive_fusion_enabled(args.iree_flags),
         reproducer_dir=args.reproducer_dir,
     )
 

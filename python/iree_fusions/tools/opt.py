@@ -55,6 +55,10 @@ def _build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fusions-target", metavar="BACKEND:CHIP",
                    help="the target the passes see (e.g. cuda:sm_80; default: the module's "
                         "device target, if it has one)")
+    p.add_argument("--iree-dispatch-creation-enable-aggressive-fusion", dest="aggressive_fusion",
+                   nargs="?", const="true", default="false", choices=("true", "false"),
+                   help="the passes see IREE's aggressive fusion on, as iree-fusions-compile "
+                        "does with this IREE flag")
     p.add_argument("--fusions-decisions", metavar="FILE|none",
                    help="follow measured decisions (iree-fusions-tune) for the target "
                         "(none: not even the ones the package ships)")
@@ -82,7 +86,8 @@ def _process(ctx: ir.Context, name: str, offset: int, data: bytes, pipeline: str
                    Decider.for_module(targets, args.fusions_decisions))
     except DecisionsError as e:
         raise PipelineError(str(e)) from None
-    op, reports = run_pipeline(module.operation, steps, target=args.target, decider=decider)
+    op, reports = run_pipeline(module.operation, steps, target=args.target, decider=decider,
+                               aggressive_fusion=args.aggressive_fusion == "true")
     if args.emit_bytecode:
         import io
 

@@ -37,6 +37,10 @@ class PassContext:
     report: PassReport
     target: Target | None = None
     decider: Decider | None = None
+    # IREE's dispatch creation runs with --iree-dispatch-creation-enable-aggressive-fusion
+    # (shark-ai's LLM flags): it fuses more producers into their readers (into a scatter, its
+    # updates' elementwise producer).
+    aggressive_fusion: bool = False
     # What one run of the pass keeps across candidates (e.g. load-time globals it made).
     state: dict[str, Any] = field(default_factory=dict)
 
