@@ -28,13 +28,16 @@ Through a reshape (prefill):
     (the reader loads [0, 0, 0, 0, 1] [4, %p, 32, 8, 16] [1, 1, 1, 1, 2] of it)
 
 Left alone, with the reason: copies whose sliced dims (not read whole) have offsets, sizes or
-strides known only at run time; copies read by anything but a whole load in a dispatch
-(directly or through reshapes), or by an operand tied to a result; a reshape that moves a
+strides known only at run time; copies read by anything but loads in a dispatch with static
+offsets and strides (a reader that loads part of the copy loads that part of the copy's part:
+offsets and strides composed; through a reshape only whole loads), or by an operand tied to a
+result; a reshape that moves a
 sliced dim, or a copy that drops unit dims and is then reshaped.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -163,16 +166,15 @@ def _kept_dims(src_shape: list[int], sliced: list[tuple[int, int, int] | None],
     return kept if j == len(result_shape) else None
 
 
-def _whole_loads(arg: ir.Value, shape: list[int]) -> list[ir.Operation] | None:
-    """The loads of a dispatch argument, if every use is a load of all of it."""
+def _loads(arg: ir.Value, shape: list[int]) -> list[ir.Operation] | None:
+    """The loads of a dispatch argument, if every use is a load of a part of it with static
+    offsets and strides."""
     loads = []
     for user in h.users(arg):
         if user.name != _LOAD or user.operands[0] != arg:
             return None
         offsets, sizes, strides = _static_parts(user)
-        if any(offsets) or any(s != 1 for s in strides) or len(sizes) != len(shape):
-            return None
-        if any(size != extent for size, extent in zip(sizes, shape) if extent != _DYN):
+        if _DYN in offsets or _DYN in strides or len(sizes) != len(shape):
             return None
         loads.append(user)
     return loads
@@ -204,28 +206,65 @@ def _read(reader: ir.Operation, operand: int, reshape: ir.Operation | None) -> R
     if operand - seg[0] in h.tied_operands(reader):
         raise NoMatch("read by a dispatch operand tied to its result (written in place)")
     arg = reader.regions[0].blocks[0].arguments[operand - seg[0]]
-    if _whole_loads(arg, list(reader.operands[operand].type.shape)) is None:
-        raise NoMatch("a reading dispatch loads part of it, or passes it on")
+    if _loads(arg, list(reader.operands[operand].type.shape)) is None:
+        raise NoMatch("a reading dispatch loads it at offsets known only at run time, or "
+                      "passes it on")
     return Read(reader, operand, reshape)
 
 
-def _reshaped_slices(copy: CopySlice, view: list[int]) -> dict[int, int]:
-    """view dim -> source dim, for the sliced dims of the copy as dims of `view` (the shape a
-    reshape gives the copy's result): a sliced dim must keep its place, all dims before it
-    (or all after it) being static and equal, so that the reshape maps it to itself (the
-    products on either side are then equal). NoMatch otherwise."""
-    shape = list(copy.op.results[0].type.shape)
-    if len(shape) != len(copy.sliced):
-        raise NoMatch("the copy drops unit dims and is then reshaped")
-    out: dict[int, int] = {}
+@dataclass(frozen=True)
+class ViewSlice:
+    """A sliced dim of the copy as a dim of the reshaped source: its extent there, and the
+    offset and stride of the copy's part of it."""
+
+    extent: int
+    offset: int
+    stride: int
+
+
+def _same_dims(reshape: ir.Operation, shape: list[int], view: list[int], n: int) -> bool:
+    """The first `n` dims of `shape` (the copy's) and `view` (its reshape's) are the same:
+    equal static sizes, or the same run-time size value."""
+    if shape[:n] != view[:n]:
+        return False
+    seg = h.segment_sizes(reshape)
+    operands = list(reshape.operands)
+    source_dims, result_dims = operands[1:1 + seg[1]], operands[1 + seg[1]:]
+    dynamic = sum(1 for size in shape[:n] if size == _DYN)
+    return source_dims[:dynamic] == result_dims[:dynamic]
+
+
+def _reshaped_slices(copy: CopySlice, reshape: ir.Operation) -> dict[int, ViewSlice]:
+    """view dim -> ViewSlice, for the sliced dims of the copy as dims of the view the reshape
+    gives its result. The copy's result is its part of the source in the source's rank (unit
+    dims it drops are a reshape too). A sliced dim keeps its place (the dims before it, or all
+    after it, the same on both sides), or is split into static dims with the same dims before
+    and after it: with a stride of 1 and an offset and source extent that the inner dims'
+    product P divides, the source dim is split into (extent / P, inner dims) and the copy's
+    part starts at offset / P. NoMatch otherwise."""
+    view = list(reshape.results[0].type.shape)
+    src_shape = list(copy.source.type.shape)
+    shape = [extent if part is None else part[1] for extent, part in zip(src_shape, copy.sliced)]
+    out: dict[int, ViewSlice] = {}
     for d, part in enumerate(copy.sliced):
         if part is None:
             continue
-        tail = len(shape) - d
+        offset, size, stride = part
+        tail = len(shape) - d  # dims from d on
+        after = shape[d + 1:]
         if len(view) >= tail and all(a == b != _DYN for a, b in zip(shape[d:], view[-tail:])):
-            out[len(view) - tail] = d
-        elif len(view) > d and all(a == b != _DYN for a, b in zip(shape[:d + 1], view[:d + 1])):
-            out[d] = d
+            out[len(view) - tail] = ViewSlice(src_shape[d], offset, stride)
+        elif len(view) > d and _same_dims(reshape, shape, view, d + 1):
+            out[d] = ViewSlice(src_shape[d], offset, stride)
+        elif _same_dims(reshape, shape, view, d) and \
+                all(a == b != _DYN for a, b in zip(after, view[len(view) - len(after):])):
+            split = view[d:len(view) - len(after)]
+            inner = math.prod(split[1:])
+            if not split or _DYN in split or math.prod(split) != size or stride != 1 or \
+                    offset % inner or src_shape[d] % inner:
+                raise NoMatch(f"the reshape to {view} splits sliced dim {d} where the slice "
+                              "does not fall on whole rows of the split")
+            out[d] = ViewSlice(src_shape[d] // inner, offset // inner, 1)
         else:
             raise NoMatch(f"the reshape to {view} moves sliced dim {d}")
     return out
@@ -235,7 +274,7 @@ def plan_fold(copy: CopySlice) -> SliceFold:
     reads = _reads(copy)
     for read in reads:
         if read.reshape is not None:
-            _reshaped_slices(copy, list(read.reshape.results[0].type.shape))
+            _reshaped_slices(copy, read.reshape)
     return SliceFold(copy, reads)
 
 
@@ -262,25 +301,28 @@ def _fold_direct(copy: CopySlice, read: Read) -> None:
         reader.operands[i] = dim
     arg = _set_arg_type(reader, read.operand, copy.source.type)
     for load in h.users(arg):
-        _, sizes, _ = _static_parts(load)
-        parts = [part if part is not None
-                 # read whole: the reader's size, or 1 for a unit dim the copy drops
-                 else (0, 1 if copy.kept[d] is None else sizes[copy.kept[d]], 1)
-                 for d, part in enumerate(copy.sliced)]
-        offsets, new_sizes, strides = (list(column) for column in zip(*parts))
-        _set_parts(load, offsets, new_sizes, strides)
+        offsets, sizes, strides = _static_parts(load)
+        parts = []
+        for d, part in enumerate(copy.sliced):
+            k = copy.kept[d]
+            if k is None:  # a unit dim the copy drops
+                parts.append(part if part is not None else (0, 1, 1))
+            elif part is None:  # the copy reads it whole: the reader's part of it
+                parts.append((offsets[k], sizes[k], strides[k]))
+            else:  # the reader's part of the copy's part
+                parts.append((part[0] + offsets[k] * part[2], sizes[k], part[2] * strides[k]))
+        new_offsets, new_sizes, new_strides = (list(column) for column in zip(*parts))
+        _set_parts(load, new_offsets, new_sizes, new_strides)
 
 
 def _fold_reshaped(copy: CopySlice, read: Read) -> None:
     """The reshape is applied to the source instead (the sliced dims widened to the
     source's); the reader loads the copy's part of that."""
     old = read.reshape
-    view = list(old.results[0].type.shape)
-    parts = _reshaped_slices(copy, view)
-    src_shape = list(copy.source.type.shape)
-    wide = list(view)
-    for view_dim, d in parts.items():
-        wide[view_dim] = src_shape[d]
+    parts = _reshaped_slices(copy, old)
+    wide = list(old.results[0].type.shape)
+    for view_dim, part in parts.items():
+        wide[view_dim] = part.extent
     wide_type = ir.RankedTensorType.get(wide, copy.source.type.element_type, loc=old.location)
     result_dims = list(old.operands)[1 + h.segment_sizes(old)[1]:]
     with old.location, ir.InsertionPoint(old):
@@ -293,8 +335,9 @@ def _fold_reshaped(copy: CopySlice, read: Read) -> None:
     arg = _set_arg_type(read.reader, read.operand, wide_type)
     for load in h.users(arg):
         offsets, sizes, strides = _static_parts(load)
-        for view_dim, d in parts.items():
-            offsets[view_dim], strides[view_dim] = copy.sliced[d][0], copy.sliced[d][2]
+        for view_dim, part in parts.items():  # the reader's part of the copy's part
+            offsets[view_dim] = part.offset + offsets[view_dim] * part.stride
+            strides[view_dim] = part.stride * strides[view_dim]
         _set_parts(load, offsets, sizes, strides)
 
 

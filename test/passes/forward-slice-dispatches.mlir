@@ -106,3 +106,97 @@ util.func public @copy_returned(%q: tensor<4x16xf32>) -> (tensor<4x8xf32>, tenso
   }
   util.return %c, %r : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// MLA's decode (sharktank's DeepSeek): the rope part of the 576 latent columns, [512, 576), is
+// copied with the unit sequence dim dropped, then split into pairs by a reshape; the reader
+// loads all pairs and, apart, the odd element of each. The source is split the same way,
+// [576] -> [9, 32, 2] (the slice starts at row 8 of 64), and each load takes its part of row 8.
+// CHECK-LABEL: util.func public @mla_rope_split
+// CHECK-SAME: (%[[KV:[a-z0-9]+]]: tensor<4x1x576xf16>
+// CHECK-NOT: slow
+// CHECK: %[[W:.+]] = flow.tensor.reshape %[[KV]] : tensor<4x1x576xf16> -> tensor<4x1x9x32x2xf16>
+// CHECK: flow.dispatch.workgroups(%[[W]]) : (tensor<4x1x9x32x2xf16>)
+// CHECK: iree_tensor_ext.dispatch.tensor.load %{{.+}}, offsets = [0, 0, 8, 0, 0], sizes = [4, 1, 1, 32, 2], strides = [1, 1, 1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x9x32x2xf16>> -> tensor<4x1x1x32x2xf16>
+// CHECK: iree_tensor_ext.dispatch.tensor.load %{{.+}}, offsets = [0, 0, 8, 0, 1], sizes = [4, 1, 1, 32, 1], strides = [1, 1, 1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x9x32x2xf16>> -> tensor<4x32xf16>
+util.func public @mla_rope_split(%kv: tensor<4x1x576xf16>) -> tensor<4x32xf16> {
+  // expected-remark@below {{[Passed] changed | Category:forward-slice-dispatches | Remark="tensor<4x64xf16> copy of tensor<4x1x576xf16> loaded by 1 dispatch operand(s) from the source (1 through a reshape of it)"}}
+  %rope = flow.dispatch.workgroups(%kv) : (tensor<4x1x576xf16>) -> tensor<4x64xf16> =
+      (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x576xf16>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x64xf16>>) {
+    %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 0, 512], sizes = [4, 1, 64], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x576xf16>> -> tensor<4x64xf16>
+    iree_tensor_ext.dispatch.tensor.store %v, %o, offsets = [0, 0], sizes = [4, 64], strides = [1, 1] : tensor<4x64xf16> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x64xf16>>
+    flow.return
+  }
+  %pairs = flow.tensor.reshape %rope : tensor<4x64xf16> -> tensor<4x1x1x32x2xf16>
+  %r = flow.dispatch.workgroups(%pairs) : (tensor<4x1x1x32x2xf16>) -> tensor<4x32xf16> =
+      (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x1x32x2xf16>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x32xf16>>) {
+    %x = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 0, 0, 0, 0], sizes = [4, 1, 1, 32, 2], strides = [1, 1, 1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x1x32x2xf16>> -> tensor<4x1x1x32x2xf16>
+    %y = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 0, 0, 0, 1], sizes = [4, 1, 1, 32, 1], strides = [1, 1, 1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x1x32x2xf16>> -> tensor<4x32xf16>
+    %e = tensor.empty() : tensor<4x32xf16>
+    %s = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, 0, 0, d1, 0)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%x, %y : tensor<4x1x1x32x2xf16>, tensor<4x32xf16>) outs(%e : tensor<4x32xf16>) {
+    ^bb0(%i: f16, %j: f16, %out: f16):
+      %m = arith.subf %i, %j : f16
+      linalg.yield %m : f16
+    } -> tensor<4x32xf16>
+    iree_tensor_ext.dispatch.tensor.store %s, %o, offsets = [0, 0], sizes = [4, 32], strides = [1, 1] : tensor<4x32xf16> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x32xf16>>
+    flow.return
+  }
+  util.return %r : tensor<4x32xf16>
+}
+
+// -----
+
+// A reader that loads part of the copy (columns [32, 96) of the copy's [64, 192)) loads that
+// part of the source: columns [96, 160).
+// CHECK-LABEL: util.func public @part_of_the_copy
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<4x8x192xf16>
+// CHECK-NOT: slow
+// CHECK: flow.dispatch.workgroups(%[[X]]) : (tensor<4x8x192xf16>)
+// CHECK: iree_tensor_ext.dispatch.tensor.load %{{.+}}, offsets = [0, 0, 96], sizes = [4, 8, 64], strides = [1, 1, 1]
+util.func public @part_of_the_copy(%x: tensor<4x8x192xf16>) -> tensor<4x8x64xf16> {
+  // expected-remark@below {{[Passed] changed | Category:forward-slice-dispatches | Remark="tensor<4x8x128xf16> copy of tensor<4x8x192xf16> loaded by 1 dispatch operand(s) from the source"}}
+  %c = flow.dispatch.workgroups(%x) : (tensor<4x8x192xf16>) -> tensor<4x8x128xf16> =
+      (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x8x192xf16>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x8x128xf16>>) {
+    %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 0, 64], sizes = [4, 8, 128], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x8x192xf16>> -> tensor<4x8x128xf16>
+    iree_tensor_ext.dispatch.tensor.store %v, %o, offsets = [0, 0, 0], sizes = [4, 8, 128], strides = [1, 1, 1] : tensor<4x8x128xf16> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x8x128xf16>>
+    flow.return
+  }
+  %r = flow.dispatch.workgroups(%c) : (tensor<4x8x128xf16>) -> tensor<4x8x64xf16> =
+      (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x8x128xf16>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x8x64xf16>>) {
+    %y = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 0, 32], sizes = [4, 8, 64], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x8x128xf16>> -> tensor<4x8x64xf16>
+    %e = tensor.empty() : tensor<4x8x64xf16>
+    %s = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%y : tensor<4x8x64xf16>) outs(%e : tensor<4x8x64xf16>) {
+    ^bb0(%i: f16, %out: f16):
+      %m = arith.negf %i : f16
+      linalg.yield %m : f16
+    } -> tensor<4x8x64xf16>
+    iree_tensor_ext.dispatch.tensor.store %s, %o, offsets = [0, 0, 0], sizes = [4, 8, 64], strides = [1, 1, 1] : tensor<4x8x64xf16> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x8x64xf16>>
+    flow.return
+  }
+  util.return %r : tensor<4x8x64xf16>
+}
+
+// -----
+
+// Declined: the slice [36, 100) does not start on a row of the split [64] -> [32, 2] of it.
+// CHECK-LABEL: util.func public @split_off_rows
+// CHECK: flow.dispatch.workgroups(%{{.+}}) : (tensor<4x1x128xf16>) -> tensor<4x64xf16>
+// CHECK: flow.tensor.reshape %{{.+}} : tensor<4x64xf16> -> tensor<4x1x1x32x2xf16>
+util.func public @split_off_rows(%x: tensor<4x1x128xf16>) -> tensor<4x1x1x32x2xf16> {
+  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="the reshape to [4, 1, 1, 32, 2] splits sliced dim 2 where the slice does not fall on whole rows of the split"}}
+  %c = flow.dispatch.workgroups(%x) : (tensor<4x1x128xf16>) -> tensor<4x64xf16> =
+      (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x128xf16>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x64xf16>>) {
+    %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 0, 36], sizes = [4, 1, 64], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x128xf16>> -> tensor<4x64xf16>
+    iree_tensor_ext.dispatch.tensor.store %v, %o, offsets = [0, 0], sizes = [4, 64], strides = [1, 1] : tensor<4x64xf16> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x64xf16>>
+    flow.return
+  }
+  %pairs = flow.tensor.reshape %c : tensor<4x64xf16> -> tensor<4x1x1x32x2xf16>
+  %r = flow.dispatch.workgroups(%pairs) : (tensor<4x1x1x32x2xf16>) -> tensor<4x1x1x32x2xf16> =
+      (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x1x32x2xf16>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x1x1x32x2xf16>>) {
+    %x2 = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 0, 0, 0, 0], sizes = [4, 1, 1, 32, 2], strides = [1, 1, 1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x1x32x2xf16>> -> tensor<4x1x1x32x2xf16>
+    iree_tensor_ext.dispatch.tensor.store %x2, %o, offsets = [0, 0, 0, 0, 0], sizes = [4, 1, 1, 32, 2], strides = [1, 1, 1, 1, 1] : tensor<4x1x1x32x2xf16> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x1x1x32x2xf16>>
+    flow.return
+  }
+  util.return %r : tensor<4x1x1x32x2xf16>
+}
