@@ -389,7 +389,7 @@ def merge_repeated_operands(op: ir.Operation) -> ir.Operation:
         drop.add(i)
     if not drop:
         return op
-    new, _ = b.rebuild_workgroups(op, [i for i in range(n) if i not in drop], [], [])
+    new, _ = h.rebuild_workgroups(op, [i for i in range(n) if i not in drop], [], [])
     b.replace_op(op, new)
     return new
 

@@ -274,7 +274,7 @@ def clone_into(plan: CloneForward) -> str:
     new_leaves = [val for val in leaves if val not in kept_values]
     leaf_arg_types = {operand: h.defining_op(load).operands[0].type
                       for load, operand in producer.loads.items()}
-    new, added_args = b.rebuild_workgroups(consumer, kept, new_leaves,
+    new, added_args = h.rebuild_workgroups(consumer, kept, new_leaves,
                                            [leaf_arg_types[val] for val in new_leaves])
     body = new.regions[0].blocks[0]
     arg_of = dict(zip(new_leaves, added_args))

@@ -71,5 +71,5 @@ from .locations import (  # noqa: F401
 )
 from .dispatches import (  # noqa: F401
     FLOW_DISPATCH_WORKGROUPS, FLOW_TENSOR_RESHAPE, DISPATCH_TENSOR_LOAD, DISPATCH_TENSOR_STORE,
-    DISPATCH_WORKLOAD_ORDINAL, tied_operands, argument_dims,
+    DISPATCH_WORKLOAD_ORDINAL, tied_operands, argument_dims, rebuild_workgroups,
 )
