@@ -123,7 +123,8 @@ _CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui"
 
 
 class IndexAnalysis:
-    """Residues of integer values and tensors, memoized (one analysis per round)."""
+    """Residues of integer values and tensors, memoized (one analysis per scatter pair); `visited`:
+    the ops read on the way (the plan's footprint)."""
 
     def __init__(self) -> None:
         self.tensors: dict[ir.Value, Residues] = {}
@@ -149,8 +150,8 @@ class IndexAnalysis:
             return self.scalar(op.operands[0], None)
         if op.name != LINALG_GENERIC or not _writes_every_element(op):
             return ANY
-        yielded = h.body_block(op).operations[len(h.body_block(op).operations) - 1]
-        return self.scalar(yielded.operands[h.result_index(value)], op)
+        body = list(h.body_block(op).operations)
+        return self.scalar(body[-1].operands[h.result_index(value)], op)
 
     def scalar(self, value: ir.Value, generic: ir.Operation | None) -> Residues:
         op = h.defining_op(value)
@@ -241,8 +242,9 @@ def _floor_mod_divisor(select: ir.Operation) -> int | None:
 
 @dataclass
 class ScatterPair:
-    """The first scatter (its result read only by the second), the second, and the order of
-    the pieces in the concatenation (indices into (first, second))."""
+    """The first scatter (its result read only by the second), the second, the order of the
+    pieces in the concatenation (indices into (first, second)), and the index arithmetic the
+    disjointness proof read."""
 
     first: ir.Operation
     second: ir.Operation
