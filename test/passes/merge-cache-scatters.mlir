@@ -155,7 +155,8 @@ util.func public @same_rows(%page: tensor<4xi64>, %start: tensor<4xi64>,
 // -----
 
 // Declined: the position is the argument itself (no floor-mod bounds it), so K's rows of one
-// page may reach V's rows of another.
+// page may reach V's rows of another. (Each scatter's own rows stay distinct, page and head in
+// them, as unique_indices(true) promises: duplicates would make either result a race.)
 // CHECK-LABEL: util.func public @unbounded_position
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
@@ -186,10 +187,16 @@ util.func public @unbounded_position(%page: tensor<4xi64>, %start: tensor<4xi64>
   %idx:2 = linalg.generic {indexing_maps = [#b2, #b2, #i2, #i2], iterator_types = ["parallel", "parallel"]}
       ins(%page, %start : tensor<4xi64>, tensor<4xi64>) outs(%e2, %e2 : tensor<4x4xi64>, tensor<4x4xi64>) {
   ^bb0(%p: i64, %s: i64, %o0: i64, %o1: i64):
-    %p8 = arith.muli %p, %c4 : i64
-    %rk32 = arith.muli %p8, %c32 : i64
-    %rv0 = arith.addi %p8, %c2 : i64
-    %rv32 = arith.muli %rv0, %c32 : i64
+    %h = linalg.index 1 : index
+    %hi = arith.index_cast %h : index to i64
+    %p2 = arith.muli %p, %c2 : i64
+    %pk = arith.muli %p2, %c4 : i64
+    %pv0 = arith.addi %p2, %c1 : i64
+    %pv = arith.muli %pv0, %c4 : i64
+    %rk = arith.addi %pk, %hi : i64
+    %rv = arith.addi %pv, %hi : i64
+    %rk32 = arith.muli %rk, %c32 : i64
+    %rv32 = arith.muli %rv, %c32 : i64
     %ik = arith.addi %rk32, %s : i64
     %iv = arith.addi %rv32, %s : i64
     linalg.yield %ik, %iv : i64, i64
