@@ -245,6 +245,24 @@ def declined(plan: GroupPlan, options: PlanOptions) -> str | None:
     return None
 
 
+CPU_DYNAMIC_ROWS_RULE = (
+    "rows (batch, tokens) dynamic on llvm-cpu: IREE peels a batched contraction's 64-row "
+    "tile loop there, not its 8-row vector loop, so each row of a partial tile (a run-time "
+    "size not a multiple of 64) runs masked vector code (towers-silu-b64, dynamic batch: "
+    "0.36-0.43x of stock at batch 32, 0.36x at 48, 1.26x at 64); left to IREE "
+    "(cpu-dynamic-rows=true batches them)")
+
+
+def cpu_dynamic_rows_declined(group: TowerGroup, target) -> str | None:
+    """The rule for dynamic rows (None: it does not decline): on llvm-cpu, a group whose
+    matmuls have a dynamic M. At a static M IREE picks tiles that divide it; the GPU
+    backends are not measured and keep the rewrite."""
+    if target is None or target.backend != "llvm-cpu":
+        return None
+    rows = group.first_mm.results[0].type.shape[0]
+    return CPU_DYNAMIC_ROWS_RULE if ir.ShapedType.is_dynamic_size(rows) else None
+
+
 def _plan_padding(plans: list[NodePlan]) -> None:
     """Per node of a padded group: the width of the batched tensors and the zero-padded shape
     of each stacked value. Padded columns of a layer meet zero rows of the next layer's

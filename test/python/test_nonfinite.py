@@ -33,6 +33,9 @@ FINITE_TOL = 1e-5
 FINITE_TOLS = {"kv_projections": 0.33}
 SLOW = pytest.mark.slow  # the default run keeps one to three cases per pass
 PAD = "batch-mlp-towers{max-padding-waste=0.9}"
+# Dynamic rows are declined on llvm-cpu by default (batch-mlp-towers' rule); turned on here.
+TOWERS_DYNAMIC = "batch-mlp-towers{cpu-dynamic-rows=true}"
+PAD_DYNAMIC = "batch-mlp-towers{max-padding-waste=0.9 cpu-dynamic-rows=true}"
 FORWARD = "forward-factory-ops,forward-factory-dispatches"
 
 # (lit file, case, pipeline, dynamic size or None): cases each pass changes, with float
@@ -41,9 +44,9 @@ LIT_CASES = [
     ("batch-mlp-towers", "basic_two_towers", "batch-mlp-towers", None),
     pytest.param(*("batch-mlp-towers", "bias_silu", "batch-mlp-towers", None), marks=SLOW),
     pytest.param(*("batch-mlp-towers", "separate_inputs", "batch-mlp-towers", None), marks=SLOW),
-    pytest.param(*("batch-mlp-towers", "dynamic_rows", "batch-mlp-towers", 5), marks=SLOW),
+    pytest.param(*("batch-mlp-towers", "dynamic_rows", TOWERS_DYNAMIC, 5), marks=SLOW),
     ("batch-mlp-towers-padding", "padded_heads", PAD, None),
-    ("batch-mlp-towers-padding", "dynamic_rows", PAD, 6),
+    ("batch-mlp-towers-padding", "dynamic_rows", PAD_DYNAMIC, 6),
     ("interchange-permuted-consumers", "minilm_query", "interchange-permuted-consumers", None),
     pytest.param(*("interchange-permuted-consumers", "multi_use", "interchange-permuted-consumers", None), marks=SLOW),
     pytest.param(*("interchange-permuted-consumers", "attention_producer", "interchange-permuted-consumers",
