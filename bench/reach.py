@@ -226,6 +226,23 @@ def _compile_both(path: str, flags: list[str], fusions: str) -> dict:
         return {k: f.result() for k, f in futures.items()}
 
 
+# Rules that decline a rewrite on llvm-cpu in a form (not because the form blocks it), turned
+# off by the tests that check each pass in each form (test_pass_forms, test_reach); the rule
+# has its own test (test_batch_mlp_towers: dynamic rows).
+CPU_RULES_OFF = {("batch-mlp-towers", "dynamic-batch"): "{cpu-dynamic-rows=true}",
+                 ("batch-mlp-towers", "dynamic-seq"): "{cpu-dynamic-rows=true}"}
+
+
+def fusions_without_cpu_rules(form: str) -> str:
+    """`all`, or every default pass with the rules of CPU_RULES_OFF for `form` turned off."""
+    from iree_fusions.compiler.registry import default_pass_names
+
+    names = default_pass_names()
+    if not any((name, form) in CPU_RULES_OFF for name in names):
+        return "all"
+    return ",".join(name + CPU_RULES_OFF.get((name, form), "") for name in names)
+
+
 def _skips(reports: list[dict]) -> set[str]:
     return {f"{s['pass']}: {s['reason']}" for r in reports for s in r.get("skipped", [])}
 

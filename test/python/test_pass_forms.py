@@ -3,12 +3,12 @@
 
 Each case exports a small PyTorch model in one form (models/forms.py FORMS: static,
 dynamic-batch, dynamic-seq, params, onnx, onnx-params), compiles it with stock IREE and with
-`--fusions=all` (bench/reach.py `measure`, the reach suite's row; a pass's llvm-cpu rule that
-declines the rewrite in a form is turned off there, CPU_RULES_OFF), and asserts that the passes
-the model is there for fired and their changes were kept, outputs equal to stock (1e-5) and to
-PyTorch, also at a dynamic size the export never saw. COVERAGE says which case covers each
-(pass, form); NOT_COVERED says why the others are not (test_coverage_is_complete keeps the two
-complete as passes and forms are added)."""
+`--fusions=all` (bench/reach.py `measure`, the reach suite's row; a pass's llvm-cpu rule
+that declines the rewrite in a form is turned off there, reach.CPU_RULES_OFF), and asserts
+that the passes the model is there for fired and their changes were kept, outputs equal to
+stock (1e-5) and to PyTorch, also at a dynamic size the export never saw. COVERAGE says
+which case covers each (pass, form); NOT_COVERED says why the others are not
+(test_coverage_is_complete keeps the two complete as passes and forms are added)."""
 
 from __future__ import annotations
 
@@ -112,31 +112,14 @@ def test_coverage_is_complete():
 
 
 CELLS = [(model, form) for model, (forms, _, _) in CASES.items() for form in forms]
-# Rules that decline a rewrite on llvm-cpu (the target these cases compile for) in a form,
-# turned off there so that the rewrite itself is checked in that form (the rule has its own
-# test: test_batch_mlp_towers, dynamic rows).
-CPU_RULES_OFF = {("batch-mlp-towers", "dynamic-batch"): "{cpu-dynamic-rows=true}",
-                 ("batch-mlp-towers", "dynamic-seq"): "{cpu-dynamic-rows=true}"}
-
-
-def fusions_for(form: str) -> str:
-    """`all`, or every default pass with the rules of CPU_RULES_OFF for `form` turned off."""
-    from iree_fusions.compiler.registry import default_pass_names
-
-    names = default_pass_names()
-    if not any((name, form) in CPU_RULES_OFF for name in names):
-        return "all"
-    return ",".join(name + CPU_RULES_OFF.get((name, form), "") for name in names)
-
-
 @pytest.mark.slow
 @pytest.mark.ci_slow
 @pytest.mark.parametrize("model, form", CELLS)
 def test_pass_fires_on_form(model, form, tmp_path):
     pytest.importorskip("torch")
     forms, passes, more = CASES[model]
-    args = argparse.Namespace(fusions=fusions_for(form), device="local-task", time=False,
-                              time_models=())
+    args = argparse.Namespace(fusions=reach.fusions_without_cpu_rules(form),
+                              device="local-task", time=False, time_models=())
     row = reach.measure(_models()[model], form, str(tmp_path), args)
     expected = passes | more.get(form, set())
     assert expected <= set(row["passes"]), (expected, row["passes"], row["skips"])
