@@ -183,11 +183,16 @@ def test_six_by_four_towers_compile_to_four_dispatches(batch):
     assert check.plugin_counts.initializer_dispatches == 0
     notes = [n for r in check.reports for n in r.get("notes", [])]
     assert any("8 stacked constant(s)" in n and "compile time" in n for n in notes), notes
-    # With IREE's const-eval off, the stacks are built once, at load.
+    # With IREE's const-eval off, the stacks are built once, at load: transposed to [T, K, N]
+    # with rows (batch 8); at batch 1 the towers' own [N, K] layout is kept on llvm-cpu
+    # (weight-layout=auto), so a stack is a concatenation of constants, which IREE folds.
     load_time = compare_compilations(text, fusions=PASS, flags=["--iree-opt-const-eval=false"])
     assert load_time.agreement.within(TOL), load_time.agreement
     assert load_time.plugin_dispatches == 4
-    assert load_time.plugin_counts.initializer_dispatches >= 1
+    if batch > 1:
+        assert load_time.plugin_counts.initializer_dispatches >= 1
+    else:
+        assert load_time.plugin_counts.initializer_dispatches == 0
 
 
 # ---------------------------------------------------------------- IR-level properties

@@ -200,6 +200,10 @@ def test_half_catalog_model(name):
     (stock_n, plugin_n), fired = HALF_EXPECTATIONS[base]
     flags = [hp.BF16_WORKAROUND] if name in BF16_STOCK_FAILS else []
     row = hp.check_model(name, extra_flags=flags)
+    if "__truncsfbf2" in row.get("stock_error", ""):
+        # Stock IREE 3.13's own failure on CPUs without bf16 conversion instructions (znver3:
+        # iree-lld finds no f32 -> bf16 helper to link); nothing to compare with.
+        pytest.xfail(f"stock IREE fails on this CPU: {row['stock_error']}")
     assert row["dispatches"] == [stock_n, plugin_n], row
     assert fired <= {c.split(":")[0] for c in row["changes"]}, row["changes"]
     assert row["plugin_vs_torch"] <= row["reference_atol"], row
