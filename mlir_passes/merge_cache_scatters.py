@@ -34,11 +34,12 @@ first goes first, which lets IREE's stream allocation write both producers' resu
 
 Left alone, with the reason: with IREE's aggressive fusion (shark-ai's LLM flags), an update
 computed by an elementwise generic (IREE puts RoPE on K in K's scatter dispatch; merged, RoPE
-was a dispatch of its own again: GQA-24 decode 320 -> 344 dispatches); updates or indices not computed by a linalg op (toy DeepSeek's
-K assembled by tensor.insert_slice and V padded by tensor.pad: measured, both pieces were
-copied into the concatenation, two copies for the one dispatch saved), or read by anything
-else (IREE writes a result in place of its one reader only), updates with a dynamic size (prefill's tokens: the concatenation
-would copy them, and IREE then stops fusing K's cache layout into RoPE's dispatch; measured on
+was a dispatch of its own again: GQA-24 decode 320 -> 344 dispatches); updates or indices
+not computed by a linalg op (toy DeepSeek's K assembled by tensor.insert_slice and V padded
+by tensor.pad: measured, both pieces were copied into the concatenation, two copies for the
+one dispatch saved), or read by anything else (IREE writes a result in place of its one
+reader only), updates with a dynamic size (prefill's tokens: the concatenation would copy
+them, and IREE then stops fusing K's cache layout into RoPE's dispatch; measured on
 the toy Llama: 1 dispatch saved of 3 layers' 6 scatters), scatters with different dimension
 maps or combining regions (only a plain overwrite is merged), a first scatter whose result is
 read by anything else (the cache between the two writes is observed), and indices that cannot

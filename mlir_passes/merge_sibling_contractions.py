@@ -48,6 +48,7 @@ from iree_fusions.compiler.ir_helpers import (
 )
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, option, round_analysis, structural_key)
+from iree_fusions.compiler.target import is_llvm_cpu
 
 
 SURE = ("IREE makes each contraction the root of a dispatch of its own; one multi-result "
@@ -203,8 +204,7 @@ class MergeSiblingContractions(CandidatePass[SiblingGroup]):
                                          lambda chunk=chunk: plan_group(chunk, positions))
                 if not candidate.blocked:
                     candidate.sure = SURE
-                    if ctx.target is not None and ctx.target.backend == "llvm-cpu" and \
-                            not self.on_cpu:
+                    if is_llvm_cpu(ctx.target) and not self.on_cpu:
                         candidate.declined = CPU_RULE
                 yield candidate
 

@@ -13,13 +13,12 @@ their layer signatures). Where the towers' results are stacked / concatenated by
 written in that layout and replaces the stack.
 
 Constant weights are stacked as [T, K, N] (transposed at load time: measured faster on
-llvm-cpu than [T, N, K]); at batch 1 the unit row is dropped ([T, N] tensors) and, on llvm-cpu,
-the weights keep the towers' [T, N, K] (a batch_matvec: [T, K, N]'s batch_vecmat measured
-0.65-0.8x of stock there). On llvm-cpu a group whose rows are dynamic is left to IREE by
-default (`cpu-dynamic-rows`): IREE runs a partial 64-row tile of a batched contraction with
-masked vectors. Run-time
-tensors (weights passed as arguments, one input per tower) are stacked per call only within
-a byte budget per saved dispatch (see the options).
+llvm-cpu than [T, N, K]); at batch 1 the unit row is dropped ([T, N] tensors) and, on
+llvm-cpu, the weights keep the towers' [T, N, K] (a batch_matvec: [T, K, N]'s batch_vecmat
+measured 0.65-0.8x of stock there). On llvm-cpu a group whose rows are dynamic is left to
+IREE by default (`cpu-dynamic-rows`): IREE runs a partial 64-row tile of a batched
+contraction with masked vectors. Run-time tensors (weights passed as arguments, one input per
+tower) are stacked per call only within a byte budget per saved dispatch (see the options).
 
     per tower i, per layer:                     per layer, once:
       %f = linalg.fill 0 -> [B,N]                 %W = util.global.load @stack : [T,K,N]

@@ -15,6 +15,7 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import (ARITH_ADDF, ARITH_ADDI, ARITH_CONSTANT, ARITH_MULF,
                                               ARITH_MULI, LINALG_FILL, LINALG_YIELD, RESHAPES,
                                               TENSOR_EMPTY, TENSOR_INSERT_SLICE, op_location)
+from iree_fusions.compiler.target import is_llvm_cpu
 
 from .match import EpilogueOp, Layer, trace_constant
 from .arrange import MTN, TMN, TN
@@ -42,8 +43,7 @@ def auto_weight_layout(plan: GroupPlan, target) -> str:
     1) on llvm-cpu: towers-silu-b1's batch_vecmat over [T, K, N] took 0.175-0.211 ms where
     stock took 0.131-0.138, its batch_matvec over [T, N, K] 0.129-0.134 (local-sync). With no
     target (iree-fusions-opt) and on GPUs (measured with kn): kn."""
-    cpu = target is not None and target.backend == "llvm-cpu"
-    return "nk" if plan.rowless and cpu else "kn"
+    return "nk" if plan.rowless and is_llvm_cpu(target) else "kn"
 
 
 # ---------------------------------------------------------------- stacked tensors

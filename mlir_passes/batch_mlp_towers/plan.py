@@ -11,6 +11,7 @@ from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import NoMatch, block_ops, round_analysis
+from iree_fusions.compiler.target import is_llvm_cpu
 
 from .arrange import MTN, TN, Arrangement, Node, Stack, build_trie
 from .match import Layer, trace_constant
@@ -257,10 +258,9 @@ def cpu_dynamic_rows_declined(group: TowerGroup, target) -> str | None:
     """The rule for dynamic rows (None: it does not decline): on llvm-cpu, a group whose
     matmuls have a dynamic M. At a static M IREE picks tiles that divide it; the GPU
     backends are not measured and keep the rewrite."""
-    if target is None or target.backend != "llvm-cpu":
-        return None
     rows = group.first_mm.results[0].type.shape[0]
-    return CPU_DYNAMIC_ROWS_RULE if ir.ShapedType.is_dynamic_size(rows) else None
+    return CPU_DYNAMIC_ROWS_RULE if is_llvm_cpu(target) and \
+        ir.ShapedType.is_dynamic_size(rows) else None
 
 
 def _plan_padding(plans: list[NodePlan]) -> None:

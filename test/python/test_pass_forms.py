@@ -112,6 +112,8 @@ def test_coverage_is_complete():
 
 
 CELLS = [(model, form) for model, (forms, _, _) in CASES.items() for form in forms]
+
+
 @pytest.mark.slow
 @pytest.mark.ci_slow
 @pytest.mark.parametrize("model, form", CELLS)

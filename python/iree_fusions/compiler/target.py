@@ -51,6 +51,12 @@ class Target:
         return {"device": self.device, "backend": self.backend, "chip": self.chip}
 
 
+def is_llvm_cpu(target: Target | None) -> bool:
+    """Whether a pass compiles for llvm-cpu (False without a target: iree-fusions-opt, lit),
+    where the passes' CPU cost rules apply."""
+    return target is not None and target.backend == "llvm-cpu"
+
+
 def parse_device_target(text: str) -> list[Target]:
     """The targets of one printed `#hal.device.target<...>` attribute (one per executable
     target it lists)."""
