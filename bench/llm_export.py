@@ -33,6 +33,9 @@ Models (NAME):
   llama3-8b-2l          Llama-3-8B layer shapes (hidden 4096, 32 heads / 8 KV, ffn 14336, rope
                         base 500000), 2 layers, vocab 2048, f16
   toy-deepseek          sharktank.models.deepseek.toy_deepseek.generate(seed): MoE + MLA, 4 layers
+  llama-mha-hd128       make_random_llama_theta: 3 layers, hidden 512, 4 heads / 4 KV (MHA),
+                        head_dim 128, ffn 1024, vocab 256, batch 8 (prefill and decode); with
+                        -decomposed, the form GPUs compile
 """
 
 import argparse
@@ -44,7 +47,9 @@ import sys
 SEED = 12345
 
 MODELS = ["toy-llama", "toy-llama-decomposed", "llama-gqa-24", "llama3-8b-2l", "toy-deepseek",
-          "llama-gqa-32"]
+          "llama-gqa-32", "llama-mha-hd128", "llama-mha-hd128-decomposed"]
+# Exporter flags beyond the defaults, per model (base name).
+EXPORT_FLAGS = {"llama-mha-hd128": ["--bs-prefill", "8", "--bs-decode", "8"]}
 
 
 def _restore_isinstance():
@@ -129,6 +134,8 @@ def generate(name):
                              rope_base=500000.0, context=4096),
         "llama3-8b-2l": dict(layers=2, hidden=4096, heads=32, kv_heads=8, ffn=14336, vocab=2048,
                              rope_base=500000.0, context=8192),
+        "llama-mha-hd128": dict(layers=3, hidden=512, heads=4, kv_heads=4, ffn=1024, vocab=256,
+                                rope_base=500000.0, context=4096),
     }[base]
     torch.manual_seed(SEED)
     config = _llama_config(**shapes)
@@ -148,6 +155,7 @@ def export(name, out):
             "--output-mlir", mlir, "--output-config", cfg]
     if name.endswith("-decomposed"):
         argv += ["--attention-kernel", "decomposed"]
+    argv += EXPORT_FLAGS.get(name.removesuffix("-decomposed"), [])
     with open(os.path.join(out, "export.cmd"), "w") as f:
         f.write("python -m " + shlex.join(argv) + "  # after _restore_isinstance()\n")
     _restore_isinstance()

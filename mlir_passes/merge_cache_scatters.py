@@ -20,13 +20,15 @@ the scatter's batch dim and scatters once:
 
 The result is the same only if no row is written by both: a row in both would hold V's value
 after the two scatters and an unspecified one after the merged one. So the pass proves the
-two index sets disjoint from the index arithmetic itself: each index is evaluated as
-`modulus * (anything) + [lo, hi]` (constants, loop indices over static ranges, floor-mods by
-a constant; anything else, a page id read from a tensor, is "anything" times its
-coefficient), and the two residue intervals must not meet modulo the common modulus. On
-sharktank's cache that is `768 * page + [0, 127]` for K and `768 * page + [128, 255]` for V.
-(The arithmetic is taken as exact: i64 wrap-around would need page ids near 2^54, far
-outside any cache, where a scatter is undefined in stock IREE too.) Each scatter already
+two index sets disjoint from the index arithmetic itself, as the IR computes it: fixed
+width, wrapping, signed and unsigned casts (`compiler/index_arith.py`). Each index is a set
+`m * k + [lo, hi]` modulo 2^w, m a power of two (constants, loop indices, floor-mods,
+divisions and remainders by a constant, `util.assume.int` ranges; anything else, a page id
+read from a tensor, is any value, times its coefficient), and the two windows must not meet
+modulo the common m. Wrap keeps residues modulo a power of two, so sharktank's cache rows
+`768 * page + [0, 127]` (K) and `768 * page + [128, 255]` (V), page any i64, are disjoint
+modulo 256 whatever the page ids; `3 * p` and `3 * p + 1` in i32 are not (p = -1431655765
+wraps 3 * p to 1), nor an `extui` of an i8 that may be negative. Each scatter already
 claims its own indices unique, so the merged one keeps `unique_indices(true)`; with unique
 indices the order of the pieces does not matter, and the piece whose update is produced
 first goes first, which lets IREE's stream allocation write both producers' results in place
@@ -48,7 +50,6 @@ be proven disjoint (the check that failed is named).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -56,8 +57,8 @@ from iree.compiler import ir
 from iree.compiler.dialects import tensor
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import (ARITH_CONSTANT, LINALG_FILL, LINALG_GENERIC,
-                                              RESHAPES, TENSOR_CAST)
+from iree_fusions.compiler.index_arith import IndexAnalysis, disjoint
+from iree_fusions.compiler.ir_helpers import RESHAPES, TENSOR_CAST
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, round_analysis, structural_key)
 
@@ -67,175 +68,6 @@ AGGRESSIVE = ("IREE's aggressive fusion puts an update's elementwise producer in
               "with shark-ai's LLM flags: one dispatch more a layer)")
 SURE = ("IREE makes each scatter the root of a dispatch of its own and never merges two; "
         "one scatter is one dispatch")
-
-
-# ------------------------------------------------------------------ index residues
-
-
-@dataclass(frozen=True)
-class Residues:
-    """The values `modulus * k + r` for any integer k and r in [lo, hi] (modulus 0: just
-    [lo, hi]); modulus 1 says nothing."""
-
-    modulus: int
-    lo: int
-    hi: int
-
-    def __add__(self, other: Residues) -> Residues:
-        return Residues(math.gcd(self.modulus, other.modulus), self.lo + other.lo,
-                        self.hi + other.hi)
-
-    def __sub__(self, other: Residues) -> Residues:
-        return Residues(math.gcd(self.modulus, other.modulus), self.lo - other.hi,
-                        self.hi - other.lo)
-
-    def scaled(self, factor: int) -> Residues:
-        a, b = self.lo * factor, self.hi * factor
-        return Residues(self.modulus * abs(factor), min(a, b), max(a, b))
-
-    def hull(self, other: Residues) -> Residues:
-        return Residues(math.gcd(self.modulus, other.modulus), min(self.lo, other.lo),
-                        max(self.hi, other.hi))
-
-    @property
-    def constant(self) -> int | None:
-        return self.lo if self.modulus == 0 and self.lo == self.hi else None
-
-
-ANY = Residues(1, 0, 0)
-
-
-def disjoint(a: Residues, b: Residues) -> str | None:
-    """None if no value is in both, else why that is not proven."""
-    modulus = math.gcd(a.modulus, b.modulus)
-    if modulus == 1:
-        return "an index term is not a multiple of a common modulus"
-    if modulus == 0:
-        return None if a.hi < b.lo or b.hi < a.lo else "the index ranges overlap"
-    width_a, width_b = a.hi - a.lo + 1, b.hi - b.lo + 1
-    shift = (b.lo - a.lo) % modulus
-    if width_a + width_b <= modulus and width_a <= shift and shift + width_b <= modulus:
-        return None
-    return f"the indices' residues modulo {modulus} overlap"
-
-
-_NE, _SLT = 1, 2  # arith.cmpi predicates
-_CASTS = ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui")
-
-
-class IndexAnalysis:
-    """Residues of integer values and tensors, memoized (one analysis per scatter pair); `visited`:
-    the ops read on the way (the plan's footprint)."""
-
-    def __init__(self) -> None:
-        self.tensors: dict[ir.Value, Residues] = {}
-        self.visited: list[ir.Operation] = []
-
-    def tensor(self, value: ir.Value) -> Residues:
-        if value not in self.tensors:
-            self.tensors[value] = self._tensor(value)
-        return self.tensors[value]
-
-    def _tensor(self, value: ir.Value) -> Residues:
-        op = h.defining_op(value)
-        if op is None:
-            return ANY
-        self.visited.append(op)
-        if op.name in RESHAPES + (TENSOR_CAST,):
-            return self.tensor(op.operands[0])
-        if op.name == ARITH_CONSTANT:
-            splat = h.splat_value(op)
-            return (Residues(0, splat.value, splat.value)
-                    if isinstance(splat, ir.IntegerAttr) else ANY)
-        if op.name == LINALG_FILL:
-            return self.scalar(op.operands[0], None)
-        if op.name != LINALG_GENERIC or not _writes_every_element(op):
-            return ANY
-        body = list(h.body_block(op).operations)
-        return self.scalar(body[-1].operands[h.result_index(value)], op)
-
-    def scalar(self, value: ir.Value, generic: ir.Operation | None) -> Residues:
-        op = h.defining_op(value)
-        if op is None:  # a block argument: an input of the generic
-            if generic is None or value.owner != h.body_block(generic):
-                return ANY
-            number = ir.BlockArgument(value).arg_number
-            inputs = h.dps_inputs(generic)
-            return self.tensor(inputs[number]) if number < len(inputs) else ANY
-        if op.name == ARITH_CONSTANT:
-            c = h.const_int(value)
-            return ANY if c is None else Residues(0, c, c)
-        if generic is None or not h.defined_inside(value, generic):
-            return ANY
-        name = op.name
-        if name == "linalg.index":
-            ranges = h.loop_ranges(generic)
-            dim = ir.IntegerAttr(op.attributes["dim"]).value
-            if ranges is None or ranges[dim] <= 0:
-                return ANY
-            return Residues(0, 0, ranges[dim] - 1)
-        if name in _CASTS:
-            return self.scalar(op.operands[0], generic)
-        if name in ("arith.addi", "arith.subi", "arith.muli"):
-            a, b = (self.scalar(v, generic) for v in op.operands)
-            if name == "arith.addi":
-                return a + b
-            if name == "arith.subi":
-                return a - b
-            if b.constant is not None:
-                return a.scaled(b.constant)
-            if a.constant is not None:
-                return b.scaled(a.constant)
-            return ANY
-        if name == "arith.remui":
-            divisor = h.const_int(op.operands[1])
-            return Residues(0, 0, divisor - 1) if divisor and divisor > 0 else ANY
-        if name == "arith.select":
-            divisor = _floor_mod_divisor(op)
-            if divisor is not None:
-                return Residues(0, 0, divisor - 1)
-            return self.scalar(op.operands[1], generic).hull(self.scalar(op.operands[2],
-                                                                         generic))
-        return ANY
-
-
-def _writes_every_element(op: ir.Operation) -> bool:
-    """Every element of each result is a value the body yields (no init read)."""
-    maps = h.indexing_maps(op)
-    outs = maps[h.num_dps_inputs(op):]
-    n = maps[0].n_dims if maps else 0
-    return (all(t == "parallel" for t in h.iterator_types(op))
-            and all(m.is_permutation and m.n_dims == n for m in outs)
-            and not any(list(arg.uses) for arg in
-                        list(h.body_block(op).arguments)[h.num_dps_inputs(op):]))
-
-
-def _floor_mod_divisor(select: ir.Operation) -> int | None:
-    """C if `select` is torch's floor-mod by a positive constant C:
-    r = remsi(x, C); select(r != 0 and r < 0, r + C, r)."""
-    cond, then, other = (h.defining_op(v) for v in select.operands)
-    if other is None or other.name != "arith.remsi":
-        return None
-    divisor = h.const_int(other.operands[1])
-    if not divisor or divisor <= 0:
-        return None
-    r = other.results[0]
-    if then is None or then.name != "arith.addi" or r not in list(then.operands) or \
-            select.operands[2] != r or cond is None:
-        return None
-    added = then.operands[1] if then.operands[0] == r else then.operands[0]
-    if h.const_int(added) != divisor:
-        return None
-    tests = [cond] if cond.name == "arith.cmpi" else (
-        [h.defining_op(v) for v in cond.operands] if cond.name == "arith.andi" else [])
-    # The select must add C exactly when r < 0: `r < 0`, alone or and-ed with `r != 0`.
-    kinds = []
-    for test in tests:
-        if test is None or test.name != "arith.cmpi" or test.operands[0] != r or \
-                h.const_int(test.operands[1]) != 0:
-            return None
-        kinds.append(ir.IntegerAttr(test.attributes["predicate"]).value)
-    return divisor if sorted(kinds) in ([_SLT], [_NE, _SLT]) else None
 
 
 # ------------------------------------------------------------------ plans

@@ -90,12 +90,13 @@ util.func public @decode_kv_write(%page: tensor<4xi64>, %start: tensor<4xi64>,
 // -----
 
 // Declined: both write K's rows (the same index tensor twice): a row in both holds the
-// second's value after two scatters and either one's after one.
+// second's value after two scatters and either one's after one. K's rows 128 * page + head *
+// 32 + pos cover every residue modulo 128, so nothing bounds them.
 // CHECK-LABEL: util.func public @same_rows
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // CHECK-NOT: tensor.concat
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the indices' residues modulo 128 overlap
+// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
 #b2 = affine_map<(d0, d1) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @same_rows(%page: tensor<4xi64>, %start: tensor<4xi64>,
@@ -143,7 +144,7 @@ util.func public @same_rows(%page: tensor<4xi64>, %start: tensor<4xi64>,
   ^bb0(%u: f16, %d: f16):
     iree_linalg_ext.yield %u : f16
   } -> tensor<?x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the indices' residues modulo 128 overlap"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)"}}
   %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
       ins(%v, %vi : tensor<16x32xf16>, tensor<16xi64>) outs(%sk : tensor<?x32xf16>) {
   ^bb0(%u: f16, %d: f16):
@@ -160,7 +161,7 @@ util.func public @same_rows(%page: tensor<4xi64>, %start: tensor<4xi64>,
 // CHECK-LABEL: util.func public @unbounded_position
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: an index term is not a multiple of a common modulus
+// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
 #b2 = affine_map<(d0, d1) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @unbounded_position(%page: tensor<4xi64>, %start: tensor<4xi64>,
@@ -208,7 +209,7 @@ util.func public @unbounded_position(%page: tensor<4xi64>, %start: tensor<4xi64>
   ^bb0(%u: f16, %d: f16):
     iree_linalg_ext.yield %u : f16
   } -> tensor<?x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: an index term is not a multiple of a common modulus"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)"}}
   %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
       ins(%v, %vi : tensor<16x32xf16>, tensor<16xi64>) outs(%sk : tensor<?x32xf16>) {
   ^bb0(%u: f16, %d: f16):
@@ -358,6 +359,113 @@ util.func public @prefill_tokens(%page: tensor<4xi64>, %start: tensor<4xi64>,
   // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="updates or indices with a dynamic size (prefill's tokens): the concatenation would copy them"}}
   %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
       ins(%v, %vic : tensor<?x32xf16>, tensor<?xi64>) outs(%sk : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  util.return %sv : tensor<?x32xf16>
+}
+
+// -----
+
+// Declined: K's rows 3 * p and V's 3 * p + 1 differ modulo 3 as integers, but i32
+// arithmetic wraps: p = -1431655765 makes 3 * p = 1, V's row for p = 0. Modulo 2^32, 3 * p
+// is any value.
+// CHECK-LABEL: util.func public @i32_wrap
+// CHECK-COUNT-2: iree_linalg_ext.scatter
+// CHECK-NOT: tensor.concat
+// REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
+#i1 = affine_map<(d0) -> (d0)>
+#i2 = affine_map<(d0, d1) -> (d0, d1)>
+util.func public @i32_wrap(%page: tensor<4xi32>, %kf: tensor<4x32xf32>, %vf: tensor<4x32xf32>,
+    %cache: tensor<?x32xf16>) -> tensor<?x32xf16> {
+  %e = tensor.empty() : tensor<4x32xf16>
+  %v = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%vf : tensor<4x32xf32>) outs(%e : tensor<4x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<4x32xf16>
+  %k = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%kf : tensor<4x32xf32>) outs(%e : tensor<4x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<4x32xf16>
+  %e2 = tensor.empty() : tensor<4xi32>
+  %idx:2 = linalg.generic {indexing_maps = [#i1, #i1, #i1], iterator_types = ["parallel"]}
+      ins(%page : tensor<4xi32>) outs(%e2, %e2 : tensor<4xi32>, tensor<4xi32>) {
+  ^bb0(%p: i32, %o0: i32, %o1: i32):
+    %c1 = arith.constant 1 : i32
+    %c3 = arith.constant 3 : i32
+    %ik = arith.muli %p, %c3 : i32
+    %k1 = arith.muli %p, %c3 : i32
+    %iv = arith.addi %k1, %c1 : i32
+    linalg.yield %ik, %iv : i32, i32
+  } -> (tensor<4xi32>, tensor<4xi32>)
+  %sk = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%k, %idx#0 : tensor<4x32xf16>, tensor<4xi32>) outs(%cache : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)"}}
+  %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%v, %idx#1 : tensor<4x32xf16>, tensor<4xi32>) outs(%sk : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  util.return %sv : tensor<?x32xf16>
+}
+
+// -----
+
+// Declined: K's rows extui(i8(i) - 1) for i in 0..3 are {255, 0, 1, 2} (the i8 -1 is
+// 255 unsigned), not [-1, 2]; V's 252 + i are {252, ..., 255}: both write row 255. (The
+// %page argument is unused here.)
+// CHECK-LABEL: util.func public @zero_extended
+// CHECK-COUNT-2: iree_linalg_ext.scatter
+// CHECK-NOT: tensor.concat
+// REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the indices' residues modulo 256 overlap
+#i1 = affine_map<(d0) -> (d0)>
+#i2 = affine_map<(d0, d1) -> (d0, d1)>
+util.func public @zero_extended(%page: tensor<4xi64>, %kf: tensor<4x32xf32>, %vf: tensor<4x32xf32>,
+    %cache: tensor<?x32xf16>) -> tensor<?x32xf16> {
+  %e = tensor.empty() : tensor<4x32xf16>
+  %v = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%vf : tensor<4x32xf32>) outs(%e : tensor<4x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<4x32xf16>
+  %k = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
+      ins(%kf : tensor<4x32xf32>) outs(%e : tensor<4x32xf16>) {
+  ^bb0(%x: f32, %o: f16):
+    %t = arith.truncf %x : f32 to f16
+    linalg.yield %t : f16
+  } -> tensor<4x32xf16>
+  %e2 = tensor.empty() : tensor<4xi64>
+  %idx:2 = linalg.generic {indexing_maps = [#i1, #i1, #i1], iterator_types = ["parallel"]}
+      ins(%page : tensor<4xi64>) outs(%e2, %e2 : tensor<4xi64>, tensor<4xi64>) {
+  ^bb0(%p: i64, %o0: i64, %o1: i64):
+    %c1 = arith.constant 1 : i8
+    %c252 = arith.constant 252 : i64
+    %i = linalg.index 0 : index
+    %i8 = arith.index_cast %i : index to i8
+    %m1 = arith.subi %i8, %c1 : i8
+    %ik = arith.extui %m1 : i8 to i64
+    %i64 = arith.index_cast %i : index to i64
+    %iv = arith.addi %i64, %c252 : i64
+    linalg.yield %ik, %iv : i64, i64
+  } -> (tensor<4xi64>, tensor<4xi64>)
+  %sk = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%k, %idx#0 : tensor<4x32xf16>, tensor<4xi64>) outs(%cache : tensor<?x32xf16>) {
+  ^bb0(%u: f16, %d: f16):
+    iree_linalg_ext.yield %u : f16
+  } -> tensor<?x32xf16>
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the indices' residues modulo 256 overlap"}}
+  %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%v, %idx#1 : tensor<4x32xf16>, tensor<4xi64>) outs(%sk : tensor<?x32xf16>) {
   ^bb0(%u: f16, %d: f16):
     iree_linalg_ext.yield %u : f16
   } -> tensor<?x32xf16>

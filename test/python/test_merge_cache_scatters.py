@@ -1,21 +1,16 @@
 """merge-cache-scatters: the merged scatter writes each row the value one of the two scatters
 wrote (their index sets are proven disjoint), so the cache is bit-identical, NaN and infinity
 payloads included (a scatter copies its updates); each case it changes compiles to fewer
-dispatches, the others are left as they were. The proof itself is checked against brute force:
-a hypothesis property draws index forms (page coefficient, heads, positions, offsets) and
-every pair `disjoint` accepts has no common value over a range of pages."""
+dispatches, the others are left as they were; index arithmetic that wraps (i32, a zero
+extension of a negative i8) is declined, and would give a wrong cache if merged. The proof's
+analysis itself is checked against brute force in test_index_arith.py."""
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from iree_fusions.harness.numerics import compare_compilations
-from iree_fusions.passes.merge_cache_scatters import ANY, Residues, disjoint
 from support import passes
 
 PASS = "merge-cache-scatters"
@@ -61,45 +56,51 @@ def test_declined_cases_unchanged(name):
     _check(name, _cache_inputs(np.array([0, 5, 31, 17]), seed=1), False)
 
 
+# Index arithmetic that wraps (issue 42): K's and V's rows meet only through i32 wrap-around
+# (3 * p with p = -1431655765 is 1, V's 3 * 0 + 1) or a zero extension of a negative i8
+# (extui(i8(0) - 1) = 255 = 252 + 3): each scatter's own rows distinct, both write one row.
+WRAP_ROW = {"i32_wrap": 1, "zero_extended": 255}
+
+
+def _wrap_inputs(name: str) -> list[np.ndarray]:
+    rng = np.random.default_rng(2)
+    page = (np.array([-1431655765, 0, 5, 9], dtype=np.int32) if name == "i32_wrap"
+            else np.arange(4, dtype=np.int64))
+    k, v = (rng.standard_normal((4, 32)).astype(np.float32) for _ in range(2))
+    k[1, 3], v[0, 0], v[3, 1] = np.nan, np.inf, -np.inf
+    return [page, k, v, np.full((260, 32), 7.0, dtype=np.float16)]
+
+
+@pytest.mark.parametrize("name", sorted(WRAP_ROW))
+def test_wrapping_indices_declined_bit_identical(name):
+    _check(name, _wrap_inputs(name), False)
+
+
+@pytest.mark.parametrize("name", sorted(WRAP_ROW))
+def test_wrapping_indices_would_be_wrong_merged(name, monkeypatch):
+    """The cases are real holes: with the proof forced to say "disjoint" (the exact-integer
+    model of before said so), the merged module's cache differs from stock's at the shared
+    row (stock keeps V's value there)."""
+    from iree_fusions.harness import api
+    from iree_fusions.passes import merge_cache_scatters
+
+    text = passes.lit_cases(PASS)[name]
+    monkeypatch.setattr(merge_cache_scatters, "disjoint", lambda a, b: None)
+    merged, reports = passes.run_pass(text, PASS)
+    assert merged.count("iree_linalg_ext.scatter") == 1, reports
+    inputs = _wrap_inputs(name)
+    stock, forced = (api.run(api.compile_str(t, stock=True).output, inputs, function=name)[0]
+                     for t in (text, merged))
+    row = WRAP_ROW[name]
+    assert np.array_equal(stock[row], inputs[2][1 if name == "i32_wrap" else 3].astype(
+        np.float16), equal_nan=True)
+    assert not np.array_equal(stock[row], forced[row], equal_nan=True)
+
+
 def test_lit_cases_are_all_covered():
     assert set(passes.lit_cases(PASS)) == {"decode_kv_write", "same_rows", "unbounded_position",
-                                           "update_read_twice", "prefill_tokens"}
-
-
-# ---------------------------------------------------------------- the proof vs brute force
-
-def _values(page_coef: int, heads: int, head_coef: int, block: int, offset: int) -> set[int]:
-    return {page_coef * p + head_coef * h + pos + offset
-            for p, h, pos in itertools.product(range(-4, 5), range(heads), range(block))}
-
-
-def _residues(page_coef: int, heads: int, head_coef: int, block: int, offset: int) -> Residues:
-    page = ANY.scaled(page_coef)                      # a page id read from a tensor
-    head = Residues(0, 0, heads - 1).scaled(head_coef)  # linalg.index over `heads`
-    pos = Residues(0, 0, block - 1)                   # a floor-mod by `block`
-    return page + head + pos + Residues(0, offset, offset)
-
-
-FORM = st.tuples(st.sampled_from([0, 16, 48, 64, 96]), st.integers(1, 3),
-                 st.sampled_from([4, 8, 16]), st.sampled_from([2, 4, 8]), st.integers(-40, 80))
-
-
-@settings(max_examples=300, deadline=None)
-@given(FORM, FORM)
-def test_disjoint_is_sound(a, b):
-    """Whenever `disjoint` proves two index forms disjoint, no page, head and position pair
-    gives the same value (pages -4..4: the modulus argument covers every page)."""
-    ra, rb = _residues(*a), _residues(*b)
-    if disjoint(ra, rb) is None:
-        assert not (_values(*a) & _values(*b)), (a, b, ra, rb)
-
-
-def test_disjoint_proves_sharktank_layout():
-    k = _residues(768, 4, 32, 32, 0)
-    v = _residues(768, 4, 32, 32, 128)
-    assert disjoint(k, v) is None
-    assert disjoint(k, k) is not None
-    assert disjoint(k, Residues(1, 0, 0) + v) is not None  # an unbounded term
+                                           "update_read_twice", "prefill_tokens", "i32_wrap",
+                                           "zero_extended"}
 
 
 @pytest.mark.parametrize("flag, merged", [
