@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
+from iree_fusions.compiler import index_arith as ia
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import (
     ARITH_ADDF, ARITH_ADDI, ARITH_ANDI, ARITH_CEILDIVSI, ARITH_CEILDIVUI, ARITH_CMPI,
@@ -63,61 +64,38 @@ SIZE_OPS = (ARITH_CONSTANT, ARITH_ADDI, ARITH_SUBI, ARITH_MULI, ARITH_CMPI,
 
 
 def _eval_int(value: ir.Value, env: dict, tensors: dict, memo: dict) -> int:
-    """Evaluates an integer/i1 scalar of a generic body for concrete loop indices."""
-    if value in env:
-        return env[value]
-    if value in memo:
-        return memo[value]
-    op = h.defining_op(value)
-    if op is None:
-        raise _Unknown
-    if op.name == TENSOR_DIM and h.size_key(value) in env:  # a free size, read again
-        return env[h.size_key(value)]
-    name = op.name
+    """Evaluates an integer/i1 scalar as the IR computes it (fixed width, wrap, signed and
+    unsigned ops: `index_arith.evaluate`), for the loop indices `env[("dim", d)]`, the values
+    `env[value]`, the free sizes `env[size_key]` and the known tensors `tensors` read by
+    `tensor.extract`; an integer read signed (an i1 as 0 or 1). _Unknown where a leaf is
+    not given or the result is undefined (a division by zero)."""
+    for bound, x in env.items():
+        if isinstance(bound, ir.Value) and bound not in memo:
+            memo[bound] = ia.unsigned(x, ia.int_width(bound.type) or 64)
 
-    def ev(operand: ir.Value) -> int:
-        return _eval_int(operand, env, tensors, memo)
-
-    if name == ARITH_CONSTANT:
-        const = h.const_int(value)
-        if const is None:
+    def leaf(v: ir.Value) -> int:
+        width = ia.int_width(v.type)
+        op = h.defining_op(v)
+        if width is None or op is None:
             raise _Unknown
-        out = int(const)
-    elif name == LINALG_INDEX:
-        out = env[("dim", ir.IntegerAttr(op.attributes["dim"]).value)]
-    elif name in h.INT_CASTS:
-        out = ev(op.operands[0])
-    elif name in (ARITH_ADDI, ARITH_SUBI, ARITH_MULI):
-        lhs, rhs = ev(op.operands[0]), ev(op.operands[1])
-        out = lhs + rhs if name == ARITH_ADDI else lhs - rhs if name == ARITH_SUBI else lhs * rhs
-    elif name in DIVISIONS:
-        lhs, rhs = ev(op.operands[0]), ev(op.operands[1])
-        if rhs <= 0 or lhs < 0:
-            raise _Unknown
-        out = -(-lhs // rhs) if name.startswith("arith.ceildiv") else lhs // rhs
-    elif name == ARITH_CMPI:
-        lhs, rhs = ev(op.operands[0]), ev(op.operands[1])
-        pred = h.CMPI_PREDICATES[ir.IntegerAttr(op.attributes["predicate"]).value]
-        if pred[0] == "u" and (lhs < 0 or rhs < 0):
-            raise _Unknown
-        out = int({"eq": lhs == rhs, "ne": lhs != rhs, "slt": lhs < rhs, "sle": lhs <= rhs,
-                   "sgt": lhs > rhs, "sge": lhs >= rhs, "ult": lhs < rhs, "ule": lhs <= rhs,
-                   "ugt": lhs > rhs, "uge": lhs >= rhs}[pred])
-    elif name in (ARITH_ANDI, ARITH_ORI, ARITH_XORI):
-        lhs, rhs = ev(op.operands[0]), ev(op.operands[1])
-        out = lhs & rhs if name == ARITH_ANDI else lhs | rhs if name == ARITH_ORI else lhs ^ rhs
-    elif name == ARITH_SELECT:
-        out = ev(op.operands[1]) if ev(op.operands[0]) else ev(op.operands[2])
-    elif name == TENSOR_EXTRACT and op.operands[0] in tensors and len(op.operands) == 2:
-        data = tensors[op.operands[0]]
-        index = ev(op.operands[1])
-        if not 0 <= index < len(data):
-            raise _Unknown
-        out = data[index]
-    else:
+        if op.name == TENSOR_DIM and h.size_key(v) in env:  # a free size, read again
+            return ia.unsigned(env[h.size_key(v)], width)
+        if op.name == LINALG_INDEX:
+            return ia.unsigned(env[("dim", ir.IntegerAttr(op.attributes["dim"]).value)], width)
+        if op.name == TENSOR_EXTRACT and op.operands[0] in tensors and len(op.operands) == 2:
+            data = tensors[op.operands[0]]
+            index = _eval_int(op.operands[1], env, tensors, memo)
+            if not 0 <= index < len(data):
+                raise _Unknown
+            return ia.unsigned(data[index], width)
         raise _Unknown
-    memo[value] = out
-    return out
+
+    try:
+        pattern = ia.evaluate(value, leaf, memo)
+    except ia.Undefined:
+        raise _Unknown from None
+    width = ia.int_width(value.type)
+    return pattern if width == 1 else ia.signed(pattern, width)
 
 
 def _known_int_vector(value: ir.Value, env: dict | None = None,
