@@ -130,6 +130,32 @@ def test_bench_passes_runtime_flags_to_the_timing_tool(monkeypatch):
     assert seen["options"].extra_flags == (flag,) and seen["options"].rounds == 1
 
 
+def test_keep_or_revert_is_judged_per_function(tmp_path):
+    """One module, two functions: the pass's change pays in one (minilm_query: the transpose
+    copy fused away) and not in the other (seed_matmul_transpose: IREE interchanges it the same
+    way). It is kept in the first and reverted in the second alone (`skip-functions`): the
+    gain does not hide the function where it bought nothing, and the report says per function
+    what changed."""
+    from support.passes import lit_cases, merge_modules
+
+    cases = lit_cases("interchange-permuted-consumers")
+    seed = tmp_path / "two.mlir"
+    seed.write_text(merge_modules(cases["seed_matmul_transpose"], cases["minilm_query"]))
+    flags = [str(seed), *CPU_FLAGS, "--fusions=interchange-permuted-consumers{leave-to-stock=0}",
+             "--fusions-report", "--compile-to=flow", "-o", str(tmp_path / "b.mlir")]
+    res = _run(tool("iree-fusions-compile"), *flags)
+    assert "[interchange-permuted-consumers] 1 change(s)" in res.stderr, res.stderr
+    assert re.search(r"note: reverted in one function, kept in the others: in "
+                     r"seed_matmul_transpose, the 1 dispatch\(es\) holding its changes' ops .* "
+                     r"\(all passes: dispatches 3 -> 2 \(minilm_query 2 -> 1, "
+                     r"seed_matmul_transpose 1 -> 1\)", res.stderr), res.stderr
+    # The one change kept is in minilm_query (the merged module lists it second).
+    starts = [i + 1 for i, line in enumerate(seed.read_text().splitlines())
+              if "util.func public @" in line]
+    changed = re.findall(r"changed \[interchange-[0-9a-f]+\] .*two\.mlir:(\d+):", res.stderr)
+    assert len(starts) == 2 and len(changed) == 1 and int(changed[0]) > starts[1], res.stderr
+
+
 def test_changes_that_buy_nothing_are_reverted_and_reported(tmp_path):
     """--fusions-report compares dispatches and bytes with stock IREE's. Linalg changes that
     reduce neither (here: a rewrite IREE itself makes the same way) are reverted, each becoming

@@ -101,6 +101,7 @@ class DispatchSite:
 
     positions: frozenset[str]
     result_bytes: int
+    function: str = ""
 
 
 def dispatch_sites(module: ir.Operation) -> list[DispatchSite]:
@@ -111,18 +112,22 @@ def dispatch_sites(module: ir.Operation) -> list[DispatchSite]:
         op = op.operation
         if op.name not in h.FUNC_OPS or not _is_public(op) or not op.regions[0].blocks:
             continue
+        function = op.attributes["sym_name"].value
         for dispatch in h.walk_ops(op, DISPATCH_OPS):
             positions = set(h.location_keys(dispatch.location))
             for inner in h.walk_ops(dispatch):
                 positions |= h.location_keys(inner.location)
             size = sum(h.static_tensor_bytes(r.type) or 0 for r in dispatch.results
                        if _reaches_dispatch(r))
-            sites.append(DispatchSite(frozenset(positions), size))
+            sites.append(DispatchSite(frozenset(positions), size, function))
     return sites
 
 
-def touching(sites: list[DispatchSite], positions: frozenset[str]) -> tuple[int, int]:
-    """The dispatches among `sites` holding an op from one of `positions`, and the bytes they
-    pass to other dispatches: where changes made at those positions show."""
-    hit = [s for s in sites if not s.positions.isdisjoint(positions)]
+def touching(sites: list[DispatchSite], positions: frozenset[str], function: str | None = None
+             ) -> tuple[int, int]:
+    """The dispatches among `sites` (of `function`, or of all) holding an op from one of
+    `positions`, and the bytes they pass to other dispatches: where changes made at those
+    positions show."""
+    hit = [s for s in sites if not s.positions.isdisjoint(positions)
+           and function in (None, s.function)]
     return len(hit), sum(s.result_bytes for s in hit)

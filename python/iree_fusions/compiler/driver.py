@@ -14,6 +14,7 @@ Modules move between IREE invocations as in-memory MLIR operations (export/impor
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import re
 import sys
 from collections.abc import Callable
@@ -22,12 +23,13 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 from iree.compiler.api import ctypes_dl as capi
 
-from .counting import FlowCounts, count_flow_module, dispatch_sites, touching
+from .counting import FlowCounts, count_flow_module
 from .decisions import Decider, DecisionsError
 from .ir_helpers import format_location
-from .protocol import PassReport, Skip
+from .protocol import PassReport
 from .target import module_targets
 from .timing_report import PHASES, CompileTiming
+from .weighing import is_unsure, keep_what_pays
 from .pipeline import PipelineError, Step, run_pipeline
 
 # Hook point of each plugin phase: the plugin passes run on the IR at the end of this phase.
@@ -190,12 +192,21 @@ def compile_request(
                 _must_weigh(reports, request):
             stage(f"iree {HOOK_PHASE['linalg']} {hook} (stock, to weigh the linalg changes)")
 
-            def rerun(without: set[str]) -> tuple[ir.Operation, list[PassReport]]:
-                """The linalg passes but `without` again from the IR before them, then
-                IREE to dispatch-creation: (module, the passes' reports)."""
+            def rerun(without: dict[str, tuple[str, ...] | None]
+                      ) -> tuple[ir.Operation, list[PassReport]]:
+                """The linalg passes again from the IR before them, each pass of `without`
+                left out (None) or kept out of the named functions, then IREE to
+                dispatch-creation: (module, the passes' reports)."""
                 stage(f"plugin {HOOK_PHASE['linalg']} again without {','.join(sorted(without))}")
-                kept = [s for s in request.steps["linalg"]
-                        if s.plugin is None or s.plugin.name not in without]
+                kept = []
+                for s in request.steps["linalg"]:
+                    name = s.plugin.name if s.plugin is not None else None
+                    if name not in without:
+                        kept.append(s)
+                    elif without[name] is not None:
+                        plugin = dataclasses.replace(
+                            s.plugin, skip_functions=s.plugin.skip_functions + without[name])
+                        kept.append(Step(s.text, plugin))
                 with session.context:
                     again, again_reports = _run_hook(linalg_before.clone(), kept, "linalg",
                                                      request, warn, decider, stage)
@@ -203,7 +214,12 @@ def compile_request(
                 stage(f"iree {HOOK_PHASE['linalg']} {hook} (the kept passes' IR)")
                 return _dispatch_creation(runner, again), again_reports
 
-            module = _keep_what_pays(runner, module, linalg_before, reports, request, rerun)
+            with session.context:
+                # IREE runs on the module it imports: a copy, while `before` may be needed again.
+                stock = _dispatch_creation(runner, linalg_before.clone()
+                                           if request.revert_if_no_gain else linalg_before)
+                module = keep_what_pays(module, stock, reports, rerun, effect=request.effect,
+                                        revert=request.revert_if_no_gain)
         steps = request.steps.get(plugin_phase, [])
         if steps:
             stage(f"plugin {hook} {','.join(s.text.partition('{')[0] for s in steps)}")
@@ -256,15 +272,6 @@ def _print_remarks(context: ir.Context, steps: dict[str, list[Step]]) -> None:
     context.attach_diagnostic_handler(show)
 
 
-def _unsure(report: PassReport) -> bool:
-    """A pass whose changes the driver weighs: it changed the IR, and none of its changes is
-    exempt (chosen by a measured decision, or saving work rather than dispatches) or sure to
-    pay (its pass names the limitation of stock IREE's dispatch creation it works around:
-    `Candidate.sure`)."""
-    return report.changed and not any(c.decided_by != "rule" or c.gain == "work" or c.sure
-                                      for c in report.changes)
-
-
 def _must_weigh(reports: list[PassReport], request: CompileRequest) -> bool:
     """Whether the linalg changes are weighed against stock IREE (one extra run of its
     dispatch creation, from the IR before them): when the report asks for their effect, or
@@ -273,7 +280,7 @@ def _must_weigh(reports: list[PassReport], request: CompileRequest) -> bool:
     dispatches where its pass is sure of the limitation it works around."""
     if request.effect:
         return True
-    return request.revert_if_no_gain and any(_unsure(r) for r in reports)
+    return request.revert_if_no_gain and any(is_unsure(r) for r in reports)
 
 
 def _dispatch_creation(runner: _Pipeline, module: ir.Operation) -> ir.Operation:
@@ -283,78 +290,6 @@ def _dispatch_creation(runner: _Pipeline, module: ir.Operation) -> ir.Operation:
     if not inv.execute():
         raise CompileError("IREE failed on the IR from before the linalg passes")
     return inv.export_module()
-
-
-Rerun = Callable[[set[str]], tuple[ir.Operation, list[PassReport]]]
-
-
-def _keep_what_pays(runner: _Pipeline, plugin: ir.Operation, before: ir.Operation,
-                    reports: list[PassReport], request: CompileRequest,
-                    rerun: Rerun) -> ir.Operation:
-    """The module to go on with after dispatch-creation: the plugin's, less the changes of
-    each pass that did not make its own dispatches better (judged on its own, even when
-    another pass gains) or, where its positions are unknown, that with the others reduced
-    neither dispatches nor bytes; unless a measured decision chose them.
-
-    One extra run of IREE's dispatch creation, from the IR before the linalg passes, gives
-    stock IREE's dispatches; each pass is judged by the dispatches holding an op from the
-    source positions its changes touched (IREE keeps every op's location in the ops it
-    makes from it): more of them, or as many passing more bytes to other dispatches, is
-    reverted, and so is as many passing as many bytes (unchanged: another pass's gain does not
-    carry it); where they are unknown (no dispatch holds an op of its changes: a pass that
-    declares no footprints, a factory op forwarded into its readers), the pass is judged by
-    the totals, as all passes were before. When some pass does
-    not pay, the
-    other passes run again without it from the IR before them (their reports replace the
-    first ones); when no pass pays, stock IREE's module is used. The report notes the
-    effect when asked (`effect`) and always when it reverts."""
-    with runner.session.context:
-        # IREE runs on the module it imports: a copy, while `before` may be needed again.
-        stock = _dispatch_creation(runner, before.clone() if request.revert_if_no_gain
-                                   else before)
-        s, p = count_flow_module(stock), count_flow_module(plugin)
-    d0, d1 = s.total_dispatches, p.total_dispatches
-    b0, b1 = s.total_bytes_between, p.total_bytes_between
-    effect = f"dispatches {d0} -> {d1}, bytes between dispatches {b0} -> {b1} (vs stock IREE)"
-    changed = [r for r in reports if r.changed]
-    unsure = [r for r in changed if _unsure(r)] if request.revert_if_no_gain else []
-    losers: dict[str, str] = {}
-    if unsure:  # (a run only for the report's effect walks no dispatch)
-        with runner.session.context:
-            stock_sites, plugin_sites = dispatch_sites(stock), dispatch_sites(plugin)
-        for r in unsure:
-            where = frozenset().union(*(c.touched for c in r.changes))
-            (n0, m0), (n1, m1) = touching(stock_sites, where), touching(plugin_sites, where)
-            if (n1, m1) > (n0, m0):  # worse where its changes are
-                losers[r.pass_name] = (f"the dispatches holding its changes' ops: {n0} -> "
-                                       f"{n1}, the bytes they pass to other dispatches {m0} -> {m1}")
-            elif (n1, m1) == (n0, m0) and n0:  # its own dispatches, unchanged
-                losers[r.pass_name] = (f"the {n0} dispatch(es) holding its changes' ops and the "
-                                       f"{m0} bytes they pass on are unchanged, whatever the "
-                                       "other passes gained")
-            elif (n1, m1) == (n0, m0) and not (d1 < d0 or b1 < b0):  # positions unknown
-                losers[r.pass_name] = ("no dispatch holds its changes' ops (positions unknown), "
-                                       "and the totals did not drop")
-    if request.effect:
-        for r in changed:
-            r.note(effect if d1 < d0 or b1 < b0 else
-                   f"the changes reduced neither dispatches nor bytes: {effect}")
-    if not losers:
-        return plugin
-    for r in changed:
-        if r.pass_name in losers:
-            reason = (f"reverted: this pass's changes reduced neither dispatches nor bytes "
-                      f"between dispatches ({losers[r.pass_name]}; all passes: {effect})")
-            r.note(reason)
-            r.skipped = [Skip(c.key, reason, c.location, c.decided_by, feasible=True, at=c.at)
-                         for c in r.changes] + r.skipped
-            r.changes = []
-    if not any(r.changed for r in reports):
-        return stock
-    module, again = rerun(set(losers))
-    by_name = {r.pass_name: r for r in again}
-    reports[:] = [r if r.pass_name in losers else by_name.get(r.pass_name, r) for r in reports]
-    return module
 
 
 def _decider(module: ir.Operation, decisions: str | None) -> Decider:

@@ -103,6 +103,9 @@ class CandidatePass(FusionPass, Generic[P]):
                                    "KEY,...")
     only: tuple[str, ...] = option((), "apply only the candidates with these keys (patterns)",
                                    "KEY,...")
+    skip_functions: tuple[str, ...] = option(
+        (), "functions (names or fnmatch patterns) whose bodies the pass leaves alone; the "
+        "compile driver sets it for a function where the pass's changes did not pay", "FUNC,...")
 
     def normalize(self, block: ir.Block, ctx: PassContext) -> None:
         """Rewrites that change no value and put the block in the form `find` matches (views

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import fnmatch
 import os
 import typing
 from collections.abc import Callable, Iterator
@@ -29,6 +30,9 @@ def run_candidates(pass_: CandidatePass, module: ir.Operation, ctx: PassContext)
     tokens = LOCATION_TEXTS.set({}), ATTRIBUTE_TEXTS.set({})
     try:
         for func in functions(module):
+            name = func.attributes["sym_name"].value
+            if any(fnmatch.fnmatchcase(name, pattern) for pattern in pass_.skip_functions):
+                continue
             for block in func.regions[0].blocks:
                 _run_block(pass_, block, ctx)
     finally:
