@@ -62,6 +62,7 @@ BUILTIN: tuple[PassEntry, ...] = (
     PassEntry("merge-cache-scatters", _P + "merge_cache_scatters:MergeCacheScatters"),
     PassEntry("interchange-permuted-consumers",
               _P + "interchange_permuted_consumers:InterchangePermutedConsumers"),
+    PassEntry("rewrite-attention", _P + "rewrite_attention:RewriteAttention"),
 )
 
 REGISTRY: dict[str, PassEntry] = {e.name: e for e in BUILTIN}

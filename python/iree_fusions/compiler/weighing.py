@@ -14,10 +14,10 @@ from .protocol import PassReport, Skip
 
 def is_unsure(report: PassReport) -> bool:
     """A pass whose changes the driver weighs: it changed the IR, and none of its changes is
-    exempt (chosen by a measured decision, or saving work rather than dispatches) or sure to
-    pay (its pass names the limitation of stock IREE's dispatch creation it works around:
-    `Candidate.sure`)."""
-    return report.changed and not any(c.decided_by != "rule" or c.gain == "work" or c.sure
+    exempt (chosen by a measured decision, or saving work or time rather than dispatches) or
+    sure to pay (its pass names the limitation of stock IREE's dispatch creation it works
+    around: `Candidate.sure`)."""
+    return report.changed and not any(c.decided_by != "rule" or c.gain != "dispatches" or c.sure
                                       for c in report.changes)
 
 

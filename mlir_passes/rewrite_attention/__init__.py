@@ -1,0 +1,89 @@
+"""rewrite-attention: `iree_linalg_ext.attention` -> what the target runs fastest; on llvm-cpu,
+contractions, reductions and elementwise generics in f32, one query block at a time.
+
+IREE's CPU code for the fused attention op is slow (sharktank's Llama: 85% of decode, 65% of
+prefill); IREE's CPU users decompose it before dispatch creation (iree-org/iree#24177), and
+IREE's own decomposition (`convert-attention-to-online-attention,decompose-attention` as a
+preprocessing pipeline) runs decode 2.4x faster, but holds the scores of every query row at
+once: its peak memory grows with S^2 in prefill. The pass decomposes each attention into
+generics IREE's CPU codegen tiles well, in f32 (the f16 inputs extended once; the
+probabilities are not truncated to f16 before the second contraction), and, where the query
+has many rows (prefill's tokens), in a loop over query blocks: the scores held at once are
+one block's [rows, keys], not [keys, keys].
+
+    %o = iree_linalg_ext.attention ins(%q, %k, %v, %scale, %mask) outs(%e)
+           : [32, ?, 32] x [32, ?, 32] x [32, 32, ?] x f32 x [32, ?, ?] -> [32, ?, 32]
+  =>
+    %o = scf.for %i = 0 to %m step 64 iter_args(%acc = %e) {
+      %qb = tensor.extract_slice %q[0, %i, 0] [32, %rows, 32]
+      %mb = tensor.extract_slice %mask[0, %i, 0] [32, %rows, %keys]
+      %s  = linalg.generic {sum_k1 qb * k}            -> [32, %rows, %keys] f32
+      %s2 = linalg.generic {s * scale + mb}
+      %mx = linalg.generic {max_k2 s2}                -> [32, %rows] f32
+      %p  = linalg.generic {exp(s2 - mx)};  %l = linalg.generic {sum_k2 p}
+      %pv = linalg.generic {sum_k2 p * v}             -> [32, %rows, 32] f32
+      %ob = linalg.generic {pv / l, truncf}           -> [32, %rows, 32] f16
+      scf.yield (tensor.insert_slice %ob into %acc[0, %i, 0])
+    }
+
+Decode (one query row per sequence) is decomposed whole. The order of the sums and of the
+softmax differs from the fused op's (its online softmax rescales per key tile): the result
+is within a bound, not bit-identical (docs/numerics: attention); the NaN pattern is stock's
+(a fully masked row is 0/0 = NaN in both; NaN and infinity in q, k or v spread alike).
+
+On GPU targets the pass is declined by default (`on-gpu`): not measured on a GPU, and IREE's
+GPU pipelines have their own attention codegen. Left alone, with the reason: a score
+modification region, a boolean mask, indexing maps that are not projections or loops of no
+attention role.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from iree.compiler import ir
+
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, PassContext,
+                                            option, structural_key)
+from iree_fusions.compiler.target import is_llvm_cpu
+
+from .build import decompose
+from .match import ATTENTION, AttentionPlan, choose_block, match_attention
+
+GPU_RULE = ("a GPU target: not measured on a GPU (on-gpu=true decomposes; IREE's GPU "
+            "pipelines compile the fused op themselves)")
+
+
+@dataclass(frozen=True)
+class RewriteAttention(CandidatePass[AttentionPlan]):
+    name = "rewrite-attention"
+    phase = "linalg"
+    description = ("iree_linalg_ext.attention -> f32 contractions, reductions and elementwise "
+                   "generics, prefill in query blocks (llvm-cpu)")
+
+    query_block: int = option(
+        64, "query rows per step of the loop over query blocks (prefill); 0: every row at "
+        "once (the scores of the whole query held at once, as IREE's decomposition)", min=0)
+    on_gpu: bool = option(False, "decompose on GPU targets too (not measured there)")
+
+    def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[AttentionPlan]]:
+        gpu = ctx.target is not None and not is_llvm_cpu(ctx.target)
+        for op in block.operations:
+            op = op.operation
+            if op.name != ATTENTION:
+                continue
+            key = structural_key("attention", h.op_signature(op))
+            candidate = Candidate.of(
+                key, op, "an attention",
+                lambda op=op: choose_block(match_attention(op), self.query_block), gain="time")
+            if not candidate.blocked and gpu and not self.on_gpu:
+                candidate.declined = GPU_RULE
+            yield candidate
+
+    def footprint(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> Footprint:
+        return Footprint.of(reads=[candidate.plan.op], writes=[candidate.plan.op])
+
+    def apply(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> str:
+        return decompose(candidate.plan)

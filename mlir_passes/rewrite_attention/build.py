@@ -1,0 +1,168 @@
+"""The decomposition: an attention as contractions, reductions and elementwise generics (the
+operations and types of IREE's own decomposition), for the whole query or, in a loop, one
+query block at a time."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from iree.compiler import ir
+from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
+from iree.compiler.dialects import arith, math, scf, tensor
+
+from iree_fusions.compiler import ir_build as b
+
+from .match import AttentionPlan
+
+Size = b.Size
+Body = Callable[[list[ir.Value]], ir.Value]
+
+
+def _generic(loops: list[int], inputs: list[tuple[ir.Value, list[int]]], init: ir.Value,
+             out_dims: list[int], reduced: set[int], body: Body) -> ir.Value:
+    """A one-result linalg.generic over `loops` (loop dims of the attention; the `reduced` ones
+    last, as IREE's contraction codegen expects): each input read at its dims, the init
+    written at `out_dims`;
+    `body(args)` builds the yielded value from the block arguments (inputs, then the init)."""
+    loops = [d for d in loops if d not in reduced] + [d for d in loops if d in reduced]
+    n = len(loops)
+    maps = [b.map_attr(n, [loops.index(d) for d in dims]) for _, dims in inputs]
+    maps.append(b.map_attr(n, [loops.index(d) for d in out_dims]))
+    values = [v for v, _ in inputs]
+    gen = b.new_generic(values, [init], maps,
+                        ["reduction" if d in reduced else "parallel" for d in loops])
+    block = b.append_body_block(gen, values + [init])
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([body(list(block.arguments))])
+    return gen.results[0]
+
+
+def _filled(sizes: list[Size], value: float) -> ir.Value:
+    f32 = ir.F32Type.get()
+    empty = tensor.EmptyOp(sizes, f32).result
+    scalar = arith.ConstantOp(f32, value).result
+    return b.first_result(b.linalg_builders().fill(scalar, outs=[empty]))
+
+
+LOG2E = 1.4426950408889634
+LOWEST_F32 = -3.4028234663852886e38
+
+
+def _convert(value: ir.Value, element: ir.Type) -> ir.Value:
+    """A float scalar converted to `element` (extended, truncated, or as it is)."""
+    if value.type == element:
+        return value
+    if ir.FloatType(value.type).width < ir.FloatType(element).width:
+        return arith.ExtFOp(element, value).result
+    return arith.TruncFOp(element, value).result
+
+
+def attention_values(plan: AttentionPlan, q: ir.Value, mask: ir.Value | None,
+                     size: dict[int, Size]) -> ir.Value:
+    """out = softmax(scale * q k^T + mask) v for the query `q` (the op's or a block of it),
+    every loop's size in `size`, with the operations and types of IREE's own decomposition
+    of the op (online attention, one key tile), so that only the order of the sums differs:
+
+        q'[b, m, k1] = q * (scale * log2 e)                       (q's type; elementwise)
+        s[b, m, k2]  = sum_k1 q' * k                              (f32 contraction)
+        s'           = s + mask * log2 e                          (f32 elementwise)
+        mx[b, m]     = max_k2 s'                 (f32 reduction from the lowest finite f32)
+        p            = exp2(s' - mx);  l[b, m] = sum_k2 p         (f32)
+        o[b, m, n]   = (1 / l) * sum_k2 p' * v,  p' = p in v's type  (f32 contraction)
+
+    the result in the output's type. A fully masked row is 0 * (1 / 0) = NaN, as in IREE."""
+    roles, maps = plan.roles, plan.maps
+    rows = sorted(roles["batch"] + roles["m"])
+    scores = sorted(rows + roles["k2"])
+    k1, k2 = set(roles["k1"]), set(roles["k2"])
+    f32 = ir.F32Type.get()
+
+    def sizes(dims: list[int]) -> list[Size]:
+        return [size[d] for d in dims]
+
+    def element(value: ir.Value) -> ir.Type:
+        return ir.RankedTensorType(value.type).element_type
+
+    def add(a, c):
+        return arith.AddFOp(a, c).result
+
+    def mul(a, c):
+        return arith.MulFOp(a, c).result
+
+    log2e = arith.ConstantOp(f32, LOG2E).result
+    q_scale = mul(_convert(plan.scale, f32), log2e)  # in q's type inside the body (no f16
+    q_dims = maps["q"]                                 # scalar on the host: the VM has none)
+    q = _generic(sorted(q_dims), [(q, q_dims)], tensor.EmptyOp(sizes(q_dims), element(q)).result,
+                 q_dims, set(), lambda a: mul(a[0], _convert(q_scale, a[0].type)))
+    s = _generic(scores + roles["k1"], [(q, q_dims), (plan.k, maps["k"])],
+                 _filled(sizes(scores), 0.0), scores, k1,
+                 lambda a: add(mul(_convert(a[0], f32), _convert(a[1], f32)), a[2]))
+    empty = tensor.EmptyOp(sizes(scores), f32).result
+    if mask is not None:
+        s = _generic(scores, [(s, scores), (mask, maps["mask"])], empty, scores, set(),
+                     lambda a: add(a[0], mul(_convert(a[1], f32), log2e)))
+    mx = _generic(scores, [(s, scores)], _filled(sizes(rows), LOWEST_F32), rows, k2,
+                  lambda a: arith.MaximumFOp(a[0], a[1]).result)
+    p = _generic(scores, [(s, scores), (mx, rows)], empty, scores, set(),
+                 lambda a: math.Exp2Op(arith.SubFOp(a[0], a[1]).result).result)
+    total = _generic(scores, [(p, scores)], _filled(sizes(rows), 0.0), rows, k2,
+                     lambda a: add(a[0], a[1]))
+    v_type = element(plan.v)
+    p_v = _generic(scores, [(p, scores)], tensor.EmptyOp(sizes(scores), v_type).result, scores,
+                   set(), lambda a: _convert(a[0], v_type))
+    out_dims = maps["out"]
+    pv = _generic(sorted(rows + roles["k2"] + roles["n"]), [(p_v, scores), (plan.v, maps["v"])],
+                  _filled(sizes(out_dims), 0.0), out_dims, k2,
+                  lambda a: add(mul(_convert(a[0], f32), _convert(a[1], f32)), a[2]))
+    out_type = element(plan.out)
+    one = arith.ConstantOp(f32, 1.0).result
+    return _generic(sorted(out_dims), [(total, rows), (pv, out_dims)],
+                    tensor.EmptyOp(sizes(out_dims), out_type).result, out_dims, set(),
+                    lambda a: _convert(mul(arith.DivFOp(one, a[0]).result, a[1]), out_type))
+
+
+def decompose(plan: AttentionPlan) -> str:
+    """Replaces the attention op by its decomposition, in query blocks when planned."""
+    op = plan.op
+    with op.location, ir.InsertionPoint(op):
+        size = {dim: b.size_of(getattr(plan, name), position)
+                for dim, (name, position) in plan.sizes().items()}
+        if plan.block is None:
+            result = attention_values(plan, plan.q, plan.mask, size)
+        else:
+            result = _in_query_blocks(plan, size)
+    op.results[0].replace_all_uses_with(result)
+    op.erase()
+    return (f"attention of {plan.q.type} -> contractions, reductions and elementwise generics"
+            + (f", {plan.block} query rows at a time" if plan.block else ""))
+
+
+def _in_query_blocks(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
+    """scf.for over the query loop `plan.block_dim` in steps of `plan.block` rows: each step
+    decomposes the attention of its rows (q and mask sliced) into the output's rows, so the
+    scores held at once are a block's, not the whole query's."""
+    dim, extent = plan.block_dim, size[plan.block_dim]
+    lower, step = b.index_const(0), b.index_const(plan.block)
+    upper = extent if isinstance(extent, ir.Value) else b.index_const(extent)
+    loop = scf.ForOp(lower, upper, step, [plan.out])
+    with ir.InsertionPoint(loop.body):
+        start = loop.induction_variable
+        rows = arith.MinSIOp(arith.SubIOp(upper, start).result, step).result
+        inner = dict(size)
+        inner[dim] = rows
+
+        def block_of(value: ir.Value, dims: list[int]) -> ir.Value:
+            offsets: list[Size] = [start if d == dim else 0 for d in dims]
+            return b.extract_slice(value, offsets, [inner[d] for d in dims])
+
+        q = block_of(plan.q, plan.maps["q"])
+        mask = plan.mask
+        if mask is not None and dim in plan.maps["mask"]:
+            mask = block_of(mask, plan.maps["mask"])
+        rows_out = attention_values(plan, q, mask, inner)
+        out_dims = plan.maps["out"]
+        acc = loop.inner_iter_args[0]
+        written = b.insert_slice(rows_out, acc, [start if d == dim else 0 for d in out_dims],
+                                 [inner[d] for d in out_dims])
+        scf.YieldOp([written])
+    return loop.results[0]

@@ -1,0 +1,118 @@
+"""Which `iree_linalg_ext.attention` ops the pass decomposes: the roles of their loops (from
+the indexing maps), their operands, and the checks that fail (NoMatch reasons)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir
+
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.protocol import NoMatch
+
+ATTENTION = "iree_linalg_ext.attention"
+ROLES = ("batch", "m", "k1", "k2", "n")
+
+
+@dataclass
+class AttentionPlan:
+    """One attention: out[batch, m, n] = softmax_k2(scale * sum_k1 q[batch, m, k1] *
+    k[batch, k2, k1] + mask[batch, m, k2]) @ v[batch, k2, n], in the op's own loops.
+
+    `roles`: the loop dims of each role, in loop order; `maps`: the operands' maps (loop dim
+    positions per operand dim); `block`: the query rows per step of a loop over the query
+    blocks (None: the whole query at once) and `block_dim` the m loop it steps over."""
+
+    op: ir.Operation
+    q: ir.Value
+    k: ir.Value
+    v: ir.Value
+    scale: ir.Value
+    mask: ir.Value | None
+    out: ir.Value
+    roles: dict[str, list[int]]
+    maps: dict[str, list[int]]
+    block: int | None = None
+    block_dim: int | None = None
+
+    def sizes(self) -> dict[int, tuple[str, int]]:
+        """Loop dim -> (operand, its dim) giving that loop's size."""
+        found: dict[int, tuple[str, int]] = {}
+        for name in ("q", "k", "v", "out"):
+            for position, dim in enumerate(self.maps[name]):
+                found.setdefault(dim, (name, position))
+        return found
+
+
+def _dims(amap: ir.AffineMap) -> list[int]:
+    """Loop positions of a projected-permutation map's results; NoMatch otherwise."""
+    dims = []
+    for expr in amap.results:
+        if not isinstance(expr, ir.AffineDimExpr):
+            raise NoMatch(f"an indexing map that is not a projection ({amap})")
+        dims.append(expr.position)
+    if len(set(dims)) != len(dims):
+        raise NoMatch(f"an indexing map that repeats a loop ({amap})")
+    return dims
+
+
+def _score_is_identity(op: ir.Operation) -> bool:
+    """The score region yields its argument unchanged (no score modification)."""
+    block = op.regions[0].blocks[0]
+    ops = list(block.operations)
+    return len(ops) == 1 and len(block.arguments) == 1 and \
+        list(ops[0].operands) == [block.arguments[0]]
+
+
+def match_attention(op: ir.Operation) -> AttentionPlan:
+    """The op as an AttentionPlan (no query blocks), or NoMatch at the check that fails."""
+    operands = list(op.operands)
+    maps = h.indexing_maps(op)
+    if len(operands) not in (5, 6) or len(maps) != len(operands) or len(op.results) != 1:
+        raise NoMatch("an attention with other operands than q, k, v, scale, [mask], out")
+    names = ["q", "k", "v", "scale"] + (["mask"] if len(operands) == 6 else []) + ["out"]
+    values = dict(zip(names, operands))
+    if not _score_is_identity(op):
+        raise NoMatch("a score modification region (only the plain score is decomposed)")
+    if not isinstance(values["scale"].type, ir.FloatType):
+        raise NoMatch("a scale that is not a float scalar")
+    for name in ("q", "k", "v", "out") + (("mask",) if "mask" in values else ()):
+        t = h.tensor_type(values[name])
+        if t is None or not isinstance(t.element_type, ir.FloatType):
+            raise NoMatch(f"a {name} that is not a float tensor"
+                          + (" (a boolean mask)" if name == "mask" else ""))
+    dims = {name: _dims(m) for name, m in zip(names, maps)}
+    if dims["scale"]:
+        raise NoMatch("a scale that is not a scalar")
+    q, k, v, o = (set(dims[n]) for n in ("q", "k", "v", "out"))
+    batch = q & k & v & o
+    roles = {"batch": batch, "m": (q & o) - batch, "k1": (q & k) - batch,
+             "k2": (k & v) - batch, "n": (v & o) - batch}
+    every = set(range(maps[0].n_dims))
+    if set().union(*roles.values()) != every or sum(map(len, roles.values())) != len(every):
+        raise NoMatch("loops that are not batch, query, head-dim, key or value loops")
+    if not roles["k1"] or not roles["k2"] or not roles["n"]:
+        raise NoMatch("an attention without a head-dim, key or value loop")
+    if q - batch - roles["m"] - roles["k1"] or k - batch - roles["k2"] - roles["k1"] or \
+            v - batch - roles["k2"] - roles["n"] or o - batch - roles["m"] - roles["n"]:
+        raise NoMatch("an operand indexed by a loop of another role")
+    if "mask" in dims and set(dims["mask"]) - batch - roles["m"] - roles["k2"]:
+        raise NoMatch("a mask indexed by a head-dim or value loop")
+    return AttentionPlan(op, values["q"], values["k"], values["v"], values["scale"],
+                         values.get("mask"), values["out"],
+                         {role: sorted(roles[role]) for role in ROLES}, dims)
+
+
+def choose_block(plan: AttentionPlan, block: int) -> AttentionPlan:
+    """Query blocks of `block` rows over the outermost query loop whose size is dynamic or
+    larger than a block (prefill's tokens); none for decode's single row or small queries."""
+    if block <= 0:
+        return plan
+    sizes = plan.sizes()
+    for dim in plan.roles["m"]:
+        operand, position = sizes[dim]
+        extent = ir.RankedTensorType(getattr(plan, operand).type).shape[position]
+        if ir.ShapedType.is_dynamic_size(extent) or extent > block:
+            plan.block, plan.block_dim = block, dim
+            break
+    return plan

@@ -1,0 +1,145 @@
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention | filecheck %s
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention -verify-diagnostics -o /dev/null
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
+// query-block=0: every query row at once (IREE's decomposition's form), no loop.
+// RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-attention{query-block=0}' | filecheck %s --check-prefix=WHOLE
+// On a GPU target the pass declines (not measured there); on llvm-cpu it decomposes.
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=cuda:sm_80 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=GPU
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:znver3 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=CPU
+// GPU: [rewrite-attention] 0 change(s), 1 skipped
+// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: not measured on a GPU
+// GPU: [rewrite-attention] 0 change(s), 1 skipped
+// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: not measured on a GPU
+// CPU: [rewrite-attention] 1 change(s), 0 skipped
+// CPU: [rewrite-attention] 1 change(s), 0 skipped
+
+// Prefill (sharktank's paged Llama at global-optimization): q and k [B*H, S, d], v transposed
+// [B*H, d, S], an additive f16 mask [B*H, S, S], S dynamic. A loop over blocks of 64 query
+// rows; each block: q scaled by scale * log2(e) in f16, the f32 scores of its rows against
+// every key, the mask times log2(e) added, max from the lowest finite f32, exp2, the sum,
+// the probabilities in v's type, p @ v in f32, times 1 / sum, in f16, written at the block.
+// CHECK-DAG: #[[ID3:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[QMAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
+// CHECK-DAG: #[[KMAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>
+// CHECK-DAG: #[[SMAP:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: util.func public @prefill
+// CHECK-SAME: (%[[Q:.+]]: tensor<32x?x32xf16>, %[[K:.+]]: tensor<32x?x32xf16>, %[[V:.+]]: tensor<32x32x?xf16>, %[[MASK:.+]]: tensor<32x?x?xf16>)
+// CHECK-NOT: iree_linalg_ext.attention
+// CHECK: tensor.dim %[[Q]]
+// CHECK: %[[ROWS:.+]] = tensor.dim %[[Q]], %{{.+}} : tensor<32x?x32xf16>
+// CHECK: %[[KEYS:.+]] = tensor.dim %[[K]], %{{.+}} : tensor<32x?x32xf16>
+// CHECK: %[[STEP:.+]] = arith.constant 64 : index
+// CHECK: %[[OUT:.+]] = scf.for %[[I:.+]] = %{{.+}} to %[[ROWS]] step %[[STEP]] iter_args(%[[ACC:.+]] = %{{.+}}) -> (tensor<32x?x32xf16>)
+// CHECK: %[[LEFT:.+]] = arith.subi %[[ROWS]], %[[I]] : index
+// CHECK: %[[N:.+]] = arith.minsi %[[LEFT]], %[[STEP]] : index
+// CHECK: %[[QB:.+]] = tensor.extract_slice %[[Q]][0, %[[I]], 0] [32, %[[N]], 32] [1, 1, 1]
+// CHECK: %[[MB:.+]] = tensor.extract_slice %[[MASK]][0, %[[I]], 0] [32, %[[N]], %[[KEYS]]] [1, 1, 1]
+// CHECK: %[[QS:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[QB]] : tensor<32x?x32xf16>)
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+// CHECK: %[[S:.+]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[KMAP]], #[[SMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[QS]], %[[K]] : tensor<32x?x32xf16>, tensor<32x?x32xf16>) outs(%{{.+}} : tensor<32x?x?xf32>)
+// CHECK: %[[SM:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ID3]], #[[ID3]]], {{.+}} ins(%[[S]], %[[MB]] : tensor<32x?x?xf32>, tensor<32x?x?xf16>)
+// CHECK: %[[LOWEST:.+]] = arith.constant -3.40282347E+38 : f32
+// CHECK: %[[MXI:.+]] = linalg.fill ins(%[[LOWEST]] : f32)
+// CHECK: %[[MX:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ROW]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[SM]] : tensor<32x?x?xf32>) outs(%[[MXI]] : tensor<32x?xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[P:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ROW]], #[[ID3]]], {{.+}} ins(%[[SM]], %[[MX]] : tensor<32x?x?xf32>, tensor<32x?xf32>)
+// CHECK: math.exp2
+// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ROW]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[P]] : tensor<32x?x?xf32>)
+// CHECK: %[[P16:.+]] = linalg.generic {{.+}} ins(%[[P]] : tensor<32x?x?xf32>) outs(%{{.+}} : tensor<32x?x?xf16>)
+// CHECK: %[[PV:.+]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[KMAP]], #[[SMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[P16]], %[[V]] : tensor<32x?x?xf16>, tensor<32x32x?xf16>) outs(%{{.+}} : tensor<32x?x32xf32>)
+// CHECK: %[[OB:.+]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ID3]], #[[ID3]]], {{.+}} ins(%[[SUM]], %[[PV]] : tensor<32x?xf32>, tensor<32x?x32xf32>) outs(%{{.+}} : tensor<32x?x32xf16>)
+// CHECK: arith.divf
+// CHECK: %[[W:.+]] = tensor.insert_slice %[[OB]] into %[[ACC]][0, %[[I]], 0] [32, %[[N]], 32] [1, 1, 1]
+// CHECK: scf.yield %[[W]]
+// CHECK: util.return %[[OUT]]
+// WHOLE-LABEL: util.func public @prefill
+// WHOLE-NOT: scf.for
+// WHOLE-NOT: tensor.extract_slice
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?x?xf32>)
+// WHOLE: util.return
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 64 query rows at a time
+util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
+  %scale = arith.constant 0.17677669 : f32
+  %e = tensor.empty(%m) : tensor<32x?x32xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 64 query rows at a time"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<32x?x32xf16>
+  util.return %o : tensor<32x?x32xf16>
+}
+
+// -----
+
+// Decode: one query row per sequence (no query loop in the op): q [B*H, d], mask [B*H, keys].
+// Decomposed whole: the scores are one row per head.
+// CHECK-DAG: #[[DQ:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[DK:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-DAG: #[[DS:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: util.func public @decode
+// CHECK-SAME: (%[[Q:.+]]: tensor<32x32xf16>, %[[K:.+]]: tensor<32x?x32xf16>, %[[V:.+]]: tensor<32x32x?xf16>, %[[MASK:.+]]: tensor<32x?xf16>)
+// CHECK-NOT: scf.for
+// CHECK: %[[QS:.+]] = linalg.generic {{.+}} ins(%[[Q]] : tensor<32x32xf16>)
+// CHECK: %[[S:.+]] = linalg.generic {indexing_maps = [#[[DQ]], #[[DK]], #[[DS]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[QS]], %[[K]] : tensor<32x32xf16>, tensor<32x?x32xf16>) outs(%{{.+}} : tensor<32x?xf32>)
+// CHECK: linalg.generic {{.+}} ins(%[[S]], %[[MASK]] : tensor<32x?xf32>, tensor<32x?xf16>)
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[V]] : tensor<32x?xf16>, tensor<32x32x?xf16>) outs(%{{.+}} : tensor<32x32xf32>)
+// CHECK: %[[O:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<32x32xf16>)
+// CHECK: util.return %[[O]] : tensor<32x32xf16>
+// WHOLE-LABEL: util.func public @decode
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?xf32>)
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
+util.func public @decode(%q: tensor<32x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?xf16>) -> tensor<32x32xf16> {
+  %scale = arith.constant 0.17677669 : f32
+  %e = tensor.empty() : tensor<32x32xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?xf16>) outs(%e : tensor<32x32xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<32x32xf16>
+  util.return %o : tensor<32x32xf16>
+}
+
+// -----
+
+// Left alone: a score modification (a soft cap) in the region.
+// CHECK-LABEL: util.func public @score_modified
+// CHECK: iree_linalg_ext.attention
+// REPORT: [rewrite-attention] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a score modification region (only the plain score is decomposed)
+util.func public @score_modified(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>, %v: tensor<8x16x32xf16>) -> tensor<8x16x32xf16> {
+  %scale = arith.constant 0.17677669 : f32
+  %cap = arith.constant 30.0 : f32
+  %e = tensor.empty() : tensor<8x16x32xf16>
+  // expected-remark@below {{[Missed] skipped | Category:rewrite-attention | Remark="a score modification region (only the plain score is decomposed)"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale : tensor<8x16x32xf16>, tensor<8x16x32xf16>, tensor<8x16x32xf16>, f32) outs(%e : tensor<8x16x32xf16>) {
+  ^bb0(%s: f32):
+    %c = arith.minimumf %s, %cap : f32
+    iree_linalg_ext.yield %c : f32
+  } -> tensor<8x16x32xf16>
+  util.return %o : tensor<8x16x32xf16>
+}
+
+// -----
+
+// Left alone: a boolean mask.
+// CHECK-LABEL: util.func public @boolean_mask
+// CHECK: iree_linalg_ext.attention
+// REPORT: [rewrite-attention] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a mask that is not a float tensor (a boolean mask)
+util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>, %v: tensor<8x16x32xf16>, %mask: tensor<8x16x16xi1>) -> tensor<8x16x32xf16> {
+  %scale = arith.constant 0.17677669 : f32
+  %e = tensor.empty() : tensor<8x16x32xf16>
+  // expected-remark@below {{[Missed] skipped | Category:rewrite-attention | Remark="a mask that is not a float tensor (a boolean mask)"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<8x16x32xf16>, tensor<8x16x32xf16>, tensor<8x16x32xf16>, f32, tensor<8x16x16xi1>) outs(%e : tensor<8x16x32xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<8x16x32xf16>
+  util.return %o : tensor<8x16x32xf16>
+}

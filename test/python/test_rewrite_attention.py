@@ -1,0 +1,106 @@
+"""rewrite-attention: the decomposed attention (query blocks in prefill) against stock IREE's
+fused op, compiled and run on the lit cases at sizes around the query block (63, 64, 65, 100
+rows: a partial block, a full one, one more row) and key counts around a page (31, 32, 33):
+the same NaN and infinity pattern (a fully masked row, NaN and infinity in q, k and v), and
+every finite output within the bound derived in docs/testing.md (`attention_bound`): the
+same operations in the same types, only the order of the f32 sums differs (and stock's
+online softmax rescales per key tile)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from iree_fusions.harness import api
+from support import passes
+
+PASS = "rewrite-attention"
+U16, U32 = 2.0 ** -11, 2.0 ** -24  # unit roundoffs
+
+
+def gamma(n: int, u: float = U32) -> float:
+    return n * u / (1 - n * u)
+
+
+def ulp16(x: np.ndarray) -> np.ndarray:
+    """The spacing of f16 numbers at |x| (subnormals: 2^-24)."""
+    x = np.abs(x.astype(np.float32))
+    exponent = np.floor(np.log2(np.maximum(x, 2.0 ** -14)))
+    return 2.0 ** (exponent - 10)
+
+
+def attention_bound(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
+                    stock: np.ndarray) -> np.ndarray:
+    """|plugin - stock| per output element, for q [B, M, d], k [B, N, d], v [B, d, N] (v
+    transposed, as sharktank's export gives it):
+
+      scores: both sides sum d f32 terms of the same f16 q' = q * scale * log2 e and k, in
+        any order: |ds| <= A = gamma(d) * max_j sum_i |q'_i k_ji|; the max moves by <= A, so
+        exp2(s - max) moves by a relative 2 ln2 A, and stock's rescaling between key tiles
+        adds <= 4 u32: e_p;
+      p' = p in f16: a relative e_p + 2 u16 (a value near a rounding boundary may round the
+        other way);
+      l = sum p and sum p' v over N keys in f32, any order: gamma(N) each;
+      o = (1 / l) * sum p' v, then f16: |do| <= max_j |v_j| (e_p + 2 u16 + e_p +
+        2 gamma(N) + 4 u32) (1 + u16) + one f16 ulp of |o| (rounding either way).
+    """
+    d, n = q.shape[-1], k.shape[-2]
+    q_scaled = (q.astype(np.float32) * np.float16(scale * math.log2(math.e))).astype(np.float16)
+    a = gamma(d) * np.einsum("bmi,bji->bmj", np.abs(q_scaled.astype(np.float64)),
+                             np.abs(k.astype(np.float64))).max(-1)
+    e_p = 2 * math.log(2) * a + 4 * U32
+    v_max = np.abs(v.astype(np.float64)).max(-1)  # [B, d]
+    relative = (2 * e_p + 2 * U16 + 2 * gamma(n) + 4 * U32) * (1 + U16)
+    return v_max[:, None, :] * relative[..., None] + ulp16(stock)
+
+
+def _inputs(rows: int, keys: int, decode: bool, seed: int) -> list[np.ndarray]:
+    """q, k, v and a causal mask (0 / -inf) with a fully masked row, NaN and infinities."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((32, rows, 32)).astype(np.float16)
+    k = rng.standard_normal((32, keys, 32)).astype(np.float16)
+    v = rng.standard_normal((32, 32, keys)).astype(np.float16)
+    mask = np.triu(np.full((rows, keys), -np.inf, np.float16), 1 + keys - rows)[None]
+    mask = np.repeat(mask, 32, 0)
+    mask[3, rows // 2, :] = -np.inf  # a padding row: nothing to attend to
+    q[1, 0, 5], k[2, keys - 1, 0], v[4, 7, 0], q[5, rows - 1, 1] = np.nan, np.inf, -np.inf, np.inf
+    if decode:
+        return [q[:, 0, :], k, v, mask[:, -1, :]]
+    return [q, k, v, mask]
+
+
+def _compiled(name: str) -> tuple[bytes, bytes]:
+    text = passes.lit_cases(PASS)[name]
+    stock = api.compile_str(text, stock=True).output
+    plugin = api.compile_str(text, fusions=PASS)
+    assert [c.what for p in plugin.passes for c in p.changes], plugin.reports
+    return stock, plugin.output
+
+
+@pytest.mark.parametrize("name, sizes", [
+    ("prefill", [(63, 63), (64, 64), (65, 65), (100, 100), (1, 33)]),
+    ("decode", [(1, 31), (1, 32), (1, 33), (1, 100)]),
+])
+def test_decomposition_matches_stock_within_bound(name, sizes):
+    stock_vmfb, plugin_vmfb = _compiled(name)
+    for i, (rows, keys) in enumerate(sizes):
+        inputs = _inputs(rows, keys, name == "decode", seed=i)
+        (stock,) = api.run(stock_vmfb, inputs, function=name)
+        (plugin,) = api.run(plugin_vmfb, inputs, function=name)
+        assert np.array_equal(np.isnan(stock), np.isnan(plugin)), (rows, keys)
+        assert np.array_equal(np.isinf(stock), np.isinf(plugin)), (rows, keys)
+        finite = np.isfinite(stock)
+        q, k, v = (x if x.ndim == 3 else x[:, None, :] for x in inputs[:3])
+        bound = attention_bound(q, k, v, 0.17677669, stock.reshape(q.shape[0], -1, 32))
+        diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64)).reshape(bound.shape)
+        fin = finite.reshape(bound.shape)
+        assert (diff[fin] <= bound[fin]).all(), (rows, keys, float(diff[fin].max()),
+                                                 float(bound[fin].min()))
+        assert np.isnan(stock[3, rows // 2] if name == "prefill" else stock[3]).all()
+
+
+def test_lit_cases_are_all_covered():
+    assert set(passes.lit_cases(PASS)) == {"prefill", "decode", "score_modified",
+                                           "boolean_mask"}
