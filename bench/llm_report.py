@@ -1,6 +1,7 @@
 """The report of `bench/llm_suite.py`: its results as markdown tables, worst row first (per
 function: dispatches, bit-identity, latency and verdict; per model: compile time, peak RSS,
-errors), then the notes and errors."""
+errors), with --profile the time per dispatch kind of each function (losers first), then the
+notes and errors."""
 
 from __future__ import annotations
 
@@ -54,8 +55,47 @@ def markdown(models: list[dict]) -> str:
         out.append(f"| {m['model']} | {comp} | {_n(m.get('compile_ratio'), '.3f')} | {rss} | "
                    f"{len(m['errors'])} |")
     for m in models:
+        for row in m["functions"]:
+            if row.get("profile", {}).get("rows"):
+                out += ["", *profile_markdown(row["profile"], m["model"], row["function"])]
+    for m in models:
         for n in m["notes"]:
             out.append(f"\n- {m['model']}: note: {n}")
         for e in m["errors"]:
             out.append(f"\n- {m['model']}: ERROR: {e}")
     return "\n".join(out) + "\n"
+
+
+def _us(v: float) -> str:
+    return "-" if not v else f"{v:.1f}"
+
+
+def _count(v: float) -> str:
+    return f"{v:g}" if v == int(v) else f"{v:.2f}"
+
+
+def profile_markdown(profile: dict, model: str, function: str) -> list[str]:
+    """The lines of one function's profile table (`profiling.profile_summary`: rows per
+    dispatch kind, per call, losers first; the sides' calls and mode)."""
+    rows = profile["rows"]
+    stock, plugin = profile.get("stock", {}), profile.get("plugin", {})
+    seq = f" at S={rows[0]['seq_len']}" if rows and rows[0].get("seq_len") else ""
+    out = [(f"Where the time goes, {model} {function}{seq}: per dispatch kind, us per call, "
+            f"losers first ({stock.get('calls', '-')} / {plugin.get('calls', '-')} calls, "
+            f"{stock.get('mode', '-')} on {stock.get('device', '-')})"), "",
+           ("| kind | dispatches stock / plugin | us per dispatch stock / plugin | us per call "
+            "stock / plugin | share stock / plugin | plugin - stock us | stock / plugin |"),
+           "|---|---|---|---|---|---|---|"]
+    for r in rows:
+        out.append(f"| {r['kind']} | {_count(r['count_stock'])} / {_count(r['count_plugin'])} | "
+                   f"{_us(r['us_per_call_stock'])} / {_us(r['us_per_call_plugin'])} | "
+                   f"{_us(r['total_us_stock'])} / {_us(r['total_us_plugin'])} | "
+                   f"{r['share_stock']:.0%} / {r['share_plugin']:.0%} | {r['delta_us']:+.1f} | "
+                   f"{_n(r.get('ratio'), '.2f')} |")
+    total = {side: sum(r[f"total_us_{side}"] for r in rows) for side in ("stock", "plugin")}
+    count = {side: sum(r[f"count_{side}"] for r in rows) for side in ("stock", "plugin")}
+    out.append(f"| all dispatches | {_count(count['stock'])} / {_count(count['plugin'])} | | "
+               f"{_us(total['stock'])} / {_us(total['plugin'])} | | "
+               f"{total['plugin'] - total['stock']:+.1f} | "
+               f"{total['stock'] / total['plugin'] if total['plugin'] else 0:.2f} |")
+    return out

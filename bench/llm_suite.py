@@ -18,7 +18,10 @@ Not part of the default tests (minutes per model). For each export folder in `--
    prefill at `--rss-seq-len` (512, or the export's longest sequence where it allows less);
 5. latency of prefill (at the first of `--seq-lens`) and decode, stock vs plugin alternating,
    with `benchmark.time_pair` (iree-benchmark-module, median repetition per round, more
-   rounds while unsettled) and its verdict.
+   rounds while unsettled) and its verdict;
+6. with `--profile`: where the time goes, per dispatch kind, stock vs plugin, for prefill and
+   decode at the latency's S: `--profile-calls` calls of each function a side under IREE's HAL
+   profiler (iree_fusions.harness.profiling; the report's last tables, `--profile-json`).
 
 Inputs come from the export's model.json: batch size, block stride, page size in elements,
 cache dtype, longest sequence. Rows of the batch get different lengths (S, S-1, S-17, S-40),
@@ -28,7 +31,7 @@ Usage (the project's venv: `python3 -m venv .venv && . .venv/bin/activate && pip
 '.[test,torch]'`):
 
     python bench/llm_suite.py --exports /work/llm/exports [--models toy-llama,...] \\
-        [--json out.json] [--markdown out.md]
+        [--json out.json] [--markdown out.md] [--profile [--profile-json rows.json]]
     python bench/llm_suite.py --exports /work/llm/exports --export    # export missing models first
 
 `--export` makes the exports with sharktank in its own venv (`--sk-venv`, created when
@@ -313,25 +316,35 @@ def _rss_probe(spec: str) -> None:
 # ------------------------------------------------------------------ latency
 
 
-def latency(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
-    """{function: `benchmark.time_pair` verdict} for prefill at `seq_len` and decode on
-    the cache that prefill wrote (stock's run; both sides' caches are checked identical
-    elsewhere). Repetitions per round: as many as fit in --round-seconds, at most
-    --repetitions, at least 1 (a 2-layer Llama-3-8B prefill takes seconds here)."""
+def input_files(export: Export, vmfbs: dict, seq_len: int, tmp: str) -> dict[str, list[str]]:
+    """{function: its inputs saved as .npy files} for prefill at `seq_len` and decode on the
+    cache that prefill wrote (stock's run; both sides' caches are checked identical
+    elsewhere)."""
     import numpy as np
-    from iree_fusions.runtime.benchmark import repetition_times_ms, time_pair
-    from iree_fusions.runtime.modules import parameter_flags
 
     inputs = llm_inputs(export, seq_len)
     prefilled = prefill_then_decode(vmfbs["stock"], export, seq_len)
     inputs[export.decode][-1] = prefilled[f"{export.prefill} cache"]
-    flags = parameter_flags(export.parameters)
     out = {}
     for fn in (export.prefill, export.decode):
-        paths = []
+        out[fn] = []
         for i, a in enumerate(inputs[fn]):
-            paths.append(os.path.join(tmp, f"{export.name}-{fn}-{i}.npy"))
-            np.save(paths[-1], a)
+            out[fn].append(os.path.join(tmp, f"{export.name}-{fn}-{i}.npy"))
+            np.save(out[fn][-1], a)
+    return out
+
+
+def latency(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
+    """{function: `benchmark.time_pair` verdict} for prefill at `seq_len` and decode on
+    the cache that prefill wrote (`input_files`). Repetitions per round: as many as fit in
+    --round-seconds, at most --repetitions, at least 1 (a 2-layer Llama-3-8B prefill takes
+    seconds here)."""
+    from iree_fusions.runtime.benchmark import repetition_times_ms, time_pair
+    from iree_fusions.runtime.modules import parameter_flags
+
+    flags = parameter_flags(export.parameters)
+    out = {}
+    for fn, paths in input_files(export, vmfbs, seq_len, tmp).items():
         one = statistics.median(repetition_times_ms(
             vmfbs["stock"], paths, function=fn, device=DEVICE, repetitions=1, extra_flags=flags))
         reps = max(1, min(args.repetitions, int(args.round_seconds * 1e3 / max(one, 1e-3))))
@@ -340,6 +353,23 @@ def latency(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
             rounds=args.rounds, repetitions=reps, extra_flags=flags,
             max_rounds=args.max_rounds, budget_s=args.budget)
         out[fn]["repetitions"] = reps
+    return out
+
+
+def profile(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
+    """{function: `profiling.profile_summary`}: --profile-calls calls of prefill at
+    `seq_len` and of decode (`input_files`) a side under IREE's HAL profiler, the time per
+    dispatch kind side by side, rows headed by model, function and seq_len."""
+    from iree_fusions.harness.profiling import profile_summary
+    from iree_fusions.runtime.modules import parameter_flags
+    from iree_fusions.runtime.profile import profile_pair
+
+    out = {}
+    for fn, paths in input_files(export, vmfbs, seq_len, tmp).items():
+        sides = profile_pair(vmfbs, paths, function=fn, device=DEVICE,
+                             calls=args.profile_calls, mode=args.profile_mode,
+                             extra_flags=parameter_flags(export.parameters))
+        out[fn] = profile_summary(sides, model=export.name, function=fn, seq_len=seq_len)
     return out
 
 
@@ -402,9 +432,9 @@ def bench_export(export: Export, args, tmp: str, log) -> dict:
             if rss:
                 model[f"{side}_peak_rss_mib"] = rss["peak_mib"]
                 model[f"{side}_before_rss_mib"] = rss["before_mib"]
+        lat_len = next((s for s in args.seq_lens if 2 * export.stride <= s <= export.max_seq),
+                       2 * export.stride)
         if args.rounds > 0:
-            lat_len = next((s for s in args.seq_lens if 2 * export.stride <= s <= export.max_seq),
-                           2 * export.stride)
             timed = step(f"latency at S={lat_len} ({args.rounds} rounds, up to "
                          f"{args.max_rounds})",
                          lambda: latency(export, vmfbs, lat_len, tmp, args))
@@ -413,6 +443,11 @@ def bench_export(export: Export, args, tmp: str, log) -> dict:
                 for key in ("stock_ms", "plugin_ms", "ratio", "ratio_low", "ratio_high",
                             "verdict", "rounds", "repetitions"):
                     fns[fn][key] = judged[key]
+        if args.profile:  # after the latency, in runs of its own
+            profiled = step(f"profile at S={lat_len} ({args.profile_calls} calls a side)",
+                            lambda: profile(export, vmfbs, lat_len, tmp, args))
+            for fn, summary in (profiled or {}).items():
+                fns[fn]["profile"] = summary
     model["functions"] = list(fns.values())
     return model
 
@@ -448,6 +483,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--repetitions", type=int, default=10, help="at most, per round")
     p.add_argument("--round-seconds", type=float, default=2.0,
                    help="repetitions per round: as many as take about this long")
+    from iree_fusions.harness.profiling import add_profile_arguments
+
+    add_profile_arguments(p, calls=5)
     p.add_argument("--json", help="write the results as JSON here")
     p.add_argument("--markdown", help="write the tables here too")
     p.add_argument("--rss-probe", help=argparse.SUPPRESS)
@@ -460,6 +498,7 @@ def main(argv=None) -> int:
         _rss_probe(args.rss_probe)
         return 0
     args.seq_lens = [int(s) for s in args.seq_lens.split(",") if s]
+    args.profile = args.profile or bool(args.profile_json)
     names = [n for n in args.models.split(",") if n]
     if args.export:
         os.makedirs(args.exports, exist_ok=True)
@@ -477,6 +516,10 @@ def main(argv=None) -> int:
             if args.json:  # after each model: a long run keeps what it has
                 with open(args.json, "w") as f:
                     json.dump(models, f, indent=1)
+    if args.profile_json:
+        with open(args.profile_json, "w") as f:
+            json.dump([row for m in models for fn in m["functions"]
+                       for row in fn.get("profile", {}).get("rows", [])], f, indent=1)
     text = markdown(models)
     print(text)
     if args.markdown:

@@ -5,6 +5,7 @@
     iree-fusions-bench --from DIR [--device cuda]             # run a bundle: runtime only
     iree-fusions-bench ... --plot FILE.png                    # dispatches and latency, drawn
     iree-fusions-bench dlrm-b8 --form params                  # weights in an .irpa file
+    iree-fusions-bench MODEL --profile [--profile-json FILE]  # time per dispatch kind
     iree-fusions-bench model.mlirbc --parameters=model=w.irpa --flag=--iree-input-type=torch
 
 For each model: compile with plain iree-compile and with iree-fusions-compile (same flags),
@@ -28,6 +29,9 @@ benchmarked on random inputs, its external weights read from `--parameters [SCOP
 reference outputs, parameter files, manifest.json, run_bundle.py); `--from DIR` runs one with
 nothing but numpy and iree.runtime (that path imports neither iree.compiler nor torch).
 
+`--profile` then runs IREE's HAL profiler on both builds (harness/profiling.py) and prints
+the time per dispatch kind, stock vs plugin, losers first.
+
 `--tune` tunes each model in the form benchmarked (`--form`), dynamic dims at `--size` sizes
 (default: the example's size, half and double it), with the `--parameters` files, into
 `--tune-dir` (iree-fusions-tune), then compiles the plugin with those decisions.
@@ -47,7 +51,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
 from ..compiler.files import OutputError, check_output, write_file
-from ..harness import api
+from ..harness import api, profiling
 from ..harness.timing import TimingOptions, compare_latency, save_input_files
 from ..runtime import machine, table
 from ..runtime.benchmark import load_times_ms, resident_mib
@@ -112,6 +116,8 @@ class Row:
     stock_compile_s: float | None = None
     plugin_compile_s: float | None = None
     plugin_passes_s: float | None = None
+    # --profile: the time per dispatch kind, stock vs plugin (profiling.profile_summary).
+    profile: dict | None = None
 
 
 def _compile_all(path: str, model_flags: list[str], fusions: str, args, decisions: str | None
@@ -230,6 +236,14 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
                                timing, function=artifact.function, device=args.device)
         for key, value in timing_fields(pair.judged(args.margin)).items():
             setattr(row, key, value)
+    if args.profile:  # after the timing, in runs of its own: its cost stays out of the ms
+        progress.note(f"{model.name}: profiling {args.profile_calls} calls a side")
+        row.profile = profiling.profile_builds(
+            outs["stock"].output, outs["plugin"].output, artifact.inputs,
+            function=artifact.function, device=args.device, calls=args.profile_calls,
+            mode=args.profile_mode,
+            extra_flags=[*args.runtime_flag, *parameter_flags(parameters)],
+            model=row_label(asdict(row)))
     return row
 
 
@@ -312,6 +326,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE.png",
                    help="draw dispatches and latency, stock vs plugin, per model (matplotlib: "
                         "pip install 'iree-fusions[plot]')")
+    profiling.add_profile_arguments(p)
     p.add_argument("--jobs", type=int, default=2, help="parallel compiles")
     p.add_argument("--json", help="write the rows as JSON to this file (- for stdout)")
     p.add_argument("--list", action="store_true", help="list the models and exit")
@@ -328,7 +343,15 @@ def _finish(rows: list[dict], args, title: str) -> int:
         except OutputError as e:
             print(f"{PROG}: error: {e}", file=sys.stderr)
             return 2
-    if args.plot:
+    if args.profile:  # the profile tables after the usual output; --plot draws the profile
+        try:
+            profiling.report_profiles(rows, args.profile_json, args.plot, title)
+        except (OutputError, profiling.ProfilePlotError) as e:
+            print(f"{PROG}: error: {e}", file=sys.stderr)
+            return 2
+        if args.plot:
+            print(f"{PROG}: profile plot written to {args.plot}", file=sys.stderr)
+    elif args.plot:
         from .plot import PlotError, plot_rows
 
         try:
@@ -343,7 +366,7 @@ def _finish(rows: list[dict], args, title: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:  # outputs that cannot be written fail now, not after the work
-        for path in (args.json, args.plot):
+        for path in (args.json, args.plot, args.profile_json):
             if path:
                 check_output(path)
     except OutputError as e:
@@ -353,6 +376,14 @@ def main(argv: list[str] | None = None) -> int:
         args.parameter_files = parse_parameters(args.parameters)
     except ValueError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
+        return 2
+    args.profile = args.profile or bool(args.profile_json)
+    if args.profile and (args.from_dir or args.export or args.compile_only):
+        print(f"{PROG}: error: --profile runs both builds here: it cannot be combined with "
+              "--from, --export or --compile-only", file=sys.stderr)
+        return 2
+    if args.profile_calls < 1:
+        print(f"{PROG}: error: --profile-calls must be at least 1", file=sys.stderr)
         return 2
     if args.from_dir:
         if args.export or args.tune or args.list:
