@@ -26,10 +26,14 @@ multi-result contraction was slower than the separate matmuls it replaces (shark
 Llama, 7 alternating rounds: decode 10.98 vs 9.64 ms, prefill of 128 tokens 166 vs 146 ms);
 GPU targets merge (not measured: no GPU was lent when it was written; tune on the device).
 
-Left alone, with the reason: contractions whose epilogues are not one-input elementwise
-generics of the same kind (a bias add reads a second tensor: merged, it would stay a dispatch
-of its own), whose inits are not fills of one scalar, or whose weights are computed after the
-first of them. Q (N = 256) and K/V (N = 64) differ in width and stay apart.
+Left alone, with the reason: contractions whose result has another user than its epilogue,
+whose epilogues are not one-input elementwise generics of the same kind (a bias add reads a
+second tensor: merged, it would stay a dispatch of its own) or permute or broadcast, whose
+inits are not fills of one scalar; and, as the merged ops are built before the first
+contraction with new, empty epilogue inits (the checks of `compiler/invariants.py`), groups
+whose weights, or a value an epilogue's body captures (a scale `tensor.extract`ed between
+them), are defined after the first contraction, and groups whose epilogues read their init (a
+residual added through `outs`). Q (N = 256) and K/V (N = 64) differ in width and stay apart.
 """
 
 from __future__ import annotations
@@ -43,6 +47,8 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.invariants import (captured_values, check_defined_before,
+                                              check_init_unread)
 from iree_fusions.compiler.ir_helpers import (
     ARITH_CONSTANT, LINALG_FILL, LINALG_MATMUL, TENSOR_EMPTY
 )
@@ -53,6 +59,10 @@ from iree_fusions.compiler.target import is_llvm_cpu
 
 SURE = ("IREE makes each contraction the root of a dispatch of its own; one multi-result "
         "contraction with its fused epilogue is one dispatch")
+
+
+# Where the merged contraction and epilogue are built (the reasons' "after <WHERE>").
+WHERE = "the first contraction"
 
 
 CPU_RULE = ("on llvm-cpu a multi-result contraction measured slower than its matmuls "
@@ -106,14 +116,18 @@ def plan_group(members: list[ir.Operation], positions: dict[ir.Operation, int]
         scalars.append(fill.operands[0])
     if len({_scalar_fact(scalar) for scalar in scalars}) != 1:
         raise NoMatch("inits filled with different scalars")
+    # The merged ops go before the first contraction: what they use must exist there.
     first = positions[members[0]]
-    for op in members[1:]:
-        weight = h.defining_op(op.operands[1])
-        if weight is not None and weight in positions and positions[weight] > first:
-            raise NoMatch("a weight computed after the first sibling")
+    check_defined_before([op.operands[1] for op in members[1:]], first, positions,
+                         "a weight", WHERE)
     epilogues = [_epilogue(op) for op in members]
     if len({(tuple(h.body_op_names(e)), str(e.results[0].type)) for e in epilogues}) != 1:
         raise NoMatch("epilogues of different kinds")
+    for epi in epilogues:  # the merged epilogue's inits are new tensor.empty ops
+        check_init_unread(epi, "an epilogue")
+    for op in members + epilogues:
+        check_defined_before(captured_values(op), first, positions,
+                             f"a value the body of {op.name} captures", WHERE)
     return SiblingGroup(members, epilogues, scalars[0])
 
 

@@ -29,8 +29,12 @@ Left alone, with the reason: groups whose ends are separated by a contraction, a
 or an attention (the merged results would stay live across it); ends that read the result of
 a contraction or reduction (IREE fuses such an end into that producer's dispatch: merged,
 it would be a dispatch of its own); generics read by anything but scatters, returns and
-other ends of the group with the same loops (IREE fuses those into their reader); chains
-that need an op with side effects (a bounds assert) from between the ends.
+other ends of the group with the same loops (IREE fuses those into their reader), and
+generics whose body reads their init (the merged generic drops the inits of generics that
+are no end); chains that need an op with side effects (a bounds assert), or one that does
+not move (a `tensor.extract`), from between the ends; groups whose merged generic or moved
+ops would use a value defined after the first generic of the group, where they go (a
+group's result as another generic's init: the checks of `compiler/invariants.py`).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.invariants import captured_values, check_defined_before, reads_init
 from iree_fusions.compiler.ir_helpers import (
     ARITH_CONSTANT, LINALG_FILL, LINALG_GENERIC, RESHAPES, TENSOR_CAST, TENSOR_DIM,
     TENSOR_EMPTY
@@ -82,12 +87,6 @@ def _has_side_effects(op: ir.Operation) -> bool:
     return any(inner.name.startswith("cf.") for inner in h.walk_ops(op))
 
 
-def _captured(op: ir.Operation) -> list[ir.Value]:
-    """Values a generic's body uses that are defined outside it."""
-    return [v for inner in h.walk_ops(op) for v in inner.operands
-            if not h.defined_inside(v, op)]
-
-
 def _through_reshapes(value: ir.Value) -> Iterator[ir.Operation]:
     """The readers of `value`, looking through reshapes and casts."""
     for user in h.users(value):
@@ -103,7 +102,7 @@ def _shape_ok(op: ir.Operation) -> bool:
     out_map = h.indexing_maps(op)[-1]
     if out_map != ir.AffineMap.get_identity(out_map.n_dims) or _has_side_effects(op):
         return False
-    return not list(h.body_block(op).arguments[-1].uses)
+    return not reads_init(op)  # a member that is no end has its init dropped
 
 
 def _reads_with_identity(reader: ir.Operation, value: ir.Value) -> bool:
@@ -170,6 +169,8 @@ def block_facts(block: ir.Block) -> BlockFacts:
     return facts
 
 
+# Where the merged generic is built (the reasons' "after <WHERE>").
+WHERE = "the first generic of the group"
 SPLIT = "a contraction, reduction or attention lies between it and the chain end before"
 
 
@@ -220,7 +221,7 @@ def plan_group(members: list[ir.Operation], facts: BlockFacts) -> SiblingGeneric
         raise NoMatch("one chain end: IREE fuses the chain into one dispatch already")
     first = facts.positions[members[0]]
     moved: set[ir.Operation] = set()
-    work = [v for op in members[1:] for v in list(op.operands) + _captured(op)]
+    work = [v for op in members[1:] for v in list(op.operands) + captured_values(op)]
     while work:
         producer = h.defining_op(work.pop())
         if producer is None or producer in member_set or producer in moved:
@@ -235,10 +236,21 @@ def plan_group(members: list[ir.Operation], facts: BlockFacts) -> SiblingGeneric
         moved.add(producer)
         work += list(producer.operands)
         if producer.regions:
-            work += _captured(producer)
+            work += captured_values(producer)
     if any(h.defining_op(v) in member_set for op in moved for v in op.operands):
         raise NoMatch("a later chain reads a chain end through another op")
-    return SiblingGenerics(members, ends, sorted(moved, key=facts.positions.__getitem__))
+    # The merged generic goes before the first member, after the moved ops: what it and the
+    # moved ops use must exist there (a member's result only as another member's input).
+    operands = [v for op in members for v in h.dps_inputs(op)
+                if h.defining_op(v) not in member_set]
+    operands += [h.dps_inits(op)[0] for op in ends]
+    check_defined_before(operands, first, facts.positions, "an operand of the merged generic",
+                         WHERE, moved)
+    in_order = sorted(moved, key=facts.positions.__getitem__)
+    for op in members + in_order:
+        check_defined_before(captured_values(op), first, facts.positions,
+                             f"a value the body of {op.name} captures", WHERE, moved)
+    return SiblingGenerics(members, ends, in_order)
 
 
 def merge_group(group: SiblingGenerics) -> str:
