@@ -28,18 +28,23 @@ Through a reshape (prefill):
     (the reader loads [0, 0, 0, 0, 1] [4, %p, 32, 8, 16] [1, 1, 1, 1, 2] of it)
 
 Left alone, with the reason: copies whose sliced dims (not read whole) have offsets, sizes or
-strides known only at run time; copies read by anything but loads in a dispatch with static
-offsets and strides (a reader that loads part of the copy loads that part of the copy's part:
-offsets and strides composed; through a reshape only whole loads), or by an operand tied to a
-result; a reshape that moves a
-sliced dim, or a copy that drops unit dims and is then reshaped.
+strides known only at run time; copies read by anything but loads (of any part: offsets and
+strides composed) with static offsets and strides in a dispatch, or by an operand tied to a
+result; a reshape that moves a sliced dim, or splits one off whole rows. And, named by the
+check (`check_*`), what would load other elements than the copy's: its part outside the source
+(part-in-source), a reader's outside the copy's (reader-part-in-copy); through a reshape (of a
+copy that drops unit dims: S[:, 1, 2, :] of 4x3x5x64 copied to 4x64 and viewed as 4x1x64 was
+viewed as 4x5x64), two sliced dims on one view dim (own-view-dim) or swapped (view-dim-order),
+a widened view of another element count than the source's (element-count).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from fractions import Fraction
 
 from iree.compiler import ir
 
@@ -53,6 +58,7 @@ _LOAD, _STORE = h.DISPATCH_TENSOR_LOAD, h.DISPATCH_TENSOR_STORE
 _ORDINAL, _RESHAPE = h.DISPATCH_WORKLOAD_ORDINAL, h.FLOW_TENSOR_RESHAPE
 _RETURN = "flow.return"
 _DYN = ir.ShapedType.get_dynamic_size()
+_PARTS = ("static_offsets", "static_sizes", "static_strides")
 
 
 @dataclass
@@ -65,15 +71,31 @@ class CopySlice:
     source_dims: list[ir.Value]  # its dynamic dims (outside)
     sliced: list[tuple[int, int, int] | None]
     kept: list[int | None]
+    result_dims: list[ir.Value]  # the dynamic dims of its result (outside)
+
+
+@dataclass(frozen=True)
+class ViewSlice:
+    """Sliced dim `source_dim` of the copy as `span` dims of the reshaped source (more than one:
+    split on whole rows): the first one's extent, and the offset and stride of the copy's part."""
+
+    extent: int
+    offset: int
+    stride: int
+    source_dim: int = -1
+    span: int = 1
 
 
 @dataclass
 class Read:
-    """One dispatch operand that reads the copy: directly, or through `reshape`."""
+    """A dispatch operand reading the copy, directly or through `reshape` (`view`: view dim ->
+    ViewSlice, `wide`: the widened view's shape)."""
 
     reader: ir.Operation
     operand: int  # the reader's operand number
     reshape: ir.Operation | None
+    view: dict[int, ViewSlice] | None = None
+    wide: list[int] | None = None
 
 
 @dataclass
@@ -84,17 +106,7 @@ class SliceFold:
 
 def _static_parts(op: ir.Operation) -> tuple[list[int], list[int], list[int]]:
     """(offsets, sizes, strides) of a dispatch.tensor.load or store, dynamic ones as kDynamic."""
-    return (h.i64_array(op, "static_offsets"), h.i64_array(op, "static_sizes"),
-            h.i64_array(op, "static_strides"))
-
-
-def _source_dims_and_sizes(load: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
-    """The dynamic dims of a dispatch.tensor.load's source, and its dynamic sizes (operands:
-    source, source dims, offsets, sizes, strides)."""
-    seg = h.segment_sizes(load)
-    operands = list(load.operands)
-    start = seg[0] + seg[1] + seg[2]
-    return operands[1:1 + seg[1]], operands[start:start + seg[3]]
+    return tuple(h.i64_array(op, name) for name in _PARTS)
 
 
 def match_copy(op: ir.Operation) -> CopySlice | None:
@@ -124,13 +136,15 @@ def match_copy(op: ir.Operation) -> CopySlice | None:
     source = op.operands[seg[0] + arg_no]
     src_shape = list(source.type.shape)
     offsets, sizes, strides = _static_parts(load)
-    dims, dynamic_sizes = _source_dims_and_sizes(load)
-    dyn_sizes, src_dyn = iter(dynamic_sizes), iter(dims)
+    lseg, loperands = h.segment_sizes(load), list(load.operands)  # source, dims, offsets, sizes
+    dyn_sizes = iter(loperands[sum(lseg[:3]):sum(lseg[:4])])
+    src_dyn = iter(loperands[1:1 + lseg[1]])
     sliced: list[tuple[int, int, int] | None] = []
     for d, extent in enumerate(src_shape):
         size_value = next(dyn_sizes) if sizes[d] == _DYN else None
         dim_value = next(src_dyn) if extent == _DYN else None
-        whole = offsets[d] == 0 and strides[d] == 1 and (
+        # A unit dim read at 0 is whole, whatever its stride (one element).
+        whole = offsets[d] == 0 and (strides[d] == 1 or sizes[d] == extent == 1) and (
             sizes[d] == extent != _DYN or (size_value is not None and size_value == dim_value))
         if whole:
             sliced.append(None)
@@ -143,9 +157,9 @@ def match_copy(op: ir.Operation) -> CopySlice | None:
     kept = _kept_dims(src_shape, sliced, list(result_type.shape))
     if kept is None:
         return None
-    spans = h.argument_dims(op)
-    source_dims = [op.operands[i] for i in spans[arg_no]]
-    return CopySlice(op, source, source_dims, sliced, kept)
+    source_dims = [op.operands[i] for i in h.argument_dims(op)[arg_no]]
+    result_dims = list(op.operands)[sum(seg[:3]):sum(seg[:4])]
+    return CopySlice(op, source, source_dims, sliced, kept, result_dims)
 
 
 def _kept_dims(src_shape: list[int], sliced: list[tuple[int, int, int] | None],
@@ -166,18 +180,16 @@ def _kept_dims(src_shape: list[int], sliced: list[tuple[int, int, int] | None],
     return kept if j == len(result_shape) else None
 
 
-def _loads(arg: ir.Value, shape: list[int]) -> list[ir.Operation] | None:
-    """The loads of a dispatch argument, if every use is a load of a part of it with static
-    offsets and strides."""
-    loads = []
+def _static_loads(arg: ir.Value, rank: int) -> bool:
+    """Every use of a dispatch argument is a load of a part of it with static offsets and
+    strides."""
     for user in h.users(arg):
         if user.name != _LOAD or user.operands[0] != arg:
-            return None
+            return False
         offsets, sizes, strides = _static_parts(user)
-        if _DYN in offsets or _DYN in strides or len(sizes) != len(shape):
-            return None
-        loads.append(user)
-    return loads
+        if _DYN in offsets or _DYN in strides or len(sizes) != rank:
+            return False
+    return True
 
 
 def _reads(copy: CopySlice) -> list[Read]:
@@ -206,46 +218,39 @@ def _read(reader: ir.Operation, operand: int, reshape: ir.Operation | None) -> R
     if operand - seg[0] in h.tied_operands(reader):
         raise NoMatch("read by a dispatch operand tied to its result (written in place)")
     arg = reader.regions[0].blocks[0].arguments[operand - seg[0]]
-    if _loads(arg, list(reader.operands[operand].type.shape)) is None:
+    if not _static_loads(arg, reader.operands[operand].type.rank):
         raise NoMatch("a reading dispatch loads it at offsets known only at run time, or "
                       "passes it on")
     return Read(reader, operand, reshape)
 
 
-@dataclass(frozen=True)
-class ViewSlice:
-    """A sliced dim of the copy as a dim of the reshaped source: its extent there, and the
-    offset and stride of the copy's part of it."""
-
-    extent: int
-    offset: int
-    stride: int
-
-
 def _same_dims(reshape: ir.Operation, shape: list[int], view: list[int], n: int) -> bool:
-    """The first `n` dims of `shape` (the copy's) and `view` (its reshape's) are the same:
-    equal static sizes, or the same run-time size value."""
+    """The first `n` dims of the copy's `shape` and the reshape's `view` are the same."""
     if shape[:n] != view[:n]:
         return False
-    seg = h.segment_sizes(reshape)
-    operands = list(reshape.operands)
-    source_dims, result_dims = operands[1:1 + seg[1]], operands[1 + seg[1]:]
+    source_dims, result_dims = _reshape_dims(reshape)
     dynamic = sum(1 for size in shape[:n] if size == _DYN)
     return source_dims[:dynamic] == result_dims[:dynamic]
 
 
-def _reshaped_slices(copy: CopySlice, reshape: ir.Operation) -> dict[int, ViewSlice]:
-    """view dim -> ViewSlice, for the sliced dims of the copy as dims of the view the reshape
-    gives its result. The copy's result is its part of the source in the source's rank (unit
-    dims it drops are a reshape too). A sliced dim keeps its place (the dims before it, or all
-    after it, the same on both sides), or is split into static dims with the same dims before
-    and after it: with a stride of 1 and an offset and source extent that the inner dims'
-    product P divides, the source dim is split into (extent / P, inner dims) and the copy's
-    part starts at offset / P. NoMatch otherwise."""
+def _reshape_dims(reshape: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
+    """The run-time sizes of a flow.tensor.reshape's source and result dims (outside)."""
+    seg = h.segment_sizes(reshape)
+    operands = list(reshape.operands)
+    return operands[1:1 + seg[1]], operands[1 + seg[1]:]
+
+
+def _reshaped_slices(copy: CopySlice, reshape: ir.Operation) -> list[tuple[int, ViewSlice]]:
+    """Per sliced dim of the copy (its part of the source in the source's rank: dropped unit
+    dims are a reshape too), the view dim it becomes and its ViewSlice there, each placed on
+    its own (`plan_fold` checks them together). A sliced dim keeps its place (the dims before
+    it, or all after it, the same on both sides), or is split into static dims with the same
+    dims around: with stride 1 and an offset and extent that the inner dims' product P divides,
+    the source dim is split into (extent / P, inner dims), the part starting at offset / P."""
     view = list(reshape.results[0].type.shape)
     src_shape = list(copy.source.type.shape)
     shape = [extent if part is None else part[1] for extent, part in zip(src_shape, copy.sliced)]
-    out: dict[int, ViewSlice] = {}
+    out: list[tuple[int, ViewSlice]] = []
     for d, part in enumerate(copy.sliced):
         if part is None:
             continue
@@ -253,9 +258,9 @@ def _reshaped_slices(copy: CopySlice, reshape: ir.Operation) -> dict[int, ViewSl
         tail = len(shape) - d  # dims from d on
         after = shape[d + 1:]
         if len(view) >= tail and all(a == b != _DYN for a, b in zip(shape[d:], view[-tail:])):
-            out[len(view) - tail] = ViewSlice(src_shape[d], offset, stride)
+            out.append((len(view) - tail, ViewSlice(src_shape[d], offset, stride, d)))
         elif len(view) > d and _same_dims(reshape, shape, view, d + 1):
-            out[d] = ViewSlice(src_shape[d], offset, stride)
+            out.append((d, ViewSlice(src_shape[d], offset, stride, d)))
         elif _same_dims(reshape, shape, view, d) and \
                 all(a == b != _DYN for a, b in zip(after, view[len(view) - len(after):])):
             split = view[d:len(view) - len(after)]
@@ -264,17 +269,99 @@ def _reshaped_slices(copy: CopySlice, reshape: ir.Operation) -> dict[int, ViewSl
                     offset % inner or src_shape[d] % inner:
                 raise NoMatch(f"the reshape to {view} splits sliced dim {d} where the slice "
                               "does not fall on whole rows of the split")
-            out[d] = ViewSlice(src_shape[d] // inner, offset // inner, 1)
+            out.append((d, ViewSlice(src_shape[d] // inner, offset // inner, 1, d,
+                                     len(split))))
         else:
             raise NoMatch(f"the reshape to {view} moves sliced dim {d}")
     return out
 
 
+# ---------------------------------------------------------------- invariant checks
+# Each raises NoMatch("<check>: ...") rather than let the fold load other elements.
+
+def _inside(offset: int, size: int, stride: int, extent: int) -> bool:
+    """The part (size kDynamic: known at run time) starts and, if static, ends in [0, extent)."""
+    last = offset + (0 if size == _DYN else (size - 1) * stride)
+    return offset >= 0 and stride >= 1 and (size == _DYN or size >= 1) and last < extent
+
+
+def check_part_in_source(copy: CopySlice) -> None:
+    """part-in-source: the copy's part of each sliced dim is inside the source's extent."""
+    for d, part in enumerate(copy.sliced):
+        if part is not None and not _inside(*part, copy.source.type.shape[d]):
+            raise NoMatch(f"part-in-source: the copy's part {list(part)} (offset, size, stride) "
+                          f"of source dim {d} is not inside its extent "
+                          f"{copy.source.type.shape[d]}")
+
+
+def check_reader_part_in_copy(copy: CopySlice, read: Read,
+                              placed: list[tuple[int, ViewSlice]] | None) -> None:
+    """reader-part-in-copy: each load of the reader reads inside the copy's part of every sliced
+    dim (its result dim, or the view dim it became): composed, inside the source's part."""
+    extents = {copy.kept[d]: part[1] for d, part in enumerate(copy.sliced)
+               if part is not None and copy.kept[d] is not None} if placed is None else \
+        {j: read.reshape.results[0].type.shape[j] for j, _ in placed}
+    reader = read.reader
+    for load in h.users(reader.regions[0].blocks[0].arguments[
+            read.operand - h.segment_sizes(reader)[0]]):
+        for k, part in enumerate(zip(*_static_parts(load))):
+            if k in extents and not _inside(*part, extents[k]):
+                raise NoMatch(f"reader-part-in-copy: a reader loads {list(part)} (offset, size, "
+                              f"stride) of dim {k} of extent {extents[k]}, outside the copy's part")
+
+
+def check_own_view_dims(placed: list[tuple[int, ViewSlice]], view: list[int]) -> None:
+    """own-view-dim: each sliced dim becomes view dims of its own (not two unit dims on one)."""
+    owner: dict[int, int] = {}
+    for j, part in placed:
+        for k in range(j, j + part.span):
+            if owner.setdefault(k, part.source_dim) != part.source_dim:
+                raise NoMatch(f"own-view-dim: sliced dims {owner[k]} and {part.source_dim} both "
+                              f"become dim {k} of the reshape to {view}")
+
+
+def check_view_order(placed: list[tuple[int, ViewSlice]], view: list[int]) -> None:
+    """view-dim-order: the sliced dims keep their order in the view (unit dims could swap)."""
+    in_order = sorted(placed, key=lambda placement: placement[1].source_dim)
+    for (j, first), (k, second) in itertools.pairwise(in_order):
+        if k < j + first.span:
+            raise NoMatch(f"view-dim-order: sliced dims {first.source_dim} and "
+                          f"{second.source_dim} become dims {j} and {k} of the reshape to "
+                          f"{view}, in the other order")
+
+
+def check_element_count(copy: CopySlice, reshape: ir.Operation, wide: list[int]) -> None:
+    """element-count: the widened view has the source's element count. The view has the copy's,
+    so prod(wide) / prod(view) must be prod(source) / prod(copy): exact fractions over the dims
+    that differ (static), the run-time ones the same values (the copy's and its reshape's)."""
+    if not copy.result_dims == _reshape_dims(reshape)[0] == copy.source_dims:
+        raise NoMatch("element-count: the copy or its reshape has other run-time dims than the "
+                      "source")
+    view = list(reshape.results[0].type.shape)
+    differ = [(w, v) for w, v in zip(wide, view) if w != v]
+    widened = None if len(wide) != len(view) or any(_DYN in pair for pair in differ) else \
+        math.prod(Fraction(w, v) for w, v in differ)
+    sliced = math.prod(Fraction(extent, part[1]) for extent, part in
+                       zip(copy.source.type.shape, copy.sliced) if part is not None)
+    if widened != sliced:
+        raise NoMatch(f"element-count: the widened view {wide} has {widened} times the elements "
+                      f"of the view {view}, the source {sliced} times the copy's")
+
+
 def plan_fold(copy: CopySlice) -> SliceFold:
     reads = _reads(copy)
+    check_part_in_source(copy)
     for read in reads:
+        placed = None
         if read.reshape is not None:
-            _reshaped_slices(copy, read.reshape)
+            placed = _reshaped_slices(copy, read.reshape)
+            view = list(read.reshape.results[0].type.shape)
+            check_own_view_dims(placed, view)
+            check_view_order(placed, view)
+            read.view = dict(placed)
+            read.wide = [read.view[j].extent if j in read.view else n for j, n in enumerate(view)]
+            check_element_count(copy, read.reshape, read.wide)
+        check_reader_part_in_copy(copy, read, placed)
     return SliceFold(copy, reads)
 
 
@@ -284,11 +371,9 @@ def _set_arg_type(reader: ir.Operation, operand: int, tensor_type: ir.Type) -> i
     return arg
 
 
-def _set_parts(load: ir.Operation, offsets: list[int], sizes: list[int],
-               strides: list[int]) -> None:
-    load.attributes["static_offsets"] = ir.DenseI64ArrayAttr.get(offsets)
-    load.attributes["static_sizes"] = ir.DenseI64ArrayAttr.get(sizes)
-    load.attributes["static_strides"] = ir.DenseI64ArrayAttr.get(strides)
+def _set_parts(load: ir.Operation, *parts: list[int]) -> None:
+    for name, values in zip(_PARTS, parts, strict=True):
+        load.attributes[name] = ir.DenseI64ArrayAttr.get(values)
 
 
 def _fold_direct(copy: CopySlice, read: Read) -> None:
@@ -317,14 +402,11 @@ def _fold_direct(copy: CopySlice, read: Read) -> None:
 
 def _fold_reshaped(copy: CopySlice, read: Read) -> None:
     """The reshape is applied to the source instead (the sliced dims widened to the
-    source's); the reader loads the copy's part of that."""
+    source's, as the plan checked); the reader loads the copy's part of that."""
     old = read.reshape
-    parts = _reshaped_slices(copy, old)
-    wide = list(old.results[0].type.shape)
-    for view_dim, part in parts.items():
-        wide[view_dim] = part.extent
-    wide_type = ir.RankedTensorType.get(wide, copy.source.type.element_type, loc=old.location)
-    result_dims = list(old.operands)[1 + h.segment_sizes(old)[1]:]
+    wide_type = ir.RankedTensorType.get(read.wide, copy.source.type.element_type,
+                                        loc=old.location)
+    result_dims = _reshape_dims(old)[1]
     with old.location, ir.InsertionPoint(old):
         new = ir.Operation.create(
             _RESHAPE, results=[wide_type],
@@ -335,7 +417,7 @@ def _fold_reshaped(copy: CopySlice, read: Read) -> None:
     arg = _set_arg_type(read.reader, read.operand, wide_type)
     for load in h.users(arg):
         offsets, sizes, strides = _static_parts(load)
-        for view_dim, part in parts.items():  # the reader's part of the copy's part
+        for view_dim, part in read.view.items():  # the reader's part of the copy's part
             offsets[view_dim] = part.offset + offsets[view_dim] * part.stride
             strides[view_dim] = part.stride * strides[view_dim]
         _set_parts(load, offsets, sizes, strides)
@@ -347,14 +429,10 @@ def fold_copy(plan: SliceFold) -> str:
     text = (f"{copy.op.results[0].type} copy of {copy.source.type} loaded by "
             f"{len(plan.reads)} dispatch operand(s) from the source"
             + (f" ({reshaped} through a reshape of it)" if reshaped else ""))
-    reshapes = []
     for read in plan.reads:
-        if read.reshape is None:
-            _fold_direct(copy, read)
-        else:
-            _fold_reshaped(copy, read)
-            reshapes.append(read.reshape)
-    for reshape in dict.fromkeys(reshapes):
+        (_fold_direct if read.reshape is None else _fold_reshaped)(copy, read)
+    for reshape in dict.fromkeys(read.reshape for read in plan.reads
+                                 if read.reshape is not None):
         if not list(reshape.results[0].uses):
             reshape.erase()
     copy.op.erase()
@@ -367,12 +445,9 @@ def merge_repeated_operands(op: ir.Operation) -> ir.Operation:
     """The dispatch with each tensor operand passed once (IREE's later passes expect that:
     RoPE's even and odd columns, once folded, are the same source twice); the uses of a
     repeated argument become uses of its first one."""
-    seg = h.segment_sizes(op)
+    seg, operands = h.segment_sizes(op), list(op.operands)
     args = list(op.regions[0].blocks[0].arguments)
-    operands = list(op.operands)
-    spans = h.argument_dims(op)
-    tied = h.tied_operands(op)
-    n = seg[1]
+    spans, tied, n = h.argument_dims(op), h.tied_operands(op), seg[1]
     seen: list[tuple[int, ir.Value, list[ir.Value]]] = []
     drop: set[int] = set()
     for i in range(n):
@@ -406,11 +481,8 @@ class ForwardSliceDispatches(CandidatePass[SliceFold]):
                    "columns) -> its readers load the slice from the source themselves")
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[SliceFold]]:
-        for op in block.operations:
-            op = op.operation
-            if op.name != WORKGROUPS:
-                continue
-            copy = match_copy(op)
+        for op in (o.operation for o in block.operations):
+            copy = match_copy(op) if op.name == WORKGROUPS else None
             if copy is None:
                 continue
             key = structural_key("copy-dispatch", h.type_text(copy.source),

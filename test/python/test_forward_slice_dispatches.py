@@ -1,0 +1,348 @@
+"""forward-slice-dispatches: the pass only changes which buffer a load reads (the copy, or the
+copy's source at the copy's offsets and strides), so every output is bit-identical to stock
+IREE's, NaN and infinities included.
+
+- Every lit case is compiled with stock IREE and with the pass (same flow-phase IR, compiled
+  from the start: IREE's phases before the plugin's flow hook leave the dispatches as written,
+  and the pass's changes in the compile are asserted to be the lit file's), run on the same
+  inputs with +inf, -inf and NaN in them (a dynamic dim at a size no lit case names), and
+  compared bit for bit; the cases the pass changes compile to fewer dispatches, the declined
+  ones to as many. The two cases whose loads are out of bounds are rejected by stock IREE:
+  the pass must leave them as invalid as they were (not turn one into a valid module that
+  reads other elements).
+- The invariant checks of the plan, called on views they must reject (element-count's
+  static fractions are implied by the placement rules and own-view-dim: no lit case reaches
+  them; its run-time dims are the lit case `other_run_time_dims`).
+- Properties: random copies (unit dims dropped, strides, offsets) read through random reshapes
+  and parts, the module before and after the pass interpreted with numpy (loads, stores,
+  reshapes): every change loads the elements the copy held, and the pass fires on the
+  reshapes it is built for (whole dims changed on one side of the sliced ones).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from iree.compiler import ir
+
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.counting import count_flow_ir
+from iree_fusions.compiler.protocol import NoMatch
+from iree_fusions.harness import api
+from iree_fusions.harness.numerics import compare_compilations, function_arg_specs
+from iree_fusions.passes import forward_slice_dispatches as fsd
+from support import passes
+
+PASS = "forward-slice-dispatches"
+
+# name -> (copy dispatches the pass folds, dispatches stock IREE makes, the start of the reason
+# it declines the case with in the compile, as in the lit file)
+EXPECTED = {
+    "even_odd_static": (2, 3, None),
+    "odd_through_reshape": (1, 2, None),
+    "copy_returned": (0, 2, "read by hal.tensor.export"),  # util.return, before IREE's ABI
+    "mla_rope_split": (1, 2, None),
+    "part_of_the_copy": (1, 2, None),
+    "split_off_rows": (0, 2, "the reshape to [4, 1, 1, 32, 2] splits sliced dim 2"),
+    "two_unit_dims_one_view_dim": (0, 2, "own-view-dim:"),
+    "unit_dims_swapped": (0, 2, "view-dim-order:"),
+    "strided_unit_dim_is_whole": (1, 2, None),
+    "other_run_time_dims": (0, 2, "element-count:"),
+}
+# Loads out of bounds: stock IREE rejects them when it compiles the dispatch.
+INVALID = {"part_outside_source": "part-in-source", "reader_outside_copy": "reader-part-in-copy"}
+PAGES = 3  # odd_through_reshape: 3 pages of 32 tokens (96 rows); other_run_time_dims: 7
+
+
+def with_nonfinite(array: np.ndarray) -> np.ndarray:
+    """A copy with +inf, -inf and NaN spread over it (every 7th, 11th and 13th element): every
+    slice of a case holds some."""
+    out = np.array(array, copy=True)
+    flat = out.reshape(-1)
+    flat[::7], flat[3::11], flat[5::13] = np.inf, -np.inf, np.nan
+    return out
+
+
+def lit_inputs(name: str) -> list:
+    """The case's inputs: N(0, 1) with non-finite values; dynamic dims at sizes the lit file
+    never names, with the index arguments that size them."""
+    rng = np.random.default_rng(len(name))
+    text = passes.lit_cases(PASS)[name]
+    if name == "odd_through_reshape":
+        k = rng.standard_normal((4, 32 * PAGES, 4, 32)).astype(np.float16)
+        return [with_nonfinite(k), 32 * PAGES, PAGES]
+    if name == "other_run_time_dims":
+        return [with_nonfinite(rng.standard_normal((4, 7, 64)).astype(np.float32)), 7, 7]
+    return [with_nonfinite(rng.standard_normal(spec.shape).astype(spec.dtype))
+            for spec in function_arg_specs(text, name)]
+
+
+def bits(array: np.ndarray) -> np.ndarray:
+    return array.view(np.dtype(f"u{array.dtype.itemsize}"))
+
+
+def test_lit_cases_are_all_covered():
+    assert set(passes.lit_cases(PASS)) == set(EXPECTED) | set(INVALID)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_lit_case_bit_identical_with_nonfinite_inputs(name):
+    folded, stock_dispatches, reason = EXPECTED[name]
+    inputs = lit_inputs(name)
+    check = compare_compilations(passes.lit_cases(PASS)[name], inputs, fusions=PASS,
+                                 function=name)
+    assert check.agreement.shapes_match, check.agreement
+    for stock, plugin in zip(check.stock, check.plugin, strict=True):
+        assert np.array_equal(bits(stock), bits(plugin)), check.agreement
+        # The inputs' non-finite values reach the output (the test is not vacuous).
+        assert np.isnan(stock).any() and np.isposinf(np.abs(stock)).any()
+    assert len(check.changes()) == folded, check.reports
+    skipped = [s.reason for p in check.passes for s in p.skipped]
+    assert (reason is None) == (not skipped) and all(r.startswith(reason) for r in skipped), \
+        skipped
+    assert check.stock_dispatches == stock_dispatches
+    assert check.plugin_dispatches == stock_dispatches - folded
+
+
+@pytest.mark.parametrize("name", sorted(INVALID))
+def test_out_of_bounds_case_stays_invalid(name):
+    text = passes.lit_cases(PASS)[name]
+    errors = []
+    for options in ({"stock": True}, {"fusions": PASS}):
+        with pytest.raises(api.CompilerToolError) as failed:
+            api.compile_str(text, **options)
+        errors.append(failed.value.stderr)
+    assert all("runs out-of-bounds" in e for e in errors), errors
+    stock = count_flow_ir(api.compile_str(text, stock=True, compile_to="flow").output)
+    plugin = api.compile_str(text, fusions=PASS, compile_to="flow")
+    assert [s.reason.split(":")[0] for p in plugin.passes for s in p.skipped] == [INVALID[name]]
+    assert count_flow_ir(plugin.output).dispatches == stock.dispatches
+
+
+# ---------------------------------------------------------------- the checks, called directly
+
+def _plan_parts(text: str):
+    """The module (kept alive by the caller's context), its copy and its reshape."""
+    module = ir.Module.parse(text)
+    ops = [op.operation for op in
+           next(iter(module.body.operations)).regions[0].blocks[0].operations]
+    copy = fsd.match_copy(next(op for op in ops if op.name == h.FLOW_DISPATCH_WORKGROUPS))
+    reshape = next(op for op in ops if op.name == h.FLOW_TENSOR_RESHAPE)
+    return module, copy, reshape
+
+
+def test_element_count_rejects_the_old_view():
+    """The view the pass built before the check (4x5x64 for a 4x3x5x64 source) fails
+    element-count; the right one (4x15x64 would not be a placement, but has the count)
+    passes."""
+    with ir.Context():
+        _module, copy, reshape = _plan_parts(passes.lit_cases(PASS)["two_unit_dims_one_view_dim"])
+        with pytest.raises(NoMatch, match=r"^element-count: .* \[4, 5, 64\]"):
+            fsd.check_element_count(copy, reshape, [4, 5, 64])
+        fsd.check_element_count(copy, reshape, [4, 15, 64])
+
+
+def test_own_view_dim_and_order_on_placements():
+    """Placements of the repro's two sliced dims: on one view dim (own-view-dim), swapped
+    (view-dim-order); on a split, a dim inside another's span is its too."""
+    one, two = fsd.ViewSlice(3, 1, 1, 1), fsd.ViewSlice(5, 2, 1, 2)
+    with pytest.raises(NoMatch, match="^own-view-dim: sliced dims 1 and 2 both become dim 1"):
+        fsd.check_own_view_dims([(1, one), (1, two)], [4, 1, 64])
+    with pytest.raises(NoMatch, match="^own-view-dim"):
+        fsd.check_own_view_dims([(0, fsd.ViewSlice(3, 1, 1, 1, span=2)), (1, two)], [1, 1, 4])
+    fsd.check_own_view_dims([(1, one), (2, two)], [4, 1, 1, 64])
+    with pytest.raises(NoMatch, match="^view-dim-order: sliced dims 1 and 2 become dims 2 "
+                       "and 1"):
+        fsd.check_view_order([(2, one), (1, two)], [4, 1, 1, 64])
+    fsd.check_view_order([(1, one), (2, two)], [4, 1, 1, 64])
+
+
+def test_split_placement():
+    """MLA's rope columns [512, 576) of 576, viewed as 1x32x2: the sliced dim becomes view dims
+    2-4, the first widened to the 9 rows of 64 of the source, the part starting at row 8."""
+    with ir.Context():
+        _module, copy, reshape = _plan_parts(passes.lit_cases(PASS)["mla_rope_split"])
+        placed = fsd._reshaped_slices(copy, reshape)
+        assert placed == [(2, fsd.ViewSlice(9, 8, 1, 2, 3))]
+        fsd.check_own_view_dims(placed, [4, 1, 1, 32, 2])
+        fsd.check_element_count(copy, reshape, [4, 1, 9, 32, 2])
+
+
+# ---------------------------------------------------------------- properties
+
+def _tensor(shape: list[int]) -> str:
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+def _binding(shape: list[int], mode: str) -> str:
+    return f"!iree_tensor_ext.dispatch.tensor<{mode}:{_tensor(shape)}>"
+
+
+def _dispatch(name: str, operand: str, source: list[int], part, result: list[int]) -> str:
+    """A dispatch that loads `part` ((offset, size, stride) per dim) of its operand and
+    stores it whole."""
+    offsets, sizes, strides = ([p[i] for p in part] for i in range(3))
+    return f"""  %{name} = flow.dispatch.workgroups(%{operand}) : ({_tensor(source)}) -> {_tensor(result)} =
+      (%a: {_binding(source, 'readonly')}, %o: {_binding(result, 'writeonly')}) {{
+    %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = {offsets}, sizes = {sizes}, strides = {strides} : {_binding(source, 'readonly')} -> {_tensor(result)}
+    iree_tensor_ext.dispatch.tensor.store %v, %o, offsets = {[0] * len(result)}, sizes = {result}, strides = {[1] * len(result)} : {_tensor(result)} -> {_binding(result, 'writeonly')}
+    flow.return
+  }}
+"""
+
+
+def case_ir(source, part, copied, view, read) -> str:
+    """A copy of `part` of the source (its result `copied`: the part's sizes, some unit dims
+    dropped), reshaped to `view`, read (`read`: a part of the view) by a dispatch; with
+    view None, read directly."""
+    out = [p[1] for p in read]
+    operand = "c" if view is None else "view"
+    reshape = "" if view is None else \
+        f"  %view = flow.tensor.reshape %c : {_tensor(copied)} -> {_tensor(view)}\n"
+    return (f"util.func public @case(%x: {_tensor(source)}) -> {_tensor(out)} {{\n"
+            + _dispatch("c", "x", source, part, copied) + reshape
+            + _dispatch("r", operand, copied if view is None else view, read, out)
+            + f"  util.return %r : {_tensor(out)}\n}}\n")
+
+
+class Invalid(Exception):
+    """The module is not valid: a load out of bounds, a reshape that changes the count."""
+
+
+def _load(bound: np.ndarray, load: ir.Operation) -> np.ndarray:
+    offsets, sizes, strides = (h.i64_array(load, f"static_{n}")
+                               for n in ("offsets", "sizes", "strides"))
+    if len(offsets) != bound.ndim:
+        raise Invalid(f"a rank-{len(offsets)} load of a rank-{bound.ndim} tensor")
+    for o, n, s, extent in zip(offsets, sizes, strides, bound.shape):
+        if o < 0 or n < 1 or s < 1 or o + (n - 1) * s >= extent:
+            raise Invalid(f"load {offsets} {sizes} {strides} of {bound.shape}")
+    part = bound[tuple(slice(o, o + (n - 1) * s + 1, s)
+                       for o, n, s in zip(offsets, sizes, strides))]
+    return part.reshape(list(load.results[0].type.shape))
+
+
+def interpret(text: str, x: np.ndarray) -> np.ndarray:
+    """Runs a module of flow.dispatch.workgroups that load and store (static shapes) and
+    flow.tensor.reshape ops on `x`, with numpy. Raises Invalid for an invalid module."""
+    with ir.Context():
+        module = ir.Module.parse(text)
+        if not module.operation.verify():
+            raise Invalid("the module does not verify")
+        body = next(iter(module.body.operations)).regions[0].blocks[0]
+        values = {body.arguments[0]: x}
+        for op in (o.operation for o in body.operations):
+            if op.name == h.FLOW_TENSOR_RESHAPE:
+                shape = list(op.results[0].type.shape)
+                if math.prod(shape) != values[op.operands[0]].size:
+                    raise Invalid(f"reshape of {values[op.operands[0]].shape} to {shape}")
+                values[op.results[0]] = values[op.operands[0]].reshape(shape)
+            elif op.name == h.FLOW_DISPATCH_WORKGROUPS:
+                seg = h.segment_sizes(op)
+                block = op.regions[0].blocks[0]
+                inner = {block.arguments[i]: values[op.operands[seg[0] + i]]
+                         for i in range(seg[1])}
+                for inner_op in (o.operation for o in block.operations):
+                    if inner_op.name == h.DISPATCH_TENSOR_LOAD:
+                        inner[inner_op.results[0]] = _load(inner[inner_op.operands[0]], inner_op)
+                    elif inner_op.name == h.DISPATCH_TENSOR_STORE:
+                        values[op.results[0]] = inner[inner_op.operands[0]].reshape(
+                            list(op.results[0].type.shape))
+            elif op.name == "util.return":
+                return values[op.operands[0]]
+    raise AssertionError("no util.return")
+
+
+def _whole(part: tuple[int, int, int], extent: int) -> bool:
+    """The part is the whole dim (a unit dim loaded at 0 is, whatever its stride)."""
+    return part[:2] == (0, extent) and (part[2] == 1 or extent == 1)
+
+
+def _part(rng: random.Random, extent: int, whole: float) -> tuple[int, int, int]:
+    if rng.random() < whole:
+        return (0, extent, 1)
+    stride = rng.choice([1, 1, 2])
+    size = 1 if rng.random() < 0.5 else rng.randint(1, (extent - 1) // stride + 1)
+    return (rng.randint(0, extent - 1 - (size - 1) * stride), size, stride)
+
+
+def _reshape_dims(rng: random.Random, dims: list[int], steps: int) -> list[int]:
+    """`dims` reshaped by a few random steps: a unit dim added or removed, two neighbours
+    merged, one split."""
+    dims = list(dims)
+    for _ in range(steps):
+        k = rng.random()
+        if k < 0.3:
+            dims.insert(rng.randint(0, len(dims)), 1)
+        elif k < 0.5 and 1 in dims:
+            dims.remove(1)
+        elif k < 0.75 and len(dims) > 1:
+            i = rng.randint(0, len(dims) - 2)
+            dims[i:i + 2] = [dims[i] * dims[i + 1]]
+        elif dims:
+            i = rng.randint(0, len(dims) - 1)
+            a = rng.choice([f for f in range(1, dims[i] + 1) if dims[i] % f == 0])
+            dims[i:i + 1] = [a, dims[i] // a]
+    return dims
+
+
+def random_case(rng: random.Random, foldable: bool):
+    """(source, part, copied, view, read): a random copy and its reader. `foldable`: the view
+    changes the whole dims on one side of the sliced ones only (the reshapes the pass is
+    built for, e.g. prefill's pages; after them only where no sliced dim is a unit dim);
+    else anything (unit dims moved, sliced dims merged)."""
+    source = [rng.choice([1, 1, 2, 3, 4, 5]) for _ in range(rng.randint(1, 6))]
+    part = [_part(rng, e, 0.4) for e in source]
+    if all(_whole(p, e) for p, e in zip(part, source)):
+        d = max(range(len(source)), key=lambda d: source[d])
+        source[d] = max(source[d], 2)
+        part[d] = (source[d] - 1, 1, 1)
+    shape = [p[1] for p in part]
+    copied = [n for n in shape if n != 1 or rng.random() < 0.5] or [1]
+    if rng.random() < 0.2:
+        view = None
+    elif foldable:
+        sliced = [d for d, (p, e) in enumerate(zip(part, source)) if not _whole(p, e)]
+        first, last = sliced[0], sliced[-1] + 1
+        # After the sliced dims, sliced unit dims could be placed on one unit dim of the view
+        # (each dim is placed on its own: the first rule that fits, by its tail or its head).
+        if rng.random() < 0.5 or any(shape[d] == 1 for d in sliced):
+            view = _reshape_dims(rng, shape[:first], 3) + shape[first:]
+        else:
+            view = shape[:last] + _reshape_dims(rng, shape[last:], 3)
+        view = view or [1]
+    else:
+        view = _reshape_dims(rng, copied, rng.randint(0, 3)) or [1]
+    read = [_part(rng, e, 0.5) for e in (copied if view is None else view)]
+    return source, part, copied, view, read
+
+
+def _fold_and_compare(case) -> bool:
+    """The pass on the case: True if it changed it, the changed module computing what the
+    original does (asserted); else the module is the same."""
+    text = case_ir(*case)
+    x = np.arange(math.prod(case[0]), dtype=np.float32).reshape(case[0])
+    want = interpret(text, x)
+    out, reports = passes.run_pass(text, PASS)
+    copy_changed = any(c.location.endswith(":2:8") for c in reports[0].changes)
+    if copy_changed:
+        assert np.array_equal(interpret(out, x), want), (case, out)
+    return copy_changed
+
+
+@settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False))
+def test_property_any_reshape_sound_or_declined(rng):
+    _fold_and_compare(random_case(rng, foldable=False))
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.randoms(use_true_random=False))
+def test_property_one_sided_reshape_folds(rng):
+    case = random_case(rng, foldable=True)
+    assert _fold_and_compare(case), case
