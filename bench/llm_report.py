@@ -28,8 +28,9 @@ def markdown(models: list[dict]) -> str:
     rows = sorted(((row, m) for m in models for row in m["functions"]),
                   key=lambda rm: badness(*rm))
     out = ["| model | function | dispatches stock / plugin | with LLM flags | bit-identical "
-           "(logits, cache) | latency stock / plugin ms (S) | ratio [interval] | verdict |",
-           "|---|---|---|---|---|---|---|---|"]
+           "(logits, cache) | latency stock / plugin ms (S) | ratio [interval] | verdict | "
+           "vs pipeline: ms, ratio [interval], verdict |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for row, _ in rows:
         bits = row.get("bits", {})
         same = [k for k, v in bits.items() if v == "identical"]
@@ -41,23 +42,33 @@ def markdown(models: list[dict]) -> str:
                f"{row['rounds']}x{row['repetitions']})")
         ratio = ("-" if row.get("ratio") is None else
                  f"{row['ratio']:.3f} [{row['ratio_low']:.3f}, {row['ratio_high']:.3f}]")
+        pipe = row.get("vs_pipeline")
+        pipe_text = ("-" if not pipe else
+                     f"{pipe['stock_ms']:.3g} / {pipe['plugin_ms']:.3g}, {pipe['ratio']:.3f} "
+                     f"[{pipe['ratio_low']:.3f}, {pipe['ratio_high']:.3f}], {pipe['verdict']}")
         out.append(f"| {row['model']} | {row['function']} | {_n(row.get('stock_dispatches'))} / "
                    f"{_n(row.get('plugin_dispatches'))} | {_n(row.get('stock_dispatches_llm'))} / "
                    f"{_n(row.get('plugin_dispatches_llm'))} | {bit_text} | {lat} | {ratio} | "
-                   f"{row.get('verdict') or '-'} |")
+                   f"{row.get('verdict') or '-'} | {pipe_text} |")
     out += ["", "| model | compile s stock / plugin (rounds) | ratio stock/plugin | peak RSS MiB "
-            "stock / plugin (prefill S) | errors |", "|---|---|---|---|---|"]
+            "stock / plugin / pipeline (prefill S) | errors |", "|---|---|---|---|---|"]
     for m in sorted(models, key=lambda m: (not m["errors"], m.get("compile_ratio") or 0)):
         comp = ("-" if m.get("stock_compile_s") is None else
                 f"{m['stock_compile_s']:.1f} / {m['plugin_compile_s']:.1f} ({m['compile_rounds']})")
-        rss = (f"{_n(m.get('stock_peak_rss_mib'))} / {_n(m.get('plugin_peak_rss_mib'))} "
-               f"({m.get('rss_seq_len', '-')})")
+        rss = (f"{_n(m.get('stock_peak_rss_mib'))} / {_n(m.get('plugin_peak_rss_mib'))} / "
+               f"{_n(m.get('pipeline_peak_rss_mib'))} ({m.get('rss_seq_len', '-')})")
         out.append(f"| {m['model']} | {comp} | {_n(m.get('compile_ratio'), '.3f')} | {rss} | "
                    f"{len(m['errors'])} |")
     for m in models:
         for row in m["functions"]:
             if row.get("profile", {}).get("rows"):
                 out += ["", *profile_markdown(row["profile"], m["model"], row["function"])]
+    for m in models:
+        for row in m["functions"]:
+            for key, verdict in sorted(row.get("bits_pipeline", {}).items()):
+                if verdict != "identical":
+                    out.append(f"\n- {m['model']} {row['function']}: pipeline vs stock, {key}: "
+                               f"{verdict}")
     for m in models:
         for n in m["notes"]:
             out.append(f"\n- {m['model']}: note: {n}")

@@ -70,7 +70,13 @@ LLM_FLAGS = ["--iree-opt-level=O3", "--iree-opt-strip-assertions=true",
              "--iree-global-opt-propagate-transposes=true",
              "--iree-opt-aggressively-propagate-transposes=true",
              "--iree-opt-outer-dim-concat=true"]
-SIDES = {"stock": "none", "plugin": "all"}  # side -> --fusions
+# IREE's own attention decomposition as a preprocessing pipeline: what IREE's CPU users add
+# (iree-org/iree#24177), the baseline the plugin's time is judged against beside stock.
+PIPELINE = ("--iree-preprocessing-pass-pipeline=builtin.module(util.func("
+            "iree-linalg-ext-convert-attention-to-online-attention,"
+            "iree-linalg-ext-decompose-attention))")
+SIDES = {"stock": "none", "plugin": "all"}  # side -> --fusions (compared dispatch by dispatch)
+SIDE_FLAGS = {"stock": ("none", []), "plugin": ("all", []), "pipeline": ("none", [PIPELINE])}
 DEVICE = "local-task"  # compiled with api.target_flags: llvm-cpu, --iree-llvmcpu-target-cpu=host
 ROW_LENGTH_CUTS = (0, 1, 17, 40)  # prefill row b has S - cut[b] tokens (cycled)
 SEED = 0
@@ -151,11 +157,13 @@ def export_missing(folder: str, names: list[str], venv: str) -> None:
 
 def compile_side(export: Export, side: str, *, flags=(), compile_to=None, counts=False):
     """One compile of the export by iree-fusions-compile for `side` (stock: --fusions=none,
-    plugin: --fusions=all) for llvm-cpu on this host: api.CompileOutput."""
+    plugin: --fusions=all, pipeline: stock with PIPELINE) for llvm-cpu on this host:
+    api.CompileOutput."""
     from iree_fusions.harness import api
 
-    return api.compile_file(export.mlir, device=DEVICE, fusions=SIDES[side], flags=list(flags),
-                            compile_to=compile_to, flow_counts=counts)
+    fusions, side_flags = SIDE_FLAGS[side]
+    return api.compile_file(export.mlir, device=DEVICE, fusions=fusions,
+                            flags=[*side_flags, *flags], compile_to=compile_to, flow_counts=counts)
 
 
 def plugin_notes(stderr: str) -> list[str]:
@@ -178,12 +186,15 @@ def dispatch_counts(export: Export, flags=()) -> tuple[dict, list[str]]:
     return out, notes
 
 
-def compile_vmfbs(export: Export, rounds: int, tmp: str) -> tuple[dict, dict, list[str]]:
-    """Compiles both .vmfbs `rounds` times, alternating (`statistics.alternate`): ({side:
-    path of the .vmfb}, `statistics.judge` of the compile seconds, plugin notes)."""
+def compile_vmfbs(export: Export, rounds: int, tmp: str, baselines=()) -> tuple[dict, dict,
+                                                                                list[str]]:
+    """Compiles the stock and plugin .vmfbs `rounds` times, alternating
+    (`statistics.alternate`), and each of `baselines` (pipeline) once: ({side: path of the
+    .vmfb}, `statistics.judge` of the compile seconds, plugin notes)."""
     from iree_fusions.runtime.statistics import alternate, judge
 
-    paths = {side: os.path.join(tmp, f"{export.name}-{side}.vmfb") for side in SIDES}
+    paths = {side: os.path.join(tmp, f"{export.name}-{side}.vmfb")
+             for side in (*SIDES, *baselines)}
     notes: list[str] = []
 
     def time_side(side: str) -> float:
@@ -197,6 +208,8 @@ def compile_vmfbs(export: Export, rounds: int, tmp: str) -> tuple[dict, dict, li
         return seconds
 
     stock, plugin = alternate(time_side, rounds=max(1, rounds))
+    for side in baselines:
+        time_side(side)
     return paths, judge(stock, plugin), notes
 
 
@@ -259,7 +272,10 @@ def prefill_then_decode(vmfb_path: str, export: Export, seq_len: int) -> dict:
 
 
 def compare_bits(stock: dict, plugin: dict) -> dict[str, str]:
-    """{output: "identical" | how it differs}, byte for byte (NaNs with the same bits equal)."""
+    """{output: "identical" | how it differs}, byte for byte (NaNs with the same bits equal);
+    for logits that differ: max |d| and its share of stock's max |logit|, the rows whose
+    argmax is stock's, and whether NaNs sit where stock's do (attention decomposed: the order
+    of the sums differs, docs/testing.md)."""
     import numpy as np
 
     verdicts = {}
@@ -270,9 +286,20 @@ def compare_bits(stock: dict, plugin: dict) -> dict[str, str]:
         elif a.tobytes() == b.tobytes():
             verdicts[key] = "identical"
         else:
-            diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
-            verdicts[key] = (f"differs: {int((a != b).sum())} elements, max abs "
-                             f"{np.nanmax(diff):.3g}")
+            a64, b64 = a.astype(np.float64), b.astype(np.float64)
+            finite = np.isfinite(a64) & np.isfinite(b64)
+            diff = np.abs(a64 - b64)[finite]
+            top = np.abs(a64[finite]).max() if finite.any() else 0.0
+            text = (f"differs: {int((a != b).sum())} elements, max abs "
+                    f"{diff.max() if diff.size else float('nan'):.3g}"
+                    f" ({diff.max() / top if diff.size and top else 0:.2%} of max |stock|)")
+            if "logits" in key:
+                rows = a64.reshape(-1, a64.shape[-1]), b64.reshape(-1, b64.shape[-1])
+                same = (np.nanargmax(np.nan_to_num(rows[0], nan=-np.inf), -1) ==
+                        np.nanargmax(np.nan_to_num(rows[1], nan=-np.inf), -1)).mean()
+                text += (f", argmax equal on {same:.2%} of rows, NaN pattern "
+                         f"{'same' if np.array_equal(np.isnan(a64), np.isnan(b64)) else 'DIFFERS'}")
+            verdicts[key] = text
     return verdicts
 
 
@@ -336,9 +363,10 @@ def input_files(export: Export, vmfbs: dict, seq_len: int, tmp: str) -> dict[str
 
 def latency(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
     """{function: `benchmark.time_pair` verdict} for prefill at `seq_len` and decode on
-    the cache that prefill wrote (`input_files`). Repetitions per round: as many as fit in
-    --round-seconds, at most --repetitions, at least 1 (a 2-layer Llama-3-8B prefill takes
-    seconds here)."""
+    the cache that prefill wrote (`input_files`), plugin against stock and, under
+    "vs_pipeline", against each baseline built (stock with IREE's decomposition pipeline).
+    Repetitions per round: as many as fit in --round-seconds, at most --repetitions, at least
+    1 (a 2-layer Llama-3-8B prefill takes seconds here)."""
     from iree_fusions.runtime.benchmark import repetition_times_ms, time_pair
     from iree_fusions.runtime.modules import parameter_flags
 
@@ -346,13 +374,19 @@ def latency(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
     out = {}
     for fn, paths in input_files(export, vmfbs, seq_len, tmp).items():
         one = statistics.median(repetition_times_ms(
-            vmfbs["stock"], paths, function=fn, device=DEVICE, repetitions=1, extra_flags=flags))
+            vmfbs["stock"], paths, function=fn, device=args.device, repetitions=1,
+            extra_flags=flags))
         reps = max(1, min(args.repetitions, int(args.round_seconds * 1e3 / max(one, 1e-3))))
-        out[fn] = time_pair(
-            vmfbs["stock"], vmfbs["plugin"], paths, function=fn, device=DEVICE,
-            rounds=args.rounds, repetitions=reps, extra_flags=flags,
-            max_rounds=args.max_rounds, budget_s=args.budget)
-        out[fn]["repetitions"] = reps
+        for base in ("stock", *(b for b in vmfbs if b not in SIDES)):
+            judged = time_pair(
+                vmfbs[base], vmfbs["plugin"], paths, function=fn, device=args.device,
+                rounds=args.rounds, repetitions=reps, extra_flags=flags,
+                max_rounds=args.max_rounds, budget_s=args.budget)
+            judged["repetitions"] = reps
+            if base == "stock":
+                out[fn] = judged
+            else:
+                out[fn][f"vs_{base}"] = judged
     return out
 
 
@@ -366,7 +400,7 @@ def profile(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
 
     out = {}
     for fn, paths in input_files(export, vmfbs, seq_len, tmp).items():
-        sides = profile_pair(vmfbs, paths, function=fn, device=DEVICE,
+        sides = profile_pair({s: vmfbs[s] for s in SIDES}, paths, function=fn, device=args.device,
                              calls=args.profile_calls, mode=args.profile_mode,
                              extra_flags=parameter_flags(export.parameters))
         out[fn] = profile_summary(sides, model=export.name, function=fn, seq_len=seq_len)
@@ -404,8 +438,9 @@ def bench_export(export: Export, args, tmp: str, log) -> dict:
             for fn, row in fns.items():
                 row["stock_dispatches_llm"], row["plugin_dispatches_llm"] = (
                     counts[0]["stock"][fn], counts[0]["plugin"][fn])
+    baselines = [b for b in args.baselines.split(",") if b]
     built = step(f"compiling .vmfbs ({args.compile_rounds} alternating rounds)",
-                 lambda: compile_vmfbs(export, args.compile_rounds, tmp))
+                 lambda: compile_vmfbs(export, args.compile_rounds, tmp, baselines))
     if built:
         vmfbs, judged, notes = built
         model["notes"] += [n for n in notes if n not in model["notes"]]
@@ -419,14 +454,15 @@ def bench_export(export: Export, args, tmp: str, log) -> dict:
                                       f"[{2 * export.stride}, {export.max_seq}]: skipped")
                 continue
             runs = step(f"prefill + decode at S={s}", lambda: {
-                side: prefill_then_decode(vmfbs[side], export, s) for side in SIDES})
-            if runs:
-                for key, verdict in compare_bits(runs["stock"], runs["plugin"]).items():
+                side: prefill_then_decode(path, export, s) for side, path in vmfbs.items()})
+            for side in [side for side in (runs or {}) if side != "stock"]:
+                field = "bits" if side == "plugin" else f"bits_{side}"
+                for key, verdict in compare_bits(runs["stock"], runs[side]).items():
                     fn, what = key.split()
-                    fns[fn].setdefault("bits", {})[f"{what}@{s}"] = verdict
+                    fns[fn].setdefault(field, {})[f"{what}@{s}"] = verdict
         rss_len = min(args.rss_seq_len, export.max_seq) // export.stride * export.stride
         model["rss_seq_len"] = rss_len
-        for side in SIDES:
+        for side in vmfbs:
             rss = step(f"peak RSS of a {side} prefill at S={rss_len}",
                        lambda: peak_rss_mib(vmfbs[side], export, rss_len))
             if rss:
@@ -438,11 +474,14 @@ def bench_export(export: Export, args, tmp: str, log) -> dict:
             timed = step(f"latency at S={lat_len} ({args.rounds} rounds, up to "
                          f"{args.max_rounds})",
                          lambda: latency(export, vmfbs, lat_len, tmp, args))
+            keys = ("stock_ms", "plugin_ms", "ratio", "ratio_low", "ratio_high", "verdict",
+                    "rounds", "repetitions")
             for fn, judged in (timed or {}).items():
                 fns[fn]["latency_seq_len"] = lat_len
-                for key in ("stock_ms", "plugin_ms", "ratio", "ratio_low", "ratio_high",
-                            "verdict", "rounds", "repetitions"):
-                    fns[fn][key] = judged[key]
+                fns[fn].update({key: judged[key] for key in keys})
+                for base in baselines:
+                    if f"vs_{base}" in judged:
+                        fns[fn][f"vs_{base}"] = {key: judged[f"vs_{base}"][key] for key in keys}
         if args.profile:  # after the latency, in runs of its own
             profiled = step(f"profile at S={lat_len} ({args.profile_calls} calls a side)",
                             lambda: profile(export, vmfbs, lat_len, tmp, args))
@@ -486,6 +525,12 @@ def _parser() -> argparse.ArgumentParser:
     from iree_fusions.harness.profiling import add_profile_arguments
 
     add_profile_arguments(p, calls=5)
+    p.add_argument("--baselines", default="pipeline",
+                   help="more sides the plugin is timed and checked against: pipeline (stock "
+                   "with IREE's attention decomposition pipeline, PIPELINE); empty: none")
+    p.add_argument("--device", default="local-task",
+                   help="runtime device of the latency and profile runs (local-task, "
+                   "local-sync; the .vmfbs are the same)")
     p.add_argument("--json", help="write the results as JSON here")
     p.add_argument("--markdown", help="write the tables here too")
     p.add_argument("--rss-probe", help=argparse.SUPPRESS)

@@ -50,7 +50,7 @@ from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint,
 from iree_fusions.compiler.target import is_llvm_cpu
 
 from .build import decompose
-from .match import ATTENTION, AttentionPlan, choose_block, match_attention
+from .match import ATTENTION, AttentionPlan, choose_block, match_attention, untransposed_v
 
 GPU_RULE = ("a GPU target: not measured on a GPU (on-gpu=true decomposes; IREE's GPU "
             "pipelines compile the fused op themselves)")
@@ -77,13 +77,16 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             key = structural_key("attention", h.op_signature(op))
             candidate = Candidate.of(
                 key, op, "an attention",
-                lambda op=op: choose_block(match_attention(op), self.query_block), gain="time")
+                lambda op=op: choose_block(untransposed_v(match_attention(op)),
+                                           self.query_block), gain="time")
             if not candidate.blocked and gpu and not self.on_gpu:
                 candidate.declined = GPU_RULE
             yield candidate
 
     def footprint(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> Footprint:
-        return Footprint.of(reads=[candidate.plan.op], writes=[candidate.plan.op])
+        plan = candidate.plan
+        ops = [plan.op] + ([plan.v_copy, h.defining_op(plan.v)] if plan.v_copy else [])
+        return Footprint.of(reads=ops, writes=ops)
 
     def apply(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> str:
         return decompose(candidate.plan)

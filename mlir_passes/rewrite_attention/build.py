@@ -11,6 +11,8 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 from iree.compiler.dialects import arith, math, scf, tensor
 
 from iree_fusions.compiler import ir_build as b
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, TENSOR_COLLAPSE_SHAPE
 
 from .match import AttentionPlan
 
@@ -121,10 +123,45 @@ def attention_values(plan: AttentionPlan, q: ir.Value, mask: ir.Value | None,
                     lambda a: _convert(mul(arith.DivFOp(one, a[0]).result, a[1]), out_type))
 
 
+def read_v_untransposed(plan: AttentionPlan) -> None:
+    """v from a copy that writes the dims of v's key group before those of its head-dim group
+    ([.., k2, n]: the noted transposing copy with its output dims so reordered, collapsed by
+    the same groups); plan.v and its map follow. The old copy and collapse are left for
+    `decompose` to erase."""
+    copy, collapse = plan.v_copy, h.defining_op(plan.v)
+    groups = h.reassociation(collapse)
+    prefix, head, keys = groups[:-2], groups[-2], groups[-1]
+    order = [d for g in prefix for d in g] + keys + head  # new output dim -> old dim
+    position = {old: new for new, old in enumerate(order)}
+    rank = len(order)
+    in_map = h.indexing_maps(copy)[0]
+    old_sizes = b.mixed_shape(h.dps_inits(copy)[0])  # (not the copy's result: it must die)
+    sizes = [old_sizes[d] for d in order]
+    source = h.dps_inputs(copy)[0]
+    element = ir.RankedTensorType(source.type).element_type
+    init = tensor.EmptyOp(sizes, element).result
+    new = b.new_generic([source], [init],
+                        [b.map_attr(rank, [position[e.position] for e in in_map.results]),
+                         b.map_attr(rank, range(rank))], ["parallel"] * rank)
+    block = b.append_body_block(new, [source, init])
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([block.arguments[0]])
+    start = len(order) - len(keys) - len(head)
+    new_groups = prefix + [list(range(start, start + len(keys))),
+                           list(range(start + len(keys), rank))]
+    shape = list(ir.RankedTensorType(plan.v.type).shape)
+    shape = shape[:-2] + [shape[-1], shape[-2]]
+    plan.v = b.collapse(new.results[0], new_groups, ir.RankedTensorType.get(shape, element))
+    plan.maps["v"] = plan.maps["v"][:-2] + [plan.maps["v"][-1], plan.maps["v"][-2]]
+
+
 def decompose(plan: AttentionPlan) -> str:
     """Replaces the attention op by its decomposition, in query blocks when planned."""
     op = plan.op
+    old_v = plan.v
     with op.location, ir.InsertionPoint(op):
+        if plan.v_copy is not None:
+            read_v_untransposed(plan)
         size = {dim: b.size_of(getattr(plan, name), position)
                 for dim, (name, position) in plan.sizes().items()}
         if plan.block is None:
@@ -133,6 +170,8 @@ def decompose(plan: AttentionPlan) -> str:
             result = _in_query_blocks(plan, size)
     op.results[0].replace_all_uses_with(result)
     op.erase()
+    if plan.v_copy is not None:
+        b.erase_dead([old_v], b.of_kind(TENSOR_COLLAPSE_SHAPE, LINALG_GENERIC, "tensor.empty"))
     return (f"attention of {plan.q.type} -> contractions, reductions and elementwise generics"
             + (f", {plan.block} query rows at a time" if plan.block else ""))
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import TENSOR_COLLAPSE_SHAPE
 from iree_fusions.compiler.protocol import NoMatch
 
 ATTENTION = "iree_linalg_ext.attention"
@@ -34,6 +35,7 @@ class AttentionPlan:
     maps: dict[str, list[int]]
     block: int | None = None
     block_dim: int | None = None
+    v_copy: ir.Operation | None = None  # IREE's copy that transposes v (see `untransposed_v`)
 
     def sizes(self) -> dict[int, tuple[str, int]]:
         """Loop dim -> (operand, its dim) giving that loop's size."""
@@ -101,6 +103,31 @@ def match_attention(op: ir.Operation) -> AttentionPlan:
     return AttentionPlan(op, values["q"], values["k"], values["v"], values["scale"],
                          values.get("mask"), values["out"],
                          {role: sorted(roles[role]) for role in ROLES}, dims)
+
+
+def untransposed_v(plan: AttentionPlan) -> AttentionPlan:
+    """Notes the copy IREE's global optimization makes to give the fused op v as [.., n, k2]
+    (`--iree-global-opt-enable-attention-v-transpose`; with GQA, the same copy repeats the KV
+    heads): v = collapse_shape(copy), the copy's last two dims not merged by the collapse and
+    read only there. The decomposition's p @ v then reads a copy that keeps the keys before
+    the head dim ([.., k2, n], its source's order): a transposing write of every key and
+    value row per call is slow on CPUs (toy Llama decode: 66 us vs 6 us per layer)."""
+    collapse = h.defining_op(plan.v)
+    if collapse is None or collapse.name != TENSOR_COLLAPSE_SHAPE or \
+            len(h.users(plan.v)) != 1:
+        return plan
+    copy = h.defining_op(collapse.operands[0])
+    if copy is None or not h.is_pure_copy(copy) or len(h.users(copy.results[0])) != 1 or \
+            "reduction" in h.iterator_types(copy):
+        return plan
+    rank = ir.RankedTensorType(copy.results[0].type).rank
+    out_map = h.indexing_maps(copy)[1]
+    v_dims = plan.maps["v"]
+    if out_map != ir.AffineMap.get_identity(rank) or len(v_dims) < 2 or \
+            v_dims[-2] not in plan.roles["n"] or v_dims[-1] not in plan.roles["k2"]:
+        return plan
+    plan.v_copy = copy
+    return plan
 
 
 def choose_block(plan: AttentionPlan, block: int) -> AttentionPlan:

@@ -98,8 +98,13 @@ def keep_what_pays(plugin: ir.Operation, stock: ir.Operation, reports: list[Pass
                 losers[r.pass_name] = lost
     if effect:
         for r in changed:
-            r.note(text if gained else
-                   f"the changes reduced neither dispatches nor bytes: {text}")
+            gains = {c.gain for c in r.changes} - {"dispatches"}
+            if gains and all(c.gain != "dispatches" for c in r.changes):
+                r.note(f"{text}; its changes save {'/'.join(sorted(gains))}, not dispatches: "
+                       "not weighed by these counts")
+            else:
+                r.note(text if gained else
+                       f"the changes reduced neither dispatches nor bytes: {text}")
     if not losers:
         return plugin
     everywhere = {name for name, lost in losers.items() if None in lost}
