@@ -167,7 +167,7 @@ def test_split_placement():
     2-4, the first widened to the 9 rows of 64 of the source, the part starting at row 8."""
     with ir.Context():
         _module, copy, reshape = _plan_parts(passes.lit_cases(PASS)["mla_rope_split"])
-        placed = fsd._reshaped_slices(copy, reshape)
+        placed = fsd.reshaped_slices(copy, reshape)
         assert placed == [(2, fsd.ViewSlice(9, 8, 1, 2, 3))]
         fsd.check_own_view_dims(placed, [4, 1, 1, 32, 2])
         fsd.check_element_count(copy, reshape, [4, 1, 9, 32, 2])

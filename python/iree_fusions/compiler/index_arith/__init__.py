@@ -27,7 +27,7 @@ from .analysis import IndexAnalysis, floor_mod_divisor  # noqa: F401
 from .concrete import (  # noqa: F401
     BINARY, CASTS, INDEX_WIDTH, Undefined, cast, evaluate, int_width, signed, unsigned
 )
-from .forms import linear_form, same_value  # noqa: F401
+from .forms import linear_form, same_value, same_values  # noqa: F401
 from .abstract import (  # noqa: F401
     ANY, Residues, add, as_signed, as_unsigned, cast_residues, disjoint, divide, exact, hull,
     multiply, negate, residues

@@ -63,3 +63,8 @@ def same_value(a: ir.Value, b: ir.Value) -> bool:
     width = int_width(a.type)
     return width is not None and width == int_width(b.type) and \
         linear_form(a) == linear_form(b)
+
+
+def same_values(a: list[ir.Value], b: list[ir.Value]) -> bool:
+    """Two lists of integer values, pairwise `same_value`."""
+    return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))

@@ -73,5 +73,5 @@ from .locations import (  # noqa: F401
 )
 from .dispatches import (  # noqa: F401
     FLOW_DISPATCH_WORKGROUPS, FLOW_TENSOR_RESHAPE, DISPATCH_TENSOR_LOAD, DISPATCH_TENSOR_STORE,
-    DISPATCH_WORKLOAD_ORDINAL, tied_operands, argument_dims, rebuild_workgroups,
+    DISPATCH_WORKLOAD_ORDINAL, tied_operands, argument_dims, rebuild_workgroups, dispatch_operand,
 )

@@ -23,6 +23,17 @@ def tied_operands(op: ir.Operation) -> list[int]:
     return [ir.IntegerAttr(attr).value for attr in ir.ArrayAttr(op.attributes["tied_operands"])]
 
 
+def dispatch_operand(op: ir.Operation, value: ir.Value) -> ir.Value:
+    """The operand of a flow.dispatch.workgroups that a value of its body stands for (a body
+    argument, or a workload ordinal of one); any other value as it is."""
+    producer = value.owner
+    if not isinstance(producer, ir.Block) and producer.name == DISPATCH_WORKLOAD_ORDINAL:
+        value = producer.operands[0]
+    if isinstance(value.owner, ir.Block) and value.owner == op.regions[0].blocks[0]:
+        return op.operands[segment_sizes(op)[0] + ir.BlockArgument(value).arg_number]
+    return value
+
+
 def argument_dims(op: ir.Operation) -> list[list[int]]:
     """Per argument of a flow.dispatch.workgroups, the operand numbers of its dynamic dims
     (operands: workload, arguments, argument dims, result dims)."""

@@ -1,0 +1,170 @@
+"""Which dispatches are copies of a slice, and what reads them (match_copy, find_reads)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from iree.compiler import ir
+
+from iree_fusions.compiler import index_arith as ia
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.protocol import NoMatch
+
+if TYPE_CHECKING:
+    from .plan import ViewSlice
+
+WORKGROUPS = h.FLOW_DISPATCH_WORKGROUPS
+LOAD, STORE = h.DISPATCH_TENSOR_LOAD, h.DISPATCH_TENSOR_STORE
+ORDINAL, RESHAPE = h.DISPATCH_WORKLOAD_ORDINAL, h.FLOW_TENSOR_RESHAPE
+RETURN = "flow.return"
+DYN = ir.ShapedType.get_dynamic_size()
+PARTS = ("static_offsets", "static_sizes", "static_strides")
+
+
+@dataclass
+class CopySlice:
+    """A copy dispatch: per source dim, the static (offset, size, stride) of a sliced dim, or
+    None for a dim read whole; `kept`: per source dim, the copy result dim (None: dropped)."""
+
+    op: ir.Operation
+    source: ir.Value  # the tensor the copy reads (outside)
+    source_dims: list[ir.Value]  # its dynamic dims (outside)
+    sliced: list[tuple[int, int, int] | None]
+    kept: list[int | None]
+    result_dims: list[ir.Value]  # the dynamic dims of its result (outside)
+
+
+@dataclass
+class Read:
+    """A dispatch operand reading the copy, directly or through `reshape` (`view`: view dim ->
+    ViewSlice, `wide`: the widened view's shape)."""
+
+    reader: ir.Operation
+    operand: int  # the reader's operand number
+    reshape: ir.Operation | None
+    view: dict[int, ViewSlice] | None = None
+    wide: list[int] | None = None
+
+
+def static_parts(op: ir.Operation) -> tuple[list[int], list[int], list[int]]:
+    """(offsets, sizes, strides) of a dispatch.tensor.load or store, dynamic ones as kDynamic."""
+    return tuple(h.i64_array(op, name) for name in PARTS)
+
+
+def match_copy(op: ir.Operation) -> CopySlice | None:
+    """The dispatch as a CopySlice if its body only loads part of one tensor operand and
+    stores it whole into its one result."""
+    seg = h.segment_sizes(op)
+    if len(op.results) != 1 or seg[0] + seg[1] < 1 or any(t != -1 for t in h.tied_operands(op)):
+        return None
+    body = op.regions[0].blocks[0]
+    ops = [o.operation for o in body.operations]
+    loads = [o for o in ops if o.name == LOAD]
+    stores = [o for o in ops if o.name == STORE]
+    if len(loads) != 1 or len(stores) != 1 or \
+            any(o.name not in (LOAD, STORE, ORDINAL, RETURN) for o in ops):
+        return None
+    load, store = loads[0], stores[0]
+    n_args = seg[1]
+    args = list(body.arguments)
+    if store.operands[0] != load.results[0] or load.operands[0] not in args[:n_args]:
+        return None
+    result_type = op.results[0].type
+    s_off, s_size, s_stride = static_parts(store)
+    if any(s_off) or any(st != 1 for st in s_stride) or \
+            list(store.results) or len(s_size) != result_type.rank:
+        return None
+    arg_no = args.index(load.operands[0])
+    source = op.operands[seg[0] + arg_no]
+    src_shape = list(source.type.shape)
+    offsets, sizes, strides = static_parts(load)
+    lseg, loperands = h.segment_sizes(load), list(load.operands)  # source, dims, offsets, sizes
+    dyn_sizes = iter(loperands[sum(lseg[:3]):sum(lseg[:4])])
+    src_dyn = iter(loperands[1:1 + lseg[1]])
+    sliced: list[tuple[int, int, int] | None] = []
+    for d, extent in enumerate(src_shape):
+        size_value = next(dyn_sizes) if sizes[d] == DYN else None
+        dim_value = next(src_dyn) if extent == DYN else None
+        # A unit dim read at 0 is whole, whatever its stride (one element).
+        whole = offsets[d] == 0 and (strides[d] == 1 or sizes[d] == extent == 1) and (
+            sizes[d] == extent != DYN or size_value is not None and dim_value is not None
+            and ia.same_value(h.dispatch_operand(op, size_value),
+                              h.dispatch_operand(op, dim_value)))
+        if whole:
+            sliced.append(None)
+        elif DYN in (offsets[d], sizes[d], strides[d], extent):
+            return None  # a part known only at run time
+        else:
+            sliced.append((offsets[d], sizes[d], strides[d]))
+    if all(part is None for part in sliced):
+        return None
+    kept = _kept_dims(src_shape, sliced, list(result_type.shape))
+    if kept is None:
+        return None
+    source_dims = [op.operands[i] for i in h.argument_dims(op)[arg_no]]
+    result_dims = list(op.operands)[sum(seg[:3]):sum(seg[:4])]
+    return CopySlice(op, source, source_dims, sliced, kept, result_dims)
+
+
+def _kept_dims(src_shape: list[int], sliced: list[tuple[int, int, int] | None],
+               result_shape: list[int]) -> list[int | None] | None:
+    """Per source dim, the result dim it becomes (None: a unit dim the copy drops), matched
+    from the left as MLIR does."""
+    kept: list[int | None] = []
+    j = 0
+    for d, extent in enumerate(src_shape):
+        size = extent if sliced[d] is None else sliced[d][1]
+        if j < len(result_shape) and result_shape[j] == size:
+            kept.append(j)
+            j += 1
+        elif size == 1:
+            kept.append(None)
+        else:
+            return None
+    return kept if j == len(result_shape) else None
+
+
+def _static_loads(arg: ir.Value, rank: int) -> bool:
+    """Every use of a dispatch argument is a load of a part of it with static offsets and
+    strides."""
+    for user in h.users(arg):
+        if user.name != LOAD or user.operands[0] != arg:
+            return False
+        offsets, sizes, strides = static_parts(user)
+        if DYN in offsets or DYN in strides or len(sizes) != rank:
+            return False
+    return True
+
+
+def find_reads(copy: CopySlice) -> list[Read]:
+    """The dispatch operands reading the copy's result; NoMatch if anything else reads it."""
+    reads: list[Read] = []
+    result = copy.op.results[0]
+    for use in result.uses:
+        user = h.use_owner(use)
+        if user.name == RESHAPE and use.operand_number == 0:
+            for use2 in user.results[0].uses:
+                reader = h.use_owner(use2)
+                reads.append(_read(reader, use2.operand_number, user))
+        else:
+            reads.append(_read(user, use.operand_number, None))
+    if not reads:
+        raise NoMatch("nothing reads the copy")
+    return reads
+
+
+def _read(reader: ir.Operation, operand: int, reshape: ir.Operation | None) -> Read:
+    if reader.name != WORKGROUPS:
+        raise NoMatch(f"read by {reader.name}, which cannot load the slice itself")
+    seg = h.segment_sizes(reader)
+    if not seg[0] <= operand < seg[0] + seg[1]:
+        raise NoMatch("read as a workload or dim of a dispatch")
+    if operand - seg[0] in h.tied_operands(reader):
+        raise NoMatch("read by a dispatch operand tied to its result (written in place)")
+    arg = reader.regions[0].blocks[0].arguments[operand - seg[0]]
+    if not _static_loads(arg, reader.operands[operand].type.rank):
+        raise NoMatch("a reading dispatch loads it at offsets known only at run time, or "
+                      "passes it on")
+    return Read(reader, operand, reshape)
+
