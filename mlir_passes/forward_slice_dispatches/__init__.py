@@ -46,11 +46,11 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, PassContext,
-                                            structural_key)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
+                                            PassContext, structural_key)
 
 from .build import fold_copy, merge_repeated_operands  # noqa: F401
-from .match import WORKGROUPS, CopySlice, Read, match_copy  # noqa: F401
+from .match import WHOLE, WORKGROUPS, CopySlice, Read, copy_like, match_copy  # noqa: F401
 from .plan import (SliceFold, ViewSlice, check_element_count, check_own_view_dims,  # noqa: F401
                    check_view_order, plan_fold, reshaped_slices)
 
@@ -68,8 +68,15 @@ class ForwardSliceDispatches(CandidatePass[SliceFold]):
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[SliceFold]]:
         for op in (o.operation for o in block.operations):
-            copy = match_copy(op) if op.name == WORKGROUPS else None
-            if copy is None:
+            if copy_like(op) is None:
+                continue
+            try:
+                copy = match_copy(op)
+            except NoMatch as e:  # a copy of a slice left as it is: reported, with why
+                if str(e) == WHOLE:
+                    continue
+                yield Candidate(structural_key("copy-dispatch", h.op_signature(op)), op,
+                                f"a {op.results[0].type} copy", None, str(e))
                 continue
             key = structural_key("copy-dispatch", h.type_text(copy.source),
                                  h.type_text(op.results[0]), tuple(copy.sliced))

@@ -52,29 +52,39 @@ def static_parts(op: ir.Operation) -> tuple[list[int], list[int], list[int]]:
     return tuple(h.i64_array(op, name) for name in PARTS)
 
 
-def match_copy(op: ir.Operation) -> CopySlice | None:
-    """The dispatch as a CopySlice if its body only loads part of one tensor operand and
-    stores it whole into its one result."""
-    seg = h.segment_sizes(op)
-    if len(op.results) != 1 or seg[0] + seg[1] < 1 or any(t != -1 for t in h.tied_operands(op)):
+WHOLE = "a copy of the whole source (no slice to load in place)"  # not reported: not a slice
+
+
+def copy_like(op: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
+    """(load, store) of a dispatch whose body only loads a tensor and stores into its one
+    result (IREE's `slow_memcpy` dispatches): the copies the pass looks at, else None."""
+    if op.name != WORKGROUPS or len(op.results) != 1:
         return None
-    body = op.regions[0].blocks[0]
-    ops = [o.operation for o in body.operations]
+    ops = [o.operation for o in op.regions[0].blocks[0].operations]
     loads = [o for o in ops if o.name == LOAD]
     stores = [o for o in ops if o.name == STORE]
     if len(loads) != 1 or len(stores) != 1 or \
             any(o.name not in (LOAD, STORE, ORDINAL, RETURN) for o in ops):
         return None
-    load, store = loads[0], stores[0]
-    n_args = seg[1]
-    args = list(body.arguments)
-    if store.operands[0] != load.results[0] or load.operands[0] not in args[:n_args]:
-        return None
+    return loads[0], stores[0]
+
+
+def match_copy(op: ir.Operation) -> CopySlice:
+    """A copy-like dispatch as a CopySlice: it loads part of one tensor operand (static
+    offsets, sizes and strides on the dims it slices) and stores it whole into its result;
+    NoMatch otherwise, with the reason."""
+    seg = h.segment_sizes(op)
+    load, store = copy_like(op)
+    if any(t != -1 for t in h.tied_operands(op)):
+        raise NoMatch("a copy into an operand tied to its result (written in place)")
+    args = list(op.regions[0].blocks[0].arguments)
+    if store.operands[0] != load.results[0] or load.operands[0] not in args[:seg[1]]:
+        raise NoMatch("a copy that stores something else than what it loads from an operand")
     result_type = op.results[0].type
     s_off, s_size, s_stride = static_parts(store)
     if any(s_off) or any(st != 1 for st in s_stride) or \
             list(store.results) or len(s_size) != result_type.rank:
-        return None
+        raise NoMatch("a copy that writes part of its result")
     arg_no = args.index(load.operands[0])
     source = op.operands[seg[0] + arg_no]
     src_shape = list(source.type.shape)
@@ -94,14 +104,15 @@ def match_copy(op: ir.Operation) -> CopySlice | None:
         if whole:
             sliced.append(None)
         elif DYN in (offsets[d], sizes[d], strides[d], extent):
-            return None  # a part known only at run time
+            raise NoMatch(f"dim {d} of the source is sliced at offsets, sizes or strides "
+                          "known only at run time")
         else:
             sliced.append((offsets[d], sizes[d], strides[d]))
     if all(part is None for part in sliced):
-        return None
+        raise NoMatch(WHOLE)
     kept = _kept_dims(src_shape, sliced, list(result_type.shape))
     if kept is None:
-        return None
+        raise NoMatch("a copy whose result drops a dim that is not a unit dim of its part")
     source_dims = [op.operands[i] for i in h.argument_dims(op)[arg_no]]
     result_dims = list(op.operands)[sum(seg[:3]):sum(seg[:4])]
     return CopySlice(op, source, source_dims, sliced, kept, result_dims)

@@ -53,6 +53,7 @@ EXPECTED = {
     "unit_dims_swapped": (0, 2, "view-dim-order:"),
     "strided_unit_dim_is_whole": (1, 2, None),
     "other_run_time_dims": (0, 2, "element-count:"),
+    "run_time_offset": (0, 1, "dim 1 of the source is sliced at offsets"),
 }
 # Loads out of bounds: stock IREE rejects them when it compiles the dispatch.
 INVALID = {"part_outside_source": "part-in-source", "reader_outside_copy": "reader-part-in-copy"}
@@ -76,6 +77,8 @@ def lit_inputs(name: str) -> list:
     if name == "odd_through_reshape":
         k = rng.standard_normal((4, 32 * PAGES, 4, 32)).astype(np.float16)
         return [with_nonfinite(k), 32 * PAGES, PAGES]
+    if name == "run_time_offset":  # a column offset the compiler never sees
+        return [with_nonfinite(rng.standard_normal((4, 16)).astype(np.float32)), 5]
     if name == "other_run_time_dims":
         return [with_nonfinite(rng.standard_normal((4, 7, 64)).astype(np.float32)), 7, 7]
     return [with_nonfinite(rng.standard_normal(spec.shape).astype(spec.dtype))
