@@ -28,13 +28,17 @@ one block's [rows, keys], not [keys, keys].
 
 Decode (one query row per sequence) is decomposed whole. The order of the sums and of the
 softmax differs from the fused op's (its online softmax rescales per key tile): the result
-is within a bound, not bit-identical (docs/numerics: attention); the NaN pattern is stock's
+is within a bound, not bit-identical (docs/testing.md: the bound); the NaN pattern is stock's
 (a fully masked row is 0/0 = NaN in both; NaN and infinity in q, k or v spread alike).
 
-On GPU targets the pass is declined by default (`on-gpu`): not measured on a GPU, and IREE's
-GPU pipelines have their own attention codegen. Left alone, with the reason: a score
-modification region, a boolean mask, indexing maps that are not projections or loops of no
-attention role.
+On GPU targets (not measured on a GPU) only the attentions whose k or v is gathered from a
+paged cache (decode) are decomposed, whole: IREE 3.13 fuses the gather into the fused op's
+dispatch and crashes compiling it for CUDA and ROCm (TransferGatherOp in vector lowering), so
+stock cannot compile sharktank's default export there; the others are left to IREE's GPU
+attention codegen (`on-gpu=true` decomposes them too, `gpu-gathered=false` none).
+
+Left alone, with the reason: a score modification region, a boolean mask, indexing maps that
+are not projections or loops of no attention role.
 """
 
 from __future__ import annotations
@@ -50,10 +54,15 @@ from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint,
 from iree_fusions.compiler.target import is_llvm_cpu
 
 from .build import decompose
-from .match import ATTENTION, AttentionPlan, choose_block, match_attention, untransposed_v
+from .match import (ATTENTION, AttentionPlan, choose_block, gathered, match_attention,
+                    untransposed_v)
 
-GPU_RULE = ("a GPU target: not measured on a GPU (on-gpu=true decomposes; IREE's GPU "
-            "pipelines compile the fused op themselves)")
+GPU_RULE = ("a GPU target: IREE's GPU pipelines compile the fused op themselves (on-gpu=true "
+            "decomposes; not measured on a GPU)")
+GPU_GATHER = ("on a GPU target, k or v gathered from a paged cache: IREE 3.13 fuses the gather "
+              "into the fused op's dispatch and crashes compiling it for CUDA and ROCm "
+              "(TransferGatherOp); decomposed whole (no query blocks), it compiles (not measured "
+              "on a GPU: gpu-gathered=false leaves it)")
 
 
 @dataclass(frozen=True)
@@ -66,7 +75,11 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
     query_block: int = option(
         64, "query rows per step of the loop over query blocks (prefill); 0: every row at "
         "once (the scores of the whole query held at once, as IREE's decomposition)", min=0)
-    on_gpu: bool = option(False, "decompose on GPU targets too (not measured there)")
+    on_gpu: bool = option(False, "decompose every attention on GPU targets too (not measured "
+                          "there)")
+    gpu_gathered: bool = option(
+        True, "on GPU targets, decompose (whole) the attentions whose k or v is gathered from "
+        "a paged cache, which IREE 3.13 fails to compile fused for CUDA and ROCm")
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[AttentionPlan]]:
         gpu = ctx.target is not None and not is_llvm_cpu(ctx.target)
@@ -75,12 +88,17 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             if op.name != ATTENTION:
                 continue
             key = structural_key("attention", h.op_signature(op))
+            block = 0 if gpu else self.query_block  # GPU memory is not the limit: one pass
             candidate = Candidate.of(
                 key, op, "an attention",
-                lambda op=op: choose_block(untransposed_v(match_attention(op)),
-                                           self.query_block), gain="time")
+                lambda op=op, block=block: choose_block(untransposed_v(match_attention(op)),
+                                                        block), gain="time")
             if not candidate.blocked and gpu and not self.on_gpu:
-                candidate.declined = GPU_RULE
+                plan = candidate.plan
+                if self.gpu_gathered and (gathered(plan.k) or gathered(plan.v)):
+                    candidate.sure = GPU_GATHER
+                else:
+                    candidate.declined = GPU_RULE
             yield candidate
 
     def footprint(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> Footprint:

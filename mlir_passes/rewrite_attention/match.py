@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.ir_helpers import TENSOR_COLLAPSE_SHAPE
+from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, RESHAPES, TENSOR_COLLAPSE_SHAPE
 from iree_fusions.compiler.protocol import NoMatch
 
 ATTENTION = "iree_linalg_ext.attention"
+GATHER = "iree_linalg_ext.gather"
 ROLES = ("batch", "m", "k1", "k2", "n")
 
 
@@ -128,6 +129,19 @@ def untransposed_v(plan: AttentionPlan) -> AttentionPlan:
         return plan
     plan.v_copy = copy
     return plan
+
+
+def gathered(value: ir.Value, depth: int = 6) -> bool:
+    """The value is rows gathered from a table (a paged KV cache: `iree_linalg_ext.gather`, or a
+    generic that `tensor.extract`s), through reshapes and copies."""
+    op = h.defining_op(value)
+    if op is None or depth == 0:
+        return False
+    if op.name == GATHER or (op.name == LINALG_GENERIC and h.reads_table_in_body(op)):
+        return True
+    if op.name in RESHAPES or h.is_pure_copy(op):
+        return gathered(op.operands[0], depth - 1)
+    return False
 
 
 def choose_block(plan: AttentionPlan, block: int) -> AttentionPlan:

@@ -3,13 +3,19 @@
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
 // query-block=0: every query row at once (IREE's decomposition's form), no loop.
 // RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-attention{query-block=0}' | filecheck %s --check-prefix=WHOLE
-// On a GPU target the pass declines (not measured there); on llvm-cpu it decomposes.
+// On a GPU target the pass declines (IREE's GPU attention codegen; not measured there), but
+// for an attention whose k and v are gathered from a paged cache (IREE 3.13 cannot compile
+// that fused for CUDA or ROCm), decomposed whole; on llvm-cpu it decomposes each.
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=cuda:sm_80 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=GPU
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=rocm:gfx942 | filecheck %s --check-prefix=GPUIR
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:znver3 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=CPU
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: not measured on a GPU
+// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: not measured on a GPU
+// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GPU: [rewrite-attention] 1 change(s), 0 skipped
+// GPU-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
+// CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 
@@ -100,6 +106,36 @@ util.func public @decode(%q: tensor<32x32xf16>, %k: tensor<32x?x32xf16>, %v: ten
   %e = tensor.empty() : tensor<32x32xf16>
   // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?xf16>) outs(%e : tensor<32x32xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<32x32xf16>
+  util.return %o : tensor<32x32xf16>
+}
+
+// -----
+
+// Decode on a paged cache: k and v gathered by page ids ([B*H, pages, 32 positions, d] rows of
+// the cache), as sharktank's export gives them after global optimization.
+// CHECK-LABEL: util.func public @decode_paged
+// CHECK-NOT: iree_linalg_ext.attention
+// CHECK: iree_linalg_ext.gather
+// GPUIR-LABEL: util.func public @decode_paged
+// GPUIR-NOT: scf.for
+// GPUIR-NOT: iree_linalg_ext.attention
+// GPUIR: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?xf32>)
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+util.func public @decode_paged(%q: tensor<32x32xf16>, %kc: tensor<?x32x32xf16>, %vc: tensor<?x32x32xf16>, %pages: tensor<32x?xi64>, %mask: tensor<32x?xf16>) -> tensor<32x32xf16> {
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %pages, %c1 : tensor<32x?xi64>
+  %scale = arith.constant 0.17677669 : f32
+  %ek = tensor.empty(%n) : tensor<32x?x32x32xf16>
+  %k4 = iree_linalg_ext.gather dimension_map = [0] ins(%kc, %pages : tensor<?x32x32xf16>, tensor<32x?xi64>) outs(%ek : tensor<32x?x32x32xf16>) -> tensor<32x?x32x32xf16>
+  %v4 = iree_linalg_ext.gather dimension_map = [0] ins(%vc, %pages : tensor<?x32x32xf16>, tensor<32x?xi64>) outs(%ek : tensor<32x?x32x32xf16>) -> tensor<32x?x32x32xf16>
+  %k = tensor.collapse_shape %k4 [[0], [1, 2], [3]] : tensor<32x?x32x32xf16> into tensor<32x?x32xf16>
+  %v = tensor.collapse_shape %v4 [[0], [1, 2], [3]] : tensor<32x?x32x32xf16> into tensor<32x?x32xf16>
+  %e = tensor.empty() : tensor<32x32xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d1)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x32xf16>, tensor<32x?x32xf16>, tensor<32x?x32xf16>, f32, tensor<32x?xf16>) outs(%e : tensor<32x32xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
   } -> tensor<32x32xf16>

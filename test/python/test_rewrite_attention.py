@@ -101,6 +101,34 @@ def test_decomposition_matches_stock_within_bound(name, sizes):
         assert np.isnan(stock[3, rows // 2] if name == "prefill" else stock[3]).all()
 
 
+@pytest.mark.parametrize("pages", [1, 2, 3])
+def test_paged_decode_matches_stock_within_bound(pages):
+    """Decode on a paged cache (k and v gathered by page ids, 32 positions a page), v read in
+    its source's layout: at 32, 64 and 96 keys, pages in any order, non-finite values."""
+    stock_vmfb, plugin_vmfb = _compiled("decode_paged")
+    rng = np.random.default_rng(pages)
+    q = rng.standard_normal((32, 32)).astype(np.float16)
+    kc, vc = (rng.standard_normal((8, 32, 32)).astype(np.float16) for _ in range(2))
+    ids = np.stack([rng.permutation(8)[:pages] for _ in range(32)]).astype(np.int64)
+    keys = 32 * pages
+    mask = np.zeros((32, keys), np.float16)
+    mask[:, keys - 3:] = -np.inf  # padding past the sequence
+    mask[6] = -np.inf  # nothing to attend to
+    kc[ids[9, 0], 4, 2], vc[ids[10, -1], 0, 1], q[11, 0] = np.inf, np.nan, -np.inf
+    inputs = [q, kc, vc, ids, mask]
+    (stock,) = api.run(stock_vmfb, inputs, function="decode_paged")
+    (plugin,) = api.run(plugin_vmfb, inputs, function="decode_paged")
+    assert np.array_equal(np.isnan(stock), np.isnan(plugin))
+    assert np.array_equal(np.isinf(stock), np.isinf(plugin))
+    k = kc[ids].reshape(32, keys, 32)
+    v = np.swapaxes(vc[ids].reshape(32, keys, 32), 1, 2)
+    bound = attention_bound(q[:, None, :], k, v, 0.17677669, stock[:, None, :])[:, 0, :]
+    finite = np.isfinite(stock)
+    diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
+    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
+    assert np.isnan(stock[6]).all()
+
+
 def test_lit_cases_are_all_covered():
-    assert set(passes.lit_cases(PASS)) == {"prefill", "decode", "score_modified",
-                                           "boolean_mask"}
+    assert set(passes.lit_cases(PASS)) == {"prefill", "decode", "decode_paged",
+                                           "score_modified", "boolean_mask"}
