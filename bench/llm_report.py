@@ -64,6 +64,9 @@ def markdown(models: list[dict]) -> str:
             if row.get("profile", {}).get("rows"):
                 out += ["", *profile_markdown(row["profile"], m["model"], row["function"])]
     for m in models:
+        for key, mib in sorted(m.get("rss", {}).items(), key=lambda kv: kv[0].split("@")[::-1]):
+            out.append(f"\n- {m['model']}: peak RSS of a prefill, {key}: {mib} MiB")
+    for m in models:
         for row in m["functions"]:
             for key, verdict in sorted(row.get("bits_pipeline", {}).items()):
                 if verdict != "identical":

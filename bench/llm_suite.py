@@ -460,14 +460,17 @@ def bench_export(export: Export, args, tmp: str, log) -> dict:
                 for key, verdict in compare_bits(runs["stock"], runs[side]).items():
                     fn, what = key.split()
                     fns[fn].setdefault(field, {})[f"{what}@{s}"] = verdict
-        rss_len = min(args.rss_seq_len, export.max_seq) // export.stride * export.stride
-        model["rss_seq_len"] = rss_len
-        for side in vmfbs:
-            rss = step(f"peak RSS of a {side} prefill at S={rss_len}",
-                       lambda: peak_rss_mib(vmfbs[side], export, rss_len))
-            if rss:
-                model[f"{side}_peak_rss_mib"] = rss["peak_mib"]
-                model[f"{side}_before_rss_mib"] = rss["before_mib"]
+        lens = sorted({min(int(x), export.max_seq) // export.stride * export.stride
+                       for x in str(args.rss_seq_len).split(",")})
+        for rss_len in lens:  # the last one's figures are the model's; all under "rss"
+            model["rss_seq_len"] = rss_len
+            for side in vmfbs:
+                rss = step(f"peak RSS of a {side} prefill at S={rss_len}",
+                           lambda: peak_rss_mib(vmfbs[side], export, rss_len))
+                if rss:
+                    model[f"{side}_peak_rss_mib"] = rss["peak_mib"]
+                    model[f"{side}_before_rss_mib"] = rss["before_mib"]
+                    model.setdefault("rss", {})[f"{side}@{rss_len}"] = rss["peak_mib"]
         lat_len = next((s for s in args.seq_lens if 2 * export.stride <= s <= export.max_seq),
                        2 * export.stride)
         if args.rounds > 0:
@@ -509,8 +512,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seq-lens", default="64,96",
                    help="prefill lengths for the bit-identity runs (multiples of the block "
                    "stride); the first is also the latency's (default %(default)s)")
-    p.add_argument("--rss-seq-len", type=int, default=512,
-                   help="prefill length of the peak-RSS probe (capped at the export's longest)")
+    p.add_argument("--rss-seq-len", default="512",
+                   help="prefill lengths of the peak-RSS probe, comma-separated (each capped at "
+                   "the export's longest; default %(default)s)")
     p.add_argument("--compile-rounds", type=int, default=3,
                    help="alternating compile rounds per side (default %(default)s)")
     p.add_argument("--no-llm-flags", action="store_true", help="skip the LLM-flag counts")

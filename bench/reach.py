@@ -112,6 +112,12 @@ def _llama(variant: str, seq: int):
     return build
 
 
+def _keep_sdpa() -> list:
+    from iree_fusions.models.llama import keep_ops
+
+    return keep_ops("sdpa")
+
+
 def _decode(**kw):
     def build():
         from iree_fusions.models.decode import DecodeConfig, build_decode_step
@@ -165,6 +171,9 @@ MODELS: list[ReachModel] = [
                {"batch": 3, "seq": 40}, atol=1e-5),
     ReachModel("llama-start_pos-s64", "decoder", _llama("start_pos", 64),
                ("static", "dynamic-seq", "params", "onnx", "onnx-params"), {"seq": 40}),
+    ReachModel("llama-sdpa-s64", "decoder (SDPA kept: iree_linalg_ext.attention)",
+               _llama("sdpa", 64), ("static", "dynamic-seq", "params"), {"seq": 40},
+               keep_ops=_keep_sdpa),
     ReachModel("llm-decode-b4", "decoder (decode step, static KV cache)", _decode(batch=4),
                BATCH_FORMS, {"batch": 3}),
     *[ReachModel(f"zoo-{arch}-b4", family, _zoo(arch), TOKEN_FORMS if tokens else BATCH_FORMS,

@@ -36,6 +36,7 @@ FS = "forward-slices"
 MERGE = "merge-sibling-contractions"
 MERGE_GENERICS = "merge-sibling-generics"
 SCATTERS = "merge-cache-scatters"
+ATTENTION = "rewrite-attention"
 
 # model -> (forms, passes that must fire in every one of them, {form: more passes})
 CASES = {
@@ -45,8 +46,15 @@ CASES = {
     "dlrm-sparse-b8": (BATCH, {GATHERS}, {}),
     # dynamic-batch-facts: the dynamic batch with torch.export's shape facts (EXTRA_FORMS)
     "dlrm-bag-b8": (("static", "dynamic-batch-facts", "params"), {BAGS}, {}),
+    "llama-sdpa-s64": (("static", "dynamic-seq", "params"), {ATTENTION}, {}),
 }
 NOT_COVERED = {
+    (ATTENTION, "dynamic-batch"): "the Llama models take one batch row (dynamic-seq covers "
+                                  "dynamic dims; sharktank's export, test_production_llm, a "
+                                  "dynamic sequence and page count)",
+    (ATTENTION, "onnx"): "torch.onnx exports SDPA as MatMul/Softmax ops: no attention op to "
+                         "rewrite (IREE imports none)",
+    (ATTENTION, "onnx-params"): "as onnx",
     (GATHERS, "dynamic-seq"): "the recommender models that have lookups have no sequence dim",
     (BAGS, "dynamic-seq"): "the recommender models that have bags have no sequence dim",
     (BAGS, "dynamic-batch"): "without shape facts the bag count and the ids' length are "
@@ -125,7 +133,8 @@ def test_pass_fires_on_form(model, form, tmp_path):
     row = reach.measure(_models()[model], form, str(tmp_path), args)
     expected = passes | more.get(form, set())
     assert expected <= set(row["passes"]), (expected, row["passes"], row["skips"])
-    assert row["removed"] > 0, row
+    if ATTENTION not in expected:  # (its decomposition saves time and adds dispatches)
+        assert row["removed"] > 0, row
     assert row["max_abs"] <= 1e-5 and row["ok"], row
     if form.startswith("dynamic"):
         assert row["unseen_max_abs"] <= 1e-5, row
