@@ -73,8 +73,9 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                    "generics, prefill in query blocks (llvm-cpu)")
 
     query_block: int = option(
-        64, "query rows per step of the loop over query blocks (prefill); 0: every row at "
-        "once (the scores of the whole query held at once, as IREE's decomposition)", min=0)
+        64, "query rows per step of the loop over query blocks (prefill), at most; 0: every "
+        "row at once (the scores of the whole query held at once, as IREE's decomposition)",
+        min=0)
     on_gpu: bool = option(False, "decompose every attention on GPU targets too (not measured "
                           "there)")
     gpu_gathered: bool = option(

@@ -13,8 +13,11 @@
 // GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
 // GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GPU: [rewrite-attention] 0 change(s), 1 skipped
+// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // GPU: [rewrite-attention] 1 change(s), 0 skipped
 // GPU-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
+// CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
@@ -49,10 +52,11 @@
 // CHECK: %[[MXI:.+]] = linalg.fill ins(%[[LOWEST]] : f32)
 // CHECK: %[[MX:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ROW]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[SM]] : tensor<32x?x?xf32>) outs(%[[MXI]] : tensor<32x?xf32>)
 // CHECK: arith.maximumf
-// CHECK: %[[P:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ROW]], #[[ID3]]], {{.+}} ins(%[[SM]], %[[MX]] : tensor<32x?x?xf32>, tensor<32x?xf32>)
+// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ROW]], #[[ROW]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[SM]], %[[MX]] : tensor<32x?x?xf32>, tensor<32x?xf32>)
 // CHECK: math.exp2
-// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ROW]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[P]] : tensor<32x?x?xf32>)
-// CHECK: %[[P16:.+]] = linalg.generic {{.+}} ins(%[[P]] : tensor<32x?x?xf32>) outs(%{{.+}} : tensor<32x?x?xf16>)
+// CHECK: %[[P16:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ROW]], #[[ID3]]], {{.+}} ins(%[[SM]], %[[MX]] : tensor<32x?x?xf32>, tensor<32x?xf32>) outs(%{{.+}} : tensor<32x?x?xf16>)
+// CHECK: math.exp2
+// CHECK: arith.truncf %{{.+}} : f32 to f16
 // CHECK: %[[PV:.+]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[KMAP]], #[[SMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[P16]], %[[V]] : tensor<32x?x?xf16>, tensor<32x32x?xf16>) outs(%{{.+}} : tensor<32x?x32xf32>)
 // CHECK: %[[OB:.+]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ID3]], #[[ID3]]], {{.+}} ins(%[[SUM]], %[[PV]] : tensor<32x?xf32>, tensor<32x?x32xf32>) outs(%{{.+}} : tensor<32x?x32xf16>)
 // CHECK: arith.divf
@@ -71,6 +75,48 @@ util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: 
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
   %scale = arith.constant 0.17677669 : f32
+  %e = tensor.empty(%m) : tensor<32x?x32xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 64 query rows at a time"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<32x?x32xf16>
+  util.return %o : tensor<32x?x32xf16>
+}
+
+// -----
+
+// Prefill with sharktank's mask: one [B, S, S] mask for every layer, broadcast over the heads
+// and collapsed to [B*H, S, S] (IREE fuses that copy into the fused op's dispatch). Each
+// query block applies the broadcast to its rows of the [B, S, S] mask in the loop: the
+// [B*H, S, S] mask is never held whole, and the copy outside the loop is gone.
+// CHECK-LABEL: util.func public @prefill_broadcast_mask
+// CHECK-SAME: %[[MASK3:[a-z0-9]+]]: tensor<4x?x?xf16>)
+// CHECK-NOT: tensor<4x8x?x?xf16>
+// CHECK: scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
+// CHECK: %[[MB3:.+]] = tensor.extract_slice %[[MASK3]][0, %[[I]], 0] [4, %[[N:.+]], %{{.+}}] [1, 1, 1] : tensor<4x?x?xf16> to tensor<4x?x?xf16>
+// CHECK: %[[MB4:.+]] = linalg.generic {{.+}} ins(%[[MB3]] : tensor<4x?x?xf16>) outs(%{{.+}} : tensor<4x8x?x?xf16>)
+// CHECK: %[[MB:.+]] = tensor.collapse_shape %[[MB4]] {{\[\[}}0, 1], [2], [3]] : tensor<4x8x?x?xf16> into tensor<32x?x?xf16>
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[MB]] : tensor<32x?x?xf32>, tensor<32x?x?xf16>)
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 64 query rows at a time
+// WHOLE-LABEL: util.func public @prefill_broadcast_mask
+// WHOLE-NOT: scf.for
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE: tensor.collapse_shape
+// WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?x?xf32>)
+util.func public @prefill_broadcast_mask(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask3: tensor<4x?x?xf16>) -> tensor<32x?x32xf16> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
+  %n = tensor.dim %mask3, %c2 : tensor<4x?x?xf16>
+  %scale = arith.constant 0.17677669 : f32
+  %eb = tensor.empty(%m, %n) : tensor<4x8x?x?xf16>
+  %mask4 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mask3 : tensor<4x?x?xf16>) outs(%eb : tensor<4x8x?x?xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  } -> tensor<4x8x?x?xf16>
+  %mask = tensor.collapse_shape %mask4 [[0, 1], [2], [3]] : tensor<4x8x?x?xf16> into tensor<32x?x?xf16>
   %e = tensor.empty(%m) : tensor<32x?x32xf16>
   // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 64 query rows at a time"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
@@ -119,6 +165,9 @@ util.func public @decode(%q: tensor<32x32xf16>, %k: tensor<32x?x32xf16>, %v: ten
 // CHECK-LABEL: util.func public @decode_paged
 // CHECK-NOT: iree_linalg_ext.attention
 // CHECK: iree_linalg_ext.gather
+// WHOLE-LABEL: util.func public @decode_paged
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?xf32>)
 // GPUIR-LABEL: util.func public @decode_paged
 // GPUIR-NOT: scf.for
 // GPUIR-NOT: iree_linalg_ext.attention

@@ -130,5 +130,24 @@ def test_paged_decode_matches_stock_within_bound(pages):
 
 
 def test_lit_cases_are_all_covered():
-    assert set(passes.lit_cases(PASS)) == {"prefill", "decode", "decode_paged",
-                                           "score_modified", "boolean_mask"}
+    assert set(passes.lit_cases(PASS)) == {"prefill", "prefill_broadcast_mask", "decode",
+                                           "decode_paged", "score_modified", "boolean_mask"}
+
+
+@pytest.mark.parametrize("rows", [63, 65, 130])
+def test_broadcast_mask_blocks_match_stock_within_bound(rows):
+    """One [B, S, S] mask broadcast over 8 heads, applied per query block in the loop: at
+    sizes around the block, a padding row fully masked, non-finite values."""
+    stock_vmfb, plugin_vmfb = _compiled("prefill_broadcast_mask")
+    q, k, v, mask = _inputs(rows, rows, False, seed=rows)
+    mask3 = np.ascontiguousarray(mask[::8])  # [4, S, S]: one per batch row
+    mask3[1, rows // 3, :] = -np.inf
+    (stock,) = api.run(stock_vmfb, [q, k, v, mask3], function="prefill_broadcast_mask")
+    (plugin,) = api.run(plugin_vmfb, [q, k, v, mask3], function="prefill_broadcast_mask")
+    assert np.array_equal(np.isnan(stock), np.isnan(plugin))
+    assert np.array_equal(np.isinf(stock), np.isinf(plugin))
+    bound = attention_bound(q, k, v, 0.17677669, stock)
+    finite = np.isfinite(stock)
+    diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
+    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
+    assert np.isnan(stock[8:16, rows // 3]).all()  # the 8 heads of batch row 1
