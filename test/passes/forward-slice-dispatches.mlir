@@ -2,6 +2,25 @@
 // RUN: iree-fusions-opt %s --split-input-file -p forward-slice-dispatches -verify-diagnostics -o /dev/null
 // RUN: iree-fusions-opt %s --split-input-file -p forward-slice-dispatches --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
 
+// Left alone, and reported (a slow_memcpy the pass cannot fold is a skip with its reason,
+// not silence): the copy's column offset is known only at run time.
+// CHECK-LABEL: util.func public @run_time_offset
+// CHECK: flow.dispatch.workgroups(%{{.+}}, %{{.+}}) : (tensor<4x16xf32>, index) -> tensor<4x8xf32>
+// REPORT: [forward-slice-dispatches] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [copy-dispatch-{{[0-9a-f]+}}] flow.dispatch.workgroups at {{.+}}: dim 1 of the source is sliced at offsets, sizes or strides known only at run time
+util.func public @run_time_offset(%q: tensor<4x16xf32>, %at: index) -> tensor<4x8xf32> {
+  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="dim 1 of the source is sliced at offsets, sizes or strides known only at run time"}}
+  %c = flow.dispatch.workgroups(%q, %at) : (tensor<4x16xf32>, index) -> tensor<4x8xf32> =
+      (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x16xf32>>, %i: index, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x8xf32>>) {
+    %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, %i], sizes = [4, 8], strides = [1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x16xf32>> -> tensor<4x8xf32>
+    iree_tensor_ext.dispatch.tensor.store %v, %o, offsets = [0, 0], sizes = [4, 8], strides = [1, 1] : tensor<4x8xf32> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x8xf32>>
+    flow.return
+  }
+  util.return %c : tensor<4x8xf32>
+}
+
+// -----
+
 // Decode's RoPE: two copy dispatches take the even and odd columns of Q (dropping its unit
 // sequence dim); one dispatch reads both. It now binds Q once and loads each half itself.
 // The copies are gone (the reader is the function's first op).
@@ -430,22 +449,4 @@ util.func public @other_run_time_dims(%x: tensor<4x?x64xf32>, %n: index, %m: ind
     flow.return %x0, %y0, %z0 : index, index, index
   }
   util.return %r : tensor<4x?x2x8xf32>
-}
-
-// -----
-
-// Left alone, and reported (a slow_memcpy the pass cannot fold is a skip with its reason,
-// not silence): the copy's column offset is known only at run time.
-// CHECK-LABEL: util.func public @run_time_offset
-// CHECK: flow.dispatch.workgroups(%{{.+}}, %{{.+}}) : (tensor<4x16xf32>, index) -> tensor<4x8xf32>
-// REPORT: skipped [copy-dispatch-{{[0-9a-f]+}}] flow.dispatch.workgroups at {{.+}}: dim 1 of the source is sliced at offsets, sizes or strides known only at run time
-util.func public @run_time_offset(%q: tensor<4x16xf32>, %at: index) -> tensor<4x8xf32> {
-  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="dim 1 of the source is sliced at offsets, sizes or strides known only at run time"}}
-  %c = flow.dispatch.workgroups(%q, %at) : (tensor<4x16xf32>, index) -> tensor<4x8xf32> =
-      (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x16xf32>>, %i: index, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x8xf32>>) {
-    %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, %i], sizes = [4, 8], strides = [1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x16xf32>> -> tensor<4x8xf32>
-    iree_tensor_ext.dispatch.tensor.store %v, %o, offsets = [0, 0], sizes = [4, 8], strides = [1, 1] : tensor<4x8xf32> -> !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x8xf32>>
-    flow.return
-  }
-  util.return %c : tensor<4x8xf32>
 }
