@@ -154,7 +154,12 @@ def _check_llama_form(variant: str, form: str, seq: int, **overrides):
     return check
 
 
-@pytest.mark.parametrize("form", ["static", "dynamic-seq", "dynamic-batch"])
+# The dynamic forms in CI's slow subset (about 24 s each; the default suite keeps static).
+_CI_SLOW = (pytest.mark.slow, pytest.mark.ci_slow)
+
+
+@pytest.mark.parametrize("form", ["static", pytest.param("dynamic-seq", marks=_CI_SLOW),
+                                  pytest.param("dynamic-batch", marks=_CI_SLOW)])
 def test_tiny_llama_forms(form):
     check = _check_llama_form("start_pos", form, 16, **TINY)
     assert len(check.errors) == (2 if "dynamic" in form else 1)

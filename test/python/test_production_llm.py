@@ -151,6 +151,8 @@ def test_prefill_and_decode_bit_identical(toy_llama):
                                                                 - y.astype(np.float32)).max())
 
 
+@pytest.mark.slow
+@pytest.mark.ci_slow  # about 70 s: in CI's slow subset, not the default suite
 def test_attention_decomposed_as_iree_decomposes_it(toy_llama):
     """With rewrite-attention too (every pass): prefill and decode give what stock IREE with
     its own attention decomposition pipeline gives, bit for bit (the same operations in the
