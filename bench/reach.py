@@ -239,7 +239,12 @@ def _compile_both(path: str, flags: list[str], fusions: str) -> dict:
 # off by the tests that check each pass in each form (test_pass_forms, test_reach); the rule
 # has its own test (test_batch_mlp_towers: dynamic rows).
 CPU_RULES_OFF = {("batch-mlp-towers", "dynamic-batch"): "{cpu-dynamic-rows=true}",
-                 ("batch-mlp-towers", "dynamic-seq"): "{cpu-dynamic-rows=true}"}
+                 ("batch-mlp-towers", "dynamic-seq"): "{cpu-dynamic-rows=true}",
+                 # The parameter forms: stacking parameters at load is off by default (a
+                 # second resident copy; its own tests: test_parameters, the lit cases).
+                 **{(name, form): "{stack-parameters=true}"
+                    for name in ("batch-mlp-towers", "batch-gathers")
+                    for form in ("params", "onnx-params")}}
 
 
 def fusions_without_cpu_rules(form: str) -> str:

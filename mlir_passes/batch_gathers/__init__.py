@@ -67,7 +67,9 @@ Tables held in immutable `util.global`s or read from external parameters
 (`#flow.parameter.named`, iree-turbine's externalized weights, `iree-import-onnx
 --externalize-params`) are stacked once, in an initializer placed after the ones it reads;
 on CPU the parameter file stays mapped and the stack is one more resident copy (measured:
-bench/results/batch-gathers.md section 12). Mutable globals are never stacked.
+bench/results/batch-gathers.md section 12), so parameter tables are stacked only with
+`stack-parameters=true` (by default their lookups are declined with that reason: resident
+memory never grows). Mutable globals are never stacked.
 
 ONNX imports: lookups in any loop order; indices wrapped by separate elementwise generics
 (`i < 0 ? i + rows : i`) are read raw and wrapped in the batched body by their own table's
@@ -155,6 +157,10 @@ class BatchGathers(CandidatePass[Plan]):
     # Stacked tables (both steps).
     max_table_bytes: int = option(1 << 30, "largest stacked table built at load")
     dedup: bool = option(True, "a table shared by several lookups is stacked once")
+    stack_parameters: bool = option(
+        False, "stack tables read from external parameters at load (a second resident copy "
+        "beside the parameter file: dlrm-b64 --form params, MiB held 4 -> 7); off: lookups of "
+        "parameter tables merge only per table")
 
     def __post_init__(self) -> None:
         if self.min_concat_slots < 1:

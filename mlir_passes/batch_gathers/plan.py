@@ -17,6 +17,7 @@ from iree.compiler import ir
 
 from iree_fusions.compiler import batching
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.invariants import check_no_parameter_stack
 from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
 from .match import Lookup, distinct_tables, index_count, is_lookup_like, match_lookup
@@ -34,6 +35,7 @@ class GroupOptions:
     same_table: bool
     dynamic_dim_estimate: int
     max_table_bytes: int
+    stack_parameters: bool
 
 
 SizeCheck = tuple[h.DimKey, h.DimKey]  # two sizes checked equal at run time
@@ -227,6 +229,7 @@ def _cross_plan(group: list[Lookup], layout: Layout, opts: GroupOptions) -> Grou
         raise NoMatch(layout[2])
     if h.value_bytes(distinct_tables(group)) > opts.max_table_bytes:
         raise NoMatch(f"stacking the tables would exceed max-table-bytes={opts.max_table_bytes}")
+    check_no_parameter_stack(distinct_tables(group), "tables", opts.stack_parameters)
     _check_indices(group, opts)
     return GroupPlan(group, "cross", layout[0], layout[1])
 

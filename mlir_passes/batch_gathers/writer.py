@@ -35,6 +35,7 @@ class WriterOptions:
     min_concat_slots: int
     narrow_concat: Literal["run", "columns", "off"]
     max_table_bytes: int
+    stack_parameters: bool
 
 
 MIN_WRITER_CHUNK = 4  # a concat writer writes chunks of gcd(slot widths) columns, >= this
@@ -105,9 +106,10 @@ def _writer_slots(concat: Concat, by_result: dict, placement: frozenset[str], si
     by_key: dict[tuple, list[int]] = defaultdict(list)
     for slot, lookup in gathered.items():
         by_key[(lookup.dim, str(lookup.elem))].append(slot)
-    for slots in by_key.values():  # stacked tables over the limit: copied as values
-        tables = distinct_tables([gathered[slot] for slot in slots])
-        if len(tables) > 1 and h.value_bytes(tables) > opts.max_table_bytes:
+    for slots in by_key.values():  # stacked tables over the limit or parameters: copied as
+        tables = distinct_tables([gathered[slot] for slot in slots])  # values
+        if len(tables) > 1 and (h.value_bytes(tables) > opts.max_table_bytes or (
+                not opts.stack_parameters and any(map(h.is_parameter, tables)))):
             for slot in slots:
                 del gathered[slot]
     return gathered, produced

@@ -7,8 +7,9 @@ layer, one batched contraction over the stacked weights and one batched generic 
 op; the stacked `[T, M, N]` tensor is carried from layer to layer and each tower's result is
 sliced out only where it is used. A first-layer input shared by the towers is read once
 through a broadcast map; constant weights and biases are stacked once, at module load, in a
-`util.initializer`; towers equal only on a prefix of layers batch that prefix (a trie over
-their layer signatures). Where the towers' results are stacked / concatenated by
+`util.initializer` (weights read from external parameters only with `stack-parameters=true`:
+the stack would be a second resident copy beside the parameter file); towers equal only on
+a prefix of layers batch that prefix (a trie over their layer signatures). Where the towers' results are stacked / concatenated by
 `tensor.insert_slice` chains (torch.stack in a mixture-of-experts), the batched result is
 written in that layout and replaces the stack.
 
@@ -121,6 +122,9 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
     drop_unit_rows: bool = option(
         True, "with one row (batch 1), drop the row dim from the batched tensors: [T, N] "
         "instead of [T, 1, N]")
+    stack_parameters: bool = option(
+        False, "stack weights and biases read from external parameters at load (a second "
+        "resident copy beside the parameter file); off: their towers are left to IREE")
     cpu_dynamic_rows: bool = option(
         False, "on llvm-cpu, batch towers whose rows (M: batch, tokens) are dynamic; declined "
         "by default: IREE's CPU codegen runs a partial 64-row tile of a batched contraction "

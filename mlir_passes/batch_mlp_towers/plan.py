@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.invariants import check_no_parameter_stack
 from iree_fusions.compiler.protocol import NoMatch, block_ops, round_analysis
 from iree_fusions.compiler.target import is_llvm_cpu
 
@@ -28,6 +29,7 @@ class PlanOptions:
     runtime_stack_bytes_per_dispatch: int
     dynamic_dim_estimate: int
     drop_unit_rows: bool
+    stack_parameters: bool
 
 
 # Ops that may be moved later in the block (no side effects) when a user of a tower result
@@ -215,6 +217,10 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
     node_plans = [plan_node(node, parents.get(id(node)), towers, group.shared,
                             options.dynamic_dim_estimate)
                   for node in nodes]
+    check_no_parameter_stack((value for plan in node_plans
+                              for kind, values in zip(plan.slot_kinds, plan.slots)
+                              if kind == "const" for value in values),
+                             "weights or epilogue parameters", options.stack_parameters)
     if group.padded:
         _plan_padding(node_plans)
     externals = [value for plan in node_plans for value in plan.externals] + stack_sizes

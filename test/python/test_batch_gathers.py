@@ -80,11 +80,10 @@ LIT_EXPECTATIONS = {
     "dynamic_bags_unrelated": (False, 0),
     "dynamic_embedding_bag": (True, 0),
     "dynamic_embedding_bag_no_facts": (False, 0),
-    # Tables held in globals (immutable: stacked at load; mutable: never) and read from
-    # external parameters (given as arrays at run time, scope "model").
+    # Tables held in globals (immutable: stacked at load; mutable: never); read from external
+    # parameters: test_parameter_tables_stacked_only_when_asked.
     "global_tables": (True, 3),
     "mutable_global_table": (False, 0),
-    "parameter_tables": (True, 5),
     # The ONNX import's forms: wrapped indices, flattened bag ids, other loop orders.
     "onnx_bags_into_concat": (True, 5),
     "permuted_loop_order": (True, 1),
@@ -92,8 +91,7 @@ LIT_EXPECTATIONS = {
     # The Criteo layout: raw dense features beside the embeddings (narrow-concat=run).
     "narrow_concat": (True, 2),
 }
-PARAMETERS = {"parameter_tables": {"model": {f"t{k}": table_values(r, 4, 7 + k)
-                                             for k, r in enumerate((10, 20, 20))}}}
+PARAMETERS = {"model": {f"t{k}": table_values(r, 4, 7 + k) for k, r in enumerate((10, 20, 20))}}
 
 
 def test_lit_cases_are_all_covered():
@@ -107,7 +105,7 @@ def test_lit_case_numerics_and_counts(name):
     text = lit_cases()[name]
     changed, saved = LIT_EXPECTATIONS[name]
     check = compare_compilations(text, inputs_for(text, name), fusions=GATHERS_LOW, function=name,
-                                 parameters=PARAMETERS.get(name))
+                                 parameters=None)
     assert check.agreement.shapes_match
     # Gathers copy table elements: bit-identical on any target. Bags sum them, and how the
     # generated code of stock's sum splits it across vector lanes is the target's (the plugin
@@ -118,6 +116,32 @@ def test_lit_case_numerics_and_counts(name):
     assert bool(check.changes()) == changed, check.reports
     stock, plugin = check.stock_counts, check.plugin_counts
     assert plugin.dispatches[name] <= stock.dispatches[name] - saved
+
+
+@pytest.mark.parametrize("stack", [False, True])
+def test_parameter_tables_stacked_only_when_asked(stack):
+    """Tables read from an .irpa (given as arrays at run time, scope "model"): by default not
+    stacked (a second resident copy beside the mapped file; the reason names the tables and
+    the option), with stack-parameters=true stacked at load: 5 dispatches fewer. Bit-identical
+    either way (gathers copy elements). The concat writer, which stacks nothing, applies in both."""
+    from support import passes
+
+    text = passes.lit_cases("batch-gathers-parameters")["parameter_tables"]
+    pipeline = GATHERS_LOW[:-1] + (" stack-parameters=true}" if stack else "}")
+    check = compare_compilations(text, inputs_for(text, "parameter_tables"), fusions=pipeline,
+                                 function="parameter_tables", parameters=PARAMETERS)
+    assert check.agreement.max_abs == 0.0, check.agreement
+    skipped = [s["reason"] for r in check.reports for s in r.get("skipped", [])]
+    stock, plugin = check.stock_counts.dispatches, check.plugin_counts.dispatches
+    if stack:
+        assert plugin["parameter_tables"] <= stock["parameter_tables"] - 5
+        assert not any("external parameters" in why for why in skipped), skipped
+    else:
+        # The concat writer stacks nothing: it still writes the three lookups in place.
+        assert plugin["parameter_tables"] == stock["parameter_tables"] - 2, (plugin, stock)
+        assert any("written in place" in c for c in check.changes()), check.changes()
+        assert any("model::t0, model::t1, model::t2" in why and "stack-parameters=true" in why
+                   for why in skipped), skipped
 
 
 def test_distinct_tables_catch_a_wrong_row():

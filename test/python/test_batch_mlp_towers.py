@@ -77,7 +77,6 @@ LIT_EXPECTATIONS = {
     "towers_of_two_precisions": False,
     "dynamic_rows": False,  # dynamic rows on llvm-cpu: declined by the rule; applied below
     "dynamic_k": False,
-    "parameter_weights": True,
     "mutable_global_weights": False,
     "token_experts": True,
     "separate_dynamic_rows": False,  # as dynamic_rows
@@ -91,9 +90,9 @@ LIT_RUN_OPTIONS = {
     "dynamic_k": {"dynamic_size": 5},
     "separate_dynamic_rows": {"dynamic_size": 5},
     "separate_unrelated_rows": {"dynamic_size": 5},
-    "parameter_weights": {"parameters": {"model": {
-        name: _RNG.standard_normal((8, 16)).astype(np.float32) for name in ("w0", "w1")}}},
 }
+PARAMETER_WEIGHTS = {"parameters": {"model": {
+    name: _RNG.standard_normal((8, 16)).astype(np.float32) for name in ("w0", "w1")}}}
 
 
 def test_expectations_cover_every_lit_case():
@@ -112,6 +111,25 @@ def test_lit_case_numerics(name):
     else:
         assert not check.changes()
         assert check.plugin_dispatches == check.stock_dispatches
+
+
+@pytest.mark.parametrize("stack", [False, True])
+def test_parameter_weights_stacked_only_when_asked(stack):
+    """Weights read from an .irpa: by default the towers are left to IREE (stacked at load,
+    the weights would be a second resident copy beside the mapped file: the reason says which
+    option stacks them); with stack-parameters=true they are stacked and match stock."""
+    text = passes.lit_cases("batch-mlp-towers-parameters")["parameter_weights"]
+    fusions = PASS + ("{stack-parameters=true}" if stack else "")
+    check = compare_compilations(text, fusions=fusions, function="parameter_weights",
+                                 **PARAMETER_WEIGHTS)
+    assert check.agreement.within(TOL), check.agreement
+    skipped = [s["reason"] for r in check.reports for s in r.get("skipped", [])]
+    if stack:
+        assert check.changes() and check.plugin_dispatches < check.stock_dispatches
+    else:
+        assert not check.changes() and check.plugin_dispatches == check.stock_dispatches
+        assert any("model::w0, model::w1" in why and "stack-parameters=true" in why
+                   for why in skipped), skipped
 
 
 @pytest.mark.parametrize("name, options", [

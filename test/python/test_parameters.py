@@ -1,9 +1,11 @@
 """Parameterized models through the bench and bundles (issue 19, item 6): weights read from an
 external parameter file (.irpa) at run time, as `iree-run-module --parameters=scope=FILE`.
 
-The model is the `parameter_weights` case of test/passes/batch-mlp-towers.mlir (two towers
-whose first-layer weights are `#flow.parameter.named<"model"::"w0">` / `"w1"`): the plugin
-stacks the two parameters at load time, so the runs only work when the file is read."""
+The model is the `parameter_weights` case of test/passes/batch-mlp-towers-parameters.mlir (two
+towers whose first-layer weights are `#flow.parameter.named<"model"::"w0">` / `"w1"`): with
+`stack-parameters=true` the plugin stacks the two parameters at load time, so the runs only work
+when the file is read (by default it leaves them alone: the stack would be a second resident
+copy)."""
 
 import json
 import os
@@ -21,6 +23,7 @@ from iree_fusions.runtime.modules import parameter_flags, parse_parameters
 from iree_fusions.models.catalog import torch_available
 from support import passes
 
+STACKED = "--fusions=batch-mlp-towers{stack-parameters=true}"
 QUICK = ["--rounds=1", "--max-rounds=1", "--repetitions=2"]  # a timing, no verdict: fast
 
 
@@ -30,7 +33,7 @@ def model(tmp_path_factory):
     import iree.runtime as rt
 
     folder = tmp_path_factory.mktemp("params")
-    text = passes.lit_cases("batch-mlp-towers")["parameter_weights"]
+    text = passes.lit_cases("batch-mlp-towers-parameters")["parameter_weights"]
     path = folder / "model.mlir"
     path.write_text(text.replace("@parameter_weights", "@main"))
     rng = np.random.default_rng(3)
@@ -59,7 +62,7 @@ def test_parse_parameters():
 def test_bench_runs_a_model_file_with_its_parameters(model, tmp_path):
     folder, path, irpa = model
     rows_path = tmp_path / "rows.json"
-    res = _bench(path, f"--parameters=model={irpa}", "--fusions=batch-mlp-towers",
+    res = _bench(path, f"--parameters=model={irpa}", STACKED,
                  *QUICK, f"--json={rows_path}")
     assert res.returncode == 0, res.stderr
     (row,) = json.loads(rows_path.read_text())
@@ -72,7 +75,7 @@ def test_bench_runs_a_model_file_with_its_parameters(model, tmp_path):
 
 def test_bench_without_the_parameter_file_says_what_is_missing(model):
     _, path, _ = model
-    res = _bench(path, "--fusions=batch-mlp-towers", "--rounds=0")
+    res = _bench(path, STACKED, "--rounds=0")
     assert res.returncode == 1
     assert "reads external parameters" in res.stdout and "--parameters=SCOPE=FILE" in res.stdout
 
@@ -82,7 +85,7 @@ def test_bundle_carries_the_parameter_file(model, tmp_path):
     is gone; the runner's --parameters replaces the bundle's file for that scope."""
     folder, path, irpa = model
     bundle = tmp_path / "bundle"
-    res = _bench(path, f"--parameters=model={irpa}", "--fusions=batch-mlp-towers",
+    res = _bench(path, f"--parameters=model={irpa}", STACKED,
                  "--export", str(bundle))
     assert res.returncode == 0, res.stderr
     manifest = json.loads((bundle / "manifest.json").read_text())
@@ -110,7 +113,7 @@ def test_bundle_carries_the_parameter_file(model, tmp_path):
 def test_manifest_parameter_paths_stay_inside_the_bundle(model, tmp_path):
     _, path, irpa = model
     bundle = tmp_path / "bundle"
-    assert _bench(path, f"--parameters=model={irpa}", "--fusions=batch-mlp-towers",
+    assert _bench(path, f"--parameters=model={irpa}", STACKED,
                   "--export", str(bundle)).returncode == 0
     manifest_path = bundle / "manifest.json"
     manifest = json.loads(manifest_path.read_text())
@@ -134,7 +137,7 @@ def test_bench_form_params_exports_and_reads_an_irpa(tmp_path):
     .irpa file; both builds read it, agree bit for bit and match PyTorch."""
     pytest.importorskip("iree.turbine")  # the params form's exporter (extra `turbine`)
     rows_path = tmp_path / "rows.json"
-    res = _bench("towers-silu-b1", "--form=params", "--rounds=0", f"--json={rows_path}")
+    res = _bench("towers-silu-b1", "--form=params", STACKED, "--rounds=0", f"--json={rows_path}")
     assert res.returncode == 0, res.stderr
     (row,) = json.loads(rows_path.read_text())
     assert row["form"] == "params" and row["parameter_bytes"] > 100_000, row

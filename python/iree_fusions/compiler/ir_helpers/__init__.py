@@ -41,7 +41,7 @@ from .values import (  # noqa: F401
     op_name, functions, walk_ops, defining_op, use_owner, users, single_user, result_index,
     attr_names, attribute_texts, i64_array, has_dynamic_offsets, segment_sizes, const_int,
     splat_value, is_constant, is_constant_like, mutable_global_read, producer_through_views,
-    is_parameter, same_constant, traces_to, is_zero_fill, value_origin,
+    is_parameter, parameter_name, same_constant, traces_to, is_zero_fill, value_origin,
 )
 from .types import (  # noqa: F401
     tensor_type, static_type, static_shape, numel, element_bytes, static_tensor_bytes,

@@ -3,6 +3,7 @@ the functions of a module and walks."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from iree.compiler import ir
@@ -150,6 +151,16 @@ def is_parameter(value: ir.Value) -> bool:
     op = defining_op(value)
     return (op is not None and op.name == "flow.tensor.constant"
             and "parameter" in str(op.attributes["value"]))
+
+
+def parameter_name(value: ir.Value) -> str | None:
+    """`scope::name` of the external parameter `value` is read from, through reshapes and
+    casts (None: not a parameter)."""
+    op = producer_through_views(value)
+    if op is None or op.name != "flow.tensor.constant" or not is_parameter(op.results[0]):
+        return None
+    # #flow.parameter.named<"scope"::"name"> : type, or <"name"> without a scope
+    return "::".join(re.findall(r'"((?:[^"\\]|\\.)*)"', str(op.attributes["value"])))
 
 
 def same_constant(a: ir.Value, b: ir.Value) -> bool:
