@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from iree_fusions.harness import api
+from iree_fusions.models.llama import sharktank_sdpa_ir
 
 ap = argparse.ArgumentParser()
 ap.add_argument("seq", type=int, nargs="?", default=64)
@@ -22,15 +23,7 @@ ap.add_argument("--cpu", default="host")
 args = ap.parse_args()
 S, D = args.seq, args.dim
 s = "?" if args.dyn == "dyn" else str(S)
-t, m = f"!torch.vtensor<[4,4,{s},{D}],f16>", f"!torch.vtensor<[4,1,{s},{s}],f16>"
-text = f"""
-func.func @main(%q: {t}, %k: {t}, %v: {t}, %m: {m}) -> {t} {{
-  %f0 = torch.constant.float 0.000000e+00
-  %false = torch.constant.bool false
-  %none = torch.constant.none
-  %r = torch.aten.scaled_dot_product_attention %q, %k, %v, %m, %f0, %false, %none, %false : {t}, {t}, {t}, {m}, !torch.float, !torch.bool, !torch.none, !torch.bool -> {t}
-  return %r : {t}
-}}"""
+text = sharktank_sdpa_ir(f"4,4,{s},{D}", f"4,1,{s},{s}")
 rng = np.random.default_rng(0)
 q, k, v = (rng.standard_normal((4, 4, S, D)).astype(np.float16) for _ in range(3))
 mask = np.triu(np.full((S, S), -np.inf, np.float32), 1).astype(np.float16)

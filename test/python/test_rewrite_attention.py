@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from iree_fusions.harness import api
+from iree_fusions.models.llama import sharktank_sdpa_ir
 from support import passes
 
 PASS = "rewrite-attention"
@@ -153,18 +154,6 @@ def test_broadcast_mask_blocks_match_stock_within_bound(rows):
     assert np.isnan(stock[8:16, rows // 3]).all()  # the 8 heads of batch row 1
 
 
-def _sdpa_torch_ir(shape: str, mask_shape: str) -> str:
-    t, m = f"!torch.vtensor<[{shape}],f16>", f"!torch.vtensor<[{mask_shape}],f16>"
-    return f"""
-func.func @main(%q: {t}, %k: {t}, %v: {t}, %m: {m}) -> {t} {{
-  %f0 = torch.constant.float 0.000000e+00
-  %false = torch.constant.bool false
-  %none = torch.constant.none
-  %r = torch.aten.scaled_dot_product_attention %q, %k, %v, %m, %f0, %false, %none, %false : {t}, {t}, {t}, {m}, !torch.float, !torch.bool, !torch.none, !torch.bool -> {t}
-  return %r : {t}
-}}"""
-
-
 @pytest.mark.parametrize("dynamic", [False, True])
 def test_mla_head_dim_192_matches_exact_attention(dynamic):
     """MLA's shapes (toy DeepSeek: q, k and v padded to head dim 192, sharktank's SDPA with an
@@ -173,7 +162,7 @@ def test_mla_head_dim_192_matches_exact_attention(dynamic):
     not (max |d| 2.18 of 3.26 here, for host and x86-64 code; head dim 128 is right):
     `python bench/attention_head_dim_check.py`."""
     s, d = 65, 192
-    text = _sdpa_torch_ir(f"4,4,{'?' if dynamic else s},{d}",
+    text = sharktank_sdpa_ir(f"4,4,{'?' if dynamic else s},{d}",
                           f"4,1,{'?,?' if dynamic else f'{s},{s}'}")
     plugin = api.compile_str(text, fusions=PASS)
     assert [c.what for p in plugin.passes for c in p.changes], plugin.reports

@@ -229,3 +229,20 @@ MODELS: list[BenchModel] = [
     # Half precision (`llama-start_pos-s64-bf16`).
     *[_model("start_pos", 64, default=False, dtype=d) for d in ("bfloat16", "float16")],
 ]
+
+
+def sharktank_sdpa_ir(shape: str, mask_shape: str) -> str:
+    """One `torch.aten.scaled_dot_product_attention` as sharktank's paged LLM export writes it
+    (torch dialect, f16, an explicit f16 mask, scale none): q, k, v of `shape` ("4,4,?,192"),
+    the mask of `mask_shape` ("4,1,?,?"); function @main(q, k, v, mask)."""
+    t, m = f"!torch.vtensor<[{shape}],f16>", f"!torch.vtensor<[{mask_shape}],f16>"
+    types = f"{t}, {t}, {t}, {m}, !torch.float, !torch.bool, !torch.none, !torch.bool -> {t}"
+    return f"""
+func.func @main(%q: {t}, %k: {t}, %v: {t}, %m: {m}) -> {t} {{
+  %f0 = torch.constant.float 0.000000e+00
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %r = torch.aten.scaled_dot_product_attention %q, %k, %v, %m, %f0, %false, %none, %false
+      : {types}
+  return %r : {t}
+}}"""
