@@ -63,7 +63,8 @@ def writer_candidates(concats: list[Concat], lookups: list[Lookup], placements: 
     by_result = {lookup.result: lookup for lookup in lookups}
     out = []
     for concat in concats:
-        gathered, produced = _writer_slots(concat, by_result, placements[concat.final], sizes, opts)
+        gathered, produced, unstacked = _writer_slots(concat, by_result,
+                                                      placements[concat.final], sizes, opts)
         if not produced:
             continue
         kinds = tuple("gathered" if slot in gathered else "produced" if slot in produced
@@ -71,14 +72,16 @@ def writer_candidates(concats: list[Concat], lookups: list[Lookup], placements: 
         key = structural_key("gathers-concat", concat.batch_text, str(concat.elem),
                              tuple(concat.widths), kinds)
         out.append(Candidate.of(key, concat.final, f"concat of {len(concat.slots)} slots",
-                                lambda concat=concat, gathered=gathered, count=len(produced):
-                                _writer_plan(concat, gathered, count, sizes, opts)))
+                                lambda concat=concat, gathered=gathered, count=len(produced),
+                                unstacked=unstacked:
+                                _writer_plan(concat, gathered, count, sizes, opts, unstacked)))
     return out
 
 
 def _writer_slots(concat: Concat, by_result: dict, placement: frozenset[str], sizes: SameSizes,
-                  opts: WriterOptions) -> tuple[dict[int, Lookup], set[int]]:
-    """(slot -> one-id lookup the writer gathers itself, slots produced by a lookup).
+                  opts: WriterOptions) -> tuple[dict[int, Lookup], set[int], list[str]]:
+    """(slot -> one-id lookup the writer gathers itself, slots produced by a lookup, the
+    parameter tables left unstacked: their lookups stay copied values).
 
     A slot counts as produced when a lookup whose only user is the insert fills it, or a
     slot of a batched gather that only inserts read: the same count before and after the
@@ -106,17 +109,26 @@ def _writer_slots(concat: Concat, by_result: dict, placement: frozenset[str], si
     by_key: dict[tuple, list[int]] = defaultdict(list)
     for slot, lookup in gathered.items():
         by_key[(lookup.dim, str(lookup.elem))].append(slot)
+    unstacked: list[str] = []
     for slots in by_key.values():  # stacked tables over the limit or parameters: copied as
         tables = distinct_tables([gathered[slot] for slot in slots])  # values
+        parameters = [name for name in map(h.parameter_name, tables) if name is not None]
         if len(tables) > 1 and (h.value_bytes(tables) > opts.max_table_bytes or (
-                not opts.stack_parameters and any(map(h.is_parameter, tables)))):
+                parameters and not opts.stack_parameters)):
+            unstacked += parameters if not opts.stack_parameters else []
             for slot in slots:
                 del gathered[slot]
-    return gathered, produced
+    return gathered, produced, unstacked
 
 
 def _writer_plan(concat: Concat, gathered: dict[int, Lookup], produced: int, sizes: SameSizes,
-                 opts: WriterOptions) -> WriterPlan:
+                 opts: WriterOptions, unstacked: list[str] = ()) -> WriterPlan:
+    if not gathered and unstacked:  # it would only copy values (dlrm-b64 --form params:
+        # 0.91x of stock on local-sync)
+        raise NoMatch("concat: the writer would gather none of its lookups (their tables are "
+                      f"external parameters, not stacked: {', '.join(unstacked[:3])}"
+                      f"{' ...' if len(unstacked) > 3 else ''}; stack-parameters=true stacks "
+                      "them), only copy values; left to IREE")
     if produced < opts.min_concat_slots:
         raise NoMatch(f"concat: {produced} slot(s) from lookups, fewer than "
                       f"min-concat-slots={opts.min_concat_slots}")

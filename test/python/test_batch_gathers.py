@@ -123,7 +123,7 @@ def test_parameter_tables_stacked_only_when_asked(stack):
     """Tables read from an .irpa (given as arrays at run time, scope "model"): by default not
     stacked (a second resident copy beside the mapped file; the reason names the tables and
     the option), with stack-parameters=true stacked at load: 5 dispatches fewer. Bit-identical
-    either way (gathers copy elements). The concat writer, which stacks nothing, applies in both."""
+    either way (gathers copy elements)."""
     from support import passes
 
     text = passes.lit_cases("batch-gathers-parameters")["parameter_tables"]
@@ -137,9 +137,10 @@ def test_parameter_tables_stacked_only_when_asked(stack):
         assert plugin["parameter_tables"] <= stock["parameter_tables"] - 5
         assert not any("external parameters" in why for why in skipped), skipped
     else:
-        # The concat writer stacks nothing: it still writes the three lookups in place.
-        assert plugin["parameter_tables"] == stock["parameter_tables"] - 2, (plugin, stock)
-        assert any("written in place" in c for c in check.changes()), check.changes()
+        # Nor does the concat writer apply: it would gather none of the lookups, only copy
+        # values (dlrm-b64 --form params: 0.91x of stock).
+        assert not check.changes() and plugin == stock, (check.changes(), plugin, stock)
+        assert any("writer would gather none" in why for why in skipped), skipped
         assert any("model::t0, model::t1, model::t2" in why and "stack-parameters=true" in why
                    for why in skipped), skipped
 
