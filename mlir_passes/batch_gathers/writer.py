@@ -17,6 +17,7 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see 
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.invariants import parameter_names_text
 from iree_fusions.compiler.ir_helpers import TENSOR_INSERT_SLICE
 from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
@@ -113,22 +114,21 @@ def _writer_slots(concat: Concat, by_result: dict, placement: frozenset[str], si
     for slots in by_key.values():  # stacked tables over the limit or parameters: copied as
         tables = distinct_tables([gathered[slot] for slot in slots])  # values
         parameters = [name for name in map(h.parameter_name, tables) if name is not None]
-        if len(tables) > 1 and (h.value_bytes(tables) > opts.max_table_bytes or (
-                parameters and not opts.stack_parameters)):
-            unstacked += parameters if not opts.stack_parameters else []
+        unstacking = bool(parameters) and not opts.stack_parameters
+        if len(tables) > 1 and (h.value_bytes(tables) > opts.max_table_bytes or unstacking):
+            unstacked += parameters if unstacking else []
             for slot in slots:
                 del gathered[slot]
     return gathered, produced, unstacked
 
 
 def _writer_plan(concat: Concat, gathered: dict[int, Lookup], produced: int, sizes: SameSizes,
-                 opts: WriterOptions, unstacked: list[str] = ()) -> WriterPlan:
+                 opts: WriterOptions, unstacked: list[str]) -> WriterPlan:
     if not gathered and unstacked:  # it would only copy values (dlrm-b64 --form params:
         # 0.91x of stock on local-sync)
         raise NoMatch("concat: the writer would gather none of its lookups (their tables are "
-                      f"external parameters, not stacked: {', '.join(unstacked[:3])}"
-                      f"{' ...' if len(unstacked) > 3 else ''}; stack-parameters=true stacks "
-                      "them), only copy values; left to IREE")
+                      f"external parameters, not stacked: {parameter_names_text(unstacked)}; "
+                      "stack-parameters=true stacks them), only copy values; left to IREE")
     if produced < opts.min_concat_slots:
         raise NoMatch(f"concat: {produced} slot(s) from lookups, fewer than "
                       f"min-concat-slots={opts.min_concat_slots}")

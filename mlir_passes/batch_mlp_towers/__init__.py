@@ -9,9 +9,9 @@ sliced out only where it is used. A first-layer input shared by the towers is re
 through a broadcast map; constant weights and biases are stacked once, at module load, in a
 `util.initializer` (weights read from external parameters only with `stack-parameters=true`:
 the stack would be a second resident copy beside the parameter file); towers equal only on
-a prefix of layers batch that prefix (a trie over their layer signatures). Where the towers' results are stacked / concatenated by
-`tensor.insert_slice` chains (torch.stack in a mixture-of-experts), the batched result is
-written in that layout and replaces the stack.
+a prefix of layers batch that prefix (a trie over their layer signatures). Where the towers'
+results are stacked / concatenated by `tensor.insert_slice` chains (torch.stack in a
+mixture-of-experts), the batched result is written in that layout and replaces the stack.
 
 Constant weights are stacked as [T, K, N] (transposed at load time: measured faster on
 llvm-cpu than [T, N, K]); at batch 1 the unit row is dropped ([T, N] tensors) and, on

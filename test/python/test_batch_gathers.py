@@ -104,8 +104,7 @@ def test_lit_case_numerics_and_counts(name):
     order and past the ids' end, where the rewrite must still add exactly what stock adds."""
     text = lit_cases()[name]
     changed, saved = LIT_EXPECTATIONS[name]
-    check = compare_compilations(text, inputs_for(text, name), fusions=GATHERS_LOW, function=name,
-                                 parameters=None)
+    check = compare_compilations(text, inputs_for(text, name), fusions=GATHERS_LOW, function=name)
     assert check.agreement.shapes_match
     # Gathers copy table elements: bit-identical on any target. Bags sum them, and how the
     # generated code of stock's sum splits it across vector lanes is the target's (the plugin

@@ -163,7 +163,7 @@ def test_mla_head_dim_192_matches_exact_attention(dynamic):
     `python bench/attention_head_dim_check.py`."""
     s, d = 65, 192
     text = sharktank_sdpa_ir(f"4,4,{'?' if dynamic else s},{d}",
-                          f"4,1,{'?,?' if dynamic else f'{s},{s}'}")
+                             f"4,1,{'?,?' if dynamic else f'{s},{s}'}")
     plugin = api.compile_str(text, fusions=PASS)
     assert [c.what for p in plugin.passes for c in p.changes], plugin.reports
     rng = np.random.default_rng(1)

@@ -81,7 +81,12 @@ def check_no_parameter_stack(values: Iterable[ir.Value], what: str, allowed: boo
     if allowed:
         return
     names = [h.parameter_name(value) for value in values]
-    names = list(dict.fromkeys(name for name in names if name is not None))
+    names = [name for name in names if name is not None]
     if names:
-        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-        raise NoMatch(STACK_PARAMETERS_RULE.format(what=what, names=shown))
+        raise NoMatch(STACK_PARAMETERS_RULE.format(what=what, names=parameter_names_text(names)))
+
+
+def parameter_names_text(names: Iterable[str]) -> str:
+    """The parameters a decline names, each once: the first three, then how many more."""
+    names = list(dict.fromkeys(names))
+    return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
