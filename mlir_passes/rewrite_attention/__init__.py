@@ -9,12 +9,17 @@ once: its peak memory grows with S^2 in prefill. The pass decomposes each attent
 generics IREE's CPU codegen tiles well, in f32 (the f16 inputs extended once; the
 probabilities are not truncated to f16 before the second contraction), and, where the query
 has many rows (prefill's tokens), in a loop over query blocks: the scores held at once are
-one block's [rows, keys], not [keys, keys].
+one block's [rows, keys], not [keys, keys]. A block has 64 rows, or fewer where the keys are
+many (its scores at most `block-scores` f32, at least 8 rows: small blocks also run faster,
+their scores stay in cache), and each step waits on the host for the one before (`host-sync`:
+else IREE's task executor queues every step at once and holds all their buffers).
 
     %o = iree_linalg_ext.attention ins(%q, %k, %v, %scale, %mask) outs(%e)
            : [32, ?, 32] x [32, ?, 32] x [32, 32, ?] x f32 x [32, ?, ?] -> [32, ?, 32]
   =>
-    %o = scf.for %i = 0 to %m step 64 iter_args(%acc = %e) {
+    %step = max(8, min(64, 2^19 / (32 * %keys)))
+    %o, %lag = scf.for %j = 0 to %m step %step iter_args(%acc = %e, %lag = 0) {
+      %i  = %j + %lag              // %lag is 0, but the host knows it only after a read
       %qb = tensor.extract_slice %q[0, %i, 0] [32, %rows, 32]
       %mb = tensor.extract_slice %mask[0, %i, 0] [32, %rows, %keys]
       %s  = linalg.generic {sum_k1 qb * k}            -> [32, %rows, %keys] f32
@@ -23,7 +28,8 @@ one block's [rows, keys], not [keys, keys].
       %p  = linalg.generic {exp(s2 - mx)};  %l = linalg.generic {sum_k2 p}
       %pv = linalg.generic {sum_k2 p * v}             -> [32, %rows, 32] f32
       %ob = linalg.generic {pv / l, truncf}           -> [32, %rows, 32] f16
-      scf.yield (tensor.insert_slice %ob into %acc[0, %i, 0])
+      %next = %i + %rows < %m ? index_cast(bits(%ob[0, 0, 0]) & opaque 0) : 0
+      scf.yield (tensor.insert_slice %ob into %acc[0, %i, 0]), %next
     }
 
 Decode (one query row per sequence) is decomposed whole. The order of the sums and of the
@@ -76,6 +82,12 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
         64, "query rows per step of the loop over query blocks (prefill), at most; 0: every "
         "row at once (the scores of the whole query held at once, as IREE's decomposition)",
         min=0)
+    block_scores: int = option(
+        1 << 19, "at most this many f32 scores per query block: fewer rows per step (at least 8) "
+        "where the keys are many; 0: `query-block` rows at every length", min=0)
+    host_sync: bool = option(
+        True, "each query block step waits on the host for the step before it (IREE's "
+        "task executor otherwise runs ahead and holds every step's buffers at once)")
     on_gpu: bool = option(False, "decompose every attention on GPU targets too (not measured "
                           "there)")
     gpu_gathered: bool = option(
@@ -90,10 +102,11 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                 continue
             key = structural_key("attention", h.op_signature(op))
             block = 0 if gpu else self.query_block  # GPU memory is not the limit: one pass
+            sync, scores = self.host_sync, self.block_scores
             candidate = Candidate.of(
                 key, op, "an attention",
-                lambda op=op, block=block: choose_block(untransposed_v(match_attention(op)),
-                                                        block), gain="time")
+                lambda op=op, block=block, sync=sync, scores=scores: choose_block(
+                    untransposed_v(match_attention(op)), block, scores, sync), gain="time")
             if not candidate.blocked and gpu and not self.on_gpu:
                 plan = candidate.plan
                 if self.gpu_gathered and (gathered(plan.k) or gathered(plan.v)):

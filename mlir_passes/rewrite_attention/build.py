@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from iree.compiler import ir
 from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
-from iree.compiler.dialects import arith, math, scf, tensor
+from iree.compiler.dialects import arith, math, scf, tensor, util
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
@@ -47,6 +47,7 @@ def _filled(sizes: list[Size], value: float) -> ir.Value:
 
 
 LOG2E = 1.4426950408889634
+MIN_BLOCK_ROWS = 8
 LOWEST_F32 = -3.4028234663852886e38
 
 
@@ -179,7 +180,17 @@ def decompose(plan: AttentionPlan) -> str:
     b.erase_dead([v for v in operands if v is not None],  # copies now made in the loop
                  b.of_kind(TENSOR_COLLAPSE_SHAPE, LINALG_GENERIC, "tensor.empty"))
     return (f"attention of {plan.q.type} -> contractions, reductions and elementwise generics"
-            + (f", {plan.block} query rows at a time" if plan.block else ""))
+            + _blocks_note(plan))
+
+
+def _blocks_note(plan: AttentionPlan) -> str:
+    if not plan.block:
+        return ""
+    note = f", {plan.block} query rows at a time"
+    if plan.block_scores:
+        note = (f", {min(MIN_BLOCK_ROWS, plan.block)} to {plan.block} query rows at a time (a "
+                f"block's scores at most {plan.block_scores})")
+    return note + (", each step after the one before on the host" if plan.host_sync else "")
 
 
 def _sunk_block(value: ir.Value, position: int, start: ir.Value, rows: ir.Value,
@@ -225,20 +236,70 @@ def _sunk_block(value: ir.Value, position: int, start: ir.Value, rows: ir.Value,
                       b.tensor_type_of(block_sizes, element))
 
 
+def _step_rows(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
+    """Query rows per step: `plan.block`, or fewer where one row's scores (every batch and
+    head, every key) are so many that a block's would pass `plan.block_scores` elements, but
+    at least `MIN_BLOCK_ROWS` (a contraction of fewer rows runs slowly). With the keys
+    dynamic, computed at run time."""
+    if not plan.block_scores:
+        return b.index_const(plan.block)
+    dims = plan.roles["batch"] + plan.roles["k2"] + [d for d in plan.roles["m"]
+                                                      if d != plan.block_dim]
+    static = 1
+    per_row = None
+    for d in dims:
+        if isinstance(size[d], ir.Value):
+            per_row = size[d] if per_row is None else arith.MulIOp(per_row, size[d]).result
+        else:
+            static *= size[d]
+    least = min(MIN_BLOCK_ROWS, plan.block)
+    if per_row is None:
+        return b.index_const(max(least, min(plan.block, plan.block_scores // static)))
+    per_row = arith.MulIOp(per_row, b.index_const(static)).result
+    rows = arith.DivUIOp(b.index_const(plan.block_scores), per_row).result
+    rows = arith.MinUIOp(rows, b.index_const(plan.block)).result
+    return arith.MaxUIOp(rows, b.index_const(least)).result
+
+
+def _host_read_zero(value: ir.Value, opaque_zero: ir.Value) -> ir.Value:
+    """An index that is 0 but that the host knows only once it has read an element of
+    `value` (the bits of value[0, ..] and an opaque zero): a step whose next offsets depend
+    on it waits for the step before it to finish."""
+    element = ir.RankedTensorType(value.type).element_type
+    width = ir.FloatType(element).width
+    first = tensor.ExtractOp(value, [b.index_const(0)] * ir.RankedTensorType(value.type).rank)
+    bits = arith.BitcastOp(ir.IntegerType.get_signless(width), first.result).result
+    i64 = ir.IntegerType.get_signless(64)
+    wide = arith.ExtUIOp(i64, bits).result if width < 64 else bits
+    return arith.IndexCastOp(ir.IndexType.get(), arith.AndIOp(wide, opaque_zero).result).result
+
+
 def _in_query_blocks(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
-    """scf.for over the query loop `plan.block_dim` in steps of `plan.block` rows: each step
+    """scf.for over the query loop `plan.block_dim` in steps of `_step_rows` rows: each step
     decomposes the attention of its rows (q and mask sliced, their broadcasts applied to
     the rows) into the output's rows, so the scores held at once are a block's, not the
-    whole query's. (IREE 3.13 copies the loop-carried output into a new buffer every step
-    and holds the copies until the loop ends: more, smaller blocks hold more, not less;
-    measured on the 32-layer Llama at S = 1024, peak RSS 333 / 253 / 270 MiB with blocks of
-    16 / 64 / 256 rows.)"""
+    whole query's.
+
+    IREE 3.13 copies the loop-carried output into a new buffer every step (its affinity
+    analysis does not follow scf.for iter_args, so ConvertToStream inserts a transfer), and
+    its task executor runs ahead of the device: the host queues every step before the first
+    one runs and every step's buffers are held at once. Measured on the 32-layer Llama at S =
+    1024 on local-task, peak RSS 400 / 302 / 251 MiB with 8 / 16 / 64 rows a step (stock
+    190). With `plan.host_sync`, the offset of each step after the first is known to the host
+    only once it has read an element of the step before's output (`_host_read_zero`): 233
+    MiB at any of those block sizes, 136 at S = 512 (stock 138)."""
     dim, extent = plan.block_dim, size[plan.block_dim]
-    lower, step = b.index_const(0), b.index_const(plan.block)
+    lower, step = b.index_const(0), _step_rows(plan, size)
     upper = extent if isinstance(extent, ir.Value) else b.index_const(extent)
-    loop = scf.ForOp(lower, upper, step, [plan.out])
+    carried = [plan.out] + ([lower] if plan.host_sync else [])
+    opaque_zero = (util.OptimizationBarrierOp([ir.IntegerType.get_signless(64)], [
+        arith.ConstantOp(ir.IntegerType.get_signless(64), 0).result]).results[0]
+        if plan.host_sync else None)
+    loop = scf.ForOp(lower, upper, step, carried)
     with ir.InsertionPoint(loop.body):
         start = loop.induction_variable
+        if plan.host_sync:
+            start = arith.AddIOp(start, loop.inner_iter_args[1]).result
         rows = arith.MinSIOp(arith.SubIOp(upper, start).result, step).result
         inner = dict(size)
         inner[dim] = rows
@@ -255,5 +316,14 @@ def _in_query_blocks(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
         acc = loop.inner_iter_args[0]
         written = b.insert_slice(rows_out, acc, [start if d == dim else 0 for d in out_dims],
                                  [inner[d] for d in out_dims])
-        scf.YieldOp([written])
+        yielded = [written]
+        if plan.host_sync:  # (not after the last step: nothing follows it to wait)
+            more = b.cmpi("ult", arith.AddIOp(start, rows).result, upper)
+            branch = scf.IfOp(more, [ir.IndexType.get()], has_else=True)
+            with ir.InsertionPoint(branch.then_block):
+                scf.YieldOp([_host_read_zero(rows_out, opaque_zero)])
+            with ir.InsertionPoint(branch.else_block):
+                scf.YieldOp([b.index_const(0)])
+            yielded.append(branch.results[0])
+        scf.YieldOp(yielded)
     return loop.results[0]

@@ -36,6 +36,8 @@ class AttentionPlan:
     maps: dict[str, list[int]]
     block: int | None = None
     block_dim: int | None = None
+    block_scores: int = 0  # at most this many score elements per block (0: `block` rows)
+    host_sync: bool = False  # each block step waits for the one before it (see build)
     v_copy: ir.Operation | None = None  # IREE's copy that transposes v (see `untransposed_v`)
 
     def sizes(self) -> dict[int, tuple[str, int]]:
@@ -144,7 +146,8 @@ def gathered(value: ir.Value, depth: int = 6) -> bool:
     return False
 
 
-def choose_block(plan: AttentionPlan, block: int) -> AttentionPlan:
+def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
+                 host_sync: bool = False) -> AttentionPlan:
     """Query blocks of `block` rows over the outermost query loop whose size is dynamic or
     larger than a block (prefill's tokens); none for decode's single row or small queries."""
     if block <= 0:
@@ -155,5 +158,6 @@ def choose_block(plan: AttentionPlan, block: int) -> AttentionPlan:
         extent = ir.RankedTensorType(getattr(plan, operand).type).shape[position]
         if ir.ShapedType.is_dynamic_size(extent) or extent > block:
             plan.block, plan.block_dim = block, dim
+            plan.block_scores, plan.host_sync = block_scores, host_sync
             break
     return plan

@@ -23,8 +23,11 @@
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 
 // Prefill (sharktank's paged Llama at global-optimization): q and k [B*H, S, d], v transposed
-// [B*H, d, S], an additive f16 mask [B*H, S, S], S dynamic. A loop over blocks of 64 query
-// rows; each block: q scaled by scale * log2(e) in f16, the f32 scores of its rows against
+// [B*H, d, S], an additive f16 mask [B*H, S, S], S dynamic. A loop over blocks of query rows,
+// 64 or fewer where the keys are many (a block's scores at most 2^19 f32: rows = 2^19 / (32 *
+// keys), at least 8), each step's offset known to the host only once it has read the step
+// before's output, unless it was the last (IREE's task executor would otherwise run ahead and
+// hold every step's buffers at once); each block: q scaled by scale * log2(e) in f16, the f32 scores of its rows against
 // every key, the mask times log2(e) added, max from the lowest finite f32, exp2, the sum,
 // the probabilities in v's type, p @ v in f32, times 1 / sum, in f16, written at the block.
 // CHECK-DAG: #[[ID3:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
@@ -38,12 +41,17 @@
 // CHECK: tensor.dim %[[Q]]
 // CHECK: %[[ROWS:.+]] = tensor.dim %[[Q]], %{{.+}} : tensor<32x?x32xf16>
 // CHECK: %[[KEYS:.+]] = tensor.dim %[[K]], %{{.+}} : tensor<32x?x32xf16>
-// CHECK: %[[STEP:.+]] = arith.constant 64 : index
-// CHECK: %[[OUT:.+]] = scf.for %[[I:.+]] = %{{.+}} to %[[ROWS]] step %[[STEP]] iter_args(%[[ACC:.+]] = %{{.+}}) -> (tensor<32x?x32xf16>)
-// CHECK: %[[LEFT:.+]] = arith.subi %[[ROWS]], %[[I]] : index
+// CHECK: %[[PER_ROW:.+]] = arith.muli %[[KEYS]], %{{.+}} : index
+// CHECK: %[[FIT:.+]] = arith.divui %{{.+}}, %[[PER_ROW]] : index
+// CHECK: %[[CAP:.+]] = arith.minui %[[FIT]], %{{.+}} : index
+// CHECK: %[[STEP:.+]] = arith.maxui %[[CAP]], %{{.+}} : index
+// CHECK: %[[ZERO:.+]] = util.optimization_barrier %{{.+}} : i64
+// CHECK: %[[OUT:.+]]:2 = scf.for %[[I:.+]] = %{{.+}} to %[[ROWS]] step %[[STEP]] iter_args(%[[ACC:.+]] = %{{.+}}, %[[LAG:.+]] = %{{.+}}) -> (tensor<32x?x32xf16>, index)
+// CHECK: %[[AT:.+]] = arith.addi %[[I]], %[[LAG]] : index
+// CHECK: %[[LEFT:.+]] = arith.subi %[[ROWS]], %[[AT]] : index
 // CHECK: %[[N:.+]] = arith.minsi %[[LEFT]], %[[STEP]] : index
-// CHECK: %[[QB:.+]] = tensor.extract_slice %[[Q]][0, %[[I]], 0] [32, %[[N]], 32] [1, 1, 1]
-// CHECK: %[[MB:.+]] = tensor.extract_slice %[[MASK]][0, %[[I]], 0] [32, %[[N]], %[[KEYS]]] [1, 1, 1]
+// CHECK: %[[QB:.+]] = tensor.extract_slice %[[Q]][0, %[[AT]], 0] [32, %[[N]], 32] [1, 1, 1]
+// CHECK: %[[MB:.+]] = tensor.extract_slice %[[MASK]][0, %[[AT]], 0] [32, %[[N]], %[[KEYS]]] [1, 1, 1]
 // CHECK: %[[QS:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[QB]] : tensor<32x?x32xf16>)
 // CHECK: arith.truncf %{{.+}} : f32 to f16
 // CHECK: %[[S:.+]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[KMAP]], #[[SMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[QS]], %[[K]] : tensor<32x?x32xf16>, tensor<32x?x32xf16>) outs(%{{.+}} : tensor<32x?x?xf32>)
@@ -60,9 +68,20 @@
 // CHECK: %[[PV:.+]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[KMAP]], #[[SMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[P16]], %[[V]] : tensor<32x?x?xf16>, tensor<32x32x?xf16>) outs(%{{.+}} : tensor<32x?x32xf32>)
 // CHECK: %[[OB:.+]] = linalg.generic {indexing_maps = [#[[ROW]], #[[ID3]], #[[ID3]]], {{.+}} ins(%[[SUM]], %[[PV]] : tensor<32x?xf32>, tensor<32x?x32xf32>) outs(%{{.+}} : tensor<32x?x32xf16>)
 // CHECK: arith.divf
-// CHECK: %[[W:.+]] = tensor.insert_slice %[[OB]] into %[[ACC]][0, %[[I]], 0] [32, %[[N]], 32] [1, 1, 1]
-// CHECK: scf.yield %[[W]]
-// CHECK: util.return %[[OUT]]
+// CHECK: %[[W:.+]] = tensor.insert_slice %[[OB]] into %[[ACC]][0, %[[AT]], 0] [32, %[[N]], 32] [1, 1, 1]
+// CHECK: %[[END:.+]] = arith.addi %[[AT]], %[[N]] : index
+// CHECK: %[[MORE:.+]] = arith.cmpi ult, %[[END]], %[[ROWS]] : index
+// CHECK: %[[READ:.+]] = scf.if %[[MORE]] -> (index)
+// CHECK: %[[FIRST:.+]] = tensor.extract %[[OB]]
+// CHECK: %[[BITS:.+]] = arith.bitcast %[[FIRST]] : f16 to i16
+// CHECK: %[[WIDE:.+]] = arith.extui %[[BITS]] : i16 to i64
+// CHECK: %[[NIL:.+]] = arith.andi %[[WIDE]], %[[ZERO]] : i64
+// CHECK: %[[NEXT_LAG:.+]] = arith.index_cast %[[NIL]] : i64 to index
+// CHECK: scf.yield %[[NEXT_LAG]] : index
+// CHECK: } else {
+// CHECK: scf.yield %{{.+}} : index
+// CHECK: scf.yield %[[W]], %[[READ]]
+// CHECK: util.return %[[OUT]]#0
 // WHOLE-LABEL: util.func public @prefill
 // WHOLE-NOT: scf.for
 // WHOLE-NOT: tensor.extract_slice
@@ -70,13 +89,13 @@
 // WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?x?xf32>)
 // WHOLE: util.return
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 64 query rows at a time
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty(%m) : tensor<32x?x32xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 64 query rows at a time"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -94,12 +113,13 @@ util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: 
 // CHECK-SAME: %[[MASK3:[a-z0-9]+]]: tensor<4x?x?xf16>)
 // CHECK-NOT: tensor<4x8x?x?xf16>
 // CHECK: scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
-// CHECK: %[[MB3:.+]] = tensor.extract_slice %[[MASK3]][0, %[[I]], 0] [4, %[[N:.+]], %{{.+}}] [1, 1, 1] : tensor<4x?x?xf16> to tensor<4x?x?xf16>
+// CHECK: %[[AT:.+]] = arith.addi %[[I]], %{{.+}} : index
+// CHECK: %[[MB3:.+]] = tensor.extract_slice %[[MASK3]][0, %[[AT]], 0] [4, %[[N:.+]], %{{.+}}] [1, 1, 1] : tensor<4x?x?xf16> to tensor<4x?x?xf16>
 // CHECK: %[[MB4:.+]] = linalg.generic {{.+}} ins(%[[MB3]] : tensor<4x?x?xf16>) outs(%{{.+}} : tensor<4x8x?x?xf16>)
 // CHECK: %[[MB:.+]] = tensor.collapse_shape %[[MB4]] {{\[\[}}0, 1], [2], [3]] : tensor<4x8x?x?xf16> into tensor<32x?x?xf16>
 // CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[MB]] : tensor<32x?x?xf32>, tensor<32x?x?xf16>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 64 query rows at a time
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 // WHOLE-LABEL: util.func public @prefill_broadcast_mask
 // WHOLE-NOT: scf.for
 // WHOLE-NOT: iree_linalg_ext.attention
@@ -118,7 +138,7 @@ util.func public @prefill_broadcast_mask(%q: tensor<32x?x32xf16>, %k: tensor<32x
   } -> tensor<4x8x?x?xf16>
   %mask = tensor.collapse_shape %mask4 [[0, 1], [2], [3]] : tensor<4x8x?x?xf16> into tensor<32x?x?xf16>
   %e = tensor.empty(%m) : tensor<32x?x32xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 64 query rows at a time"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32

@@ -72,10 +72,10 @@ def _inputs(rows: int, keys: int, decode: bool, seed: int) -> list[np.ndarray]:
     return [q, k, v, mask]
 
 
-def _compiled(name: str) -> tuple[bytes, bytes]:
+def _compiled(name: str, fusions: str = PASS) -> tuple[bytes, bytes]:
     text = passes.lit_cases(PASS)[name]
     stock = api.compile_str(text, stock=True).output
-    plugin = api.compile_str(text, fusions=PASS)
+    plugin = api.compile_str(text, fusions=fusions)
     assert [c.what for p in plugin.passes for c in p.changes], plugin.reports
     return stock, plugin.output
 
@@ -85,7 +85,21 @@ def _compiled(name: str) -> tuple[bytes, bytes]:
     ("decode", [(1, 31), (1, 32), (1, 33), (1, 100)]),
 ])
 def test_decomposition_matches_stock_within_bound(name, sizes):
-    stock_vmfb, plugin_vmfb = _compiled(name)
+    _check_within_bound(*_compiled(name), name, sizes)
+
+
+@pytest.mark.parametrize("options", ["block-scores=4096 host-sync=true", "block-scores=65536"])
+def test_budgeted_blocks_match_stock_within_bound(options):
+    """Fewer rows per step where the keys are many: 4096 scores give the least block (8
+    rows: 13 steps at 100 rows, the last partial, each waiting on the host for the one
+    before); 65536 give 20 rows at 100 keys (5 steps) and 62 at 33 keys (65 rows: a full
+    step and 3 rows; 62 rows: one step)."""
+    _check_within_bound(*_compiled("prefill", f"{PASS}{{{options}}}"), "prefill",
+                        [(100, 100), (65, 33), (62, 33)])
+
+
+def _check_within_bound(stock_vmfb: bytes, plugin_vmfb: bytes, name: str,
+                        sizes: list[tuple[int, int]]) -> None:
     for i, (rows, keys) in enumerate(sizes):
         inputs = _inputs(rows, keys, name == "decode", seed=i)
         (stock,) = api.run(stock_vmfb, inputs, function=name)
