@@ -66,6 +66,10 @@ def markdown(models: list[dict]) -> str:
     for m in models:
         for key, mib in sorted(m.get("rss", {}).items(), key=lambda kv: kv[0].split("@")[::-1]):
             out.append(f"\n- {m['model']}: peak RSS of a prefill, {key}: {mib} MiB")
+        for key, mib in sorted(m.get("rss_tool", {}).items(),
+                               key=lambda kv: kv[0].split("@")[::-1]):
+            out.append(f"\n- {m['model']}: peak RSS of a prefill by iree-run-module, {key}: "
+                       f"{mib} MiB")
     for m in models:
         for row in m["functions"]:
             for key, verdict in sorted(row.get("bits_pipeline", {}).items()):

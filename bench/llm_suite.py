@@ -15,7 +15,8 @@ Not part of the default tests (minutes per model). For each export folder in `--
    in-place tied argument: read back after each call); logits and cache compared stock vs
    plugin byte for byte;
 4. peak RSS (VmHWM) of a child process that loads the module with its .irpa and runs one
-   prefill at `--rss-seq-len` (512, or the export's longest sequence where it allows less);
+   prefill at `--rss-seq-len` (512, or the export's longest sequence where it allows less),
+   through the Python bindings and through `iree-run-module` (the two differ: glibc's arenas);
 5. latency of prefill (at the first of `--seq-lens`) and decode, stock vs plugin alternating,
    with `benchmark.time_pair` (iree-benchmark-module, median repetition per round, more
    rounds while unsettled) and its verdict;
@@ -318,6 +319,33 @@ def peak_rss_mib(vmfb_path: str, export: Export, seq_len: int) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def peak_rss_tool_mib(vmfb_path: str, export: Export, seq_len: int, tmp: str) -> float:
+    """Peak RSS (MiB, the child's ru_maxrss) of `iree-run-module` (the C tool, as a deployment
+    without Python runs it) loading the module with its .irpa and running one prefill of
+    `seq_len` tokens from .npy inputs. For the same module its figure can differ from
+    `peak_rss_mib`'s (the Python bindings) by tens of MiB, either way: anonymous memory in the
+    worker threads' malloc heaps (bench/results/llm-suite.md, seventh run)."""
+    import numpy as np
+    from iree_fusions.runtime.benchmark import benchmark_tool
+    from iree_fusions.runtime.modules import parameter_flags
+
+    tool = os.path.join(os.path.dirname(benchmark_tool()), "iree-run-module")
+    flags = []
+    for i, a in enumerate(llm_inputs(export, seq_len)[export.prefill]):
+        path = os.path.join(tmp, f"{export.name}-rss{seq_len}-{i}.npy")
+        np.save(path, a)
+        flags.append(f"--input=@{path}")
+    proc = subprocess.Popen([tool, f"--module={vmfb_path}", f"--device={DEVICE}",
+                             f"--function={export.prefill}", *parameter_flags(export.parameters),
+                             *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"iree-run-module failed: {err.decode()[-2000:]}")
+    return round(usage.ru_maxrss / 1024, 1)  # KiB on Linux
+
+
 def _status_mib(key: str) -> float:
     """A /proc/self/status figure (kB) in MiB."""
     with open("/proc/self/status") as f:
@@ -471,6 +499,10 @@ def bench_export(export: Export, args, tmp: str, log) -> dict:
                     model[f"{side}_peak_rss_mib"] = rss["peak_mib"]
                     model[f"{side}_before_rss_mib"] = rss["before_mib"]
                     model.setdefault("rss", {})[f"{side}@{rss_len}"] = rss["peak_mib"]
+                tool = step(f"peak RSS of a {side} prefill at S={rss_len} (iree-run-module)",
+                            lambda: peak_rss_tool_mib(vmfbs[side], export, rss_len, tmp))
+                if tool:
+                    model.setdefault("rss_tool", {})[f"{side}@{rss_len}"] = tool
         lat_len = next((s for s in args.seq_lens if 2 * export.stride <= s <= export.max_seq),
                        2 * export.stride)
         if args.rounds > 0:

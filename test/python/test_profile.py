@@ -284,3 +284,21 @@ def test_the_llm_report_renders_the_profile():
     assert [line.split(" | ")[0][2:] for line in lines[1:]] == [
         "attention", "horizontal_multi_contract", "matmul", "all dispatches"]
     assert "| 22 / 18 |" in lines[3] and "| 25 / 23 |" in lines[4]
+
+
+def test_the_llm_report_lists_both_peak_rss_harnesses():
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    try:
+        from llm_report import markdown
+    finally:
+        sys.path.pop(0)
+    model = {"model": "llama-gqa-32", "errors": [], "notes": [], "functions": [],
+             "rss": {"stock@1024": 188.1, "plugin@1024": 231.2},
+             "rss_tool": {"stock@1024": 160.4, "plugin@1024": 158.6}}
+    lines = [line for line in markdown([model]).splitlines() if "peak RSS of a prefill" in line]
+    assert lines == ["- llama-gqa-32: peak RSS of a prefill, plugin@1024: 231.2 MiB",
+                     "- llama-gqa-32: peak RSS of a prefill, stock@1024: 188.1 MiB",
+                     "- llama-gqa-32: peak RSS of a prefill by iree-run-module, plugin@1024: "
+                     "158.6 MiB",
+                     "- llama-gqa-32: peak RSS of a prefill by iree-run-module, stock@1024: "
+                     "160.4 MiB"]
