@@ -326,10 +326,10 @@ def peak_rss_tool_mib(vmfb_path: str, export: Export, seq_len: int, tmp: str) ->
     `peak_rss_mib`'s (the Python bindings) by tens of MiB, either way: anonymous memory in the
     worker threads' malloc heaps (bench/results/llm-suite.md, seventh run)."""
     import numpy as np
-    from iree_fusions.runtime.benchmark import benchmark_tool
+    from iree_fusions.runtime.benchmark import runtime_tool
     from iree_fusions.runtime.modules import parameter_flags
 
-    tool = os.path.join(os.path.dirname(benchmark_tool()), "iree-run-module")
+    tool = runtime_tool("iree-run-module")
     flags = []
     for i, a in enumerate(llm_inputs(export, seq_len)[export.prefill]):
         path = os.path.join(tmp, f"{export.name}-rss{seq_len}-{i}.npy")

@@ -188,7 +188,7 @@ def _blocks_note(plan: AttentionPlan) -> str:
         return ""
     note = f", {plan.block} query rows at a time"
     if plan.block_scores:
-        note = (f", {min(MIN_BLOCK_ROWS, plan.block)} to {plan.block} query rows at a time (a "
+        note = (f", {_least_rows(plan)} to {plan.block} query rows at a time (a "
                 f"block's scores at most {plan.block_scores})")
     return note + (", each step after the one before on the host" if plan.host_sync else "")
 
@@ -236,6 +236,11 @@ def _sunk_block(value: ir.Value, position: int, start: ir.Value, rows: ir.Value,
                       b.tensor_type_of(block_sizes, element))
 
 
+def _least_rows(plan: AttentionPlan) -> int:
+    """The fewest query rows a step of `plan`'s loop has (but the last)."""
+    return min(MIN_BLOCK_ROWS, plan.block)
+
+
 def _step_rows(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
     """Query rows per step: `plan.block`, or fewer where one row's scores (every batch and
     head, every key) are so many that a block's would pass `plan.block_scores` elements, but
@@ -252,10 +257,12 @@ def _step_rows(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
             per_row = size[d] if per_row is None else arith.MulIOp(per_row, size[d]).result
         else:
             static *= size[d]
-    least = min(MIN_BLOCK_ROWS, plan.block)
-    if per_row is None:
-        return b.index_const(max(least, min(plan.block, plan.block_scores // static)))
+    least = _least_rows(plan)
+    if per_row is None:  # (a dim of size 0: no scores, any row count; no division by 0)
+        return b.index_const(max(least, min(plan.block, plan.block_scores // max(static, 1))))
     per_row = arith.MulIOp(per_row, b.index_const(static)).result
+    # At least 1: with no keys at run time (a size of 0) the division must not trap.
+    per_row = arith.MaxUIOp(per_row, b.index_const(1)).result
     rows = arith.DivUIOp(b.index_const(plan.block_scores), per_row).result
     rows = arith.MinUIOp(rows, b.index_const(plan.block)).result
     return arith.MaxUIOp(rows, b.index_const(least)).result

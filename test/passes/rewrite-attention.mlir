@@ -42,7 +42,8 @@
 // CHECK: %[[ROWS:.+]] = tensor.dim %[[Q]], %{{.+}} : tensor<32x?x32xf16>
 // CHECK: %[[KEYS:.+]] = tensor.dim %[[K]], %{{.+}} : tensor<32x?x32xf16>
 // CHECK: %[[PER_ROW:.+]] = arith.muli %[[KEYS]], %{{.+}} : index
-// CHECK: %[[FIT:.+]] = arith.divui %{{.+}}, %[[PER_ROW]] : index
+// CHECK: %[[NONZERO:.+]] = arith.maxui %[[PER_ROW]], %{{.+}} : index
+// CHECK: %[[FIT:.+]] = arith.divui %{{.+}}, %[[NONZERO]] : index
 // CHECK: %[[CAP:.+]] = arith.minui %[[FIT]], %{{.+}} : index
 // CHECK: %[[STEP:.+]] = arith.maxui %[[CAP]], %{{.+}} : index
 // CHECK: %[[ZERO:.+]] = util.optimization_barrier %{{.+}} : i64

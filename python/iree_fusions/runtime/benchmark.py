@@ -105,21 +105,27 @@ def _import_root() -> str:
     return root
 
 
-def benchmark_tool() -> str:
-    """iree-benchmark-module as shipped inside the iree-base-runtime package (so that it is
-    found after `pip install --target DIR` too), else next to the interpreter, else PATH."""
+def runtime_tool(name: str) -> str:
+    """An IREE runtime tool (iree-benchmark-module, iree-run-module, iree-profile) as shipped
+    inside the iree-base-runtime package (so that it is found after `pip install --target
+    DIR` too), else next to the interpreter, else PATH."""
     try:
         from iree._runtime import libs
 
-        exe = os.path.join(libs.library_path, "iree-benchmark-module")
+        exe = os.path.join(libs.library_path, name)
         if os.access(exe, os.X_OK):
             return exe
     except ImportError:
         pass
-    exe = os.path.join(os.path.dirname(sys.executable), "iree-benchmark-module")
+    exe = os.path.join(os.path.dirname(sys.executable), name)
     if os.access(exe, os.X_OK):
         return exe
-    return shutil.which("iree-benchmark-module") or "iree-benchmark-module"
+    return shutil.which(name) or name
+
+
+def benchmark_tool() -> str:
+    """iree-benchmark-module (`runtime_tool`)."""
+    return runtime_tool("iree-benchmark-module")
 
 
 def benchmark_ms(vmfb_path: str, input_flags: Sequence[str], *, function: str = "main",

@@ -42,13 +42,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from .benchmark import benchmark_tool
+from .benchmark import benchmark_tool, runtime_tool
 from .machine import topology_flags
 
 HOST_EXECUTION = "host-execution"
@@ -170,12 +169,9 @@ class Profile:
 
 
 def profile_tool() -> str:
-    """iree-profile: next to iree-benchmark-module (the iree-base-runtime package ships
-    both), else on PATH."""
-    exe = os.path.join(os.path.dirname(benchmark_tool()), "iree-profile")
-    if os.access(exe, os.X_OK):
-        return exe
-    return shutil.which("iree-profile") or "iree-profile"
+    """iree-profile (`runtime_tool`: the iree-base-runtime package ships it beside
+    iree-benchmark-module)."""
+    return runtime_tool("iree-profile")
 
 
 _US_PER_UNIT = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
