@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import modules as runtime_modules
+from ..runtime.archives import resolve_parameters
 from ..runtime.modules import host_arrays, parameters_module
 from .reports import pass_summaries
 
@@ -293,10 +294,13 @@ def load(vmfb: bytes, device: str = "local-task",
     """Loads a compiled module on a runtime device. `parameters`: the external weights of a
     parameterized module (iree-turbine's `externalize_module_parameters`, `iree-import-onnx
     --externalize-params`): scope -> .irpa/.gguf/.safetensors file or {name: array}, as
-    `iree-run-module --parameters=scope=FILE`."""
+    `iree-run-module --parameters=scope=FILE`. A parameter archive of the plugin
+    (`--fusions-parameter-archive`) may be given under any scope: it is checked against the
+    module and its sources (`runtime.archives.resolve_parameters`)."""
     import iree.runtime as rt
 
     config = rt.Config(device)
+    parameters = resolve_parameters(vmfb, parameters)
     vm_module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
     modules = [parameters_module(config.vm_instance, parameters)] \
         if parameters else []

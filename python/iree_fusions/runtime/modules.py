@@ -8,6 +8,8 @@ import argparse
 import os
 from collections.abc import Mapping, Sequence
 
+from .archives import resolve_parameters
+
 
 def compare_outputs(expected: Sequence, actual: Sequence) -> tuple[float, float, bool]:
     """(max abs error, max rel error, shapes and dtypes match) over all outputs.
@@ -124,12 +126,15 @@ def parameter_flags(parameters: Mapping[str, str] | None) -> list[str]:
 
 def load_module(vmfb_path: str, device: str, parameters: Mapping[str, str] | None = None):
     """(context, module name): the .vmfb loaded on the device with its parameter files
-    (scope -> path), its initializers run."""
+    (scope -> path; a plugin archive checked against the module and put under its scope:
+    `archives.resolve_parameters`), its initializers run."""
     import iree.runtime as rt
 
     config = rt.Config(device)
     with open(vmfb_path, "rb") as f:
-        vm_module = rt.VmModule.copy_buffer(config.vm_instance, f.read())
+        vmfb = f.read()
+    parameters = resolve_parameters(vmfb, parameters, vmfb_path)
+    vm_module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
     context = rt.SystemContext(config=config)
     if parameters:
         context.add_vm_module(parameters_module(config.vm_instance, parameters))

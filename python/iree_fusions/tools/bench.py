@@ -57,6 +57,7 @@ from ..runtime import machine, table
 from ..runtime.benchmark import load_times_ms, resident_mib
 from ..runtime.machine import cpu_info
 from ..runtime.manifest import BundleError
+from ..runtime.archives import resolve_parameters
 from ..runtime.modules import add_parameters_argument, parameter_flags, parse_parameters
 from ..runtime.run import failure_hint
 from ..runtime.statistics import add_timing_arguments, timing_fields, timing_plan
@@ -116,25 +117,30 @@ class Row:
     stock_compile_s: float | None = None
     plugin_compile_s: float | None = None
     plugin_passes_s: float | None = None
+    archive_bytes: int | None = None  # --parameter-archive: the plugin's archive
     # --profile: the time per dispatch kind, stock vs plugin (profiling.profile_summary).
     profile: dict | None = None
 
 
-def _compile_all(path: str, model_flags: list[str], fusions: str, args, decisions: str | None
+def _compile_all(path: str, model_flags: list[str], fusions: str, args, decisions: str | None,
+                 plugin_flags: list[str] | None = None
                  ) -> tuple[dict[str, api.CompileOutput], dict[str, float]]:
-    """Each build's output, and its wall time in seconds."""
+    """Each build's output, and its wall time in seconds (`plugin_flags`: for the plugin's
+    .vmfb build only)."""
     flags = [*model_flags, *args.flag]
     # The plugin's compile counts its own flow-phase IR on the way (no second plugin
     # compile); plain iree-compile cannot, so stock compiles to flow once more.
     jobs = {
         "stock": dict(stock=True),
-        "plugin": dict(fusions=fusions, decisions=decisions, timing=True, flow_counts=True),
+        "plugin": dict(fusions=fusions, decisions=decisions, timing=True, flow_counts=True,
+                       flags=[*flags, *(plugin_flags or [])]),
         "stock_flow": dict(stock=True, compile_to="flow"),
     }
 
     def timed(**kw) -> tuple[api.CompileOutput, float]:
         start = time.perf_counter()
-        out = api.compile_file(path, device=args.device, target=args.target, flags=flags, **kw)
+        kw.setdefault("flags", flags)
+        out = api.compile_file(path, device=args.device, target=args.target, **kw)
         return out, time.perf_counter() - start
 
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
@@ -171,7 +177,16 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
         decisions = _tune(model.name, fusions, args, progress)
     progress.note(f"{model.name}: compiling stock and plugin (--fusions={fusions}"
                   + (f", --fusions-decisions={decisions})" if decisions else ")"))
-    outs, seconds = _compile_all(path, artifact.flags, fusions, args, decisions)
+    archive_flags = []
+    if args.parameter_archive and parameters:
+        archive = os.path.join(tmp, "fusions.irpa")
+        archive_flags = [*(f"--fusions-parameters={s}={p}" if s else f"--fusions-parameters={p}"
+                           for s, p in parameters.items()),
+                         f"--fusions-parameter-archive={archive}"]
+    outs, seconds = _compile_all(path, artifact.flags, fusions, args, decisions, archive_flags)
+    if archive_flags:  # the pair: both sides get it (stock reads none of it)
+        parameters = resolve_parameters(outs["plugin"].output, {**parameters, "fusions-archive": archive})
+        row.archive_bytes = os.path.getsize(archive)
     # What the plugin compile said (e.g. a pass that failed and was skipped) stays visible.
     for line in outs["plugin"].stderr.strip().splitlines():
         progress.message(f"{model.name}: {line}")
@@ -314,6 +329,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="where --tune keeps its decisions file (default: %(default)s)")
     add_timing_arguments(p)
     add_parameters_argument(p)
+    p.add_argument("--parameter-archive", action="store_true",
+                   help="with parameter files (--form params, onnx-params, --parameters): the "
+                        "plugin stacks parameters offline into an archive of its own "
+                        "(iree-fusions-compile --fusions-parameter-archive) that its runs "
+                        "read; MiB held then counts the archive's pages too")
     p.add_argument("--atol", type=float, default=1e-5, help="stock vs plugin abs tolerance")
     p.add_argument("--rtol", type=float, default=1e-4, help="stock vs plugin rel tolerance")
     p.add_argument("--compile-only", action="store_true",

@@ -26,6 +26,13 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
   --fusions-reproducer-dir=DIR|none          where the IR from before a failing pass is saved
                                              for the reproducer command the warning prints
                                              (default: the temporary folder; none: not saved)
+  --fusions-parameter-archive=FILE           with --fusions-parameters: weights the passes stack
+                                             (gather tables, tower weights) are made once, now,
+                                             into this .irpa (IREE's parameter encoder), not at
+                                             each load; the module reads them from scope
+                                             fusions-<digest> (the run flags are printed)
+  --fusions-parameters=[SCOPE=]FILE          a parameter file the module reads (repeatable; as
+                                             iree-run-module --parameters)
   --print-shim-dir                           print (creating it if needed) a folder holding an
                                              `iree-compile` that runs the plugin, for
                                              `IREE_TOOL_PATH=$(iree-fusions-compile
@@ -45,6 +52,7 @@ if __name__ == "__main__":  # `python -m`: the start-up work first (startup.py)
 import dataclasses
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -62,6 +70,10 @@ from ..compiler.files import (SPLIT_INPUT_LIMIT, OutputError, OutputSet, UserErr
                               check_input, check_output, claim_std_streams, is_bytecode,
                               is_regular_file, read_input, split_input)
 from ..compiler.fusions_flags import select_steps
+from ..compiler.parameter_archive import (ArchivePlan, plan_archive, with_parameter_stacks,
+                                          write_archive)
+from ..runtime.archives import ArchiveError
+from ..runtime.modules import parse_parameters
 from .shim_folder import real_iree_compile, shim_dir
 
 PROG = "iree-fusions-compile"
@@ -101,6 +113,9 @@ class CliArgs:
     reproducer_dir: str | None = None  # where a failing pass's input IR is saved; "none"
     help: bool = False
     print_shim_dir: bool = False
+    parameter_archive: str | None = None  # --fusions-parameter-archive=FILE
+    parameters: list[str] = field(default_factory=list)  # --fusions-parameters=[SCOPE=]FILE
+    archive: ArchivePlan | None = None  # what --fusions-parameter-archive makes
 
 
 def _split_flag(arg: str) -> tuple[str, str | None]:
@@ -176,6 +191,16 @@ def parse_args(argv: list[str]) -> CliArgs:
             if not value:
                 raise UsageError("--fusions-load needs a module: --fusions-load=package.module")
             args.load.append(value)
+        elif name == "fusions-parameter-archive":
+            if not value:
+                raise UsageError("--fusions-parameter-archive needs a file: "
+                                 "--fusions-parameter-archive=FILE.irpa")
+            args.parameter_archive = value
+        elif name == "fusions-parameters":
+            if not value:
+                raise UsageError("--fusions-parameters needs a file: "
+                                 "--fusions-parameters=[SCOPE=]FILE")
+            args.parameters.append(value)
         elif name.startswith("fusions"):
             raise UsageError(f"unknown option '{arg}' (see {PROG} --help)")
         elif name in _MAIN_VALUE_FLAGS:
@@ -308,6 +333,20 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
         if args.decisions not in (None, "none"):
             load_decisions(args.decisions)  # a corrupt file is an error before compiling
         chunks = split_input(data) if split else [(0, data)]
+        if args.parameters and not args.parameter_archive:
+            raise UsageError("--fusions-parameters is read with --fusions-parameter-archive")
+        if args.parameter_archive:
+            if split:
+                raise UsageError("--fusions-parameter-archive makes one module's archive: "
+                                 "not with --split-input-file")
+            try:
+                sources = parse_parameters(args.parameters)
+            except ValueError as e:
+                raise UsageError(str(e)) from None
+            archive = plan_archive(args.parameter_archive, sources,
+                                   args.input if by_path else None, data, args.iree_flags,
+                                   args.fusions)
+            steps = with_parameter_stacks(steps)
         # Each chunk's request is made in the child, padded to its line in the file then
         # (diagnostics cite the file's lines); the first one checks the flags now.
         first = _request(args, b"", steps, by_path)
@@ -325,10 +364,22 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
             outputs.stage(args.timing_json)
         if args.counts_json:
             outputs.stage(args.counts_json)
+        if args.parameter_archive:
+            check_output(args.parameter_archive)
+            outputs.stage(args.parameter_archive)
+            workdir = tempfile.mkdtemp(prefix="iree-fusions-encoder-")
+            archive.encoder_mlir = os.path.join(workdir, "encoder.mlir")
+            args.iree_flags = [*args.iree_flags, *archive.iree_flags()]
+            args.archive = archive
     except UserError as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1 if isinstance(e, OutputError) else 2
-    code, sig, stages = run_forked(lambda stage: _compile(args, chunks, first, outputs, stage))
+    try:
+        code, sig, stages = run_forked(
+            lambda stage: _compile(args, chunks, first, outputs, stage))
+    finally:
+        if args.archive is not None:
+            shutil.rmtree(os.path.dirname(args.archive.encoder_mlir), ignore_errors=True)
     if sig is not None:
         plugin = PluginArgs({HOOK_PHASE[p]: [s.text for s in steps.get(p, [])]
                              for p in HOOK_PHASE}, args.load, args.decisions)
@@ -402,7 +453,13 @@ def _compile(args: CliArgs, chunks: list[tuple[int, bytes]], first: CompileReque
             outputs.write(args.counts_json, json.dumps(counts, indent=2))
         if first.output_path is None:
             outputs.write(args.main.get("o", "-"), b"".join(results))
-    except OutputError as e:
+        if args.archive is not None:
+            stage("parameter encoder")
+            print(f"{PROG}: " + write_archive(args.archive,
+                                               outputs.stage(args.parameter_archive),
+                                               real_iree_compile(), args.iree_flags),
+                  file=sys.stderr)
+    except (OutputError, UserError, ArchiveError) as e:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1
     return 0

@@ -1,0 +1,136 @@
+"""`--fusions-parameter-archive`: the module and the archive of its stacked weights from one
+compile (`runtime/archives.py` says what the archive holds and how a pair is checked).
+
+    iree-fusions-compile model.mlir ... -o m.vmfb \\
+        --fusions-parameters=model=params.irpa --fusions-parameter-archive=m.fusions.irpa
+    iree-run-module --module=m.vmfb --parameters=model=params.irpa \\
+        --parameters=fusions-<digest>=m.fusions.irpa ...
+
+The passes that would stack external parameters at load (batch-gathers, batch-mlp-towers:
+`stack-parameters`, off by default: a second resident copy) stack them here, because IREE's
+parameter encoder moves every load-time computation on parameters into an encoder module,
+which runs once, now, on the compile's own target device: the module loads the stacks from
+the archive and never reads the originals it no longer needs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import subprocess
+
+from ..runtime.archives import archive_scope, encode_archive, source_entries
+from .files import UserError
+from .pipeline import Step
+
+# The flags that choose the target: the encoder runs on the device the module is built for.
+_TARGET_FLAG_PREFIXES = ("--iree-hal-", "--iree-llvmcpu-", "--iree-cuda-", "--iree-rocm-",
+                         "--iree-hip-", "--iree-vulkan-")
+_DEVICE_OF_TARGET = {"local": "local-sync", "llvm-cpu": "local-sync", "vmvx": "local-sync",
+                     "cuda": "cuda", "hip": "hip", "rocm": "hip", "vulkan": "vulkan",
+                     "vulkan-spirv": "vulkan"}
+
+
+@dataclasses.dataclass
+class ArchivePlan:
+    """One compile's archive: where it goes, what it is made from, its scope."""
+
+    output: str
+    sources: dict[str, str]
+    scope: str
+    manifest: dict
+    encoder_mlir: str = ""  # where IREE writes the encoder module (a temporary folder)
+
+    def iree_flags(self) -> list[str]:
+        return [f"--iree-parameter-encoder-output-file={self.encoder_mlir}",
+                f"--iree-parameter-encoder-output-scope={self.scope}",
+                "--iree-parameter-encoder-mode=overlay"]
+
+
+def plan_archive(output: str, sources: dict[str, str], input_path: str | None, data: bytes,
+                 iree_flags: list[str], fusions: str) -> ArchivePlan:
+    """The archive of a compile: its scope is a digest of the input, the flags, the pass
+    selection and the source parameters (names, sizes, sampled checksums), so that the same
+    compile gives the same module and archive and any other compile another scope."""
+    if not sources:
+        raise UserError("--fusions-parameter-archive needs the parameter files the module "
+                        "reads: --fusions-parameters=[SCOPE=]FILE (as iree-run-module "
+                        "--parameters)")
+    for scope, path in sources.items():
+        if not os.path.isfile(path):
+            raise UserError(f"--fusions-parameters: no file {path} (scope '{scope}')")
+    try:
+        entries = source_entries(sources)
+    except Exception as e:  # not an archive the runtime reads
+        raise UserError(f"--fusions-parameters: cannot read {', '.join(sources.values())}: "
+                        f"{e}") from None
+    digest = hashlib.sha256(data)
+    if input_path is not None and not data:
+        with open(input_path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+    scope = archive_scope(digest.hexdigest(), "\0".join(iree_flags), fusions,
+                          repr([(e["scope"], e["key"], e["bytes"], e["sample"])
+                                for e in entries]))
+    manifest = {"scope": scope, "files": {s: os.path.basename(p) for s, p in sources.items()},
+                "sources": entries}
+    return ArchivePlan(output, dict(sources), scope, manifest)
+
+
+def with_parameter_stacks(steps: dict[str, list[Step]]) -> dict[str, list[Step]]:
+    """The passes with a `stack-parameters` option stack external parameters (their stacks
+    are made offline, into the archive), unless the selection set the option."""
+    out: dict[str, list[Step]] = {}
+    for phase, phase_steps in steps.items():
+        out[phase] = []
+        for step in phase_steps:
+            plugin = step.plugin
+            if plugin is not None and any(f.name == "stack_parameters"
+                                          for f in dataclasses.fields(plugin)) \
+                    and "stack-parameters" not in step.text:
+                plugin = dataclasses.replace(plugin, stack_parameters=True)
+                name, brace, rest = step.text.partition("{")
+                text = (f"{name}{{stack-parameters=true {rest}" if brace
+                        else f"{name}{{stack-parameters=true}}")
+                step = Step(text, plugin)
+            out[phase].append(step)
+    return out
+
+
+def encoder_device(iree_flags: list[str]) -> str:
+    """The runtime device the encoder runs on: the one the module is compiled for."""
+    target = "local"
+    for flag in iree_flags:
+        name, _, value = flag.partition("=")
+        if name in ("--iree-hal-target-device", "--iree-hal-target-backends"):
+            target = value.split(",")[0].split("[")[0]
+    device = _DEVICE_OF_TARGET.get(target)
+    if device is None:
+        raise UserError(f"--fusions-parameter-archive: no runtime device for target '{target}' "
+                        "to run the parameter encoder on")
+    return device
+
+
+def write_archive(plan: ArchivePlan, staged_output: str, iree_compile: str,
+                  iree_flags: list[str]) -> str:
+    """Compiles the encoder module IREE wrote and runs it into `staged_output`; returns the
+    line the compile prints (what was written, how to run the pair)."""
+    encoder_vmfb = None
+    if os.path.isfile(plan.encoder_mlir):  # IREE writes none when nothing is encoded
+        encoder_vmfb = plan.encoder_mlir[:-len(".mlir")] + ".vmfb"
+        flags = [f for f in iree_flags if f.startswith(_TARGET_FLAG_PREFIXES)]
+        proc = subprocess.run([iree_compile, plan.encoder_mlir, *flags, "-o", encoder_vmfb],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise UserError(f"compiling the parameter encoder failed:\n{proc.stderr.strip()}")
+    outputs = encode_archive(encoder_vmfb, plan.sources, staged_output, plan.scope,
+                             plan.manifest, encoder_device(iree_flags))
+    total = sum(n for _, n in outputs)
+    run_flags = " ".join([*(f"--parameters={s}={p}" if s else f"--parameters={p}"
+                            for s, p in plan.sources.items()),
+                          f"--parameters={plan.scope}={plan.output}"])
+    what = (f"{len(outputs)} parameter(s), {total} bytes made offline (IREE's parameter "
+            "encoder: the stacks the report says are built at load)"
+            if outputs else "nothing to make offline (the module reads only the sources)")
+    return f"parameter archive {plan.output}: scope {plan.scope}, {what}; run with {run_flags}"
