@@ -53,7 +53,8 @@ before = rss()
 context, name = load_module(spec["vmfb"], spec["device"], spec["parameters"])
 host_arrays(context.modules[name][spec["function"]](*inputs))
 after = rss()
-print(json.dumps({k: (after.get(k, 0) - before.get(k, 0)) / 1024 for k in set(after) | set(before)}))
+keys = set(after) | set(before)
+print(json.dumps({k: (after.get(k, 0) - before.get(k, 0)) / 1024 for k in keys}))
 """
 
 
@@ -79,6 +80,7 @@ def held_mib(vmfb: str, device: str, function: str, inputs: list[str],
 def measure(name: str, folder: str, device: str, rounds: int) -> dict:
     import numpy as np
 
+    from iree_fusions.tools.parameter_archive import archive_flags
     from iree_fusions.models.catalog import all_models, form_artifact
     from iree_fusions.runtime.benchmark import load_times_ms, time_pair
     from iree_fusions.runtime.modules import compare_outputs, parameter_flags, run_module
@@ -99,8 +101,7 @@ def measure(name: str, folder: str, device: str, rounds: int) -> dict:
     target = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
               "--iree-llvmcpu-target-cpu=host", *art.flags]
     builds = {"stock": ["--fusions=none"], "plugin": ["--fusions=all"],
-              "archive": ["--fusions=all", f"--fusions-parameters={scope}={irpa}",
-                          f"--fusions-parameter-archive={archive}"]}
+              "archive": ["--fusions=all", *archive_flags({scope: irpa}, archive)]}
     paths = {}
     for side, flags in builds.items():
         paths[side] = os.path.join(here, f"{side}.vmfb")

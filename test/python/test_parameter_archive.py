@@ -81,7 +81,8 @@ def test_the_archive_holds_the_stacked_tables_and_the_module_reads_them(gathers)
 
     scope = re.search(r"scope (fusions-[0-9a-f]{12}), 1 parameter\(s\), 832 bytes made "
                       r"offline \(IREE's parameter encoder: the stacks the report says are "
-                      r"built at load\); run with --parameters=model=\S+ --parameters=\1=\S+",
+                      r"built at load\) from model::t0, model::t1, model::t2; run with "
+                      r"--parameters=model=\S+ --parameters=\1=\S+",
                       gathers["stderr"])
     assert scope, gathers["stderr"]
     with open(gathers["plugin"], "rb") as f:
@@ -178,3 +179,24 @@ def test_the_same_compile_gives_the_same_scope_and_usage_errors_are_clear(gather
         res = _compile(gathers["source"], tmp_path / "x.vmfb", GATHERS, *flags)
         assert res.returncode == 2 and message in res.stderr, res.stderr
         assert not os.path.exists(tmp_path / "x.vmfb") and not os.path.exists(tmp_path / "a.irpa")
+
+
+def test_the_bench_compiles_and_runs_the_pair(tmp_path):
+    """iree-fusions-bench --parameter-archive: the plugin's build reads its archive (towers
+    stacked offline: fewer dispatches than stock, same outputs)."""
+    towers = _case(tmp_path, "batch-mlp-towers-parameters", "parameter_weights")
+    rng = np.random.default_rng(3)
+    weights = _save({n: rng.standard_normal((8, 16)).astype(np.float32) for n in ("w0", "w1")},
+                    tmp_path / "w.irpa")
+    rows_path = tmp_path / "rows.json"
+    res = subprocess.run([tool("iree-fusions-bench"), towers, f"--parameters=model={weights}",
+                          TOWERS, "--parameter-archive", "--rounds=1", "--max-rounds=1",
+                          "--repetitions=2", f"--json={rows_path}"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr + res.stdout
+    import json
+
+    (row,) = json.loads(rows_path.read_text())
+    assert row["ok"] and row["max_abs"] == 0.0, row
+    assert row["archive_bytes"] > 0 and row["plugin_dispatches"] < row["stock_dispatches"], row
+    assert row["plugin_resident_mib"] is not None and row["plugin_load_ms"] > 0, row

@@ -163,6 +163,7 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
     the runs are done)."""
     from ..compiler.counting import count_flow_ir
     from ..models.catalog import form_artifact
+    from .parameter_archive import archive_flags
 
     form = args.form
     progress.note(f"{model.name}: building" + (f" ({form} form)" if form != "static" else ""))
@@ -177,15 +178,11 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
         decisions = _tune(model.name, fusions, args, progress)
     progress.note(f"{model.name}: compiling stock and plugin (--fusions={fusions}"
                   + (f", --fusions-decisions={decisions})" if decisions else ")"))
-    archive_flags = []
-    if args.parameter_archive and parameters:
-        archive = os.path.join(tmp, "fusions.irpa")
-        archive_flags = [*(f"--fusions-parameters={s}={p}" if s else f"--fusions-parameters={p}"
-                           for s, p in parameters.items()),
-                         f"--fusions-parameter-archive={archive}"]
-    outs, seconds = _compile_all(path, artifact.flags, fusions, args, decisions, archive_flags)
-    if archive_flags:  # the pair: both sides get it (stock reads none of it)
-        parameters = resolve_parameters(outs["plugin"].output, {**parameters, "fusions-archive": archive})
+    archive = os.path.join(tmp, "fusions.irpa") if args.parameter_archive and parameters else None
+    outs, seconds = _compile_all(path, artifact.flags, fusions, args, decisions,
+                                 archive_flags(parameters, archive) if archive else [])
+    if archive:  # the pair: both sides get it (stock reads none of it)
+        parameters = resolve_parameters(outs["plugin"].output, {**parameters, "+": archive})
         row.archive_bytes = os.path.getsize(archive)
     # What the plugin compile said (e.g. a pass that failed and was skipped) stays visible.
     for line in outs["plugin"].stderr.strip().splitlines():

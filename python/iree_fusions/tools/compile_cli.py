@@ -70,7 +70,7 @@ from ..compiler.files import (SPLIT_INPUT_LIMIT, OutputError, OutputSet, UserErr
                               check_input, check_output, claim_std_streams, is_bytecode,
                               is_regular_file, read_input, split_input)
 from ..compiler.fusions_flags import select_steps
-from ..compiler.parameter_archive import (ArchivePlan, plan_archive, with_parameter_stacks,
+from .parameter_archive import (ArchivePlan, plan_archive, with_parameter_stacks,
                                           write_archive)
 from ..runtime.archives import ArchiveError
 from ..runtime.modules import parse_parameters

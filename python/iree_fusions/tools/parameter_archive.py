@@ -18,11 +18,12 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 import subprocess
 
 from ..runtime.archives import archive_scope, encode_archive, source_entries
-from .files import UserError
-from .pipeline import Step
+from ..compiler.files import UserError
+from ..compiler.pipeline import Step
 
 # The flags that choose the target: the encoder runs on the device the module is built for.
 _TARGET_FLAG_PREFIXES = ("--iree-hal-", "--iree-llvmcpu-", "--iree-cuda-", "--iree-rocm-",
@@ -98,6 +99,13 @@ def with_parameter_stacks(steps: dict[str, list[Step]]) -> dict[str, list[Step]]
     return out
 
 
+def archive_flags(sources: dict[str, str], archive: str) -> list[str]:
+    """The iree-fusions-compile flags that make `archive` from the parameter files `sources`
+    (scope -> path)."""
+    return [*(f"--fusions-parameters={s}={p}" if s else f"--fusions-parameters={p}"
+              for s, p in sources.items()), f"--fusions-parameter-archive={archive}"]
+
+
 def encoder_device(iree_flags: list[str]) -> str:
     """The runtime device the encoder runs on: the one the module is compiled for."""
     target = "local"
@@ -116,8 +124,11 @@ def write_archive(plan: ArchivePlan, staged_output: str, iree_compile: str,
                   iree_flags: list[str]) -> str:
     """Compiles the encoder module IREE wrote and runs it into `staged_output`; returns the
     line the compile prints (what was written, how to run the pair)."""
-    encoder_vmfb = None
+    encoder_vmfb, replaced = None, []
     if os.path.isfile(plan.encoder_mlir):  # IREE writes none when nothing is encoded
+        with open(plan.encoder_mlir) as f:
+            replaced = encoder_reads(f.read())
+        plan.manifest["made_from"] = [f"{scope}::{key}" for scope, key in replaced]
         encoder_vmfb = plan.encoder_mlir[:-len(".mlir")] + ".vmfb"
         flags = [f for f in iree_flags if f.startswith(_TARGET_FLAG_PREFIXES)]
         proc = subprocess.run([iree_compile, plan.encoder_mlir, *flags, "-o", encoder_vmfb],
@@ -131,6 +142,28 @@ def write_archive(plan: ArchivePlan, staged_output: str, iree_compile: str,
                             for s, p in plan.sources.items()),
                           f"--parameters={plan.scope}={plan.output}"])
     what = (f"{len(outputs)} parameter(s), {total} bytes made offline (IREE's parameter "
-            "encoder: the stacks the report says are built at load)"
+            "encoder: the stacks the report says are built at load) from "
+            f"{', '.join(f'{s}::{k}' for s, k in replaced)}"
             if outputs else "nothing to make offline (the module reads only the sources)")
     return f"parameter archive {plan.output}: scope {plan.scope}, {what}; run with {run_flags}"
+
+
+_BUFFER_TEXT = re.compile(r'(%[\w.$-]+) = util\.buffer\.constant[^=]*= "((?:[^"\\]|\\.)*)"')
+_PARAMETER_LOAD = re.compile(r"stream\.async\.parameter\.load\b[^\n]*?(%[\w.$-]+)::(%[\w.$-]+)\[")
+
+
+def encoder_reads(text: str) -> list[tuple[str, str]]:
+    """(scope, key) of each source parameter the encoder module's `encode` function reads,
+    in order, once each: what the archive is made from."""
+    start = text.find('iree.encode.function = "encode"')
+    if start < 0:
+        return []
+    end = text.find("util.func", start)
+    body = text[start:end if end >= 0 else len(text)]
+    names = dict(_BUFFER_TEXT.findall(body))
+    reads = []
+    for scope, key in _PARAMETER_LOAD.findall(body):
+        pair = (names.get(scope, scope), names.get(key, key))
+        if pair not in reads:
+            reads.append(pair)
+    return reads
