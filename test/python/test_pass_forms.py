@@ -37,6 +37,7 @@ MERGE = "merge-sibling-contractions"
 MERGE_GENERICS = "merge-sibling-generics"
 SCATTERS = "merge-cache-scatters"
 ATTENTION = "rewrite-attention"
+SHARE = "share-layer-executables"
 
 # model -> (forms, passes that must fire in every one of them, {form: more passes})
 CASES = {
@@ -72,6 +73,10 @@ NOT_COVERED = {
                        "clones their RoPE slices into the reading dispatch); "
                        "test_production_llm covers it on sharktank's toy Llama export (an IR "
                        "file: dynamic sequence, parameters), its lit cases cover the IR"
+       for form in FORMS},
+    **{(SHARE, form): "no catalog model reads a per-layer tensor one layer at a time (a paged "
+                      "KV cache); test_production_llm covers it on sharktank's toy Llama "
+                      "export, its lit cases cover the IR"
        for form in FORMS},
     **{(MERGE, form): "no model of the project has contractions it merges (test_production_llm "
                       "covers it on sharktank's toy Llama export, an IR file); its lit cases "

@@ -140,7 +140,7 @@ def test_prefill_and_decode_bit_identical(toy_llama):
     assert not any(p.error for p in plugin.passes), [p.error for p in plugin.passes]
     assert {p.name for p in plugin.passes if p.changes} >= {
         "forward-slice-dispatches", "merge-sibling-contractions", "merge-sibling-generics",
-        "merge-cache-scatters"}
+        "merge-cache-scatters", "share-layer-executables"}
     for length in (64, 96):
         a = _prefill_then_decode(stock, params, config, length, seed=length)
         b = _prefill_then_decode(plugin.output, params, config, length, seed=length)
@@ -149,6 +149,27 @@ def test_prefill_and_decode_bit_identical(toy_llama):
                                "cache after decode"), a, b):
             assert np.array_equal(x, y), (length, what, np.abs(x.astype(np.float32)
                                                                 - y.astype(np.float32)).max())
+
+
+def test_layers_share_their_cache_reads_executables(toy_llama):
+    """share-layer-executables: decode's reads of K and V from the 3 layers' caches, 6
+    executables of one code (IREE folded each slice's static layer offset into its
+    dispatch), become 2; the dispatches stay the same."""
+    text, _ = toy_llama
+    without = ",".join(p for p in ALL_MERGED.split(",") if p != "share-layer-executables")
+
+    def sources(fusions: str) -> str:
+        return api.compile_str(text, fusions=fusions, compile_to="executable-sources",
+                               flags=["--fusions-strict"]).output.decode()
+
+    def flow(fusions: str) -> dict:
+        out = api.compile_str(text, fusions=fusions, compile_to="flow")
+        return count_flow_ir(out.output.decode()).dispatches
+
+    shared, alone = sources(ALL_MERGED), sources(without)
+    count = lambda ir: ir.count("hal.executable.export")  # noqa: E731
+    assert count(shared) <= count(alone) - 4, (count(shared), count(alone))
+    assert flow(ALL_MERGED) == flow(without)
 
 
 @pytest.mark.slow

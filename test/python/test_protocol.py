@@ -57,7 +57,7 @@ def test_all_runs_the_builtin_passes_in_their_declared_order():
         "rewrite-embedding-bags", "batch-gathers", "forward-factory-ops", "forward-slices",
         "forward-factory-dispatches", "forward-slice-dispatches", "batch-mlp-towers",
         "merge-sibling-contractions", "merge-sibling-generics", "merge-cache-scatters",
-        "interchange-permuted-consumers", "rewrite-attention"]
+        "interchange-permuted-consumers", "rewrite-attention", "share-layer-executables"]
     assert [name for name, e in registry.REGISTRY.items() if e.default] == \
         registry.default_pass_names()
     assert list(registry.REGISTRY)[0] == "fusions-report"

@@ -63,6 +63,8 @@ BUILTIN: tuple[PassEntry, ...] = (
     PassEntry("interchange-permuted-consumers",
               _P + "interchange_permuted_consumers:InterchangePermutedConsumers"),
     PassEntry("rewrite-attention", _P + "rewrite_attention:RewriteAttention"),
+    PassEntry("share-layer-executables",
+              _P + "share_layer_executables:ShareLayerExecutables"),
 )
 
 REGISTRY: dict[str, PassEntry] = {e.name: e for e in BUILTIN}

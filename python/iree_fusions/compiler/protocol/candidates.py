@@ -48,8 +48,9 @@ class Candidate(Generic[P]):
     # driver reverts linalg changes that reduce neither), "work" (less computation, e.g. a
     # quadratic scan made linear: kept even at equal dispatch counts) or "time" (measured
     # faster on the target though it may add dispatches, e.g. attention decomposed on CPUs:
-    # not weighed by dispatch counts).
-    gain: Literal["dispatches", "work", "time"] = "dispatches"
+    # not weighed by dispatch counts) or "compile-time" (fewer executables to compile, the
+    # same dispatches).
+    gain: Literal["dispatches", "work", "time", "compile-time"] = "dispatches"
     # Why the change saves dispatches or bytes between them whatever stock IREE does: the
     # limitation of IREE's dispatch creation the rewrite works around, stated by the pass
     # (before or while applying it). The driver weighs a compile's linalg changes against
@@ -69,7 +70,8 @@ class Candidate(Generic[P]):
     @staticmethod
     def of(key: str, where: ir.Operation | ir.OpView | str, summary: str,
            make_plan: Callable[[], P],
-           gain: Literal["dispatches", "work", "time"] = "dispatches") -> Candidate[P]:
+           gain: Literal["dispatches", "work", "time", "compile-time"] = "dispatches"
+           ) -> Candidate[P]:
         """A candidate whose plan is `make_plan()`, or blocked with the NoMatch it raised."""
         try:
             return Candidate(key, where, summary, make_plan(), gain=gain)
