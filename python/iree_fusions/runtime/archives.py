@@ -83,11 +83,6 @@ def archive_scope(*parts: bytes | str) -> str:
     return SCOPE_PREFIX + digest.hexdigest()[:12]
 
 
-def read_manifest(path: str) -> dict | None:
-    """The manifest of a plugin archive, None for any other parameter file."""
-    return _read_archive(path)[0] if str(path).endswith(".irpa") else None
-
-
 def scopes_read(vmfb: bytes) -> set[str]:
     """The plugin archive scopes a compiled module reads parameters from."""
     return {m.decode() for m in _SCOPE_RE.findall(vmfb)}
