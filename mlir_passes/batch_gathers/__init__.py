@@ -206,16 +206,15 @@ class BatchGathers(CandidatePass[Plan]):
     def apply(self, candidate: Candidate[Plan], ctx: PassContext) -> str:
         plan = candidate.plan
         if isinstance(plan, GroupPlan):
-            tables = _table_pool(ctx, plan.members[0].op.block)
+            tables = self._table_pool(ctx, plan.members[0].op.block)
             return emit_group(plan, tables, self.gather_mode == "ins", self.dedup)
-        tables = _table_pool(ctx, plan.concat.final.block)
+        tables = self._table_pool(ctx, plan.concat.final.block)
         return emit_concat_writer(plan, tables, self.values_as_ins, self.dedup)
 
-
-def _table_pool(ctx: PassContext, block: ir.Block) -> TablePool:
-    """The block's stacked tables, shared by every candidate applied in it during this run
-    (a table list is stacked once)."""
-    pools = ctx.state.setdefault("table_pools", {})
-    if block not in pools:
-        pools[block] = TablePool(ctx.module, block)
-    return pools[block]
+    def _table_pool(self, ctx: PassContext, block: ir.Block) -> TablePool:
+        """The block's stacked tables, shared by every candidate applied in it during this
+        run (with `dedup`, a table is stacked once)."""
+        pools = ctx.state.setdefault("table_pools", {})
+        if block not in pools:
+            pools[block] = TablePool(ctx.module, block, self.dedup, self.max_table_bytes)
+        return pools[block]

@@ -148,6 +148,91 @@ util.func public @shared_table_dedup(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2
 
 // -----
 
+// Two groups (indices of 8 and of 4) share t0: the second extends the first's stack (t2
+// appended at row 30; t0 and t1 keep rows 0 and 10) instead of stacking t0 again: one stack
+// of 50 rows, not 30 + 30.
+// CHECK: util.global private @[[TAB:.+]] : tensor<50x4xf32>
+// CHECK: util.initializer
+// CHECK:   tensor.insert_slice %{{.+}} into %{{.+}}[0, 0] [10, 4]
+// CHECK:   tensor.insert_slice %{{.+}} into %{{.+}}[10, 0] [20, 4]
+// CHECK:   tensor.insert_slice %{{.+}} into %{{.+}}[30, 0] [20, 4]
+// CHECK:   util.global.store %{{.+}}, @[[TAB]]
+// CHECK-NOT: util.global private
+// CHECK-LABEL: util.func public @overlapping_stacks
+// CHECK: %[[T:.+]] = util.global.load immutable @[[TAB]] : tensor<50x4xf32>
+// CHECK-NOT: util.global.load
+// CHECK: arith.constant dense<[0, 10]> : tensor<2xi64>
+// CHECK: tensor.extract %[[T]]{{.+}} : tensor<50x4xf32>
+// CHECK: arith.constant dense<[0, 30]> : tensor<2xi64>
+// CHECK: tensor.extract %[[T]]{{.+}} : tensor<50x4xf32>
+// IDEM: [batch-gathers] 0 change(s)
+util.func public @overlapping_stacks(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<4xi64>, %i3: tensor<4xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) {
+  %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
+  %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
+  %t2 = arith.constant dense<3.0> : tensor<20x4xf32>
+  %l0_e = tensor.empty() : tensor<8x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 8 -> 1 stacked gather"}}
+  %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l1_e = tensor.empty() : tensor<8x4xf32>
+  %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t1[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<8x4xf32>
+  %l2_e = tensor.empty() : tensor<4x4xf32>
+  // expected-remark@below {{[Passed] changed | Category:batch-gathers | Remark="cross-table: 2 lookups (2 distinct) of 2 table(s), dim 4, indices 4 -> 1 stacked gather"}}
+  %l2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i2 : tensor<4xi64>) outs(%l2_e : tensor<4x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 10 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t0[%a, %j] : tensor<10x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<4x4xf32>
+  %l3_e = tensor.empty() : tensor<4x4xf32>
+  %l3 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i3 : tensor<4xi64>) outs(%l3_e : tensor<4x4xf32>) {
+  ^bb0(%in: i64, %out: f32):
+    %a = arith.index_cast %in : i64 to index
+    %j = linalg.index 1 : index
+    %n = arith.constant 20 : index
+    %lt = arith.cmpi slt, %a, %n : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %z = arith.constant 0 : i64
+    %ge = arith.cmpi sge, %in, %z : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t2[%a, %j] : tensor<20x4xf32>
+    linalg.yield %x : f32
+  } -> tensor<4x4xf32>
+  util.return %l0, %l1, %l2, %l3 : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
+}
+
+// -----
+
 // One table: no stacked copy, no offsets; the indices are concatenated in the gather body.
 // CHECK-LABEL: util.func public @same_table_basic
 // CHECK-NOT: util.global.load

@@ -46,6 +46,7 @@ def inputs_for(text: str, function: str, high: int = 10, seed: int = 0,
 LIT_EXPECTATIONS = {
     "cross_table_offsets": (True, 1),
     "shared_table_dedup": (True, 2),
+    "overlapping_stacks": (True, 2),  # the second group extends the first's stack
     "same_table_basic": (True, 1),
     "same_table_2d_indices": (True, 1),
     "same_table_shared_index": (True, 1),
