@@ -24,9 +24,9 @@ function body the pass makes two kinds of change, in two steps:
 The writer is a step of this pass, not a pass of its own: which one-id lookups a writer
 gathers is decided (with the writer's options: `min-concat-slots`, `narrow-concat`,
 `max-table-bytes`) before the lookups are grouped, so that grouping leaves them to it, and
-the writer's stacked tables come from the pool the groups' come from (a table list is
-stacked once per run). Two passes would have to share those options and find each other's
-stacks again in the IR.
+the writer's stacked tables come from the pool the groups' come from (a table is stacked
+once per run: a table list that shares tables with a stack extends it). Two passes would
+have to share those options and find each other's stacks again in the IR.
 
 Measured policy (bench/results/batch-gathers.md): a lookup whose only consumer is a generic
 is left alone (IREE fuses the two); unpooled groups whose results are sliced back need

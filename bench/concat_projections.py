@@ -1,0 +1,184 @@
+"""Issue 45 item 3, measured before building it: sibling projections (Q/K/V, gate/up) as one
+matmul over their weights concatenated along N, results split by column slices.
+
+    python bench/concat_projections.py EXPORT_FOLDER [--seq 64] [--rounds 7]
+        [--device local-sync] [--folder DIR]
+
+EXPORT_FOLDER is a sharktank export as bench/llm_export.py writes it (model.mlir, .irpa,
+.json). The script compiles the export to global-optimization with stock IREE
+(`--fusions=none`), rewrites every group of 2-3 `linalg.matmul`s that read one input with
+constant [N_i, K] weights (transposed-B maps) and feed one elementwise epilogue each (the
+f32 -> f16 truncation) into
+
+    %w  = util.global.load @concat   (wq ++ wk ++ wv along N: stacked once at load, as the
+                                       parameter archive would hold it offline)
+    %y  = linalg.matmul ins(%x, %w : [M,K], [Nq+Nk+Nv, K]) -> [M, Nq+Nk+Nv] f32
+    %yh = linalg.generic {truncf} ins(%y)
+    %q, %k, %v = tensor.extract_slice %yh[0, 0 / Nq / Nq+Nk] [M, Nq / Nk / Nv]
+
+then compiles both from there (`--compile-from=global-optimization`), counts dispatches per
+function on the flow IR (stock's pipeline, and with `--fusions=all` after the rewrite), and
+times decode and prefill, alternating rounds (`benchmark.time_pair`, ratio = without /
+with the concatenation). Results: bench/results/llm-suite.md, "Q/K/V as one matmul".
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
+
+
+def concatenate_projections(text: str) -> tuple[str, int]:
+    """The IR with every sibling group rewritten as above, and the number of groups."""
+    from iree.compiler import ir
+    from iree.compiler.dialects import tensor
+    from iree.compiler.dialects import _linalg_ops_gen as linalg
+
+    from iree_fusions.compiler import ir_build as b
+    from iree_fusions.compiler import ir_helpers as h
+
+    with ir.Context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(text)
+        top = module.operation
+        count = 0
+        for func in list(top.regions[0].blocks[0].operations):
+            func = func.operation
+            if func.name != "util.func" or not func.regions[0].blocks:
+                continue
+            block = func.regions[0].blocks[0]
+            groups: dict[tuple, list[ir.Operation]] = {}
+            for op in block.operations:
+                op = op.operation
+                if op.name == h.LINALG_MATMUL and h.is_constant_like(op.operands[1]):
+                    weight_t = ir.RankedTensorType(op.operands[1].type)
+                    groups.setdefault((op.operands[0], str(op.attributes["indexing_maps"]),
+                                       tuple(weight_t.shape[1:])), []).append(op)
+            for members in groups.values():
+                epilogues = [h.users(op.results[0]) for op in members]
+                if not 2 <= len(members) <= 3 or any(
+                        len(users) != 1 or not h.is_elementwise(users[0])
+                        or len(h.dps_inputs(users[0])) != 1 for users in epilogues):
+                    continue
+                _concatenate(b, h, ir, tensor, linalg, top, block, members,
+                             [users[0] for users in epilogues])
+                count += 1
+        return str(module), count
+
+
+def _concatenate(b, h, ir, tensor, linalg, top, block, members, epilogues) -> None:
+    first = members[0]
+    weights = [op.operands[1] for op in members]
+    widths = [ir.RankedTensorType(w.type).shape[0] for w in weights]
+    weight_t = ir.RankedTensorType(weights[0].type)
+    k_dim, elem, total = weight_t.shape[1], weight_t.element_type, sum(widths)
+
+    def build(cloned: list) -> ir.Value:
+        acc = tensor.EmptyOp([total, k_dim], elem).result
+        for part, start, width in zip(cloned, [sum(widths[:i]) for i in range(len(widths))],
+                                      widths):
+            acc = tensor.InsertSliceOp(part, acc, [], [], [], [start, 0], [width, k_dim],
+                                       [1, 1]).result
+        return acc
+
+    concat = b.hoist_to_initializer(top, next(iter(block.operations)).operation, weights,
+                                    build, "__concat_projections")
+    with first.location, ir.InsertionPoint(first):
+        rows = b.size_of(first.operands[0], 0)
+        acc_t = ir.RankedTensorType(first.results[0].type).element_type
+        fill = h.defining_op(h.dps_inits(first)[0])
+        init = b.first_result(b.linalg_builders().fill(
+            fill.operands[0], outs=[tensor.EmptyOp([rows, total], acc_t).result]))
+        matmul = linalg.MatmulOp(result_tensors=[init.type], inputs=[first.operands[0], concat],
+                                 outputs=[init], indexing_maps=first.attributes["indexing_maps"])
+        b.clone_body(first, matmul.regions[0].blocks.append(elem, elem, acc_t))
+        out_t = ir.RankedTensorType(epilogues[0].results[0].type).element_type
+        empty = tensor.EmptyOp([rows, total], out_t).result
+        identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(2))
+        epilogue = b.new_generic([matmul.result], [empty], [identity, identity],
+                                 ["parallel", "parallel"])
+        yields: list = []
+        b.clone_body(epilogues[0], b.append_body_block(epilogue, [matmul.result, empty]),
+                     yield_into=yields)
+        with ir.InsertionPoint(epilogue.regions[0].blocks[0]):
+            linalg.YieldOp(yields)
+        start = 0
+        for old, width in zip(epilogues, widths):
+            old.results[0].replace_all_uses_with(
+                b.slice_out(epilogue.results[0], [0, start], [rows, width], [rows, width]))
+            start += width
+    for op in epilogues + members:
+        op.erase()
+
+
+def dispatches(flow_ir: str) -> dict[str, int]:
+    """flow.dispatch ops per public function of a flow-phase module."""
+    out = {}
+    for match in re.finditer(r"util\.func public @(\w+)\$async.*?\n  }\n", flow_ir, re.S):
+        out[match.group(1)] = match.group(0).count("flow.dispatch @")
+    return out
+
+
+def main() -> None:
+    import llm_suite
+    from iree_fusions.runtime.benchmark import time_pair
+    from iree_fusions.runtime.modules import parameter_flags
+
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("export")
+    p.add_argument("--seq", type=int, default=64, help="prefill length; decode after it")
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--device", default="local-sync")
+    p.add_argument("--folder", default=None, help="keep the builds here")
+    args = p.parse_args()
+    folder = args.folder or tempfile.mkdtemp(prefix="concat-projections-")
+    os.makedirs(folder, exist_ok=True)
+    export = llm_suite.Export(args.export)
+    compile_cmd = [sys.executable, "-m", "iree_fusions.tools.compile_cli",
+                   "--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
+    stock_go = os.path.join(folder, "stock-go.mlir")
+    subprocess.run(compile_cmd + [export.mlir, "--fusions=none",
+                                  "--compile-to=global-optimization", "-o", stock_go],
+                   check=True)
+    with open(stock_go) as f:
+        text, groups = concatenate_projections(f.read())
+    concat_go = os.path.join(folder, "concat-go.mlir")
+    with open(concat_go, "w") as f:
+        f.write(text)
+    print(f"{export.name}: {groups} sibling groups concatenated")
+    vmfbs, counts = {}, {}
+    for side, source, fusions in (("stock", stock_go, "none"), ("concat", concat_go, "none"),
+                                  ("concat+plugin", concat_go, "all"),
+                                  ("plugin", stock_go, "all")):
+        flow = os.path.join(folder, f"{side}-flow.mlir")
+        base = compile_cmd + [source, "--compile-from=global-optimization",
+                              f"--fusions={fusions}"]
+        subprocess.run(base + ["--compile-to=flow", "-o", flow], check=True)
+        with open(flow) as f:
+            counts[side] = dispatches(f.read())
+        if side in ("stock", "concat"):
+            vmfbs[side] = os.path.join(folder, f"{side}.vmfb")
+            subprocess.run(base + ["-o", vmfbs[side]], check=True)
+    for side, per_function in counts.items():
+        print(f"  dispatches {side:14s} " + "  ".join(f"{fn} {n}" for fn, n in
+                                                     sorted(per_function.items())))
+    inputs = llm_suite.input_files(export, {"stock": vmfbs["stock"]}, args.seq, folder)
+    for function, paths in inputs.items():
+        verdict = time_pair(vmfbs["stock"], vmfbs["concat"], paths, function=function,
+                            device=args.device, rounds=args.rounds, repetitions=5,
+                            extra_flags=parameter_flags(export.parameters))
+        print(f"  {function} S={args.seq} {args.device}: without {verdict['stock_ms']:.2f} ms, "
+              f"with {verdict['plugin_ms']:.2f} ms, ratio {verdict['ratio']:.3f} "
+              f"[{verdict['ratio_low']:.3f}, {verdict['ratio_high']:.3f}] {verdict['verdict']}")
+
+
+if __name__ == "__main__":
+    main()
