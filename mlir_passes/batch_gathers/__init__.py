@@ -87,7 +87,8 @@ before and after the groups are applied. The F.embedding_bag options (`embedding
 `offsets-bags`, `min-offsets-batch`) are rewrite-embedding-bags' (issue 23).
 
 Layout: `match.py` (lookups, bags, concats, view hoisting), `plan.py` (candidates, keys,
-grouping), `build.py` (stacked tables, batched gathers, the scalar code of their bodies),
+grouping), `tables.py` (stacked tables), `build.py` (batched gathers; `scalars.py`: the
+scalar code of their bodies),
 `writer.py` (the concat writer step: its candidates, plans and emission).
 """
 
@@ -103,10 +104,11 @@ from iree_fusions.compiler import batching
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
 
-from .build import TablePool, emit_group, slice_column_selects, unflatten_lookups
+from .build import emit_group, slice_column_selects, unflatten_lookups
 from .match import mark_immutable_load
 from .concats import SameSizes, match_concats
 from .plan import GroupOptions, GroupPlan, collect_lookups, group_candidates
+from .tables import TablePool
 from .writer import WriterOptions, WriterPlan, emit_concat_writer, writer_candidates
 
 __all__ = ["BatchGathers", "GroupPlan", "WriterPlan"]

@@ -1,12 +1,11 @@
-"""Emission: stacked tables (built once at load) and batched gathers (stacked [K, S..., D] or
-flat [sum N, D]), with the MLIR Python builders. New ops take
+"""Emission: batched gathers (stacked [K, S..., D] or flat [sum N, D]) over the tables
+`tables.py` stacks, with the MLIR Python builders. New ops take
 the location of the op they replace; the scalar code in the bodies (index selection, bounds
 checks, offsets) is shared with the concat writer (`writer.py`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from iree.compiler import ir
 from iree.compiler.dialects import arith, tensor
@@ -23,205 +22,7 @@ from .match import MAX_UNROLLED_BAG, Lookup, distinct_tables, is_lookup_like, sh
 from .plan import GroupPlan
 from .scalars import (emit_checks, emit_size_checks, entry, index_in_shape, int_table, materialize,
                       select_chain, wrap_index)
-
-TABLE_SYMBOL = "__batch_gathers_table"
-
-
-# ---------------------------------------------------------------- stacked tables
-
-
-@dataclass
-class _Stack:
-    """One stacked table: its global, the function's load of it, and per entry (in row order)
-    the source's key (`_source_key`), the source cloned in the stack's initializer, and its
-    first row."""
-
-    symbol: str
-    load: ir.Value
-    keys: list[tuple]
-    sources: list[ir.Value]
-    starts: list[int]
-    rows: int
-
-
-def _source_key(table: ir.Value) -> tuple:
-    """What a constant-like table is, independent of the op that holds it (two loads of one
-    global, two uses of one parameter, equal constants: one key): its op, attributes, type."""
-    op = h.defining_op(table)
-    attrs = (op.attributes[i] for i in range(len(op.attributes)))
-    return (op.name, tuple(sorted((attr.name, attr.attr) for attr in attrs
-                                  if attr.name != "is_immutable")), str(table.type))
-
-
-class TablePool:
-    """Stacks constant tables once, at module load (one util.global per stack).
-
-    With `share` (the pass's `dedup`), a table is stacked at most once per run: a table list
-    whose tables all sit in a stack reads that stack; one that shares tables with a stack
-    extends it (the new tables appended, the stack's rows and every reader's offsets kept)
-    while the stack stays within `max_bytes`. Without it, each table list gets its own stack,
-    repeated entries included (dedup=0 measurements)."""
-
-    def __init__(self, module: ir.Operation, block: ir.Block, share: bool = True,
-                 max_bytes: int = 1 << 62):
-        self.module, self.block = module, block
-        self.share, self.max_bytes = share, max_bytes
-        self.loads: dict[tuple, tuple[_Stack, list[int]]] = {}
-        self.stacks: list[_Stack] = []
-        # (bytes, parameter tables, global tables) of each stack built or extended, in order.
-        self.built: list[tuple[int, int, int]] = []
-
-    def note_since(self, start: int) -> str:
-        """What the stacks built since `self.built[start]` cost at load, for a change's
-        text, where they read external parameters or globals (inline constants: "")."""
-        built = self.built[start:]
-        params, globs = sum(stack[1] for stack in built), sum(stack[2] for stack in built)
-        if not params and not globs:
-            return ""
-        what = " and ".join(part for part in (f"{params} parameter table(s)" if params else "",
-                                         f"{globs} global table(s)" if globs else "") if part)
-        return (f"; {sum(stack[0] for stack in built)} bytes stacked once at load from {what} "
-                "(read once at load; the stack stays resident)")
-
-    def stacked(self, tables: list[ir.Value]) -> tuple[ir.Value, list[int]]:
-        """(stacked table, first row of each entry of `tables`), built once per table list;
-        entries are constant-like [rows, D] tables of one D and element type."""
-        key = tuple(tables)
-        if key not in self.loads:
-            keys = [_source_key(table) for table in tables]
-            stack = self._sharing(tables, keys) if self.share else None
-            if stack is None:
-                stack = self._build(None, [], [], tables, keys)
-            elif not all(k in stack.keys for k in keys):
-                stack = self._build(stack, stack.sources, stack.keys, tables, keys)
-            self.loads[key] = (stack, [stack.starts[stack.keys.index(k)] for k in keys])
-        stack, starts = self.loads[key]
-        return stack.load, starts
-
-    def _sharing(self, tables: list[ir.Value], keys: list[tuple]) -> _Stack | None:
-        """The stack sharing the most rows with `tables` (same D and element type) that can
-        take the rest: within max_bytes, read only by tensor.extract (its type grows)."""
-        table_t = ir.RankedTensorType(tables[0].type)
-        best, best_rows = None, 0
-        for stack in self.stacks:
-            stack_t = ir.RankedTensorType(stack.load.type)
-            if stack_t.shape[1:] != table_t.shape[1:] or \
-                    stack_t.element_type != table_t.element_type:
-                continue
-            shared = sum(ir.RankedTensorType(table.type).shape[0]
-                         for table, k in zip(tables, keys) if k in stack.keys)
-            extra = sum(ir.RankedTensorType(table.type).shape[0]
-                        for i, (table, k) in enumerate(zip(tables, keys))
-                        if k not in stack.keys and k not in keys[:i])
-            row_bytes = table_t.shape[1] * h.element_bytes(table_t.element_type)
-            fits = (stack.rows + extra) * row_bytes <= self.max_bytes
-            extends = all(use.owner.name == TENSOR_EXTRACT for use in stack.load.uses)
-            if shared > best_rows and (extra == 0 or (fits and extends)):
-                best, best_rows = stack, shared
-        return best
-
-    def _build(self, old: _Stack | None, kept: list[ir.Value], kept_keys: list[tuple],
-               tables: list[ir.Value], keys: list[tuple]) -> _Stack:
-        """A stack of `kept` (sources in `old`'s initializer, rows first, unmoved) and the
-        entries of `tables` not among them (all of them when not sharing); `old`'s global,
-        initializer and load are replaced by it."""
-        added = [(table, k) for i, (table, k) in enumerate(zip(tables, keys))
-                 if not self.share or (k not in kept_keys and k not in keys[:i])]
-        inputs = kept + [table for table, _ in added]
-        types = [ir.RankedTensorType(table.type) for table in inputs]
-        total = sum(table_t.shape[0] for table_t in types)
-        dim, elem = types[0].shape[1], types[0].element_type
-        starts = [sum(table_t.shape[0] for table_t in types[:i]) for i in range(len(types))]
-        sources: list[ir.Value] = []
-
-        def build(cloned: list[ir.Value]) -> ir.Value:
-            sources.extend(cloned)
-            acc = tensor.EmptyOp([total, dim], elem).result
-            for part, start, tensor_t in zip(cloned, starts, types):
-                acc = tensor.InsertSliceOp(part, acc, [], [], [], [start, 0],
-                                           [tensor_t.shape[0], dim], [1, 1]).result
-            return acc
-
-        before = h.defining_op(old.load) if old is not None else \
-            next(iter(self.block.operations)).operation
-        value = b.hoist_to_initializer(self.module, before, inputs, build,
-                                       f"{TABLE_SYMBOL}_{dim}x{elem}")
-        _initialize_after_sources(self.module, h.defining_op(value))
-        symbol = ir.FlatSymbolRefAttr(h.defining_op(value).attributes["global"]).value
-        if old is not None:
-            old.load.replace_all_uses_with(value)
-            _erase_stack(self.module, old)
-            symbol = _rename_global(self.module, h.defining_op(value), old.symbol)
-        stack = _Stack(symbol, value, kept_keys + [k for _, k in added], sources, starts, total)
-        if old is not None:
-            self.stacks[self.stacks.index(old)] = stack
-            for key, (was, starts_of) in self.loads.items():
-                if was is old:
-                    self.loads[key] = (stack, starts_of)
-        else:
-            self.stacks.append(stack)
-        added_tables = [table for table, _ in added]
-        self.built.append((sum(table_t.shape[0] for table_t in types[len(kept):]) * dim
-                           * h.element_bytes(elem),
-                           sum(map(h.is_parameter, added_tables)),
-                           sum(h.defining_op(table).name == "util.global.load"
-                               for table in added_tables)))
-        return stack
-
-
-def _rename_global(module: ir.Operation, load: ir.Operation, to: str) -> str:
-    """Renames the global `load` reads, its one load and its initializer's store to `to` (a
-    name now free); only the module's top-level ops and that initializer are visited."""
-    symbol = ir.FlatSymbolRefAttr(load.attributes["global"]).value
-    accesses = [load]
-    for op in module.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name == "util.global" and ir.StringAttr(op.attributes["sym_name"]).value == symbol:
-            op.attributes["sym_name"] = ir.StringAttr.get(to)
-        elif op.name == "util.initializer":
-            accesses += [store for store in h.walk_ops(op, ("util.global.store",))
-                         if ir.FlatSymbolRefAttr(store.attributes["global"]).value == symbol]
-    for access in accesses:
-        access.attributes["global"] = ir.FlatSymbolRefAttr.get(to)
-    return to
-
-
-def _erase_stack(module: ir.Operation, stack: _Stack) -> None:
-    """Erases a replaced stack: its load (no reader left), its initializer and its global."""
-    h.defining_op(stack.load).erase()
-    top = [op.operation for op in module.regions[0].blocks[0].operations]
-    for op in top:
-        if op.name == "util.global" and \
-                ir.StringAttr(op.attributes["sym_name"]).value == stack.symbol:
-            op.erase()
-        elif op.name == "util.initializer" and any(
-                ir.FlatSymbolRefAttr(store.attributes["global"]).value == stack.symbol
-                for store in h.walk_ops(op, ("util.global.store",))):
-            op.erase()
-
-
-def _initialize_after_sources(module: ir.Operation, load: ir.Operation) -> None:
-    """Moves the initializer that stacks the tables of `load`'s global after the
-    initializers of the globals it reads (tables IREE hoisted into globals, or that a
-    program initializes itself): initializers run in module order."""
-    symbol = ir.FlatSymbolRefAttr(load.attributes["global"]).value
-    top = [op.operation for op in module.regions[0].blocks[0].operations]
-
-    def stores(op: ir.Operation) -> set[str]:
-        return {ir.FlatSymbolRefAttr(store.attributes["global"]).value
-                for store in h.walk_ops(op, ("util.global.store",))}
-
-    def reads(op: ir.Operation) -> set[str]:
-        return {ir.FlatSymbolRefAttr(load.attributes["global"]).value
-                for load in h.walk_ops(op, ("util.global.load",))}
-
-    inits = [op for op in top if op.name == "util.initializer"]
-    ours = next(op for op in inits if symbol in stores(op))
-    sources = reads(ours)
-    writers = [op for op in inits if op != ours and stores(op) & sources]
-    if writers and top.index(writers[-1]) > top.index(ours):
-        ours.move_after(writers[-1])
-
+from .tables import TablePool, erase_dead_tables
 
 # ---------------------------------------------------------------- normalization
 
@@ -392,13 +193,6 @@ def erase_dead_wraps(lookups: list[Lookup]) -> None:
     """The generics that wrapped the replaced lookups' indices, once nothing reads them."""
     b.erase_dead([lookup.wrapped for lookup in lookups if lookup.wrapped is not None],
                  b.of_kind(LINALG_GENERIC, TENSOR_EMPTY))
-
-
-def erase_dead_tables(tables: list[ir.Value]) -> None:
-    """The tables no op reads any more (their rows are in a stacked table): a parameter
-    left in the function would be read at load for nothing."""
-    b.erase_dead(tables, b.of_kind("flow.tensor.constant", ARITH_CONSTANT,
-                                   "util.global.load"))
 
 
 def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows: list[int],

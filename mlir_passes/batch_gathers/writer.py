@@ -21,7 +21,8 @@ from iree_fusions.compiler.invariants import parameter_names_text
 from iree_fusions.compiler.ir_helpers import TENSOR_INSERT_SLICE
 from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
-from .build import TablePool, erase_dead_tables, erase_dead_wraps
+from .build import erase_dead_wraps
+from .tables import TablePool, erase_dead_tables
 from .scalars import (emit_checks, emit_size_checks, entry, index_in_shape, int_table, materialize,
                       select_chain, wrap_index)
 from .match import Lookup, distinct_tables

@@ -50,8 +50,9 @@ from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint,
                                             PassContext, structural_key)
 
 from .build import fold_copy, merge_repeated_operands  # noqa: F401
-from .match import WHOLE, WORKGROUPS, CopySlice, Read, copy_like, match_copy  # noqa: F401
-from .plan import (SliceFold, ViewSlice, check_element_count, check_own_view_dims,  # noqa: F401
+from .match import (WHOLE, WORKGROUPS, CopySlice, Read, ViewSlice, copy_like,  # noqa: F401
+                    match_copy)
+from .plan import (SliceFold, check_element_count, check_own_view_dims,  # noqa: F401
                    check_view_order, plan_fold, reshaped_slices)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from iree.compiler import ir
 
@@ -11,15 +10,24 @@ from iree_fusions.compiler import index_arith as ia
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import NoMatch
 
-if TYPE_CHECKING:
-    from .plan import ViewSlice
-
 WORKGROUPS = h.FLOW_DISPATCH_WORKGROUPS
 LOAD, STORE = h.DISPATCH_TENSOR_LOAD, h.DISPATCH_TENSOR_STORE
 ORDINAL, RESHAPE = h.DISPATCH_WORKLOAD_ORDINAL, h.FLOW_TENSOR_RESHAPE
 RETURN = "flow.return"
 DYN = ir.ShapedType.get_dynamic_size()
 PARTS = ("static_offsets", "static_sizes", "static_strides")
+
+
+@dataclass(frozen=True)
+class ViewSlice:
+    """Sliced dim `source_dim` of the copy as `span` dims of the reshaped source (more than one:
+    split on whole rows): the first one's extent, and the offset and stride of the copy's part."""
+
+    extent: int
+    offset: int
+    stride: int
+    source_dim: int = -1
+    span: int = 1
 
 
 @dataclass

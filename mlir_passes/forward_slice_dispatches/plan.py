@@ -14,18 +14,7 @@ from iree_fusions.compiler import index_arith as ia
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import NoMatch
 
-from .match import DYN, CopySlice, Read, find_reads, static_parts
-
-@dataclass(frozen=True)
-class ViewSlice:
-    """Sliced dim `source_dim` of the copy as `span` dims of the reshaped source (more than one:
-    split on whole rows): the first one's extent, and the offset and stride of the copy's part."""
-
-    extent: int
-    offset: int
-    stride: int
-    source_dim: int = -1
-    span: int = 1
+from .match import DYN, CopySlice, Read, ViewSlice, find_reads, static_parts
 
 
 @dataclass

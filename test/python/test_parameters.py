@@ -182,11 +182,3 @@ func.func @main(%x: tensor<1x{n}xf32>) -> tensor<1x{n}xf32> {{
     weights_mib = (2048 * 2048 - 512 * 512) * 4 / 2**20  # 15 MiB
     assert held[2048] - held[512] >= 0.9 * weights_mib, held  # pages of 4 KiB: rounding only
 
-
-def test_bench_form_choices_are_the_forms():
-    """iree-fusions-bench lists the forms without importing models/forms.py (its --from path
-    imports no compiler): the two lists must stay the same."""
-    from iree_fusions.tools.bench import FORM_CHOICES
-    from iree_fusions.models.forms import EXTRA_FORMS, FORMS
-
-    assert FORM_CHOICES == FORMS + EXTRA_FORMS

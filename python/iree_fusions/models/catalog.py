@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import bundled_mlir_models
+from .form_names import EXTRA_FORMS, FORMS
 
 # Modules under iree_fusions.models that define `MODELS: list[BenchModel]`.
 MODEL_MODULES: list[str] = ["llama", "dlrm", "towers", "transformers", "zoo"]
@@ -68,7 +69,7 @@ class BenchModel:
 
     def forms(self) -> tuple[str, ...]:
         """The forms this model can be benchmarked in (`iree-fusions-bench --form`)."""
-        from .forms import EXTRA_FORMS, FORMS, FormSpec
+        from .forms import FormSpec
 
         if self.torch_model is None:
             return ("static",)
@@ -98,10 +99,6 @@ def file_model(path: str, size_specs: list[str] | None = None) -> BenchModel:
     return BenchModel(path, f"file {path}", build, default=False)
 
 
-# The forms an error lists (models/forms.py's FORMS, not imported here).
-FORM_LIST = ("static", "dynamic-batch", "dynamic-seq", "params", "onnx", "onnx-params")
-
-
 class FormError(ValueError):
     """A model asked for in a form it cannot be exported in."""
 
@@ -119,7 +116,7 @@ def check_form(model: BenchModel, form: str) -> None:
     what = "sequence dim" if dim == "seq" else "batch dim of size >= 2"
     raise FormError(f"{model.name} has no {what} to make dynamic: --form {form} does not "
                     f"apply (its forms: "
-                    f"{', '.join(f for f in model.forms() if f in FORM_LIST)})")
+                    f"{', '.join(f for f in model.forms() if f in FORMS)})")
 
 
 def form_artifact(model: BenchModel, form: str, folder: str) -> Artifact:

@@ -48,11 +48,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..harness.reports import pass_summaries
+from .form_names import EXTRA_FORMS, FORMS
 from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, quiet_torch_export, to_numpy
 
-FORMS = ("static", "dynamic-batch", "dynamic-seq", "params", "onnx", "onnx-params")
-EXTRA_FORMS = ("dynamic-batch-facts", "dynamic-seq-facts", "params-dynamic-batch",
-               "params-dynamic-seq", "onnx-dynamic-batch", "onnx-dynamic-seq")
 PARAMETER_SCOPE = "model"
 ONNX_INPUT_FLAGS = ["--iree-input-type=onnx"]
 # Default ranges of the dynamic dims (torch.export `Dim(min, max)`; the max becomes IREE's

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING
 from ..compiler.files import OutputError, check_output, write_file
 from ..harness import api, profiling
 from ..harness.timing import TimingOptions, compare_latency, save_input_files
+from ..models.form_names import FORM_CHOICES
 from ..runtime import machine, table
 from ..runtime.benchmark import load_times_ms, resident_mib
 from ..runtime.machine import cpu_info
@@ -70,10 +71,6 @@ if TYPE_CHECKING:  # the --from path imports neither the catalog nor iree.compil
     from ..models.catalog import BenchModel
 
 PROG = "iree-fusions-bench"
-# models/forms.py's FORMS + EXTRA_FORMS (not imported: the --from path imports no compiler)
-FORM_CHOICES = ("static", "dynamic-batch", "dynamic-seq", "params", "onnx", "onnx-params",
-                "dynamic-batch-facts", "dynamic-seq-facts", "params-dynamic-batch",
-                "params-dynamic-seq", "onnx-dynamic-batch", "onnx-dynamic-seq")
 MODEL_FILE_SUFFIXES = (".mlir", ".mlirbc")
 
 

@@ -44,8 +44,8 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
 
 from __future__ import annotations
 
-if __name__ == "__main__":  # `python -m`: the start-up work first (startup.py)
-    from .startup import compiler_tool_startup
+if __name__ == "__main__":  # `python -m`: the start-up work first (deferred.py)
+    from .deferred import compiler_tool_startup
 
     compiler_tool_startup()
 

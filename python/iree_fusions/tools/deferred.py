@@ -84,3 +84,11 @@ def defer_import(name: str) -> None:
     stand_in = DeferredModule(name)
     stand_in.__spec__ = spec
     sys.modules[name] = stand_in
+
+
+def compiler_tool_startup() -> None:
+    """What a compiler tool's process does before it imports anything: numpy deferred.
+    Called by the console entry points (`startup.py`) and by the `python -m` mains of
+    compile_cli, opt and shim, which import it from here (not from startup.py, which
+    imports them)."""
+    defer_import("numpy")

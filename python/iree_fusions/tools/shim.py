@@ -18,8 +18,8 @@ executable is rewritten whenever it is not what this installation would write.
 
 from __future__ import annotations
 
-if __name__ == "__main__":  # `python -m`: the start-up work first (startup.py)
-    from .startup import compiler_tool_startup
+if __name__ == "__main__":  # `python -m`: the start-up work first (deferred.py)
+    from .deferred import compiler_tool_startup
 
     compiler_tool_startup()
 

@@ -54,9 +54,9 @@ from importlib import metadata
 from ..compiler.decisions import Decision, DecisionSet, load
 from ..compiler.files import UserError, check_output
 from ..harness import api, sizes
+from ..models.form_names import FORM_CHOICES
 from ..runtime.modules import add_parameters_argument
 from ..runtime.statistics import MARGIN, MAX_ROUNDS
-from .bench import FORM_CHOICES
 from .tune_measure import PROG, Build, KeyInfo, Tuner, check_against_stock, decide_key
 from .tune_model import Model, load_model
 
