@@ -59,19 +59,10 @@ def _dims_of_source(op: ir.Operation) -> list[int | None]:
     """Per source dim, the slice result dim it becomes (None: a unit dim the slice drops),
     matched from the left as MLIR does. Which of several unit dims is kept does not matter:
     a unit dim's index is 0 either way."""
-    result_shape = list(op.results[0].type.shape)
-    out: list[int | None] = []
-    for size in h.i64_array(op, "static_sizes"):
-        k = len(out) - out.count(None)
-        if k < len(result_shape) and size == result_shape[k]:
-            out.append(k)
-        elif size == 1:
-            out.append(None)
-        else:
-            raise NoMatch("a rank-reducing slice whose dropped dims cannot be told")
-    if len(out) - out.count(None) != len(result_shape):
+    kept = h.kept_dims(h.i64_array(op, "static_sizes"), list(op.results[0].type.shape))
+    if kept is None:
         raise NoMatch("a rank-reducing slice whose dropped dims cannot be told")
-    return out
+    return kept
 
 
 def _contiguous(op: ir.Operation) -> bool:

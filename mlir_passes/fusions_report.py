@@ -52,7 +52,7 @@ def is_factory_generic(op: ir.Operation) -> bool:
 def classify(op: ir.Operation) -> str | None:
     if op.name in CONTRACTIONS:
         return "contraction"
-    if op.name == "iree_linalg_ext.gather" or (
+    if op.name == h.LINALG_EXT_GATHER or (
         op.name == LINALG_GENERIC and h.reads_table_in_body(op)
     ):
         return "lookup"

@@ -58,11 +58,11 @@ from iree.compiler.dialects import tensor
 
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.index_arith import IndexAnalysis, disjoint
-from iree_fusions.compiler.ir_helpers import RESHAPES, TENSOR_CAST
+from iree_fusions.compiler.ir_helpers import VIEWS
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, round_analysis, structural_key)
 
-SCATTER = "iree_linalg_ext.scatter"
+SCATTER = h.LINALG_EXT_SCATTER
 AGGRESSIVE = ("IREE's aggressive fusion puts an update's elementwise producer in its scatter's "
               "dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured "
               "with shark-ai's LLM flags: one dispatch more a layer)")
@@ -96,7 +96,7 @@ def _other_readers(value: ir.Value, reader: ir.Operation) -> list[ir.Operation]:
     `reader`."""
     others = [user for user in h.users(value) if user != reader]
     op = h.defining_op(value)
-    while op is not None and op.name in RESHAPES + (TENSOR_CAST,):
+    while op is not None and op.name in VIEWS:
         others += [user for user in h.users(op.operands[0]) if user != op]
         op = h.defining_op(op.operands[0])
     return others

@@ -43,7 +43,6 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 from iree.compiler.dialects import tensor
-from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
@@ -141,15 +140,8 @@ def _merged(srcs: list[ir.Operation], ins: list[ir.Value], inits: list[ir.Value]
             in_maps: list[ir.AffineMap], out_map: ir.AffineMap,
             arg_maps: list[list[int]]) -> ir.Operation:
     """One generic computing each of `srcs`' bodies (block args per `arg_maps`)."""
-    maps = [ir.AffineMapAttr.get(m) for m in in_maps + [out_map] * len(inits)]
-    gen = b.new_generic(ins, inits, maps, _iterators(in_maps + [out_map]))
-    block = b.append_body_block(gen, ins + inits)
-    yields: list[ir.Value] = []
-    for src, arg_map in zip(srcs, arg_maps):
-        b.clone_body(src, block, arg_map, yield_into=yields)
-    with ir.InsertionPoint(block):
-        linalg.YieldOp(yields)
-    return gen
+    return b.multi_result_generic(list(zip(ins, in_maps)), [(init, out_map) for init in inits],
+                                  _iterators(in_maps + [out_map]), list(zip(srcs, arg_maps)))
 
 
 def merge_group(group: SiblingGroup) -> str:

@@ -39,18 +39,17 @@ group's result as another generic's init: the checks of `compiler/invariants.py`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.invariants import captured_values, check_defined_before, reads_init
 from iree_fusions.compiler.ir_helpers import (
-    ARITH_CONSTANT, LINALG_FILL, LINALG_GENERIC, RESHAPES, TENSOR_CAST, TENSOR_DIM,
-    TENSOR_EMPTY
+    ARITH_CONSTANT, LINALG_EXT_SCATTER, LINALG_FILL, LINALG_GENERIC, RESHAPES, TENSOR_CAST,
+    TENSOR_DIM, TENSOR_EMPTY, VIEWS
 )
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, option, round_analysis, structural_key)
@@ -60,8 +59,7 @@ SURE = ("IREE makes a generic read only by scatters or returns the root of a dis
         "own; one multi-result generic is one dispatch")
 
 # Readers that never take a producer into their dispatch.
-_SCATTER = "iree_linalg_ext.scatter"
-_SINKS = (_SCATTER, "util.return", "hal.tensor.export", "hal.tensor.barrier",
+_SINKS = (LINALG_EXT_SCATTER, "util.return", "hal.tensor.export", "hal.tensor.barrier",
           "iree_tensor_ext.compute_barrier.end")
 # Ops that may move up: no side effects, no regions with them.
 _MOVABLE = (TENSOR_EMPTY, TENSOR_DIM, TENSOR_CAST, ARITH_CONSTANT, LINALG_FILL,
@@ -80,7 +78,7 @@ class SiblingGenerics:
 def _is_heavy(op: ir.Operation) -> bool:
     """A contraction, reduction or attention: what IREE fuses elementwise consumers into (a
     scatter takes none, so ends on either side of one may merge)."""
-    return op.name != _SCATTER and h.is_reduction_or_contraction(op)
+    return op.name != LINALG_EXT_SCATTER and h.is_reduction_or_contraction(op)
 
 
 def _has_side_effects(op: ir.Operation) -> bool:
@@ -90,7 +88,7 @@ def _has_side_effects(op: ir.Operation) -> bool:
 def _through_reshapes(value: ir.Value) -> Iterator[ir.Operation]:
     """The readers of `value`, looking through reshapes and casts."""
     for user in h.users(value):
-        if user.name in RESHAPES + (TENSOR_CAST,):
+        if user.name in VIEWS:
             yield from _through_reshapes(user.results[0])
         else:
             yield user
@@ -260,33 +258,26 @@ def merge_group(group: SiblingGenerics) -> str:
     rank = h.indexing_maps(first)[-1].n_dims
     identity = ir.AffineMap.get_identity(rank)
     member_set = set(group.members)
-    ins: list[ir.Value] = []
-    in_maps: list[ir.AffineMap] = []
-    slots: dict[tuple, int] = {}
+    member_at = {op: i for i, op in enumerate(group.members)}
+    slots = b.InputSlots()
     for op in group.members:
         for v, m in zip(h.dps_inputs(op), h.indexing_maps(op)):
-            if h.defining_op(v) not in member_set and (v, str(m)) not in slots:
-                slots[(v, str(m))] = len(ins)
-                ins.append(v)
-                in_maps.append(m)
-    inits = [h.dps_inits(op)[0] for op in group.ends]
+            if h.defining_op(v) not in member_set:
+                slots.slot(v, m)
+
+    def arg_map(op: ir.Operation) -> Callable[[list[list[ir.Value]]], b.ArgMap]:
+        """Its block arguments: an input's slot, or, for a member's result it reads, the value
+        that member's cloned body yields; its init is unread (checked when planning)."""
+        return lambda yields: [
+            yields[member_at[h.defining_op(v)]][0] if h.defining_op(v) in member_set
+            else slots.slot(v, m) for v, m in zip(h.dps_inputs(op), h.indexing_maps(op))] + [None]
+
+    inits = [(h.dps_inits(op)[0], identity) for op in group.ends]
     with first.location, ir.InsertionPoint(first):
-        maps = [ir.AffineMapAttr.get(m) for m in in_maps + [identity] * len(inits)]
-        gen = b.new_generic(ins, inits, maps, ["parallel"] * rank)
-        block = b.append_body_block(gen, ins + inits)
-        computed: dict[ir.Operation, ir.Value] = {}
-        for op in group.members:
-            arg_map: list[int | ir.Value | None] = []
-            for v, m in zip(h.dps_inputs(op), h.indexing_maps(op)):
-                producer = h.defining_op(v)
-                arg_map.append(computed[producer] if producer in member_set
-                               else slots[(v, str(m))])
-            arg_map.append(None)  # the init: unread (checked when planning)
-            yielded: list[ir.Value] = []
-            b.clone_body(op, block, arg_map, yield_into=yielded)
-            computed[op] = yielded[0]
-        with ir.InsertionPoint(block):
-            linalg.YieldOp([computed[op] for op in group.ends])
+        gen = b.multi_result_generic(
+            slots.pairs, inits, ["parallel"] * rank,
+            [(op, arg_map(op)) for op in group.members],
+            results=lambda yields: [yields[member_at[op]][0] for op in group.ends])
     for i, op in enumerate(group.ends):
         op.results[0].replace_all_uses_with(gen.results[i])
     text = (f"{len(group.members)} elementwise generics over {first.results[0].type} with "

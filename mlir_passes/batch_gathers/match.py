@@ -127,7 +127,7 @@ def distinct_tables(members: list[Lookup]) -> list[ir.Value]:
 def is_lookup_like(op: ir.Operation) -> bool:
     """An `iree_linalg_ext.gather`, or an all-parallel one-input generic reading a table in
     its body: what the pass tries to match as a lookup."""
-    if op.name == "iree_linalg_ext.gather":
+    if op.name == h.LINALG_EXT_GATHER:
         return True
     return (op.name == LINALG_GENERIC and h.num_dps_inputs(op) == 1
             and h.is_elementwise_generic(op) and h.reads_table_in_body(op))  # cheap first
@@ -385,7 +385,7 @@ def match_ext_gather(op: ir.Operation) -> Lookup:
 def match_lookup(op: ir.Operation, unroll_means: bool) -> Lookup:
     """A lookup-like op as a Lookup, with the sum (and mean) that pool it when there is one.
     `unroll_means`: a mean is matched only where the batched body unrolls the bag sum."""
-    lookup = match_ext_gather(op) if op.name == "iree_linalg_ext.gather" else \
+    lookup = match_ext_gather(op) if op.name == h.LINALG_EXT_GATHER else \
         match_generic_lookup(op)
     pool = match_sum_pool(lookup)
     if pool is not None and pool[0].block == op.block:

@@ -200,7 +200,7 @@ class ForwardFactoryDispatches(CandidatePass[CloneForward], FactoryCostOptions):
                    "into the dispatches that read it")
 
     consumers: tuple[str, ...] = option(
-        ("iree_linalg_ext.attention",),
+        (h.LINALG_EXT_ATTENTION,),
         "ops that may read a forwarded tensor inside the consuming dispatch", "OP,...")
 
     def __post_init__(self) -> None:

@@ -192,7 +192,7 @@ class FactoryAnalysis:
                     for stride in h.i64_array(op, "static_strides")):
                 return None, "extract_slice with dynamic offsets or strides"
             if len(h.i64_array(op, "static_sizes")) != h.tensor_type(value).rank and \
-                    dropped_dims(op) is None:
+                    h.dropped_dims(op) is None:
                 return None, "rank-reducing extract_slice that drops non-unit dims"
             reason = self._operand(op.operands[0], deps, leaves, value)
             if reason:
@@ -273,21 +273,6 @@ def _integer_constant(value: ir.Value) -> bool:
                                                     ir.IntegerType)
 
 
-def dropped_dims(op: ir.Operation) -> list[int] | None:
-    """Source dims an extract_slice drops (unit sizes), or None when that is ambiguous."""
-    sizes = h.i64_array(op, "static_sizes")
-    result = list(h.tensor_type(op.results[0]).shape)
-    dropped, kept = [], 0
-    for dim, size in enumerate(sizes):
-        if kept < len(result) and result[kept] == size:
-            kept += 1
-        elif size == 1:
-            dropped.append(dim)
-        else:
-            return None
-    return dropped if kept == len(result) else None
-
-
 def slice_problem(op: ir.Operation, full: ir.Value) -> str | None:
     """Why an insert_slice cannot be scalarized (None: it can): strides must be 1, offsets
     static, and a dynamic size must cover the whole dim of `full` (a concat's other dims)."""
@@ -296,25 +281,12 @@ def slice_problem(op: ir.Operation, full: ir.Value) -> str | None:
         return "insert_slice with strides"
     if h.has_dynamic_offsets(op):
         return "insert_slice with dynamic offsets"
-    sizes = slice_sizes(op)
+    sizes = h.slice_sizes(op)
     for dim, (off, size) in enumerate(zip(h.i64_array(op, "static_offsets"), sizes)):
         if not isinstance(size, int) and (
                 off != 0 or h.size_key(size) != size_key(available_size(full, dim))):
             return f"insert_slice with a dynamic size along dim {dim} that is not the whole dim"
     return None
-
-
-def slice_sizes(op: ir.Operation) -> list[int | ir.Value]:
-    """The sizes of a tensor.insert_slice / extract_slice: static, or its size operands."""
-    dynamic = iter(op.operands[len(op.operands) - _dynamic_count(op, "static_sizes")
-                               - _dynamic_count(op, "static_strides"):])
-    return [next(dynamic) if ir.ShapedType.is_dynamic_size(size) else size
-            for size in h.i64_array(op, "static_sizes")]
-
-
-def _dynamic_count(op: ir.Operation, attr: str) -> int:
-    return sum(ir.ShapedType.is_dynamic_size(size) for size in h.i64_array(op, attr))
-
 
 
 def available_size(value: ir.Value, dim: int) -> int | ir.Value | None:
@@ -338,7 +310,7 @@ def available_size(value: ir.Value, dim: int) -> int | ir.Value | None:
     if op.name == TENSOR_INSERT_SLICE:
         return available_size(op.operands[1], dim)
     if op.name == TENSOR_EXTRACT_SLICE:
-        return slice_sizes(op)[dim] if dropped_dims(op) == [] else None
+        return h.slice_sizes(op)[dim] if h.dropped_dims(op) == [] else None
     if op.name == TENSOR_COLLAPSE_SHAPE:
         group = h.reassociation(op)[dim]
         src = op.operands[0]

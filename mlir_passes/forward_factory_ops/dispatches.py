@@ -71,8 +71,9 @@ class CloneForward:
 def match_factory_dispatch(op: ir.Operation, max_leaf_elements: int,
                            max_element_ops: int) -> FactoryDispatch | None:
     """The dispatch as a FactoryDispatch if it stores only factory values of tiny operands."""
-    seg = h.segment_sizes(op)
-    if seg[0] or seg[2] or seg[3] or any(tied_to != -1 for tied_to in h.tied_operands(op)):
+    view = h.Workgroups(op)
+    if view.workload or view.argument_dim_values or view.result_dims or \
+            any(tied_to != -1 for tied_to in h.tied_operands(op)):
         return None
     operands = list(op.operands)
     for value in operands:
@@ -164,9 +165,8 @@ def _read_by(producer: ir.Operation, names: tuple[str, ...]) -> bool:
             user = h.use_owner(use)
             if user.name != WORKGROUPS:
                 continue
-            seg = h.segment_sizes(user)  # workload, arguments, argument dims, result dims
-            arg_idx = use.operand_number - seg[0]
-            if not 0 <= arg_idx < seg[1]:
+            arg_idx = h.Workgroups(user).argument_number(use.operand_number)
+            if arg_idx is None:
                 continue
             arg = list(_entry_block(user).arguments)[arg_idx]
             # Loads read the argument; a store into it (a tied, in-place result such as a
@@ -204,8 +204,9 @@ def consumer_candidates(producer: FactoryDispatch, options: DispatchOptions
     names: dict[ir.Operation, list[tuple[str, list[str]]]] = {}
     signature = _producer_signature(producer)
     for user, operand, result, view in _dispatch_reads(producer.op):
-        seg = h.segment_sizes(user)
-        if seg[0] or operand >= seg[1] or h.tied_operands(user).count(operand):
+        view = h.Workgroups(user)
+        if view.workload or operand >= len(view.arguments) or \
+                h.tied_operands(user).count(operand):
             continue
         readers = _reading_ops(user, operand, view)
         problem = readers if isinstance(readers, str) else None
@@ -268,13 +269,13 @@ def clone_into(plan: CloneForward) -> str:
     old_args = list(_entry_block(consumer).arguments)
     drop = {operand_idx for operand_idx, _, _ in forwarded}
     leaves = list(dict.fromkeys(producer.loads.values()))
-    seg = h.segment_sizes(consumer)
-    kept = [i for i in range(seg[1]) if i not in drop]
-    kept_values = [consumer.operands[seg[0] + i] for i in kept]
+    arguments = h.Workgroups(consumer).arguments
+    kept = [i for i in range(len(arguments)) if i not in drop]
+    kept_values = [arguments[i] for i in kept]
     new_leaves = [val for val in leaves if val not in kept_values]
     leaf_arg_types = {operand: h.defining_op(load).operands[0].type
                       for load, operand in producer.loads.items()}
-    new, added_args = h.rebuild_workgroups(consumer, kept, new_leaves,
+    new, added_args = b.rebuild_workgroups(consumer, kept, new_leaves,
                                            [leaf_arg_types[val] for val in new_leaves])
     body = new.regions[0].blocks[0]
     arg_of = dict(zip(new_leaves, added_args))

@@ -13,7 +13,7 @@ from iree_fusions.compiler.ir_helpers import (
 )
 from iree_fusions.compiler.ir_build import BodyBuilder
 
-from .analysis import FactoryAnalysis, available_size, dropped_dims, slice_sizes
+from .analysis import FactoryAnalysis, available_size
 
 
 class Scalarizer(BodyBuilder):
@@ -97,7 +97,7 @@ class Scalarizer(BodyBuilder):
     def _extract_slice_source(self, op: ir.Operation, idx: list[ir.Value]) -> list[ir.Value]:
         offsets = h.i64_array(op, "static_offsets")
         strides = h.i64_array(op, "static_strides")
-        dropped = set(dropped_dims(op) or [])
+        dropped = set(h.dropped_dims(op) or [])
         src_idx, kept = [], 0
         for dim, off in enumerate(offsets):
             if dim in dropped:
@@ -128,7 +128,7 @@ class Scalarizer(BodyBuilder):
         while op is not None and op.name == TENSOR_INSERT_SLICE:
             if op.operands[0] != src:
                 return None
-            pieces.append((h.i64_array(op, "static_offsets"), slice_sizes(op)))
+            pieces.append((h.i64_array(op, "static_offsets"), h.slice_sizes(op)))
             op = h.defining_op(op.operands[1])
         return pieces if op is not None and op.name == TENSOR_EMPTY else None
 
@@ -138,7 +138,7 @@ class Scalarizer(BodyBuilder):
             return self._emit_self_concat(op.operands[0], pieces, idx)
         src, dest = op.operands[:2]
         offsets = h.i64_array(op, "static_offsets")
-        sizes = slice_sizes(op)
+        sizes = h.slice_sizes(op)
         conds, src_idx = [], []
         for dim, (index, off, size) in enumerate(zip(idx, offsets, sizes)):
             if off == 0 and (size == h.tensor_type(dest).shape[dim] or not isinstance(size, int)):

@@ -49,7 +49,7 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, structural_key)
 
-from .build import fold_copy, merge_repeated_operands  # noqa: F401
+from .build import fold_copy  # noqa: F401
 from .match import (WHOLE, WORKGROUPS, CopySlice, Read, ViewSlice, copy_like,  # noqa: F401
                     match_copy)
 from .plan import (SliceFold, check_element_count, check_own_view_dims,  # noqa: F401

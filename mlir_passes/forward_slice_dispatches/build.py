@@ -8,17 +8,17 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
 
-from .match import PARTS, RESHAPE, CopySlice, Read, static_parts
+from .match import RESHAPE, CopySlice, Read
 from .plan import SliceFold, reshape_dims
 
 def _set_arg_type(reader: ir.Operation, operand: int, tensor_type: ir.Type) -> ir.Value:
-    arg = reader.regions[0].blocks[0].arguments[operand - h.segment_sizes(reader)[0]]
+    arg = h.Workgroups(reader).body_argument(operand)
     arg.set_type(ir.Type.parse(f"!iree_tensor_ext.dispatch.tensor<readonly:{tensor_type}>"))
     return arg
 
 
 def _set_parts(load: ir.Operation, *parts: list[int]) -> None:
-    for name, values in zip(PARTS, parts, strict=True):
+    for name, values in zip(h.SLICE_PARTS, parts, strict=True):
         load.attributes[name] = ir.DenseI64ArrayAttr.get(values)
 
 
@@ -27,12 +27,12 @@ def _fold_direct(copy: CopySlice, read: Read) -> None:
     dims); its dynamic dims are the source's, which are the copy's (whole dims)."""
     reader = read.reader
     reader.operands[read.operand] = copy.source
-    dims_of = h.argument_dims(reader)[read.operand - h.segment_sizes(reader)[0]]
+    dims_of = h.argument_dims(reader)[h.Workgroups(reader).argument_number(read.operand)]
     for i, dim in zip(dims_of, copy.source_dims):
         reader.operands[i] = dim
     arg = _set_arg_type(reader, read.operand, copy.source.type)
     for load in h.users(arg):
-        offsets, sizes, strides = static_parts(load)
+        offsets, sizes, strides = h.static_parts(load)
         parts = []
         for d, part in enumerate(copy.sliced):
             k = copy.kept[d]
@@ -62,7 +62,7 @@ def _fold_reshaped(copy: CopySlice, read: Read) -> None:
     read.reader.operands[read.operand] = new.results[0]
     arg = _set_arg_type(read.reader, read.operand, wide_type)
     for load in h.users(arg):
-        offsets, sizes, strides = static_parts(load)
+        offsets, sizes, strides = h.static_parts(load)
         for view_dim, part in read.view.items():  # the reader's part of the copy's part
             offsets[view_dim] = part.offset + offsets[view_dim] * part.stride
             strides[view_dim] = part.stride * strides[view_dim]
@@ -83,34 +83,7 @@ def fold_copy(plan: SliceFold) -> str:
             reshape.erase()
     copy.op.erase()
     for reader in dict.fromkeys(read.reader for read in plan.reads):
-        merge_repeated_operands(reader)
+        b.merge_repeated_operands(reader)
     return text
 
-
-def merge_repeated_operands(op: ir.Operation) -> ir.Operation:
-    """The dispatch with each tensor operand passed once (IREE's later passes expect that:
-    RoPE's even and odd columns, once folded, are the same source twice); the uses of a
-    repeated argument become uses of its first one."""
-    seg, operands = h.segment_sizes(op), list(op.operands)
-    args = list(op.regions[0].blocks[0].arguments)
-    spans, tied, n = h.argument_dims(op), h.tied_operands(op), seg[1]
-    seen: list[tuple[int, ir.Value, list[ir.Value]]] = []
-    drop: set[int] = set()
-    for i in range(n):
-        value = operands[seg[0] + i]
-        if not isinstance(value.type, ir.RankedTensorType) or i in tied:
-            continue
-        dims = [operands[k] for k in spans[i]]
-        first = next((j for j, v, d in seen if v == value and d == dims
-                      and args[j].type == args[i].type), None)
-        if first is None:
-            seen.append((i, value, dims))
-            continue
-        args[i].replace_all_uses_with(args[first])
-        drop.add(i)
-    if not drop:
-        return op
-    new, _ = h.rebuild_workgroups(op, [i for i in range(n) if i not in drop], [], [])
-    b.replace_op(op, new)
-    return new
 

@@ -15,7 +15,6 @@ LOAD, STORE = h.DISPATCH_TENSOR_LOAD, h.DISPATCH_TENSOR_STORE
 ORDINAL, RESHAPE = h.DISPATCH_WORKLOAD_ORDINAL, h.FLOW_TENSOR_RESHAPE
 RETURN = "flow.return"
 DYN = ir.ShapedType.get_dynamic_size()
-PARTS = ("static_offsets", "static_sizes", "static_strides")
 
 
 @dataclass(frozen=True)
@@ -55,11 +54,6 @@ class Read:
     wide: list[int] | None = None
 
 
-def static_parts(op: ir.Operation) -> tuple[list[int], list[int], list[int]]:
-    """(offsets, sizes, strides) of a dispatch.tensor.load or store, dynamic ones as kDynamic."""
-    return tuple(h.i64_array(op, name) for name in PARTS)
-
-
 WHOLE = "a copy of the whole source (no slice to load in place)"  # not reported: not a slice
 
 
@@ -81,22 +75,23 @@ def match_copy(op: ir.Operation) -> CopySlice:
     """A copy-like dispatch as a CopySlice: it loads part of one tensor operand (static
     offsets, sizes and strides on the dims it slices) and stores it whole into its result;
     NoMatch otherwise, with the reason."""
-    seg = h.segment_sizes(op)
+    view = h.Workgroups(op)
     load, store = copy_like(op)
     if any(t != -1 for t in h.tied_operands(op)):
         raise NoMatch("a copy into an operand tied to its result (written in place)")
-    args = list(op.regions[0].blocks[0].arguments)
-    if store.operands[0] != load.results[0] or load.operands[0] not in args[:seg[1]]:
+    args = view.body_arguments
+    if store.operands[0] != load.results[0] or \
+            load.operands[0] not in args[:len(view.arguments)]:
         raise NoMatch("a copy that stores something else than what it loads from an operand")
     result_type = op.results[0].type
-    s_off, s_size, s_stride = static_parts(store)
+    s_off, s_size, s_stride = h.static_parts(store)
     if any(s_off) or any(st != 1 for st in s_stride) or \
             list(store.results) or len(s_size) != result_type.rank:
         raise NoMatch("a copy that writes part of its result")
     arg_no = args.index(load.operands[0])
-    source = op.operands[seg[0] + arg_no]
+    source = view.arguments[arg_no]
     src_shape = list(source.type.shape)
-    offsets, sizes, strides = static_parts(load)
+    offsets, sizes, strides = h.static_parts(load)
     lseg, loperands = h.segment_sizes(load), list(load.operands)  # source, dims, offsets, sizes
     dyn_sizes = iter(loperands[sum(lseg[:3]):sum(lseg[:4])])
     src_dyn = iter(loperands[1:1 + lseg[1]])
@@ -118,30 +113,13 @@ def match_copy(op: ir.Operation) -> CopySlice:
             sliced.append((offsets[d], sizes[d], strides[d]))
     if all(part is None for part in sliced):
         raise NoMatch(WHOLE)
-    kept = _kept_dims(src_shape, sliced, list(result_type.shape))
+    kept = h.kept_dims([extent if part is None else part[1]
+                        for extent, part in zip(src_shape, sliced)], list(result_type.shape))
     if kept is None:
         raise NoMatch("a copy whose result drops a dim that is not a unit dim of its part")
     source_dims = [op.operands[i] for i in h.argument_dims(op)[arg_no]]
-    result_dims = list(op.operands)[sum(seg[:3]):sum(seg[:4])]
+    result_dims = view.result_dims
     return CopySlice(op, source, source_dims, sliced, kept, result_dims)
-
-
-def _kept_dims(src_shape: list[int], sliced: list[tuple[int, int, int] | None],
-               result_shape: list[int]) -> list[int | None] | None:
-    """Per source dim, the result dim it becomes (None: a unit dim the copy drops), matched
-    from the left as MLIR does."""
-    kept: list[int | None] = []
-    j = 0
-    for d, extent in enumerate(src_shape):
-        size = extent if sliced[d] is None else sliced[d][1]
-        if j < len(result_shape) and result_shape[j] == size:
-            kept.append(j)
-            j += 1
-        elif size == 1:
-            kept.append(None)
-        else:
-            return None
-    return kept if j == len(result_shape) else None
 
 
 def _static_loads(arg: ir.Value, rank: int) -> bool:
@@ -150,7 +128,7 @@ def _static_loads(arg: ir.Value, rank: int) -> bool:
     for user in h.users(arg):
         if user.name != LOAD or user.operands[0] != arg:
             return False
-        offsets, sizes, strides = static_parts(user)
+        offsets, sizes, strides = h.static_parts(user)
         if DYN in offsets or DYN in strides or len(sizes) != rank:
             return False
     return True
@@ -176,12 +154,13 @@ def find_reads(copy: CopySlice) -> list[Read]:
 def _read(reader: ir.Operation, operand: int, reshape: ir.Operation | None) -> Read:
     if reader.name != WORKGROUPS:
         raise NoMatch(f"read by {reader.name}, which cannot load the slice itself")
-    seg = h.segment_sizes(reader)
-    if not seg[0] <= operand < seg[0] + seg[1]:
+    view = h.Workgroups(reader)
+    argument = view.argument_number(operand)
+    if argument is None:
         raise NoMatch("read as a workload or dim of a dispatch")
-    if operand - seg[0] in h.tied_operands(reader):
+    if argument in h.tied_operands(reader):
         raise NoMatch("read by a dispatch operand tied to its result (written in place)")
-    arg = reader.regions[0].blocks[0].arguments[operand - seg[0]]
+    arg = view.body_arguments[argument]
     if not _static_loads(arg, reader.operands[operand].type.rank):
         raise NoMatch("a reading dispatch loads it at offsets known only at run time, or "
                       "passes it on")

@@ -14,7 +14,7 @@ from iree_fusions.compiler import index_arith as ia
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import NoMatch
 
-from .match import DYN, CopySlice, Read, ViewSlice, find_reads, static_parts
+from .match import DYN, CopySlice, Read, ViewSlice, find_reads
 
 
 @dataclass
@@ -101,9 +101,8 @@ def check_reader_part_in_copy(copy: CopySlice, read: Read,
                if part is not None and copy.kept[d] is not None} if placed is None else \
         {j: read.reshape.results[0].type.shape[j] for j, _ in placed}
     reader = read.reader
-    for load in h.users(reader.regions[0].blocks[0].arguments[
-            read.operand - h.segment_sizes(reader)[0]]):
-        for k, part in enumerate(zip(*static_parts(load))):
+    for load in h.users(h.Workgroups(reader).body_argument(read.operand)):
+        for k, part in enumerate(zip(*h.static_parts(load))):
             if k in extents and not _inside(*part, extents[k]):
                 raise NoMatch(f"reader-part-in-copy: a reader loads {list(part)} (offset, size, "
                               f"stride) of dim {k} of extent {extents[k]}, outside the copy's part")

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 from iree.compiler.dialects import tensor
-from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
@@ -72,38 +71,22 @@ def merge_siblings(consumers: list[ir.Operation]) -> ir.Operation:
     with the identity map) into one multi-result generic at the first one's position."""
     first = consumers[0]
     loops = h.indexing_maps(first)[0].n_dims
-    inputs: list[ir.Value] = []
-    in_maps: list[ir.AffineMapAttr] = []
-    key_index: dict = {}
-    inits, arg_maps = [], []
+    slots = b.InputSlots()
+    inits: list[tuple[ir.Value, ir.AffineMap]] = []
+    arg_maps = []
     for consumer in consumers:
         maps = h.indexing_maps(consumer)
-        amap = []
-        for value, map_ in zip(h.dps_inputs(consumer), maps):
-            key = (value, str(map_))
-            if key not in key_index:
-                key_index[key] = len(inputs)
-                inputs.append(value)
-                in_maps.append(ir.AffineMapAttr.get(map_))
-            amap.append(key_index[key])
-        arg_maps.append(amap)
+        arg_maps.append([slots.slot(value, map_)
+                         for value, map_ in zip(h.dps_inputs(consumer), maps)])
         n_in = len(h.dps_inputs(consumer))
-        for value, map_ in zip(h.dps_inits(consumer), maps[n_in:]):
-            inits.append((value, ir.AffineMapAttr.get(map_)))
-    n_inputs = len(inputs)
+        inits += list(zip(h.dps_inits(consumer), maps[n_in:]))
+    bodies, pos = [], len(slots.pairs)
+    for consumer, amap in zip(consumers, arg_maps):
+        n_out = len(h.dps_inits(consumer))
+        bodies.append((consumer, amap + list(range(pos, pos + n_out))))
+        pos += n_out
     with ir.InsertionPoint(first), first.location:
-        new = b.new_generic(inputs, [value for value, _ in inits],
-                            in_maps + [map_ for _, map_ in inits],
-                            ["parallel"] * loops)
-        block = b.append_body_block(new, inputs + [value for value, _ in inits])
-        yields: list = []
-        pos = n_inputs
-        for consumer, amap in zip(consumers, arg_maps):
-            n_out = len(h.dps_inits(consumer))
-            b.clone_body(consumer, block, amap + list(range(pos, pos + n_out)), yield_into=yields)
-            pos += n_out
-        with ir.InsertionPoint(block):
-            linalg.YieldOp(yields)
+        new = b.multi_result_generic(slots.pairs, inits, ["parallel"] * loops, bodies)
     pos = 0
     for consumer in consumers:
         for old in consumer.results:

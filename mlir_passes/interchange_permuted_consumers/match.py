@@ -127,7 +127,7 @@ def stock_interchanges_it(consumer: ir.Operation, path: Path,
 # Producers IREE 3.13 does not make the root of a dispatch of their own: it fuses them into
 # their readers' dispatch (sharktank's paged cache: gather, transpose and attention are one).
 FUSED_INTO_READERS = {
-    "iree_linalg_ext.gather": "IREE fuses iree_linalg_ext.gather into its readers' dispatch "
+    h.LINALG_EXT_GATHER: "IREE fuses iree_linalg_ext.gather into its readers' dispatch "
     "whichever map they read it through: nothing to gain",
 }
 

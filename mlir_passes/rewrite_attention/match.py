@@ -11,8 +11,8 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, RESHAPES, TENSOR_COLLAPSE_SHAPE
 from iree_fusions.compiler.protocol import NoMatch
 
-ATTENTION = "iree_linalg_ext.attention"
-GATHER = "iree_linalg_ext.gather"
+ATTENTION = h.LINALG_EXT_ATTENTION
+GATHER = h.LINALG_EXT_GATHER
 ROLES = ("batch", "m", "k1", "k2", "n")
 
 

@@ -11,8 +11,7 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import (
     ARITH_ADDI, ARITH_ANDI, ARITH_CMPI, ARITH_CONSTANT, ARITH_MAXSI, ARITH_MAXUI, ARITH_MINSI,
     ARITH_MINUI, ARITH_MULI, ARITH_ORI, ARITH_REMSI, ARITH_SELECT, ARITH_SHLI, ARITH_SHRSI,
-    ARITH_SHRUI, ARITH_SUBI, ARITH_XORI, LINALG_FILL, LINALG_GENERIC, LINALG_INDEX, RESHAPES,
-    TENSOR_CAST
+    ARITH_SHRUI, ARITH_SUBI, ARITH_XORI, LINALG_FILL, LINALG_GENERIC, LINALG_INDEX, VIEWS
 )
 
 from .concrete import BINARY, CASTS, UTIL_ASSUME_INT, attr_int, int_width, signed
@@ -103,7 +102,7 @@ class IndexAnalysis:
         if op is None:
             return ANY
         self.visited.append(op)
-        if op.name in RESHAPES + (TENSOR_CAST,):
+        if op.name in VIEWS:
             return self.tensor(op.operands[0])
         width = int_width(ir.ShapedType(value.type).element_type)
         if width is None:

@@ -9,6 +9,7 @@ each name lives in one module of it, by topic:
 * `names`: op names (taken from the op classes) and groups of them;
 * `caching`: identities of binding objects, facts of uniqued attributes kept per pass run;
 * `values`: values, ops and users: defining ops, users, constants, parameters, walks;
+* `slices`: slice offsets, sizes and strides (static or not), the dims a slice keeps;
 * `types`: tensor types, static shapes, element and byte sizes;
 * `maps`: affine maps (dim positions, permutations), reshape reassociations;
 * `structure`: linalg structure (DPS operands, maps, iterators, bodies, kinds) and the
@@ -31,7 +32,8 @@ from .names import (  # noqa: F401
     LINALG_GENERIC, LINALG_INDEX, LINALG_MAP, LINALG_MATMUL, LINALG_PACK, LINALG_TRANSPOSE,
     LINALG_UNPACK, LINALG_YIELD, TENSOR_CAST, TENSOR_COLLAPSE_SHAPE, TENSOR_DIM, TENSOR_EMPTY,
     TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT, TENSOR_EXTRACT_SLICE, TENSOR_FROM_ELEMENTS,
-    TENSOR_INSERT_SLICE, TENSOR_RESHAPE, FUNC_OPS, LINALG_EXT_PREFIX, RESHAPES, INT_CASTS,
+    TENSOR_INSERT_SLICE, TENSOR_RESHAPE, FUNC_OPS, LINALG_EXT_PREFIX, LINALG_EXT_ATTENTION,
+    LINALG_EXT_GATHER, LINALG_EXT_SCATTER, LINALG_EXT_YIELD, RESHAPES, VIEWS, INT_CASTS,
     CMPI_PREDICATES,
 )
 from .caching import (  # noqa: F401
@@ -39,9 +41,12 @@ from .caching import (  # noqa: F401
 )
 from .values import (  # noqa: F401
     op_name, functions, walk_ops, defining_op, use_owner, users, single_user, result_index,
-    attr_names, attribute_texts, i64_array, has_dynamic_offsets, segment_sizes, const_int,
+    attr_names, attribute_texts, i64_array, segment_sizes, const_int,
     splat_value, is_constant, is_constant_like, mutable_global_read, producer_through_views,
     is_parameter, parameter_name, same_constant, traces_to, is_zero_fill, value_origin,
+)
+from .slices import (  # noqa: F401
+    SLICE_PARTS, static_parts, has_dynamic_offsets, slice_sizes, kept_dims, dropped_dims,
 )
 from .types import (  # noqa: F401
     tensor_type, static_type, static_shape, numel, element_bytes, static_tensor_bytes,
@@ -73,5 +78,5 @@ from .locations import (  # noqa: F401
 )
 from .dispatches import (  # noqa: F401
     FLOW_DISPATCH_WORKGROUPS, FLOW_TENSOR_RESHAPE, DISPATCH_TENSOR_LOAD, DISPATCH_TENSOR_STORE,
-    DISPATCH_WORKLOAD_ORDINAL, tied_operands, argument_dims, rebuild_workgroups, dispatch_operand,
+    DISPATCH_WORKLOAD_ORDINAL, Workgroups, tied_operands, argument_dims, dispatch_operand,
 )

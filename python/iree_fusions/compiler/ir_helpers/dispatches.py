@@ -1,13 +1,13 @@
-"""flow.dispatch.workgroups: op names, the operand layout the flow-phase passes read, and a
-rebuild with other arguments."""
+"""flow.dispatch.workgroups: op names and the operand layout the flow-phase passes read (the
+builders over a dispatch are in `ir_build/dispatches.py`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from iree.compiler import ir
 
-from collections.abc import Sequence
-
-from .values import attr_names, segment_sizes
+from .values import segment_sizes
 
 FLOW_DISPATCH_WORKGROUPS = "flow.dispatch.workgroups"
 FLOW_TENSOR_RESHAPE = "flow.tensor.reshape"
@@ -30,7 +30,7 @@ def dispatch_operand(op: ir.Operation, value: ir.Value) -> ir.Value:
     if not isinstance(producer, ir.Block) and producer.name == DISPATCH_WORKLOAD_ORDINAL:
         value = producer.operands[0]
     if isinstance(value.owner, ir.Block) and value.owner == op.regions[0].blocks[0]:
-        return op.operands[segment_sizes(op)[0] + ir.BlockArgument(value).arg_number]
+        return op.operands[Workgroups(op).operand_number(ir.BlockArgument(value).arg_number)]
     return value
 
 
@@ -39,8 +39,7 @@ def argument_dims(op: ir.Operation) -> list[list[int]]:
     (operands: workload, arguments, argument dims, result dims)."""
     seg = segment_sizes(op)
     spans, at = [], seg[0] + seg[1]
-    for i in range(seg[0], seg[0] + seg[1]):
-        value = op.operands[i]
+    for value in Workgroups(op).arguments:
         n = (sum(1 for d in value.type.shape if d == ir.ShapedType.get_dynamic_size())
              if isinstance(value.type, ir.RankedTensorType) else 0)
         spans.append(list(range(at, at + n)))
@@ -48,58 +47,49 @@ def argument_dims(op: ir.Operation) -> list[list[int]]:
     return spans
 
 
-def rebuild_workgroups(op: ir.Operation, kept: Sequence[int], added: Sequence[ir.Value],
-                       added_types: Sequence[ir.Type]) -> tuple[ir.Operation, list[ir.Value]]:
-    """A flow.dispatch.workgroups like `op` with the arguments `kept` (their dynamic dims and
-    ties with them) and `added` appended (static, bound as `added_types`); both regions and
-    every other attribute move over. Returns it, before `op`, and the body arguments of
-    `added`. The body arguments of dropped operands stay with `op`: their uses must go before
-    `op` is erased (`ir_build.replace_op(op, new)`)."""
-    seg = segment_sizes(op)
-    operands = list(op.operands)
-    spans = argument_dims(op)
-    n = seg[1]
-    position = {i: at for at, i in enumerate(kept)}
-    tied = [position.get(t, -1) for t in tied_operands(op)]
-    new_operands = (operands[:seg[0]] + [operands[seg[0] + i] for i in kept] + list(added)
-                    + [operands[k] for i in kept for k in spans[i]]
-                    + operands[seg[0] + n + seg[2]:])
-    with op.location, ir.InsertionPoint(op):
-        new = ir.Operation.create(
-            FLOW_DISPATCH_WORKGROUPS, results=[res.type for res in op.results],
-            operands=new_operands,
-            attributes={
-                "operandSegmentSizes": ir.DenseI32ArrayAttr.get(
-                    [seg[0], len(kept) + len(added), sum(len(spans[i]) for i in kept),
-                     seg[3]]),
-                "tied_operands": ir.ArrayAttr.get(
-                    [ir.IntegerAttr.get(ir.IndexType.get(), t) for t in tied]),
-            },
-            regions=2)
-    for attr_name in attr_names(op):
-        if attr_name not in ("operandSegmentSizes", "tied_operands"):
-            new.attributes[attr_name] = op.attributes[attr_name]
-    old_body = op.regions[0].blocks[0]
-    old_args = list(old_body.arguments)
-    moved = [old_args[i] for i in kept] + old_args[n:]
-    with op.location:
-        body = new.regions[0].blocks.append(
-            *[arg.type for arg in moved[:len(kept)]], *added_types,
-            *[arg.type for arg in moved[len(kept):]])
-    _move_block(old_body, body)
-    fresh = list(body.arguments)
-    for old, arg in zip(moved, fresh[:len(kept)] + fresh[len(kept) + len(added):]):
-        old.replace_all_uses_with(arg)
-    if len(op.regions[1].blocks):  # the workgroup count region
-        old_count = op.regions[1].blocks[0]
-        with op.location:
-            count = new.regions[1].blocks.append(*[a.type for a in old_count.arguments])
-        _move_block(old_count, count)
-        for old, arg in zip(old_count.arguments, count.arguments):
-            old.replace_all_uses_with(arg)
-    return new, fresh[len(kept):len(kept) + len(added)]
+@dataclass(frozen=True)
+class Workgroups:
+    """A flow.dispatch.workgroups, its operands decoded once: workload, arguments, the
+    arguments' dynamic dims, the results' dynamic dims (`operandSegmentSizes`), and the body
+    argument each argument is bound to. Operand numbers are the op's."""
 
+    op: ir.Operation
 
-def _move_block(src: ir.Block, dst: ir.Block) -> None:
-    for op in list(src.operations):
-        dst.append(op.operation)
+    @property
+    def segments(self) -> list[int]:
+        return segment_sizes(self.op)
+
+    @property
+    def workload(self) -> list[ir.Value]:
+        return list(self.op.operands)[:self.segments[0]]
+
+    @property
+    def arguments(self) -> list[ir.Value]:
+        seg = self.segments
+        return list(self.op.operands)[seg[0]:seg[0] + seg[1]]
+
+    @property
+    def argument_dim_values(self) -> list[ir.Value]:
+        seg = self.segments
+        return list(self.op.operands)[seg[0] + seg[1]:sum(seg[:3])]
+
+    @property
+    def result_dims(self) -> list[ir.Value]:
+        seg = self.segments
+        return list(self.op.operands)[sum(seg[:3]):sum(seg[:4])]
+
+    @property
+    def body_arguments(self) -> list[ir.BlockArgument]:
+        return list(self.op.regions[0].blocks[0].arguments)
+
+    def argument_number(self, operand_number: int) -> int | None:
+        """Which argument an operand number is (None: a workload value or a dim)."""
+        seg = self.segments
+        return operand_number - seg[0] if seg[0] <= operand_number < seg[0] + seg[1] else None
+
+    def operand_number(self, argument: int) -> int:
+        return self.segments[0] + argument
+
+    def body_argument(self, operand_number: int) -> ir.BlockArgument:
+        """The body argument an argument operand is bound to."""
+        return self.body_arguments[operand_number - self.segments[0]]

@@ -78,7 +78,15 @@ TENSOR_RESHAPE = tensor.ReshapeOp.OPERATION_NAME
 
 FUNC_OPS = ("util.func", "func.func")
 LINALG_EXT_PREFIX = "iree_linalg_ext."
+# IREE's extension ops have no light Python class: their names are spelled here, once.
+LINALG_EXT_ATTENTION = LINALG_EXT_PREFIX + "attention"
+LINALG_EXT_GATHER = LINALG_EXT_PREFIX + "gather"
+LINALG_EXT_SCATTER = LINALG_EXT_PREFIX + "scatter"
+LINALG_EXT_YIELD = LINALG_EXT_PREFIX + "yield"
 RESHAPES = (TENSOR_EXPAND_SHAPE, TENSOR_COLLAPSE_SHAPE)
+# Ops that give a value another type and the same elements: reshapes and tensor.cast (a value
+# traced through them is the same data).
+VIEWS = RESHAPES + (TENSOR_CAST,)
 # Integer and index casts (a value traced through them keeps its meaning: `traces_to`).
 INT_CASTS = (ARITH_INDEX_CAST, ARITH_INDEX_CASTUI, ARITH_EXTSI, ARITH_EXTUI)
 # `arith.cmpi`'s predicate attribute -> its name.

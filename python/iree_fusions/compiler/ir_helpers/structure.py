@@ -10,7 +10,8 @@ from iree.compiler import ir
 from .caching import attribute_fact
 from .maps import map_dim_positions
 from .names import (
-    LINALG_BROADCAST, LINALG_COPY, LINALG_ELEMENTWISE, LINALG_EXT_PREFIX, LINALG_FILL,
+    LINALG_BROADCAST, LINALG_COPY, LINALG_ELEMENTWISE, LINALG_EXT_PREFIX, LINALG_EXT_YIELD,
+    LINALG_FILL,
     LINALG_GENERIC, LINALG_INDEX, LINALG_MAP, LINALG_PACK, LINALG_TRANSPOSE, LINALG_UNPACK,
     LINALG_YIELD, TENSOR_EXTRACT,
 )
@@ -24,7 +25,7 @@ def is_linalg(op: ir.Operation | ir.OpView) -> bool:
 
 
 def is_linalg_ext(op: ir.Operation | ir.OpView) -> bool:
-    return op_name(op).startswith(LINALG_EXT_PREFIX) and op_name(op) != "iree_linalg_ext.yield"
+    return op_name(op).startswith(LINALG_EXT_PREFIX) and op_name(op) != LINALG_EXT_YIELD
 
 
 # linalg ops whose operands are not just ins(...) then outs(...).

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from iree.compiler import ir
 
 from .caching import attribute_fact
-from .names import ARITH_CONSTANT, FUNC_OPS, INT_CASTS, LINALG_FILL, RESHAPES, TENSOR_CAST
+from .names import ARITH_CONSTANT, FUNC_OPS, INT_CASTS, LINALG_FILL, VIEWS
 
 
 def op_name(op: ir.Operation | ir.OpView) -> str:
@@ -83,12 +83,6 @@ def i64_array(op: ir.Operation, name: str) -> list[int]:
     return list(ir.DenseI64ArrayAttr(op.attributes[name]))
 
 
-def has_dynamic_offsets(op: ir.Operation) -> bool:
-    """A slice op (extract_slice / insert_slice) with an offset or stride given at run time."""
-    return any(ir.ShapedType.is_dynamic_size(v) for name in ("static_offsets", "static_strides")
-               for v in i64_array(op, name))
-
-
 def segment_sizes(op: ir.Operation) -> list[int]:
     return list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
 
@@ -132,7 +126,7 @@ def is_constant_like(value: ir.Value) -> bool:
 def producer_through_views(value: ir.Value) -> ir.Operation | None:
     """The op that makes the value, looking through reshapes and casts (None: an argument)."""
     op = defining_op(value)
-    while op is not None and op.name in RESHAPES + (TENSOR_CAST,):
+    while op is not None and op.name in VIEWS:
         op = defining_op(op.operands[0])
     return op
 
