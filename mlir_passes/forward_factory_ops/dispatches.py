@@ -71,8 +71,8 @@ class CloneForward:
 def match_factory_dispatch(op: ir.Operation, max_leaf_elements: int,
                            max_element_ops: int) -> FactoryDispatch | None:
     """The dispatch as a FactoryDispatch if it stores only factory values of tiny operands."""
-    view = h.Workgroups(op)
-    if view.workload or view.argument_dim_values or view.result_dims or \
+    dispatch = h.Workgroups(op)
+    if dispatch.workload or dispatch.argument_dim_values or dispatch.result_dims or \
             any(tied_to != -1 for tied_to in h.tied_operands(op)):
         return None
     operands = list(op.operands)
@@ -204,8 +204,8 @@ def consumer_candidates(producer: FactoryDispatch, options: DispatchOptions
     names: dict[ir.Operation, list[tuple[str, list[str]]]] = {}
     signature = _producer_signature(producer)
     for user, operand, result, view in _dispatch_reads(producer.op):
-        view = h.Workgroups(user)
-        if view.workload or operand >= len(view.arguments) or \
+        dispatch = h.Workgroups(user)
+        if dispatch.workload or operand >= len(dispatch.arguments) or \
                 h.tied_operands(user).count(operand):
             continue
         readers = _reading_ops(user, operand, view)

@@ -75,13 +75,13 @@ def match_copy(op: ir.Operation) -> CopySlice:
     """A copy-like dispatch as a CopySlice: it loads part of one tensor operand (static
     offsets, sizes and strides on the dims it slices) and stores it whole into its result;
     NoMatch otherwise, with the reason."""
-    view = h.Workgroups(op)
+    dispatch = h.Workgroups(op)
     load, store = copy_like(op)
     if any(t != -1 for t in h.tied_operands(op)):
         raise NoMatch("a copy into an operand tied to its result (written in place)")
-    args = view.body_arguments
+    args = dispatch.body_arguments
     if store.operands[0] != load.results[0] or \
-            load.operands[0] not in args[:len(view.arguments)]:
+            load.operands[0] not in args[:len(dispatch.arguments)]:
         raise NoMatch("a copy that stores something else than what it loads from an operand")
     result_type = op.results[0].type
     s_off, s_size, s_stride = h.static_parts(store)
@@ -89,7 +89,7 @@ def match_copy(op: ir.Operation) -> CopySlice:
             list(store.results) or len(s_size) != result_type.rank:
         raise NoMatch("a copy that writes part of its result")
     arg_no = args.index(load.operands[0])
-    source = view.arguments[arg_no]
+    source = dispatch.arguments[arg_no]
     src_shape = list(source.type.shape)
     offsets, sizes, strides = h.static_parts(load)
     lseg, loperands = h.segment_sizes(load), list(load.operands)  # source, dims, offsets, sizes
@@ -118,7 +118,7 @@ def match_copy(op: ir.Operation) -> CopySlice:
     if kept is None:
         raise NoMatch("a copy whose result drops a dim that is not a unit dim of its part")
     source_dims = [op.operands[i] for i in h.argument_dims(op)[arg_no]]
-    result_dims = view.result_dims
+    result_dims = dispatch.result_dims
     return CopySlice(op, source, source_dims, sliced, kept, result_dims)
 
 
@@ -154,13 +154,13 @@ def find_reads(copy: CopySlice) -> list[Read]:
 def _read(reader: ir.Operation, operand: int, reshape: ir.Operation | None) -> Read:
     if reader.name != WORKGROUPS:
         raise NoMatch(f"read by {reader.name}, which cannot load the slice itself")
-    view = h.Workgroups(reader)
-    argument = view.argument_number(operand)
+    dispatch = h.Workgroups(reader)
+    argument = dispatch.argument_number(operand)
     if argument is None:
         raise NoMatch("read as a workload or dim of a dispatch")
     if argument in h.tied_operands(reader):
         raise NoMatch("read by a dispatch operand tied to its result (written in place)")
-    arg = view.body_arguments[argument]
+    arg = dispatch.body_arguments[argument]
     if not _static_loads(arg, reader.operands[operand].type.rank):
         raise NoMatch("a reading dispatch loads it at offsets known only at run time, or "
                       "passes it on")
