@@ -305,7 +305,7 @@ class MergeSiblingGenerics(CandidatePass[SiblingGenerics]):
         facts = round_analysis(block_facts, block)
         for members, split in _groups(facts):
             if split:
-                yield Candidate(structural_key("generators-split", h.op_signature(members[0])),
+                yield Candidate(structural_key("sibling-generics-split", h.op_signature(members[0])),
                                 members[0], "an elementwise generic read by scatters", None,
                                 SPLIT)
             if len(members) < 2:
@@ -314,7 +314,7 @@ class MergeSiblingGenerics(CandidatePass[SiblingGenerics]):
                 chunk = members[start:start + self.max_group]
                 if len(chunk) < 2:
                     continue
-                key = structural_key("generators", len(chunk),
+                key = structural_key("sibling-generics", len(chunk),
                                      tuple(h.op_signature(op) for op in chunk))
                 candidate = Candidate.of(
                     key, chunk[0], f"{len(chunk)} elementwise generics read by scatters",

@@ -20,8 +20,8 @@
 // CHECK: %[[ODD:.+]] = linalg.generic {indexing_maps = [#[[$ODD_MAP]], #{{.+}}, #{{.+}}], {{.*}} ins(%[[QO]], %[[COS]] : tensor<4x?x8x16x2xf16>, tensor<4x?x16xf16>)
 // CHECK: arith.subf
 // REPORT: [forward-slices] 2 change(s), 0 skipped
-// REPORT: changed [slice-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: tensor<4x?x8x16xf16> slice of tensor<4x?x8x32xf16> read as tensor<4x?x8x16x2xf16> by 1 generic(s)
-// REPORT: changed [slice-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: tensor<4x?x8x16xf16> slice of tensor<4x?x8x32xf16> read as tensor<4x?x8x16x2xf16> by 1 generic(s)
+// REPORT: changed [forward-slice-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: tensor<4x?x8x16xf16> slice of tensor<4x?x8x32xf16> read as tensor<4x?x8x16x2xf16> by 1 generic(s)
+// REPORT: changed [forward-slice-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: tensor<4x?x8x16xf16> slice of tensor<4x?x8x32xf16> read as tensor<4x?x8x16x2xf16> by 1 generic(s)
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 #cs4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>
 util.func public @rope_interleaved(%x: tensor<4x?x8x32xf16>, %cos: tensor<4x?x16xf16>) -> tensor<4x?x8x16xf16> {

@@ -394,3 +394,34 @@ def test_no_extra_rounds_once_the_budget_is_spent(monkeypatch):
         *_, ratios = tuner.time_pair(b"stock", b"plugin",
                                      lambda rs, r: split_verdict(rs, r, 0.02))
         assert len(ratios) == rounds
+
+
+def test_a_decision_under_a_renamed_key_family_is_followed_with_a_warning():
+    """Issue 44: key families name their pass (`siblings-` became `sibling-contractions-`,
+    the digest unchanged). A decision stored under the old key is still followed, for one
+    release, with a warning naming both keys; the new key wins where both are stored."""
+    import pathlib
+    import re
+
+    from iree_fusions.compiler.decisions import RENAMED_FAMILIES, Decider, Decision, DecisionSet
+    from iree_fusions.compiler.target import Target
+
+    target = Target("local", "llvm-cpu", "x")
+    old = Decision("siblings-0123456789", "merge-sibling-contractions", True, "d.json")
+    decider = Decider(target, [DecisionSet(target, "d.json", entries={old.key: old})])
+    with pytest.warns(FutureWarning, match="'siblings-0123456789' is the old name of "
+                                           "'sibling-contractions-0123456789'"):
+        assert decider.lookup("sibling-contractions-0123456789",
+                              "merge-sibling-contractions") is old
+    assert decider.lookup("sibling-contractions-ffffffffff") is None
+    new = Decision("sibling-contractions-0123456789", "merge-sibling-contractions", False,
+                   "d.json")
+    both = Decider(target, [DecisionSet(target, "d.json",
+                                        entries={old.key: old, new.key: new})])
+    assert both.lookup(new.key) is new
+    # The new families are the ones the passes make keys of; the old ones none makes.
+    sources = "".join(p.read_text() for p in
+                      (pathlib.Path(__file__).parents[2] / "mlir_passes").rglob("*.py"))
+    families = set(re.findall(r'structural_key\("([a-z-]+)"', sources))
+    assert set(RENAMED_FAMILIES) <= families
+    assert not set(RENAMED_FAMILIES.values()) & families

@@ -23,6 +23,7 @@ import json
 import json.scanner
 import os
 import stat
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +31,12 @@ from .files import InputError, UserError, read_input, write_file
 from .target import Target
 
 FORMAT = "iree-fusions-decisions/1"
+# Key families renamed to name their pass (0.2: issue 44) -> the old family. A decision stored
+# under the old key (same digest) is still followed, with a warning, for one release.
+RENAMED_FAMILIES = {"sibling-generics": "generators",
+                    "sibling-generics-split": "generators-split",
+                    "sibling-contractions": "siblings",
+                    "forward-slice": "slice"}
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "decisions")
 
 
@@ -223,10 +230,21 @@ class Decider:
         return Decider(target, files)
 
     def lookup(self, key: str, pass_name: str | None = None) -> Decision | None:
-        """The decision for `key` (the user's file first). `pass_name`: the pass asking; a
+        """The decision for `key` (the user's file first; in a file, under the key's old
+        family name too, with a warning: `RENAMED_FAMILIES`). `pass_name`: the pass asking; a
         decision recorded for another pass is refused (DecisionsError), never applied."""
+        family, _, digest = key.rpartition("-")
+        old_key = f"{RENAMED_FAMILIES[family]}-{digest}" if family in RENAMED_FAMILIES else None
         for f in self.files:
             d = f.lookup(key)
+            if d is None and old_key is not None:
+                d = f.lookup(old_key)
+                if d is not None:
+                    warnings.warn(
+                        f"decisions file {d.source}: key '{old_key}' is the old name of "
+                        f"'{key}' (its family now names its pass); followed in this release "
+                        "only: re-tune, or rename the key in the file", FutureWarning,
+                        stacklevel=2)
             if d is not None:
                 if pass_name is not None and d.pass_name != pass_name:
                     raise DecisionsError(
