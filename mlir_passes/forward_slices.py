@@ -41,7 +41,7 @@ from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint,
                                             PassContext, option, structural_key)
 
 
-_CONSTANT_SOURCES = (ARITH_CONSTANT, "util.global.load", "flow.tensor.constant")
+_CONSTANT_SOURCES = (ARITH_CONSTANT, h.UTIL_GLOBAL_LOAD, h.FLOW_TENSOR_CONSTANT)
 
 
 @dataclass

@@ -138,7 +138,7 @@ def mark_immutable_load(value: ir.Value) -> None:
     load is, said on the load: h.is_constant_like reads it there). A normalization that
     changes no value."""
     op = h.defining_op(value)
-    if op is None or op.name != "util.global.load" or "is_immutable" in op.attributes:
+    if op is None or op.name != h.UTIL_GLOBAL_LOAD or "is_immutable" in op.attributes:
         return
     symbol = ir.FlatSymbolRefAttr(op.attributes["global"]).value
     module = op
@@ -146,7 +146,7 @@ def mark_immutable_load(value: ir.Value) -> None:
         module = module.parent.operation if hasattr(module.parent, "operation") else module.parent
     for top in module.regions[0].blocks[0].operations:
         top = top.operation
-        if top.name == "util.global" and top.attributes["sym_name"].value == symbol:
+        if top.name == h.UTIL_GLOBAL and top.attributes["sym_name"].value == symbol:
             if "is_mutable" not in top.attributes:
                 op.attributes["is_immutable"] = ir.UnitAttr.get()
             return

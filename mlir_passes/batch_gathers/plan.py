@@ -109,7 +109,7 @@ def not_constant_reason(table: ir.Value) -> str:
     """Why a table is not stacked: a mutable global (it can change between calls), else
     a value known only at run time."""
     op = h.defining_op(table)
-    if op is not None and op.name == "util.global.load" and "is_immutable" not in op.attributes:
+    if op is not None and op.name == h.UTIL_GLOBAL_LOAD and "is_immutable" not in op.attributes:
         name = ir.FlatSymbolRefAttr(op.attributes["global"]).value
         return (f"table is the mutable global @{name} (it can change between calls: never "
                 "stacked); only lookups of the same table merge")

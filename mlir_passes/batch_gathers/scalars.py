@@ -121,4 +121,4 @@ def _is_size_op(op: ir.Operation) -> bool:
     tensor.dim, util.assume.int): pure, so it may move up to right after what it reads."""
     return (not len(op.regions) and len(op.results) == 1
             and not isinstance(op.results[0].type, ir.RankedTensorType)
-            and (op.name.startswith("arith.") or op.name in (TENSOR_DIM, "util.assume.int")))
+            and (op.name.startswith("arith.") or op.name in (TENSOR_DIM, h.UTIL_ASSUME_INT)))

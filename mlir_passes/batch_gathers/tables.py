@@ -149,7 +149,7 @@ class TablePool:
         self.built.append((sum(table_t.shape[0] for table_t in types[len(kept):]) * dim
                            * h.element_bytes(elem),
                            sum(map(h.is_parameter, added_tables)),
-                           sum(h.defining_op(table).name == "util.global.load"
+                           sum(h.defining_op(table).name == h.UTIL_GLOBAL_LOAD
                                for table in added_tables)))
         return stack
 
@@ -161,10 +161,10 @@ def _rename_global(module: ir.Operation, load: ir.Operation, to: str) -> str:
     accesses = [load]
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
-        if op.name == "util.global" and ir.StringAttr(op.attributes["sym_name"]).value == symbol:
+        if op.name == h.UTIL_GLOBAL and ir.StringAttr(op.attributes["sym_name"]).value == symbol:
             op.attributes["sym_name"] = ir.StringAttr.get(to)
-        elif op.name == "util.initializer":
-            accesses += [store for store in h.walk_ops(op, ("util.global.store",))
+        elif op.name == h.UTIL_INITIALIZER:
+            accesses += [store for store in h.walk_ops(op, (h.UTIL_GLOBAL_STORE,))
                          if ir.FlatSymbolRefAttr(store.attributes["global"]).value == symbol]
     for access in accesses:
         access.attributes["global"] = ir.FlatSymbolRefAttr.get(to)
@@ -176,12 +176,12 @@ def _erase_stack(module: ir.Operation, stack: _Stack) -> None:
     h.defining_op(stack.load).erase()
     top = [op.operation for op in module.regions[0].blocks[0].operations]
     for op in top:
-        if op.name == "util.global" and \
+        if op.name == h.UTIL_GLOBAL and \
                 ir.StringAttr(op.attributes["sym_name"]).value == stack.symbol:
             op.erase()
-        elif op.name == "util.initializer" and any(
+        elif op.name == h.UTIL_INITIALIZER and any(
                 ir.FlatSymbolRefAttr(store.attributes["global"]).value == stack.symbol
-                for store in h.walk_ops(op, ("util.global.store",))):
+                for store in h.walk_ops(op, (h.UTIL_GLOBAL_STORE,))):
             op.erase()
 
 
@@ -194,13 +194,13 @@ def _initialize_after_sources(module: ir.Operation, load: ir.Operation) -> None:
 
     def stores(op: ir.Operation) -> set[str]:
         return {ir.FlatSymbolRefAttr(store.attributes["global"]).value
-                for store in h.walk_ops(op, ("util.global.store",))}
+                for store in h.walk_ops(op, (h.UTIL_GLOBAL_STORE,))}
 
     def reads(op: ir.Operation) -> set[str]:
         return {ir.FlatSymbolRefAttr(load.attributes["global"]).value
-                for load in h.walk_ops(op, ("util.global.load",))}
+                for load in h.walk_ops(op, (h.UTIL_GLOBAL_LOAD,))}
 
-    inits = [op for op in top if op.name == "util.initializer"]
+    inits = [op for op in top if op.name == h.UTIL_INITIALIZER]
     ours = next(op for op in inits if symbol in stores(op))
     sources = reads(ours)
     writers = [op for op in inits if op != ours and stores(op) & sources]
@@ -211,5 +211,5 @@ def _initialize_after_sources(module: ir.Operation, load: ir.Operation) -> None:
 def erase_dead_tables(tables: list[ir.Value]) -> None:
     """The tables no op reads any more (their rows are in a stacked table): a parameter
     left in the function would be read at load for nothing."""
-    b.erase_dead(tables, b.of_kind("flow.tensor.constant", ARITH_CONSTANT,
-                                   "util.global.load"))
+    b.erase_dead(tables, b.of_kind(h.FLOW_TENSOR_CONSTANT, ARITH_CONSTANT,
+                                   h.UTIL_GLOBAL_LOAD))

@@ -22,8 +22,8 @@ from .arrange import MTN, TMN, TN
 from .plan import GroupPlan, NodePlan
 
 # Dead ops left behind by a rewrite that are erased with it.
-CLEANUP_OPS = (TENSOR_EMPTY, LINALG_FILL, ARITH_CONSTANT, "util.global.load",
-               "flow.tensor.constant",
+CLEANUP_OPS = (TENSOR_EMPTY, LINALG_FILL, ARITH_CONSTANT, h.UTIL_GLOBAL_LOAD,
+               h.FLOW_TENSOR_CONSTANT,
                TENSOR_INSERT_SLICE) + RESHAPES
 # Bodies of a linalg.matmul without casts: what linalg.batch_matmul computes.
 PLAIN_MATMUL_BODIES = ([ARITH_MULF, ARITH_ADDF, LINALG_YIELD],

@@ -50,8 +50,8 @@ INDEX_MATH_COST = 1.0  # per dim of index arithmetic (reshapes, slices)
 CONCAT_COST = 3.0  # bounds compare + select + clamp of an insert_slice
 
 # Where a leaf may come from (through the look-through ops): inputs, constants, globals.
-_LEAF_SOURCES = ("hal.tensor.import", ARITH_CONSTANT, "util.global.load",
-                 "iree_tensor_ext.dispatch.tensor.load", "flow.tensor.constant")
+_LEAF_SOURCES = ("hal.tensor.import", ARITH_CONSTANT, h.UTIL_GLOBAL_LOAD,
+                 "iree_tensor_ext.dispatch.tensor.load", h.FLOW_TENSOR_CONSTANT)
 _LEAF_LOOK_THROUGH = ("iree_tensor_ext.compute_barrier.start", TENSOR_CAST,
                       TENSOR_EXPAND_SHAPE, TENSOR_COLLAPSE_SHAPE, "flow.tensor.reshape")
 

@@ -30,7 +30,7 @@ class ForwardCost:
 
 
 ESCAPES = ("util.return", "func.return", "hal.tensor.export", "hal.tensor.alias",
-           "iree_tensor_ext.compute_barrier.end", "util.global.store", "flow.tensor.transfer",
+           "iree_tensor_ext.compute_barrier.end", h.UTIL_GLOBAL_STORE, "flow.tensor.transfer",
            "util.call", "func.call")
 # Chain ops that form a dispatch of their own (compaction is worth it when there are several).
 _HEAVY = (LINALG_GENERIC, TENSOR_INSERT_SLICE, LINALG_BROADCAST, LINALG_TRANSPOSE,

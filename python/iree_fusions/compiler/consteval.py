@@ -70,22 +70,22 @@ class FoldResult:
 def plugin_initializers(module: ir.Operation) -> list[ir.Operation]:
     """The load-time initializers the plugin's passes created in `module`."""
     ops = (op.operation for op in module.regions[0].blocks[0].operations)
-    return [op for op in ops if op.name == "util.initializer" and LOAD_TIME_ATTR in op.attributes]
+    return [op for op in ops if op.name == h.UTIL_INITIALIZER and LOAD_TIME_ATTR in op.attributes]
 
 
 def _stored_globals(init: ir.Operation) -> list[str]:
     return [ir.FlatSymbolRefAttr(op.attributes["global"]).value
-            for op in h.walk_ops(init, ("util.global.store",))]
+            for op in h.walk_ops(init, (h.UTIL_GLOBAL_STORE,))]
 
 
 def _loaded_globals(init: ir.Operation) -> list[str]:
     return [ir.FlatSymbolRefAttr(op.attributes["global"]).value
-            for op in h.walk_ops(init, ("util.global.load",))]
+            for op in h.walk_ops(init, (h.UTIL_GLOBAL_LOAD,))]
 
 
 def _reads_parameters(init: ir.Operation) -> bool:
     return any(h.is_parameter(op.results[0])
-               for op in h.walk_ops(init, ("flow.tensor.constant",)))
+               for op in h.walk_ops(init, (h.FLOW_TENSOR_CONSTANT,)))
 
 
 def fold_initializers(module: ir.Operation,
@@ -153,7 +153,7 @@ def _small_module(module: ir.Operation, symbols: dict[str, ir.Operation],
 
 
 def _is_device_global(op: ir.Operation) -> bool:
-    return op.name == "util.global" and str(op.attributes["type"]).startswith(
+    return op.name == h.UTIL_GLOBAL and str(op.attributes["type"]).startswith(
         "!hal.device")
 
 
@@ -161,6 +161,6 @@ def _initial_values(module: ir.Operation) -> dict[str, ir.Attribute]:
     out = {}
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
-        if op.name == "util.global" and "initial_value" in op.attributes:
+        if op.name == h.UTIL_GLOBAL and "initial_value" in op.attributes:
             out[op.attributes["sym_name"].value] = op.attributes["initial_value"]
     return out

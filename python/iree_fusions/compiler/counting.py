@@ -61,7 +61,7 @@ def count_flow_module(module: ir.Operation) -> FlowCounts:
     counts = FlowCounts()
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
-        if op.name == "util.initializer":
+        if op.name == h.UTIL_INITIALIZER:
             counts.initializer_dispatches += len(h.walk_ops(op, DISPATCH_OPS))
             continue
         if op.name not in h.FUNC_OPS or not _is_public(op) or not op.regions[0].blocks:

@@ -17,7 +17,7 @@ from iree_fusions.compiler.ir_helpers import (
 )
 
 INDEX_WIDTH = 64  # IREE's 64-bit targets (llvm-cpu on x86-64/aarch64, CUDA, ROCm, Vulkan)
-UTIL_ASSUME_INT = "util.assume.int"  # no light op class for IREE's util dialect
+UTIL_ASSUME_INT = h.UTIL_ASSUME_INT
 
 
 def int_width(t: ir.Type) -> int | None:

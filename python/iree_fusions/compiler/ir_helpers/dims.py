@@ -7,7 +7,7 @@ from iree.compiler import ir
 
 from .names import (
     LINALG_EXT_PREFIX, TENSOR_CAST, TENSOR_COLLAPSE_SHAPE, TENSOR_DIM, TENSOR_EMPTY,
-    TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT_SLICE,
+    TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT_SLICE, FLOW_TENSOR_CONSTANT
 )
 from .locations import describe_value
 from .maps import reassociation
@@ -17,7 +17,7 @@ from .values import const_int, defining_op, i64_array, result_index, segment_siz
 
 # Ops whose one tensor result carries its dynamic dims as (trailing) `index` operands.
 SHAPE_CARRIERS = (TENSOR_EMPTY, "flow.tensor.tie_shape", "iree_tensor_ext.compute_barrier.start",
-                  "hal.tensor.import", "flow.tensor.constant", "flow.tensor.reshape",
+                  "hal.tensor.import", FLOW_TENSOR_CONSTANT, "flow.tensor.reshape",
                   TENSOR_EXPAND_SHAPE)
 # A size IREE holds somewhere: static, the index value of a dynamic dim, or (tensor, dim) when
 # no op in reach carries it (a `tensor.dim` would give it).

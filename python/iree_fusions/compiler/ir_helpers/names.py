@@ -78,6 +78,13 @@ TENSOR_RESHAPE = tensor.ReshapeOp.OPERATION_NAME
 
 FUNC_OPS = ("util.func", "func.func")
 LINALG_EXT_PREFIX = "iree_linalg_ext."
+# IREE's util and flow ops a pass matches on tensors (no light Python class either).
+UTIL_GLOBAL = "util.global"
+UTIL_GLOBAL_LOAD = "util.global.load"
+UTIL_GLOBAL_STORE = "util.global.store"
+UTIL_INITIALIZER = "util.initializer"
+UTIL_ASSUME_INT = "util.assume.int"
+FLOW_TENSOR_CONSTANT = "flow.tensor.constant"
 # IREE's extension ops have no light Python class: their names are spelled here, once.
 LINALG_EXT_ATTENTION = LINALG_EXT_PREFIX + "attention"
 LINALG_EXT_GATHER = LINALG_EXT_PREFIX + "gather"

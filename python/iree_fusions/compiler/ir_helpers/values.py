@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from iree.compiler import ir
 
 from .caching import attribute_fact
-from .names import ARITH_CONSTANT, FUNC_OPS, INT_CASTS, LINALG_FILL, VIEWS
+from .names import (ARITH_CONSTANT, FLOW_TENSOR_CONSTANT, FUNC_OPS, INT_CASTS, LINALG_FILL,
+                    UTIL_GLOBAL_LOAD, VIEWS)
 
 
 def op_name(op: ir.Operation | ir.OpView) -> str:
@@ -118,9 +119,9 @@ def is_constant_like(value: ir.Value) -> bool:
     op = defining_op(value)
     if op is None:
         return False
-    if op.name in (ARITH_CONSTANT, "flow.tensor.constant"):
+    if op.name in (ARITH_CONSTANT, FLOW_TENSOR_CONSTANT):
         return True
-    return op.name == "util.global.load" and "is_immutable" in op.attributes
+    return op.name == UTIL_GLOBAL_LOAD and "is_immutable" in op.attributes
 
 
 def producer_through_views(value: ir.Value) -> ir.Operation | None:
@@ -135,7 +136,7 @@ def mutable_global_read(value: ir.Value) -> str | None:
     """The symbol of the mutable `util.global` the value is loaded from, through reshapes
     and casts (None: not such a load)."""
     op = producer_through_views(value)
-    if op is None or op.name != "util.global.load" or "is_immutable" in op.attributes:
+    if op is None or op.name != UTIL_GLOBAL_LOAD or "is_immutable" in op.attributes:
         return None
     return ir.FlatSymbolRefAttr(op.attributes["global"]).value
 
@@ -143,7 +144,7 @@ def mutable_global_read(value: ir.Value) -> str | None:
 def is_parameter(value: ir.Value) -> bool:
     """A tensor read from an external parameter (an .irpa / .gguf / .safetensors entry)."""
     op = defining_op(value)
-    return (op is not None and op.name == "flow.tensor.constant"
+    return (op is not None and op.name == FLOW_TENSOR_CONSTANT
             and "parameter" in str(op.attributes["value"]))
 
 
@@ -151,7 +152,7 @@ def parameter_name(value: ir.Value) -> str | None:
     """`scope::name` of the external parameter `value` is read from, through reshapes and
     casts (None: not a parameter)."""
     op = producer_through_views(value)
-    if op is None or op.name != "flow.tensor.constant" or not is_parameter(op.results[0]):
+    if op is None or op.name != FLOW_TENSOR_CONSTANT or not is_parameter(op.results[0]):
         return None
     # #flow.parameter.named<"scope"::"name"> : type, or <"name"> without a scope
     return "::".join(re.findall(r'"((?:[^"\\]|\\.)*)"', str(op.attributes["value"])))
