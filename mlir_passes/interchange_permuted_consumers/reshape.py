@@ -16,6 +16,7 @@ expand_shape / collapse_shape it is before the loops are split.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from iree.compiler import ir
@@ -249,12 +250,7 @@ def plan_bubble_expand(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
         nxt = identity_chain_input(op)
         in_dims = h.map_dim_positions(maps[inputs.index(nxt)])
         old_shape = h.shape_keys(nxt)
-        groups, shape, start = [], [], 0
-        for pos, loop in enumerate(in_dims):
-            sizes = splits.get(loop, [old_shape[pos]])
-            groups.append(list(range(start, start + len(sizes))))
-            shape += sizes
-            start += len(sizes)
+        groups, shape = _split_operand(in_dims, splits, lambda pos, loop: old_shape[pos])
         value = nxt
     return "producer not reached"
 
@@ -265,6 +261,21 @@ def _dim_splits(dims: list[int], groups: list[list[int]], shape: list[h.DimKey]
     (`dims[j]`: the loop dim of the operand's j-th collapsed dim)."""
     return {dims[j]: [shape[pos] for pos in group]
             for j, group in enumerate(groups) if len(group) > 1}
+
+
+def _split_operand(dims: list[int], splits: dict[int, list[h.DimKey]],
+                   unsplit: Callable[[int, int], h.DimKey]
+                   ) -> tuple[list[list[int]], list[h.DimKey]]:
+    """The reassociation groups and expanded shape of the next operand on the path (its j-th
+    dim is loop `dims[j]`) once the loops in `splits` are split; a dim whose loop is not split
+    keeps the size `unsplit(j, loop)`."""
+    groups, shape, start = [], [], 0
+    for pos, loop in enumerate(dims):
+        sizes = splits.get(loop, [unsplit(pos, loop)])
+        groups.append(list(range(start, start + len(sizes))))
+        shape += sizes
+        start += len(sizes)
+    return groups, shape
 
 
 def plan_sink_collapse(path: Path, reshape: ir.Operation) -> list[tuple[ir.Operation, dict]] | str:
@@ -295,16 +306,8 @@ def plan_sink_collapse(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
             return plan
         n_in = len(h.dps_inputs(op))
         out_dims = h.map_dim_positions(maps[n_in])
-        out_shape = []
-        groups, start = [], 0
-        for loop in out_dims:
-            sizes = splits.get(loop, [None])
-            groups.append(list(range(start, start + len(sizes))))
-            start += len(sizes)
-        exp_ranges = h.loop_keys(op)
-        for loop in out_dims:
-            out_shape += splits.get(loop, [exp_ranges[loop]])
-        src_shape = out_shape
+        loop_sizes = h.loop_keys(op)
+        groups, src_shape = _split_operand(out_dims, splits, lambda pos, loop: loop_sizes[loop])
         value = op.results[0]
     return "consumer not reached"
 
