@@ -235,13 +235,10 @@ def plan_bubble_expand(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
         if maps is None:
             return f"producer {op.name} cannot be expanded (no indexing maps)"
         n_in = len(h.dps_inputs(op))
-        out_dims = h.map_dim_positions(maps[n_in + res_idx])
-        if out_dims is None:
-            return f"{op.name} result map is not a permutation"
-        splits = _dim_splits(out_dims, groups, shape)
-        blocker = expansion_blocker(op, splits)
-        if blocker:
-            return f"cannot expand {op.name}: {blocker}"
+        splits = _step_splits(op, h.map_dim_positions(maps[n_in + res_idx]), groups, shape,
+                              f"{op.name} result map is not a permutation", op.name)
+        if isinstance(splits, str):
+            return splits
         plan.append((op, splits))
         if op == path.producer:
             return plan
@@ -261,6 +258,18 @@ def _dim_splits(dims: list[int], groups: list[list[int]], shape: list[h.DimKey]
     (`dims[j]`: the loop dim of the operand's j-th collapsed dim)."""
     return {dims[j]: [shape[pos] for pos in group]
             for j, group in enumerate(groups) if len(group) > 1}
+
+
+def _step_splits(op: ir.Operation, dims: list[int] | None, groups: list[list[int]],
+                 shape: list[h.DimKey], not_permutation: str, where: str
+                 ) -> dict[int, list[h.DimKey]] | str:
+    """One op of a walk along the path: the loop splits that carry the reshape through it
+    (its path operand's j-th dim is loop `dims[j]`), or why it cannot be expanded."""
+    if dims is None:
+        return not_permutation
+    splits = _dim_splits(dims, groups, shape)
+    blocker = expansion_blocker(op, splits)
+    return f"cannot expand {where}: {blocker}" if blocker else splits
 
 
 def _split_operand(dims: list[int], splits: dict[int, list[h.DimKey]],
@@ -294,13 +303,10 @@ def plan_sink_collapse(path: Path, reshape: ir.Operation) -> list[tuple[ir.Opera
         pos_in = [i for i, operand in enumerate(operands) if operand == value]
         if len(pos_in) != 1:
             return "the collapsed value is read twice"
-        dims = h.map_dim_positions(maps[pos_in[0]])
-        if dims is None:
-            return "a map on the path is not a permutation"
-        splits = _dim_splits(dims, groups, src_shape)
-        blocker = expansion_blocker(op, splits)
-        if blocker:
-            return f"cannot expand {op_location(op)}: {blocker}"
+        splits = _step_splits(op, h.map_dim_positions(maps[pos_in[0]]), groups, src_shape,
+                              "a map on the path is not a permutation", op_location(op))
+        if isinstance(splits, str):
+            return splits
         plan.append((op, splits))
         if op == path.consumer:
             return plan
