@@ -140,7 +140,7 @@ def mark_immutable_load(value: ir.Value) -> None:
     op = h.defining_op(value)
     if op is None or op.name != h.UTIL_GLOBAL_LOAD or "is_immutable" in op.attributes:
         return
-    symbol = ir.FlatSymbolRefAttr(op.attributes["global"]).value
+    symbol = h.global_symbol(op)
     module = op
     while module.parent is not None:
         module = module.parent.operation if hasattr(module.parent, "operation") else module.parent

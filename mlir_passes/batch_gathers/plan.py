@@ -110,7 +110,7 @@ def not_constant_reason(table: ir.Value) -> str:
     a value known only at run time."""
     op = h.defining_op(table)
     if op is not None and op.name == h.UTIL_GLOBAL_LOAD and "is_immutable" not in op.attributes:
-        name = ir.FlatSymbolRefAttr(op.attributes["global"]).value
+        name = h.global_symbol(op)
         return (f"table is the mutable global @{name} (it can change between calls: never "
                 "stacked); only lookups of the same table merge")
     return NOT_CONSTANT

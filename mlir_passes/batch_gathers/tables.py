@@ -79,7 +79,9 @@ class TablePool:
                 stack = self._build(None, [], [], tables, keys)
             elif not all(k in stack.keys for k in keys):
                 stack = self._build(stack, stack.sources, stack.keys, tables, keys)
-            self.loads[key] = (stack, [stack.starts[stack.keys.index(k)] for k in keys])
+            # Without sharing the stack is `tables` itself, a repeated entry read at its copy.
+            self.loads[key] = (stack, [stack.starts[stack.keys.index(k)] for k in keys]
+                               if self.share else stack.starts)
         stack, starts = self.loads[key]
         return stack.load, starts
 
@@ -132,7 +134,7 @@ class TablePool:
         value = b.hoist_to_initializer(self.module, before, inputs, build,
                                        f"{TABLE_SYMBOL}_{dim}x{elem}")
         _initialize_after_sources(self.module, h.defining_op(value))
-        symbol = ir.FlatSymbolRefAttr(h.defining_op(value).attributes["global"]).value
+        symbol = h.global_symbol(h.defining_op(value))
         if old is not None:
             old.load.replace_all_uses_with(value)
             _erase_stack(self.module, old)
@@ -154,19 +156,28 @@ class TablePool:
         return stack
 
 
-def _rename_global(module: ir.Operation, load: ir.Operation, to: str) -> str:
-    """Renames the global `load` reads, its one load and its initializer's store to `to` (a
-    name now free); only the module's top-level ops and that initializer are visited."""
-    symbol = ir.FlatSymbolRefAttr(load.attributes["global"]).value
-    accesses = [load]
+def _global_and_initializer(module: ir.Operation, symbol: str
+                            ) -> tuple[ir.Operation, ir.Operation]:
+    """The `util.global` named `symbol` and the `util.initializer` that stores it (one pass
+    over the module's top-level ops)."""
+    glob = init = None
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
         if op.name == h.UTIL_GLOBAL and ir.StringAttr(op.attributes["sym_name"]).value == symbol:
-            op.attributes["sym_name"] = ir.StringAttr.get(to)
-        elif op.name == h.UTIL_INITIALIZER:
-            accesses += [store for store in h.walk_ops(op, (h.UTIL_GLOBAL_STORE,))
-                         if ir.FlatSymbolRefAttr(store.attributes["global"]).value == symbol]
-    for access in accesses:
+            glob = op
+        elif op.name == h.UTIL_INITIALIZER and symbol in h.stored_globals(op):
+            init = op
+    return glob, init
+
+
+def _rename_global(module: ir.Operation, load: ir.Operation, to: str) -> str:
+    """Renames the global `load` reads, its one load and its initializer's store to `to` (a
+    name now free)."""
+    symbol = h.global_symbol(load)
+    glob, init = _global_and_initializer(module, symbol)
+    glob.attributes["sym_name"] = ir.StringAttr.get(to)
+    for access in [load] + [store for store in h.walk_ops(init, (h.UTIL_GLOBAL_STORE,))
+                            if h.global_symbol(store) == symbol]:
         access.attributes["global"] = ir.FlatSymbolRefAttr.get(to)
     return to
 
@@ -174,36 +185,20 @@ def _rename_global(module: ir.Operation, load: ir.Operation, to: str) -> str:
 def _erase_stack(module: ir.Operation, stack: _Stack) -> None:
     """Erases a replaced stack: its load (no reader left), its initializer and its global."""
     h.defining_op(stack.load).erase()
-    top = [op.operation for op in module.regions[0].blocks[0].operations]
-    for op in top:
-        if op.name == h.UTIL_GLOBAL and \
-                ir.StringAttr(op.attributes["sym_name"]).value == stack.symbol:
-            op.erase()
-        elif op.name == h.UTIL_INITIALIZER and any(
-                ir.FlatSymbolRefAttr(store.attributes["global"]).value == stack.symbol
-                for store in h.walk_ops(op, (h.UTIL_GLOBAL_STORE,))):
-            op.erase()
+    for op in _global_and_initializer(module, stack.symbol):
+        op.erase()
 
 
 def _initialize_after_sources(module: ir.Operation, load: ir.Operation) -> None:
     """Moves the initializer that stacks the tables of `load`'s global after the
     initializers of the globals it reads (tables IREE hoisted into globals, or that a
     program initializes itself): initializers run in module order."""
-    symbol = ir.FlatSymbolRefAttr(load.attributes["global"]).value
+    symbol = h.global_symbol(load)
     top = [op.operation for op in module.regions[0].blocks[0].operations]
-
-    def stores(op: ir.Operation) -> set[str]:
-        return {ir.FlatSymbolRefAttr(store.attributes["global"]).value
-                for store in h.walk_ops(op, (h.UTIL_GLOBAL_STORE,))}
-
-    def reads(op: ir.Operation) -> set[str]:
-        return {ir.FlatSymbolRefAttr(load.attributes["global"]).value
-                for load in h.walk_ops(op, (h.UTIL_GLOBAL_LOAD,))}
-
     inits = [op for op in top if op.name == h.UTIL_INITIALIZER]
-    ours = next(op for op in inits if symbol in stores(op))
-    sources = reads(ours)
-    writers = [op for op in inits if op != ours and stores(op) & sources]
+    ours = next(op for op in inits if symbol in h.stored_globals(op))
+    sources = set(h.loaded_globals(ours))
+    writers = [op for op in inits if op != ours and sources.intersection(h.stored_globals(op))]
     if writers and top.index(writers[-1]) > top.index(ours):
         ours.move_after(writers[-1])
 

@@ -73,16 +73,6 @@ def plugin_initializers(module: ir.Operation) -> list[ir.Operation]:
     return [op for op in ops if op.name == h.UTIL_INITIALIZER and LOAD_TIME_ATTR in op.attributes]
 
 
-def _stored_globals(init: ir.Operation) -> list[str]:
-    return [ir.FlatSymbolRefAttr(op.attributes["global"]).value
-            for op in h.walk_ops(init, (h.UTIL_GLOBAL_STORE,))]
-
-
-def _loaded_globals(init: ir.Operation) -> list[str]:
-    return [ir.FlatSymbolRefAttr(op.attributes["global"]).value
-            for op in h.walk_ops(init, (h.UTIL_GLOBAL_LOAD,))]
-
-
 def _reads_parameters(init: ir.Operation) -> bool:
     return any(h.is_parameter(op.results[0])
                for op in h.walk_ops(init, (h.FLOW_TENSOR_CONSTANT,)))
@@ -104,7 +94,7 @@ def fold_initializers(module: ir.Operation,
                for op in top.operations if "sym_name" in op.operation.attributes}
     candidates = []
     for init in inits:
-        stored = _stored_globals(init)
+        stored = h.stored_globals(init)
         if _reads_parameters(init):
             result.keep(stored, symbols, "from external parameters, known only at load")
         else:
@@ -136,7 +126,7 @@ def _small_module(module: ir.Operation, symbols: dict[str, ir.Operation],
             small.operation.attributes[name] = module.attributes[name]
         needed = [name for name, op in symbols.items() if _is_device_global(op)]
         for init, stored in candidates:
-            needed += [g for g in _loaded_globals(init) + stored if g not in needed]
+            needed += [g for g in h.loaded_globals(init) + stored if g not in needed]
         body = ir.InsertionPoint(small.body)
         for name in needed:
             symbols[name].clone(body)

@@ -43,7 +43,8 @@ from .caching import (  # noqa: F401
 from .values import (  # noqa: F401
     op_name, functions, walk_ops, defining_op, use_owner, users, single_user, result_index,
     attr_names, attribute_texts, i64_array, segment_sizes, const_int,
-    splat_value, is_constant, is_constant_like, mutable_global_read, producer_through_views,
+    splat_value, is_constant, is_constant_like, global_symbol, stored_globals, loaded_globals,
+    mutable_global_read, producer_through_views,
     is_parameter, parameter_name, same_constant, traces_to, is_zero_fill, value_origin,
 )
 from .slices import (  # noqa: F401

@@ -10,7 +10,7 @@ from iree.compiler import ir
 
 from .caching import attribute_fact
 from .names import (ARITH_CONSTANT, FLOW_TENSOR_CONSTANT, FUNC_OPS, INT_CASTS, LINALG_FILL,
-                    UTIL_GLOBAL_LOAD, VIEWS)
+                    UTIL_GLOBAL_LOAD, UTIL_GLOBAL_STORE, VIEWS)
 
 
 def op_name(op: ir.Operation | ir.OpView) -> str:
@@ -132,13 +132,28 @@ def producer_through_views(value: ir.Value) -> ir.Operation | None:
     return op
 
 
+def global_symbol(access: ir.Operation) -> str:
+    """The symbol of the `util.global` a `util.global.load` / `.store` names."""
+    return ir.FlatSymbolRefAttr(access.attributes["global"]).value
+
+
+def stored_globals(root: ir.Operation) -> list[str]:
+    """The globals the `util.global.store`s under `root` (an initializer) write, in order."""
+    return [global_symbol(store) for store in walk_ops(root, (UTIL_GLOBAL_STORE,))]
+
+
+def loaded_globals(root: ir.Operation) -> list[str]:
+    """The globals the `util.global.load`s under `root` read, in order."""
+    return [global_symbol(load) for load in walk_ops(root, (UTIL_GLOBAL_LOAD,))]
+
+
 def mutable_global_read(value: ir.Value) -> str | None:
     """The symbol of the mutable `util.global` the value is loaded from, through reshapes
     and casts (None: not such a load)."""
     op = producer_through_views(value)
     if op is None or op.name != UTIL_GLOBAL_LOAD or "is_immutable" in op.attributes:
         return None
-    return ir.FlatSymbolRefAttr(op.attributes["global"]).value
+    return global_symbol(op)
 
 
 def is_parameter(value: ir.Value) -> bool:
