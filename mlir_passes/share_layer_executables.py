@@ -45,7 +45,7 @@ from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint,
                                             PassContext, option, structural_key)
 from iree_fusions.compiler.target import is_llvm_cpu
 
-BARRIER = "util.optimization_barrier"
+BARRIER = h.UTIL_OPTIMIZATION_BARRIER
 GPU_RULE = ("a GPU target: dynamic plane offsets not measured on a GPU (on-gpu=true applies "
             "them)")
 
@@ -101,9 +101,11 @@ def _picks_one_layer_per_tensor(slices: list[ir.Operation], offsets: list[list[i
 
 def _plane_index(block: ir.Block, value: int) -> ir.Value:
     """`value` as an index IREE cannot fold into a dispatch: the block's own at its top
-    (made by an earlier group), else made there."""
-    ops = [op.operation for op in block.operations]
-    for i, op in enumerate(ops):
+    (made by an earlier group), else made there. Only the constants and barriers at the
+    top are visited."""
+    first = next(iter(block.operations)).operation
+    for op in block.operations:
+        op = op.operation
         if op.name != BARRIER:
             if op.name == ARITH_CONSTANT:
                 continue
@@ -113,7 +115,7 @@ def _plane_index(block: ir.Block, value: int) -> ir.Value:
                 isinstance(op.results[0].type, ir.IndexType) and \
                 ir.IntegerAttr(source.attributes["value"]).value == value:
             return op.results[0]
-    with ops[0].location, ir.InsertionPoint(ops[0]):
+    with first.location, ir.InsertionPoint(first):
         return util.OptimizationBarrierOp([ir.IndexType.get()],
                                           [b.index_const(value)]).results[0]
 
@@ -126,10 +128,7 @@ def share_planes(plan: SharePlan) -> str:
             f"{', '.join(map(str, plan.dims))}) from an operand: IREE can compile one "
             "executable for all of them")
     for op in plan.slices:
-        offsets = h.i64_array(op, "static_offsets")
-        static_sizes = h.i64_array(op, "static_sizes")
-        dynamic = iter(op.operands[1:])  # the dynamic sizes (offsets and strides are static)
-        sizes = [next(dynamic) if ir.ShapedType.is_dynamic_size(s) else s for s in static_sizes]
+        offsets, sizes = h.i64_array(op, "static_offsets"), h.slice_sizes(op)
         mixed = [_plane_index(op.block, o) if d in plan.dims else o
                  for d, o in enumerate(offsets)]
         with op.location, ir.InsertionPoint(op):
@@ -166,13 +165,12 @@ class ShareLayerExecutables(CandidatePass[SharePlan]):
             first = slices[0]
             summary = f"{len(slices)} slices of {h.type_text(first.operands[0])}"
 
-            def make(slices=slices) -> SharePlan:
-                if gpu:
-                    raise NoMatch(GPU_RULE)
-                return plan_group(slices, self.min_group)
-
-            yield Candidate.of(structural_key("layer-slices", key, len(slices)), first,
-                               summary, make, gain="compile-time")
+            candidate = Candidate.of(
+                structural_key("layer-slices", key, len(slices)), first, summary,
+                lambda slices=slices: plan_group(slices, self.min_group), gain="compile-time")
+            if gpu and not candidate.blocked:
+                candidate.declined = GPU_RULE  # a decisions file measured on the GPU may apply it
+            yield candidate
 
     def footprint(self, candidate: Candidate[SharePlan], ctx: PassContext) -> Footprint:
         return Footprint.of(reads=candidate.plan.slices, writes=candidate.plan.slices)

@@ -3,6 +3,10 @@
 // RUN: iree-fusions-opt %s --split-input-file -p share-layer-executables --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: iree-fusions-opt %s --split-input-file -p share-layer-executables | iree-fusions-opt - -p share-layer-executables --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=IDEM
 // IDEM: [share-layer-executables] 0 change(s)
+// The GPU rule: on a GPU target the plan is declined (not measured there; a decisions file
+// may apply it), on-gpu=true applies it.
+// RUN: iree-fusions-opt %s --split-input-file -p share-layer-executables --fusions-target=cuda:sm_80 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=GPU
+// RUN: iree-fusions-opt %s --split-input-file -p 'share-layer-executables{on-gpu=true}' --fusions-target=cuda:sm_80 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=ONGPU
 
 // K and V of 4 layers, each read from that layer's value of a paged cache [pages, layers, 2,
 // heads, block, dim] (as sharktank's Llama reads them, one layer after another): each slice's
@@ -23,6 +27,9 @@
 // CHECK: tensor.extract_slice %{{.+}}[0, %[[L3]], %[[L1]], 0, 0, 0] [%[[N]], 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1]
 // CHECK-NEXT: util.return
 // REPORT: [share-layer-executables] 1 change(s), 0 skipped
+// GPU: [share-layer-executables] 0 change(s), 1 skipped
+// GPU-NEXT: skipped [layer-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: a GPU target: dynamic plane offsets not measured on a GPU (on-gpu=true applies them)
+// ONGPU: [share-layer-executables] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [layer-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: 8 slices of tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16> read their plane (dim(s) 1, 2) from an operand: IREE can compile one executable for all of them
 // REPORT: [share-layer-executables] 0 change(s), 1 skipped
 // REPORT-NEXT: skipped [layer-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: 3 alike slice(s), fewer than min-group=4

@@ -425,3 +425,31 @@ def test_a_decision_under_a_renamed_key_family_is_followed_with_a_warning():
     families = set(re.findall(r'structural_key\("([a-z-]+)"', sources))
     assert set(RENAMED_FAMILIES) <= families
     assert not set(RENAMED_FAMILIES.values()) & families
+
+
+def test_a_gpu_decision_applies_a_plan_the_gpu_rule_declines(tmp_path):
+    """share-layer-executables declines on GPU targets (not measured there): declined, not
+    blocked, so a decisions file measured on the GPU (the tuner's) applies the plan, as the
+    protocol's target rules do (docs/protocol.md: `declined`)."""
+    import re
+
+    from iree_fusions.compiler.target import Target
+    from support.passes import lit_cases
+
+    source = tmp_path / "layers.mlir"
+    source.write_text(lit_cases("share-layer-executables")["kv_cache_layers"])
+    base = [tool("iree-fusions-opt"), str(source), "-p", "share-layer-executables",
+            "--fusions-target=cuda:sm_80", "--fusions-report"]
+    declined = subprocess.run(base + ["-o", str(tmp_path / "a.mlir")],
+                              capture_output=True, text=True, check=True)
+    assert "0 change(s), 1 skipped" in declined.stderr, declined.stderr
+    key = re.search(r"skipped \[(layer-slices-[0-9a-f]+)\]", declined.stderr).group(1)
+    decisions = tmp_path / "cuda.json"
+    decisions.write_text(json.dumps({
+        "format": FORMAT, "target": Target.parse("cuda:sm_80").to_json(),
+        "decisions": {key: {"pass": "share-layer-executables", "apply": True}}}))
+    applied = subprocess.run(base + [f"--fusions-decisions={decisions}",
+                                     "-o", str(tmp_path / "b.mlir")],
+                             capture_output=True, text=True, check=True)
+    assert "1 change(s)" in applied.stderr, applied.stderr
+    assert "util.optimization_barrier" in (tmp_path / "b.mlir").read_text()

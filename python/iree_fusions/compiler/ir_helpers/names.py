@@ -84,6 +84,7 @@ UTIL_GLOBAL_LOAD = "util.global.load"
 UTIL_GLOBAL_STORE = "util.global.store"
 UTIL_INITIALIZER = "util.initializer"
 UTIL_ASSUME_INT = "util.assume.int"
+UTIL_OPTIMIZATION_BARRIER = "util.optimization_barrier"
 FLOW_TENSOR_CONSTANT = "flow.tensor.constant"
 # IREE's extension ops have no light Python class: their names are spelled here, once.
 LINALG_EXT_ATTENTION = LINALG_EXT_PREFIX + "attention"
