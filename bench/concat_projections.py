@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -35,16 +34,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, HERE)
 
+from iree.compiler import ir  # noqa: E402
+from iree.compiler.dialects import tensor  # noqa: E402
+from iree.compiler.dialects import _linalg_ops_gen as linalg  # noqa: E402
+
+from iree_fusions.compiler import ir_build as b  # noqa: E402
+from iree_fusions.compiler import ir_helpers as h  # noqa: E402
+from iree_fusions.compiler.counting import count_flow_ir  # noqa: E402
+
 
 def concatenate_projections(text: str) -> tuple[str, int]:
     """The IR with every sibling group rewritten as above, and the number of groups."""
-    from iree.compiler import ir
-    from iree.compiler.dialects import tensor
-    from iree.compiler.dialects import _linalg_ops_gen as linalg
-
-    from iree_fusions.compiler import ir_build as b
-    from iree_fusions.compiler import ir_helpers as h
-
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         module = ir.Module.parse(text)
@@ -68,13 +68,13 @@ def concatenate_projections(text: str) -> tuple[str, int]:
                         len(users) != 1 or not h.is_elementwise(users[0])
                         or len(h.dps_inputs(users[0])) != 1 for users in epilogues):
                     continue
-                _concatenate(b, h, ir, tensor, linalg, top, block, members,
-                             [users[0] for users in epilogues])
+                _concatenate(top, block, members, [users[0] for users in epilogues])
                 count += 1
         return str(module), count
 
 
-def _concatenate(b, h, ir, tensor, linalg, top, block, members, epilogues) -> None:
+def _concatenate(top: ir.Operation, block: ir.Block, members: list[ir.Operation],
+                 epilogues: list[ir.Operation]) -> None:
     first = members[0]
     weights = [op.operands[1] for op in members]
     widths = [ir.RankedTensorType(w.type).shape[0] for w in weights]
@@ -120,11 +120,10 @@ def _concatenate(b, h, ir, tensor, linalg, top, block, members, epilogues) -> No
 
 
 def dispatches(flow_ir: str) -> dict[str, int]:
-    """flow.dispatch ops per public function of a flow-phase module."""
-    out = {}
-    for match in re.finditer(r"util\.func public @(\w+)\$async.*?\n  }\n", flow_ir, re.S):
-        out[match.group(1)] = match.group(0).count("flow.dispatch @")
-    return out
+    """Dispatches per entry point of a flow-phase module (`counting`; sharktank's functions
+    dispatch from their `$async` halves)."""
+    counts = count_flow_ir(flow_ir).dispatches
+    return {name.removesuffix("$async"): n for name, n in counts.items() if n}
 
 
 def main() -> None:
