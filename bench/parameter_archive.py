@@ -2,18 +2,22 @@
 plugin's default (parameter tables and tower weights left unstacked), in the params form
 (iree-turbine .irpa). Results: bench/results/parameter-archive.md.
 
-    python bench/parameter_archive.py [MODEL ...] [--rounds 5] [--device local-task]
-        [--folder DIR]
+    python bench/parameter_archive.py [MODEL ...] [--rounds 5] [--draws 6]
+        [--device local-task] [--folder DIR]
 
 Per model (default: dlrm-b8 dlrm-b64 dlrm-lookups16-b8 criteo-b8; also dlrm-tables-256mib-b8,
-8 tables of 32 MiB, the memory sweep's model of bench/batch_gathers.py), three builds of one
-export: stock (`--fusions=none`), plugin (`--fusions=all`), archive (`--fusions=all
---fusions-parameters=model=P.irpa --fusions-parameter-archive=A.irpa`). Columns: the
-archive's bytes; the largest difference of each plugin build's outputs from stock's; MiB
+8 tables of 32 MiB, the memory sweep's model of bench/batch_gathers.py), four builds of one
+export: stock (`--fusions=none`), plugin (`--fusions=all`), and the two archive layouts
+(`--fusions=all --fusions-parameters=model=P.irpa --fusions-parameter-archive=A.irpa
+--fusions-parameter-archive-mode=consolidate|overlay`), each run with the files it reads
+(consolidated: the archive alone; overlay: the archive and the source). Columns: the
+archives' bytes; the largest difference of each plugin build's outputs from stock's; MiB
 held (what a fresh process gains loading the module with its parameter files and calling it
-once: anonymous + file-backed pages), with the archive build's split into the archive's
-file-backed pages and the rest; median load time; stock/plugin latency ratio with its
-verdict (alternating rounds).
+once: anonymous + file-backed pages, median of 3 processes), the mean over `--draws` input
+draws (the catalog's inputs, then ids drawn with other seeds: which pages a lookup faults in
+depends on the ids, by a 64 KiB window or two on these small tables), with each archive
+build's excess over stock per draw (mean, worst); median load time; stock/build latency
+ratio with its verdict (alternating rounds, on the catalog's inputs).
 """
 
 from __future__ import annotations
@@ -82,7 +86,46 @@ def held_mib(vmfb: str, device: str, function: str, inputs: list[str],
     return runs[1]
 
 
-def measure(name: str, folder: str, device: str, rounds: int) -> dict:
+# The builds: --fusions and the archive layout (None: no archive).
+BUILDS = {"stock": ("none", None), "plugin": ("all", None),
+          "consolidated": ("all", "consolidate"), "overlay": ("all", "overlay")}
+ARCHIVES = [side for side, (_, mode) in BUILDS.items() if mode]
+
+
+def _input_draws(name: str, art, folder: str, draws: int) -> list[list[str]]:
+    """The .npy paths of each input draw: the catalog's inputs, then the model's inputs
+    generated with seeds 1, 2, ... (the ids a lookup reads; DLRM-family models only)."""
+    import numpy as np
+
+    from iree_fusions.models import dlrm
+
+    out = []
+    for draw in range(draws):
+        if draw == 0:
+            arrays = list(art.inputs)
+        else:
+            cfg = _large_config() if name == LARGE else dlrm.CONFIGS[name]
+            _, args = dlrm.build_dlrm(dataclasses.replace(cfg, seed=draw))
+            arrays = [a.numpy() for a in args]
+        paths = []
+        for i, x in enumerate(arrays):
+            paths.append(os.path.join(folder, f"input{i}.draw{draw}.npy"))
+            np.save(paths[-1], x)
+        out.append(paths)
+    return out
+
+
+def _large_config():
+    """dlrm-tables-256mib-b8's configuration: bench/batch_gathers.py's memory sweep model."""
+    sys.path.insert(0, HERE)
+    from batch_gathers import MEMORY_CFG
+
+    return MEMORY_CFG
+
+
+def measure(name: str, folder: str, device: str, rounds: int, draws: int) -> dict:
+    import statistics
+
     import numpy as np
 
     from iree_fusions.tools.parameter_archive import archive_flags
@@ -96,54 +139,61 @@ def measure(name: str, folder: str, device: str, rounds: int) -> dict:
     if name == LARGE:  # batch_gathers.py's memory sweep model: 8 tables of 32 MiB
         from iree_fusions.models import dlrm
 
-        sys.path.insert(0, HERE)
-        from batch_gathers import MEMORY_CFG
-
-        exported = dlrm.build_form(MEMORY_CFG, "params", here)
+        exported = dlrm.build_form(_large_config(), "params", here)
         art = dataclasses.replace(exported.artifact, parameters=dict(exported.parameters))
     else:
         art = form_artifact(all_models()[name], "params", here)
     source = os.path.join(here, "model.mlir")
     with open(source, "wb") as f:
         f.write(art.source)
-    inputs = []
-    for i, x in enumerate(art.inputs):
-        inputs.append(os.path.join(here, f"input{i}.npy"))
-        np.save(inputs[-1], x)
+    input_draws = _input_draws(name, art, here, draws)
     (scope, irpa), = art.parameters.items()
-    archive = os.path.join(here, "fusions.irpa")
     target = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
               "--iree-llvmcpu-target-cpu=host", *art.flags]
-    builds = {"stock": ["--fusions=none"], "plugin": ["--fusions=all"],
-              "archive": ["--fusions=all", *archive_flags({scope: irpa}, archive)]}
-    paths = {}
-    for side, flags in builds.items():
+    paths, files, archive_bytes = {}, {}, {}
+    for side, (fusions, mode) in BUILDS.items():
         paths[side] = os.path.join(here, f"{side}.vmfb")
+        flags = [f"--fusions={fusions}"]
+        files[side] = {scope: irpa}
+        if mode:
+            archive = os.path.join(here, f"{side}.fusions.irpa")
+            flags += archive_flags({scope: irpa}, archive, mode)
         subprocess.run([sys.executable, "-m", "iree_fusions.tools.compile_cli", source, *target,
                         *flags, "-o", paths[side]], check=True, capture_output=True,
                        env={**os.environ, "PYTHONPATH": os.path.join(HERE, "..", "python")})
-    files = {"stock": {scope: irpa}, "plugin": {scope: irpa},
-             "archive": resolve_parameters(paths["archive"], {scope: irpa, "fusions": archive})}
-    arrays = [np.load(p) for p in inputs]
+        if mode:  # the files this build reads: a consolidated archive replaces the source
+            files[side] = resolve_parameters(paths[side], {scope: irpa, "+": archive})
+            archive_bytes[side] = os.path.getsize(archive)
+    arrays = [np.load(p) for p in input_draws[0]]
     outs = {side: run_module(paths[side], arrays, art.function, device, files[side])
-            for side in builds}
-    row = {"model": name, "archive_bytes": os.path.getsize(archive)}
-    for side in ("plugin", "archive"):
-        row[f"{side}_max_abs"], _, row[f"{side}_shapes"] = compare_outputs(outs["stock"],
-                                                                           outs[side])
-    for side in builds:
-        held = held_mib(paths[side], device, art.function, inputs, files[side])
-        row[f"{side}_held_mib"] = round(held["total"], 2)
-        if side == "archive":
-            row["archive_file_mib"] = round(held[archive], 2)
+            for side in BUILDS}
+    row = {"model": name, "archive_bytes": archive_bytes, "draws": draws,
+           "files": {side: sorted(os.path.basename(p) for p in files[side].values())
+                     for side in BUILDS}}
+    for side in BUILDS:
+        if side != "stock":
+            row[f"{side}_max_abs"], _, row[f"{side}_shapes"] = compare_outputs(outs["stock"],
+                                                                               outs[side])
+    held = {side: [held_mib(paths[side], device, art.function, inputs, files[side])["total"]
+                   for inputs in input_draws] for side in BUILDS}
+    for side in BUILDS:
+        row[f"{side}_held_mib"] = round(statistics.mean(held[side]), 3)
+        row[f"{side}_held_draws"] = [round(h, 3) for h in held[side]]
+        if side != "stock":
+            excess = [h / s - 1 for h, s in zip(held[side], held["stock"])]
+            row[f"{side}_excess_mean"] = round(statistics.mean(excess), 4)
+            row[f"{side}_excess_worst"] = round(max(excess), 4)
     loads = {side: load_times_ms({side: paths[side]}, device, parameters=files[side])[side]
-             for side in builds}
+             for side in BUILDS}
     row.update({f"{side}_load_ms": round(ms, 2) for side, ms in loads.items()})
     if rounds:
-        for side in ("plugin", "archive"):
-            verdict = time_pair(paths["stock"], paths[side], inputs, function=art.function,
-                                device=device, rounds=rounds,
-                                extra_flags=parameter_flags(files["archive"]), max_rounds=15)
+        for side in BUILDS:
+            if side == "stock":
+                continue
+            verdict = time_pair(paths["stock"], paths[side], input_draws[0],
+                                function=art.function, device=device, rounds=rounds,
+                                extra_flags=parameter_flags({**files["stock"], **files[side]}),
+                                max_rounds=15)
             row[f"{side}_ratio"] = verdict.get("ratio")
             row[f"{side}_verdict"] = verdict.get("verdict")
             row[f"{side}_interval"] = [round(verdict["ratio_low"], 3),
@@ -156,6 +206,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("models", nargs="*", default=DEFAULT_MODELS)
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--draws", type=int, default=6, help="input draws MiB held is averaged over")
     p.add_argument("--device", default="local-task")
     p.add_argument("--folder", default=None, help="keep the exports and builds here")
     p.add_argument("--json", default=None)
@@ -163,21 +214,24 @@ def main() -> None:
     folder = args.folder or tempfile.mkdtemp(prefix="parameter-archive-")
     rows = []
     for name in args.models:
-        row = measure(name, folder, args.device, args.rounds)
+        row = measure(name, folder, args.device, args.rounds, args.draws)
         rows.append(row)
         print(json.dumps(row), flush=True)
-    print(f"{'model':20s} {'archive B':>10s} {'err plug/arch':>14s} "
-          f"{'MiB held stock / plug / arch (archive pages)':>46s} {'load ms s/p/a':>18s} "
-          f"{'ratio plug':>18s} {'ratio arch':>18s}")
+    print("| model | archive bytes cons. / overlay | max abs | MiB held stock / plugin / "
+          "cons. / overlay | cons. vs stock: mean (worst) | overlay vs stock | load ms "
+          "s / p / c / o | plugin | consolidated | overlay |")
+    print("| --- " * 10 + "|")
     for r in rows:
-        held = (f"{r['stock_held_mib']:.2f} / {r['plugin_held_mib']:.2f} / "
-                f"{r['archive_held_mib']:.2f} ({r['archive_file_mib']:.2f})")
-        loads = f"{r['stock_load_ms']}/{r['plugin_load_ms']}/{r['archive_load_ms']}"
+        err = max(r[f"{s}_max_abs"] for s in BUILDS if s != "stock")
+        held = " / ".join(f"{r[f'{s}_held_mib']:.2f}" for s in BUILDS)
+        excess = [f"{100 * r[f'{s}_excess_mean']:+.1f}% ({100 * r[f'{s}_excess_worst']:+.1f}%)"
+                  for s in ARCHIVES]
+        loads = " / ".join(str(r[f"{s}_load_ms"]) for s in BUILDS)
         ratios = [f"{r.get(f'{s}_ratio') or 0:.3f} {r.get(f'{s}_verdict') or '-'}"
-                  for s in ("plugin", "archive")]
-        print(f"{r['model']:20s} {r['archive_bytes']:>10d} "
-              f"{r['plugin_max_abs']:.1e}/{r['archive_max_abs']:.1e} {held:>46s} "
-              f"{loads:>18s} {ratios[0]:>18s} {ratios[1]:>18s}")
+                  for s in BUILDS if s != "stock"]
+        print(f"| {r['model']} | {r['archive_bytes']['consolidated']} / "
+              f"{r['archive_bytes']['overlay']} | {err:.1e} | {held} | {excess[0]} | "
+              f"{excess[1]} | {loads} | {' | '.join(ratios)} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=2)

@@ -1,10 +1,13 @@
 """Weights stacked offline (issue 45, item 1): `--fusions-parameter-archive` makes the module
 and the archive of its stacked parameters in one compile (IREE's parameter encoder, run
 here), and a module and an archive that do not belong together are an error naming both
-files, never a wrong result.
+files, never a wrong result. Both layouts: `overlay` (the stacks only, the module reads the
+sources too) and `consolidate` (the default: every parameter the module reads, the sources
+not needed).
 
 The models are lit cases read from external parameters: three gather tables
-(batch-gathers-parameters.mlir, @parameter_tables) and two tower weights
+(batch-gathers-parameters.mlir, @parameter_tables; for the consolidated archive with a
+fourth parameter returned as it is, which nothing stacks) and two tower weights
 (batch-mlp-towers-parameters.mlir, @parameter_weights)."""
 
 import os
@@ -51,10 +54,21 @@ def _case(folder, pass_name: str, case: str) -> str:
     return str(path)
 
 
+OVERLAY = "--fusions-parameter-archive-mode=overlay"
+
+
+def _towers(folder) -> tuple[str, str]:
+    """The towers case and its two weights' .irpa: (source path, .irpa path)."""
+    rng = np.random.default_rng(3)
+    weights = {n: rng.standard_normal((8, 16)).astype(np.float32) for n in ("w0", "w1")}
+    return (_case(folder, "batch-mlp-towers-parameters", "parameter_weights"),
+            _save(weights, folder / "w.irpa"))
+
+
 @pytest.fixture(scope="module")
 def gathers(tmp_path_factory):
-    """The gathers case compiled stock and with an archive: a dict of the paths and the
-    compile's stderr."""
+    """The gathers case compiled stock and with an overlay archive: a dict of the paths and
+    the compile's stderr."""
     folder = tmp_path_factory.mktemp("archive")
     source = _case(folder, "batch-gathers-parameters", "parameter_tables")
     irpa = _save(_tables(0), folder / "tables.irpa")
@@ -62,11 +76,29 @@ def gathers(tmp_path_factory):
     stock = _compile(source, folder / "stock.vmfb", "--fusions=none")
     assert stock.returncode == 0, stock.stderr
     made = _compile(source, folder / "plugin.vmfb", GATHERS, f"--fusions-parameters=model={irpa}",
-                    f"--fusions-parameter-archive={archive}", "--fusions-report")
+                    f"--fusions-parameter-archive={archive}", OVERLAY, "--fusions-report")
     assert made.returncode == 0, made.stderr
     return {"folder": folder, "source": source, "irpa": irpa, "archive": str(archive),
             "stock": str(folder / "stock.vmfb"), "plugin": str(folder / "plugin.vmfb"),
             "stderr": made.stderr}
+
+
+def _with_bias(source: str) -> str:
+    """The gathers case returning a fourth parameter, "model"::"bias", as it is."""
+    text = open(source).read()
+    text = text.replace("-> (tensor<8x12xf32>) {", "-> (tensor<8x12xf32>, tensor<2x3xf32>) {")
+    text = text.replace("  util.return %c2 : tensor<8x12xf32>",
+                        '  %bias = flow.tensor.constant #flow.parameter.named<"model"::"bias"> '
+                        ": tensor<2x3xf32>\n"
+                        "  util.return %c2, %bias : tensor<8x12xf32>, tensor<2x3xf32>")
+    assert "model\"::\"bias" in text
+    path = source[:-len(".mlir")] + "_bias.mlir"
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+BIAS = np.arange(6, dtype=np.float32).reshape(2, 3) - 2.5
 
 
 def _inputs() -> list[np.ndarray]:
@@ -74,6 +106,62 @@ def _inputs() -> list[np.ndarray]:
     inputs = [rng.integers(0, rows, 8).astype(np.int64) for rows in (10, 20, 20)]
     inputs[1][0], inputs[2][0], inputs[2][1] = 3, 5, 6  # the rows holding NaN, inf, -inf
     return inputs
+
+
+def test_a_consolidated_archive_holds_every_parameter_and_runs_alone(gathers, tmp_path):
+    """The default mode: the stacked tables and the parameter nothing stacks, both
+    bit-identical to the sources, in one archive the module reads without the sources; a
+    source given anyway is checked and then left out."""
+    import iree.runtime as rt
+
+    source = _with_bias(gathers["source"])
+    irpa = _save({**_tables(0), "bias": BIAS}, tmp_path / "tables.irpa")
+    archive, plugin = str(tmp_path / "all.fusions.irpa"), str(tmp_path / "plugin.vmfb")
+    made = _compile(source, plugin, GATHERS, f"--fusions-parameters=model={irpa}",
+                    f"--fusions-parameter-archive={archive}")
+    assert made.returncode == 0, made.stderr
+    scope = re.search(r"scope (fusions-[0-9a-f]{12}), \d+ bytes made offline \(IREE's "
+                      r"parameter encoder, consolidated\): every parameter the module reads, "
+                      r"from 4 source parameter\(s\) .*; run with --parameters=\1=\S+$",
+                      made.stderr.strip())
+    assert scope, made.stderr
+    index = rt.ParameterIndex()
+    index.load(archive)
+    data = b"".join(bytes(entry.file_view) for key, entry in index.items()
+                    if key != MANIFEST_KEY)
+    tables = _tables(0)
+    assert np.concatenate([tables["t0"], tables["t1"], tables["t2"]]).tobytes() in data
+    assert BIAS.tobytes() in data
+    for name in ("t0", "t1", "t2"):  # the originals are not copied: only their stack is
+        assert data.count(tables[name].tobytes()) == 1, name
+    stock = str(tmp_path / "stock.vmfb")
+    assert _compile(source, stock, "--fusions=none").returncode == 0
+    inputs = _inputs()
+    expected = run_module(stock, inputs, "main", "local-sync", {"model": irpa})
+    got = run_module(plugin, inputs, "main", "local-sync", {"x": archive})
+    assert [a.tobytes() for a in expected] == [a.tobytes() for a in got]
+    assert np.isnan(got[0]).any() and np.isinf(got[0]).any()
+    assert resolve_parameters(plugin, {"model": irpa, "x": archive}) == \
+        {scope.group(1): archive}
+    # Weights re-exported since: given, they are checked (not silently ignored).
+    other = _save({**_tables(7), "bias": BIAS}, tmp_path / "retrained.irpa")
+    with pytest.raises(ArchiveError, match=r"all\.fusions\.irpa is stale"):
+        run_module(plugin, inputs, "main", "local-sync", {"model": other, "x": archive})
+    with pytest.raises(ArchiveError, match="no archive for it was given"):
+        run_module(plugin, inputs, "main", "local-sync", {"model": irpa})
+    paths = []
+    for i, x in enumerate(inputs):
+        paths.append(str(tmp_path / f"in{i}.npy"))
+        np.save(paths[-1], x)
+    outs = [tmp_path / "out0.npy", tmp_path / "out1.npy"]
+    proc = subprocess.run([runtime_tool("iree-run-module"), f"--module={plugin}",
+                           "--device=local-sync", "--function=main",
+                           f"--parameters={scope.group(1)}={archive}",
+                           *[f"--input=@{p}" for p in paths],
+                           *[f"--output=@{out}" for out in outs]],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert [np.load(out).tobytes() for out in outs] == [a.tobytes() for a in expected]
 
 
 def test_the_archive_holds_the_stacked_tables_and_the_module_reads_them(gathers):
@@ -139,10 +227,7 @@ def test_a_missing_stale_or_foreign_archive_is_an_error_naming_the_files(gathers
         run_module(gathers["plugin"], inputs, "main", "local-sync",
                    {"model": smaller, "fusions": gathers["archive"]})
     # An archive of another compile (the towers case) for this module.
-    towers = _case(tmp_path, "batch-mlp-towers-parameters", "parameter_weights")
-    rng = np.random.default_rng(3)
-    weights = _save({n: rng.standard_normal((8, 16)).astype(np.float32) for n in ("w0", "w1")},
-                    tmp_path / "w.irpa")
+    towers, weights = _towers(tmp_path)
     made = _compile(towers, tmp_path / "towers.vmfb", TOWERS,
                     f"--fusions-parameters=model={weights}",
                     f"--fusions-parameter-archive={tmp_path / 'w.fusions.irpa'}")
@@ -165,17 +250,29 @@ def test_a_missing_stale_or_foreign_archive_is_an_error_naming_the_files(gathers
 def test_the_same_compile_gives_the_same_scope_and_usage_errors_are_clear(gathers, tmp_path):
     again = _compile(gathers["source"], tmp_path / "again.vmfb", GATHERS,
                      f"--fusions-parameters=model={gathers['irpa']}",
-                     f"--fusions-parameter-archive={tmp_path / 'again.irpa'}")
+                     f"--fusions-parameter-archive={tmp_path / 'again.irpa'}", OVERLAY)
     assert again.returncode == 0, again.stderr
     scope = re.compile(r"scope (fusions-[0-9a-f]{12})")
     assert scope.search(again.stderr).group(1) == scope.search(gathers["stderr"]).group(1)
+    # The other layout is another module: another scope.
+    other = _compile(gathers["source"], tmp_path / "other.vmfb", GATHERS,
+                     f"--fusions-parameters=model={gathers['irpa']}",
+                     f"--fusions-parameter-archive={tmp_path / 'other.irpa'}")
+    assert other.returncode == 0, other.stderr
+    assert scope.search(other.stderr).group(1) != scope.search(gathers["stderr"]).group(1)
     for flags, message in (
             ([f"--fusions-parameter-archive={tmp_path / 'a.irpa'}"],
              "needs the parameter files the module reads"),
             ([f"--fusions-parameters=model={gathers['irpa']}"],
              "--fusions-parameters is read with --fusions-parameter-archive"),
             ([f"--fusions-parameters=model={tmp_path / 'none.irpa'}",
-              f"--fusions-parameter-archive={tmp_path / 'a.irpa'}"], "no file")):
+              f"--fusions-parameter-archive={tmp_path / 'a.irpa'}"], "no file"),
+            ([OVERLAY], "--fusions-parameter-archive-mode is read with "
+                        "--fusions-parameter-archive"),
+            ([f"--fusions-parameters=model={gathers['irpa']}",
+              f"--fusions-parameter-archive={tmp_path / 'a.irpa'}",
+              "--fusions-parameter-archive-mode=copy"],
+             "--fusions-parameter-archive-mode is one of consolidate, overlay, not 'copy'")):
         res = _compile(gathers["source"], tmp_path / "x.vmfb", GATHERS, *flags)
         assert res.returncode == 2 and message in res.stderr, res.stderr
         assert not os.path.exists(tmp_path / "x.vmfb") and not os.path.exists(tmp_path / "a.irpa")
@@ -184,10 +281,7 @@ def test_the_same_compile_gives_the_same_scope_and_usage_errors_are_clear(gather
 def test_the_bench_compiles_and_runs_the_pair(tmp_path):
     """iree-fusions-bench --parameter-archive: the plugin's build reads its archive (towers
     stacked offline: fewer dispatches than stock, same outputs)."""
-    towers = _case(tmp_path, "batch-mlp-towers-parameters", "parameter_weights")
-    rng = np.random.default_rng(3)
-    weights = _save({n: rng.standard_normal((8, 16)).astype(np.float32) for n in ("w0", "w1")},
-                    tmp_path / "w.irpa")
+    towers, weights = _towers(tmp_path)
     rows_path = tmp_path / "rows.json"
     res = subprocess.run([tool("iree-fusions-bench"), towers, f"--parameters=model={weights}",
                           TOWERS, "--parameter-archive", "--rounds=1", "--max-rounds=1",
@@ -200,3 +294,26 @@ def test_the_bench_compiles_and_runs_the_pair(tmp_path):
     assert row["ok"] and row["max_abs"] == 0.0, row
     assert row["archive_bytes"] > 0 and row["plugin_dispatches"] < row["stock_dispatches"], row
     assert row["plugin_resident_mib"] is not None and row["plugin_load_ms"] > 0, row
+
+
+def test_a_bundle_holds_the_pair_and_runs_it(tmp_path):
+    """--parameter-archive --export: the bundle holds the consolidated archive beside the
+    source (which stock reads), and `--from` runs both sides with the outputs equal."""
+    towers, weights = _towers(tmp_path)
+    folder = tmp_path / "bundle"
+    res = subprocess.run([tool("iree-fusions-bench"), towers, f"--parameters=model={weights}",
+                          TOWERS, "--parameter-archive", "--export", str(folder)],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr + res.stdout
+    shipped = [name for _, _, names in os.walk(folder) for name in names
+               if name.endswith(".irpa")]
+    assert len(shipped) == 2, shipped
+    rows_path = tmp_path / "rows.json"
+    res = subprocess.run([tool("iree-fusions-bench"), "--from", str(folder), "--rounds=1",
+                          "--max-rounds=1", "--repetitions=2", f"--json={rows_path}"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr + res.stdout
+    import json
+
+    (row,) = json.loads(rows_path.read_text())
+    assert row["ok"] and row["max_abs"] == 0.0, row

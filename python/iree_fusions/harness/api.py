@@ -296,7 +296,8 @@ def load(vmfb: bytes, device: str = "local-task",
     --externalize-params`): scope -> .irpa/.gguf/.safetensors file or {name: array}, as
     `iree-run-module --parameters=scope=FILE`. A parameter archive of the plugin
     (`--fusions-parameter-archive`) may be given under any scope: it is checked against the
-    module and its sources (`runtime.archives.resolve_parameters`)."""
+    module and its sources (`runtime.archives.resolve_parameters`); the sources of a
+    consolidated one (the default) need not be given, and are not loaded if they are."""
     import iree.runtime as rt
 
     config = rt.Config(device)

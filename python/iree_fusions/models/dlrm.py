@@ -246,7 +246,11 @@ PACKED = DlrmConfig(  # one [B, 10] id tensor, sliced per feature
     features=tuple((t % 8, 1) for t in range(10)), mlp=(), packed_ids=True)
 
 
+CONFIGS: dict[str, DlrmConfig] = {}  # each MODELS entry's configuration, by name
+
+
 def _model(name: str, cfg: DlrmConfig, text: str, default: bool = False) -> BenchModel:
+    CONFIGS[name] = cfg
     return BenchModel(name, text, lambda cfg=cfg: build_artifact(cfg),
                       fusions="rewrite-embedding-bags,batch-gathers", needs_torch=True,
                       default=default,

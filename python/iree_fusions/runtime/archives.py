@@ -7,11 +7,14 @@ the load-time work on parameters (the stacks of batch-gathers and batch-mlp-towe
 own hoisted transposes) goes into a separate encoder module, and the main module reads its
 results from the parameter scope `fusions-<digest>` instead. `encode_archive` runs that
 encoder here, as IREE's `iree-encode-parameters` tool does (not shipped in the 3.13 wheels),
-and writes the results into an .irpa with a manifest entry: the scope, and the name, size
-and a sampled checksum of every source parameter. `resolve_parameters` checks the pair
-before a module is loaded: an archive made by another compile (another scope), one made from
-other source parameters (names, sizes, the first and last 4 KiB of each), and a module whose
-archive was not given are errors naming the files, never a wrong result.
+and writes the results into an .irpa with a manifest entry: the scope, the mode, and the
+name, size and a sampled checksum of every source parameter. In the `consolidate` mode (the
+default) the archive holds every parameter the module reads and the sources are not needed
+to run; in `overlay` it holds the stacks only and the module reads the sources too.
+`resolve_parameters` checks the pair before a module is loaded: an archive made by another
+compile (another scope), one made from other source parameters than those given (names,
+sizes, the first and last 4 KiB of each), an overlay archive without its sources, and a
+module whose archive was not given are errors naming the files, never a wrong result.
 
 Runtime-only (numpy and iree-base-runtime): bundles ship this module.
 """
@@ -92,8 +95,10 @@ def resolve_parameters(vmfb: bytes | str, parameters: Mapping | None,
                        module_name: str = "the module") -> dict:
     """`parameters` (scope -> file or {name: array}) with each plugin archive under the scope
     its manifest names (whatever scope it was given under), checked against the module and
-    the source files. ArchiveError: the module reads an archive not given, an archive made by
-    another compile, or one made from other source parameters than those given."""
+    the source files; the sources of a consolidated archive are left out (the module does
+    not read them). ArchiveError: the module reads an archive not given, an archive made by
+    another compile, one made from other source parameters than those given, or an overlay
+    archive whose sources are not given."""
     if isinstance(vmfb, str):
         module_name = vmfb
         with open(vmfb, "rb") as f:
@@ -117,7 +122,11 @@ def resolve_parameters(vmfb: bytes | str, parameters: Mapping | None,
                 f"parameter archive {path} was made by another compile (scope {scope}) than "
                 f"{module_name} (reads {', '.join(sorted(wanted))}): make the module and its "
                 "archive with one iree-fusions-compile --fusions-parameter-archive command")
-        _check_sources(path, manifest, out, read)
+        consolidated = manifest.get("mode") == "consolidate"
+        _check_sources(path, manifest, out, read, required=not consolidated)
+        if consolidated and scope in wanted:  # the module reads none of the sources
+            for source_scope in manifest.get("files", {}):
+                out.pop(source_scope, None)
         out[scope] = path
     for scope in sorted(wanted - set(archives)):
         raise ArchiveError(
@@ -128,15 +137,19 @@ def resolve_parameters(vmfb: bytes | str, parameters: Mapping | None,
 
 
 def _check_sources(path: str, manifest: dict, given: Mapping,
-                   read: Mapping[str, list[dict]]) -> None:
+                   read: Mapping[str, list[dict]], required: bool = True) -> None:
     """The source parameters the archive was made from are those given (names, sizes,
     sampled checksums; `read`: the entries of the .irpa files given, by scope); else
-    ArchiveError naming both files."""
+    ArchiveError naming both files. `required` False (a consolidated archive, which holds
+    every parameter the module reads): a source not given is no error, one given is still
+    checked (weights re-exported since are not silently ignored)."""
     wanted: dict[str, dict[str, dict]] = {}
     for entry in manifest.get("sources", []):
         wanted.setdefault(entry["scope"], {})[entry["key"]] = entry
     for scope, entries in wanted.items():
         source = given.get(scope)
+        if source is None and not required:
+            continue
         if source is None:
             raise ArchiveError(f"parameter archive {path} was made from parameter scope "
                                f"'{scope}' ({manifest['files'].get(scope, '?')}), not given")
@@ -170,6 +183,8 @@ def encode_archive(encoder_vmfb: str | None, sources: Mapping[str, str], output:
 
     encoder = _Encoder(encoder_vmfb, sources, device) if encoder_vmfb else None
     outputs = encoder.outputs(scope) if encoder else []
+    if not outputs:  # nothing encoded: the module reads its sources, whatever the mode
+        manifest = {**manifest, "mode": "overlay"}
     _make_room(output, outputs, manifest)
     if encoder and outputs:
         import numpy as np

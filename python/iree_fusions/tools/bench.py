@@ -178,8 +178,10 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
     archive = os.path.join(tmp, "fusions.irpa") if args.parameter_archive and parameters else None
     outs, seconds = _compile_all(path, artifact.flags, fusions, args, decisions,
                                  archive_flags(parameters, archive) if archive else [])
-    if archive:  # the pair: both sides get it (stock reads none of it)
-        parameters = resolve_parameters(outs["plugin"].output, {**parameters, "+": archive})
+    side_parameters = {"stock": parameters, "plugin": parameters}  # the files each reads
+    if archive:  # a consolidated archive replaces the sources; both: runs of both sides
+        side_parameters["plugin"] = resolve_parameters(outs["plugin"].output, {"+": archive})
+        parameters = {**parameters, **side_parameters["plugin"]}
         row.archive_bytes = os.path.getsize(archive)
     # What the plugin compile said (e.g. a pass that failed and was skipped) stays visible.
     for line in outs["plugin"].stderr.strip().splitlines():
@@ -211,9 +213,9 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
     row.machine = cpu_info()
     progress.note(f"{model.name}: running on {args.device}")
     stock = api.run(outs["stock"].output, artifact.inputs, artifact.function, args.device,
-                    parameters)
+                    side_parameters["stock"])
     plugin = api.run(outs["plugin"].output, artifact.inputs, artifact.function, args.device,
-                     parameters)
+                     side_parameters["plugin"])
     agreement = api.compare_outputs(stock, plugin)
     row.max_abs, row.max_rel = agreement.max_abs, agreement.max_rel
     row.ok = agreement.within(args.atol, args.rtol)
@@ -237,7 +239,7 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
             for side in ("stock", "plugin"):
                 setattr(row, f"{side}_resident_mib", resident_mib(
                     paths[side], args.device, function=artifact.function,
-                    input_paths=input_paths, parameters=parameters))
+                    input_paths=input_paths, parameters=side_parameters[side]))
         row.stock_load_ms, row.plugin_load_ms = loads["stock"], loads["plugin"]
         timing = TimingOptions.from_args(args, extra_flags=[
             *args.runtime_flag, *parameter_flags(parameters)])
@@ -326,8 +328,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--parameter-archive", action="store_true",
                    help="with parameter files (--form params, onnx-params, --parameters): the "
                         "plugin stacks parameters offline into an archive of its own "
-                        "(iree-fusions-compile --fusions-parameter-archive) that its runs "
-                        "read; MiB held then counts the archive's pages too")
+                        "(iree-fusions-compile --fusions-parameter-archive: every parameter "
+                        "it reads) that its runs read; MiB held counts the archive's pages")
     p.add_argument("--atol", type=float, default=1e-5, help="stock vs plugin abs tolerance")
     p.add_argument("--rtol", type=float, default=1e-4, help="stock vs plugin rel tolerance")
     p.add_argument("--compile-only", action="store_true",

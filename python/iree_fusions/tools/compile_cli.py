@@ -31,6 +31,12 @@ Every iree-compile flag and input format is accepted and passed on unchanged; th
                                              into this .irpa (IREE's parameter encoder), not at
                                              each load; the module reads them from scope
                                              fusions-<digest> (the run flags are printed)
+  --fusions-parameter-archive-mode=consolidate|overlay
+                                             consolidate (default): the archive holds every
+                                             parameter the module reads, which then reads
+                                             no other file (stock's resident memory);
+                                             overlay: the stacks only, the module also
+                                             reads the --fusions-parameters files
   --fusions-parameters=[SCOPE=]FILE          a parameter file the module reads (repeatable; as
                                              iree-run-module --parameters)
   --print-shim-dir                           print (creating it if needed) a folder holding an
@@ -70,8 +76,8 @@ from ..compiler.files import (SPLIT_INPUT_LIMIT, OutputError, OutputSet, UserErr
                               check_input, check_output, claim_std_streams, is_bytecode,
                               is_regular_file, read_input, split_input)
 from ..compiler.fusions_flags import select_steps
-from .parameter_archive import (ArchivePlan, plan_archive, with_parameter_stacks,
-                                          write_archive)
+from .parameter_archive import (ARCHIVE_MODES, ArchivePlan, plan_archive,
+                                          with_parameter_stacks, write_archive)
 from ..runtime.archives import ArchiveError
 from ..runtime.modules import parse_parameters
 from .shim_folder import real_iree_compile, shim_dir
@@ -114,6 +120,7 @@ class CliArgs:
     help: bool = False
     print_shim_dir: bool = False
     parameter_archive: str | None = None  # --fusions-parameter-archive=FILE
+    archive_mode: str | None = None  # --fusions-parameter-archive-mode (None: the default)
     parameters: list[str] = field(default_factory=list)  # --fusions-parameters=[SCOPE=]FILE
     archive: ArchivePlan | None = None  # what --fusions-parameter-archive makes
 
@@ -196,6 +203,11 @@ def parse_args(argv: list[str]) -> CliArgs:
                 raise UsageError("--fusions-parameter-archive needs a file: "
                                  "--fusions-parameter-archive=FILE.irpa")
             args.parameter_archive = value
+        elif name == "fusions-parameter-archive-mode":
+            if value not in ARCHIVE_MODES:
+                raise UsageError("--fusions-parameter-archive-mode is one of "
+                                 f"{', '.join(ARCHIVE_MODES)}, not '{value}'")
+            args.archive_mode = value
         elif name == "fusions-parameters":
             if not value:
                 raise UsageError("--fusions-parameters needs a file: "
@@ -335,6 +347,9 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
         chunks = split_input(data) if split else [(0, data)]
         if args.parameters and not args.parameter_archive:
             raise UsageError("--fusions-parameters is read with --fusions-parameter-archive")
+        if args.archive_mode and not args.parameter_archive:
+            raise UsageError("--fusions-parameter-archive-mode is read with "
+                             "--fusions-parameter-archive")
         if args.parameter_archive:
             if split:
                 raise UsageError("--fusions-parameter-archive makes one module's archive: "
@@ -345,7 +360,7 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
                 raise UsageError(str(e)) from None
             archive = plan_archive(args.parameter_archive, sources,
                                    args.input if by_path else None, data, args.iree_flags,
-                                   args.fusions)
+                                   args.fusions, args.archive_mode or ARCHIVE_MODES[0])
             steps = with_parameter_stacks(steps)
         # Each chunk's request is made in the child, padded to its line in the file then
         # (diagnostics cite the file's lines); the first one checks the flags now.

@@ -3,8 +3,17 @@ compile (`runtime/archives.py` says what the archive holds and how a pair is che
 
     iree-fusions-compile model.mlir ... -o m.vmfb \\
         --fusions-parameters=model=params.irpa --fusions-parameter-archive=m.fusions.irpa
-    iree-run-module --module=m.vmfb --parameters=model=params.irpa \\
-        --parameters=fusions-<digest>=m.fusions.irpa ...
+    iree-run-module --module=m.vmfb --parameters=fusions-<digest>=m.fusions.irpa ...
+
+Two layouts (`--fusions-parameter-archive-mode`, IREE's `--iree-parameter-encoder-mode`):
+- `consolidate` (default): the archive holds every parameter the module reads, the stacks
+  and a copy of the rest, and the module reads nothing else. One file is mapped, as stock
+  maps one: resident memory is stock's. Disk: the archive is about the size of the sources
+  (the stacked originals are not in it), and it replaces them where the module is deployed.
+- `overlay`: the archive holds the stacks only; the module also reads the sources. A small
+  archive, and two files mapped: each file opened costs at least one page-fault window of
+  resident memory (the kernel maps 64 KiB around a fault), which is measurable on a model
+  of a few MiB (bench/results/parameter-archive.md).
 
 The passes that would stack external parameters at load (batch-gathers, batch-mlp-towers:
 `stack-parameters`, off by default: a second resident copy) stack them here, because IREE's
@@ -28,6 +37,7 @@ from ..compiler.pipeline import Step
 # The flags that choose the target: the encoder runs on the device the module is built for.
 _TARGET_FLAG_PREFIXES = ("--iree-hal-", "--iree-llvmcpu-", "--iree-cuda-", "--iree-rocm-",
                          "--iree-hip-", "--iree-vulkan-")
+ARCHIVE_MODES = ("consolidate", "overlay")  # IREE's --iree-parameter-encoder-mode values
 _DEVICE_OF_TARGET = {"local": "local-sync", "llvm-cpu": "local-sync", "vmvx": "local-sync",
                      "cuda": "cuda", "hip": "hip", "rocm": "hip", "vulkan": "vulkan",
                      "vulkan-spirv": "vulkan"}
@@ -41,16 +51,18 @@ class ArchivePlan:
     sources: dict[str, str]
     scope: str
     manifest: dict
+    mode: str = "consolidate"  # ARCHIVE_MODES
     encoder_mlir: str = ""  # where IREE writes the encoder module (a temporary folder)
 
     def iree_flags(self) -> list[str]:
         return [f"--iree-parameter-encoder-output-file={self.encoder_mlir}",
                 f"--iree-parameter-encoder-output-scope={self.scope}",
-                "--iree-parameter-encoder-mode=overlay"]
+                f"--iree-parameter-encoder-mode={self.mode}"]
 
 
 def plan_archive(output: str, sources: dict[str, str], input_path: str | None, data: bytes,
-                 iree_flags: list[str], fusions: str) -> ArchivePlan:
+                 iree_flags: list[str], fusions: str, mode: str = "consolidate"
+                 ) -> ArchivePlan:
     """The archive of a compile: its scope is a digest of the input, the flags, the pass
     selection and the source parameters (names, sizes, sampled checksums), so that the same
     compile gives the same module and archive and any other compile another scope."""
@@ -71,12 +83,12 @@ def plan_archive(output: str, sources: dict[str, str], input_path: str | None, d
         with open(input_path, "rb") as f:
             for block in iter(lambda: f.read(1 << 20), b""):
                 digest.update(block)
-    scope = archive_scope(digest.hexdigest(), "\0".join(iree_flags), fusions,
+    scope = archive_scope(digest.hexdigest(), "\0".join(iree_flags), fusions, mode,
                           repr([(e["scope"], e["key"], e["bytes"], e["sample"])
                                 for e in entries]))
     manifest = {"scope": scope, "files": {s: os.path.basename(p) for s, p in sources.items()},
-                "sources": entries}
-    return ArchivePlan(output, dict(sources), scope, manifest)
+                "sources": entries, "mode": mode}
+    return ArchivePlan(output, dict(sources), scope, manifest, mode)
 
 
 def with_parameter_stacks(steps: dict[str, list[Step]]) -> dict[str, list[Step]]:
@@ -99,11 +111,12 @@ def with_parameter_stacks(steps: dict[str, list[Step]]) -> dict[str, list[Step]]
     return out
 
 
-def archive_flags(sources: dict[str, str], archive: str) -> list[str]:
+def archive_flags(sources: dict[str, str], archive: str, mode: str | None = None) -> list[str]:
     """The iree-fusions-compile flags that make `archive` from the parameter files `sources`
-    (scope -> path)."""
+    (scope -> path), in `mode` (None: the default)."""
     return [*(f"--fusions-parameters={s}={p}" if s else f"--fusions-parameters={p}"
-              for s, p in sources.items()), f"--fusions-parameter-archive={archive}"]
+              for s, p in sources.items()), f"--fusions-parameter-archive={archive}",
+            *([f"--fusions-parameter-archive-mode={mode}"] if mode else [])]
 
 
 def encoder_device(iree_flags: list[str]) -> str:
@@ -138,13 +151,21 @@ def write_archive(plan: ArchivePlan, staged_output: str, iree_compile: str,
     outputs = encode_archive(encoder_vmfb, plan.sources, staged_output, plan.scope,
                              plan.manifest, encoder_device(iree_flags))
     total = sum(n for _, n in outputs)
+    consolidated = plan.mode == "consolidate" and outputs
     run_flags = " ".join([*(f"--parameters={s}={p}" if s else f"--parameters={p}"
-                            for s, p in plan.sources.items()),
+                            for s, p in plan.sources.items() if not consolidated),
                           f"--parameters={plan.scope}={plan.output}"])
-    what = (f"{len(outputs)} parameter(s), {total} bytes made offline (IREE's parameter "
-            "encoder: the stacks the report says are built at load) from "
-            f"{', '.join(f'{s}::{k}' for s, k in replaced)}"
-            if outputs else "nothing to make offline (the module reads only the sources)")
+    if not outputs:
+        what = "nothing to make offline (the module reads only the sources)"
+    elif consolidated:
+        what = (f"{total} bytes made offline (IREE's parameter encoder, consolidated): every "
+                f"parameter the module reads, from {len(replaced)} source parameter(s) (the "
+                "stacks the report says are built at load, and a copy of the rest); the "
+                "sources are not read")
+    else:
+        what = (f"{len(outputs)} parameter(s), {total} bytes made offline (IREE's parameter "
+                "encoder: the stacks the report says are built at load) from "
+                f"{', '.join(f'{s}::{k}' for s, k in replaced)}")
     return f"parameter archive {plan.output}: scope {plan.scope}, {what}; run with {run_flags}"
 
 
