@@ -134,6 +134,14 @@ def test_a_consolidated_archive_holds_every_parameter_and_runs_alone(gathers, tm
     assert BIAS.tobytes() in data
     for name in ("t0", "t1", "t2"):  # the originals are not copied: only their stack is
         assert data.count(tables[name].tobytes()) == 1, name
+    # A parameter the module reads that no source holds: an error before anything is written.
+    nobias = _save(_tables(0), tmp_path / "nobias.irpa")
+    res = _compile(source, tmp_path / "x.vmfb", GATHERS, f"--fusions-parameters=model={nobias}",
+                   f"--fusions-parameter-archive={tmp_path / 'x.irpa'}")
+    assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+    assert ("the module reads model::bias, which no --fusions-parameters file holds "
+            f"(given: model={nobias})") in res.stderr
+    assert not os.path.exists(tmp_path / "x.vmfb") and not os.path.exists(tmp_path / "x.irpa")
     stock = str(tmp_path / "stock.vmfb")
     assert _compile(source, stock, "--fusions=none").returncode == 0
     inputs = _inputs()

@@ -30,7 +30,8 @@ import os
 import re
 import subprocess
 
-from ..runtime.archives import archive_scope, encode_archive, source_entries
+from ..runtime.archives import (ArchiveError, archive_scope, encode_archive,
+                                source_entries)
 from ..compiler.files import UserError
 from ..compiler.pipeline import Step
 
@@ -142,14 +143,27 @@ def write_archive(plan: ArchivePlan, staged_output: str, iree_compile: str,
         with open(plan.encoder_mlir) as f:
             replaced = encoder_reads(f.read())
         plan.manifest["made_from"] = [f"{scope}::{key}" for scope, key in replaced]
+        held = {(e["scope"], e["key"]) for e in plan.manifest["sources"]}
+        missing = [f"{scope}::{key}" for scope, key in replaced if (scope, key) not in held]
+        if missing:
+            raise UserError(
+                f"--fusions-parameter-archive: the module reads {', '.join(missing)}, which no "
+                "--fusions-parameters file holds (given: "
+                f"{', '.join(f'{s}={p}' for s, p in plan.sources.items())}); the archive "
+                "is made from every parameter it reads")
         encoder_vmfb = plan.encoder_mlir[:-len(".mlir")] + ".vmfb"
         flags = [f for f in iree_flags if f.startswith(_TARGET_FLAG_PREFIXES)]
         proc = subprocess.run([iree_compile, plan.encoder_mlir, *flags, "-o", encoder_vmfb],
                               capture_output=True, text=True)
         if proc.returncode != 0:
             raise UserError(f"compiling the parameter encoder failed:\n{proc.stderr.strip()}")
-    outputs = encode_archive(encoder_vmfb, plan.sources, staged_output, plan.scope,
-                             plan.manifest, encoder_device(iree_flags))
+    try:
+        outputs = encode_archive(encoder_vmfb, plan.sources, staged_output, plan.scope,
+                                 plan.manifest, encoder_device(iree_flags))
+    except ArchiveError:
+        raise
+    except (ValueError, RuntimeError) as e:  # the runtime's status, as its message says
+        raise UserError(f"running the parameter encoder failed: {e}") from None
     total = sum(n for _, n in outputs)
     consolidated = plan.mode == "consolidate" and outputs
     run_flags = " ".join([*(f"--parameters={s}={p}" if s else f"--parameters={p}"
