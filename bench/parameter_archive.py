@@ -90,6 +90,7 @@ def held_mib(vmfb: str, device: str, function: str, inputs: list[str],
 BUILDS = {"stock": ("none", None), "plugin": ("all", None),
           "consolidated": ("all", "consolidate"), "overlay": ("all", "overlay")}
 ARCHIVES = [side for side, (_, mode) in BUILDS.items() if mode]
+AGAINST_STOCK = [side for side in BUILDS if side != "stock"]
 
 
 def _input_draws(name: str, art, folder: str, draws: int) -> list[list[str]]:
@@ -105,8 +106,7 @@ def _input_draws(name: str, art, folder: str, draws: int) -> list[list[str]]:
             arrays = list(art.inputs)
         else:
             cfg = _large_config() if name == LARGE else dlrm.CONFIGS[name]
-            _, args = dlrm.build_dlrm(dataclasses.replace(cfg, seed=draw))
-            arrays = [a.numpy() for a in args]
+            arrays = [a.numpy() for a in dlrm.example_args(dataclasses.replace(cfg, seed=draw))]
         paths = []
         for i, x in enumerate(arrays):
             paths.append(os.path.join(folder, f"input{i}.draw{draw}.npy"))
@@ -170,10 +170,9 @@ def measure(name: str, folder: str, device: str, rounds: int, draws: int) -> dic
     row = {"model": name, "archive_bytes": archive_bytes, "draws": draws,
            "files": {side: sorted(os.path.basename(p) for p in files[side].values())
                      for side in BUILDS}}
-    for side in BUILDS:
-        if side != "stock":
-            row[f"{side}_max_abs"], _, row[f"{side}_shapes"] = compare_outputs(outs["stock"],
-                                                                               outs[side])
+    for side in AGAINST_STOCK:
+        row[f"{side}_max_abs"], _, row[f"{side}_shapes"] = compare_outputs(outs["stock"],
+                                                                           outs[side])
     held = {side: [held_mib(paths[side], device, art.function, inputs, files[side])["total"]
                    for inputs in input_draws] for side in BUILDS}
     for side in BUILDS:
@@ -187,9 +186,7 @@ def measure(name: str, folder: str, device: str, rounds: int, draws: int) -> dic
              for side in BUILDS}
     row.update({f"{side}_load_ms": round(ms, 2) for side, ms in loads.items()})
     if rounds:
-        for side in BUILDS:
-            if side == "stock":
-                continue
+        for side in AGAINST_STOCK:
             verdict = time_pair(paths["stock"], paths[side], input_draws[0],
                                 function=art.function, device=device, rounds=rounds,
                                 extra_flags=parameter_flags({**files["stock"], **files[side]}),
@@ -222,13 +219,13 @@ def main() -> None:
           "s / p / c / o | plugin | consolidated | overlay |")
     print("| --- " * 10 + "|")
     for r in rows:
-        err = max(r[f"{s}_max_abs"] for s in BUILDS if s != "stock")
+        err = max(r[f"{s}_max_abs"] for s in AGAINST_STOCK)
         held = " / ".join(f"{r[f'{s}_held_mib']:.2f}" for s in BUILDS)
         excess = [f"{100 * r[f'{s}_excess_mean']:+.1f}% ({100 * r[f'{s}_excess_worst']:+.1f}%)"
                   for s in ARCHIVES]
         loads = " / ".join(str(r[f"{s}_load_ms"]) for s in BUILDS)
         ratios = [f"{r.get(f'{s}_ratio') or 0:.3f} {r.get(f'{s}_verdict') or '-'}"
-                  for s in BUILDS if s != "stock"]
+                  for s in AGAINST_STOCK]
         print(f"| {r['model']} | {r['archive_bytes']['consolidated']} / "
               f"{r['archive_bytes']['overlay']} | {err:.1e} | {held} | {excess[0]} | "
               f"{excess[1]} | {loads} | {' | '.join(ratios)} |")

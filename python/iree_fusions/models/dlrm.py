@@ -35,7 +35,7 @@ from .torch_export import (
     to_numpy,
     torch_outputs,
 )
-from .towers import cast
+from .towers import cast, cast_args
 
 # The issue's model: 12 tables (rows vary, dim 64) and 16 features as (table, bag length);
 # bag length 1 is a one-id feature on `[B]` ids. Features 12-15 reuse tables 0, 3, 2 and 7
@@ -136,6 +136,16 @@ def build_dlrm(cfg: DlrmConfig):
             cat = torch.cat(outs, 1)
             return self.top(cat) if self.top is not None else cat
 
+    model, _ = cast(Dlrm(), [], cfg.dtype)
+    return model, example_args(cfg)
+
+
+def example_args(cfg: DlrmConfig) -> list:
+    """The example inputs of a config, without building its model (their own generator,
+    seeded `cfg.seed + 1`), in its dtype: the dense input, then per feature its ids (and
+    offsets)."""
+    import torch
+
     gen = torch.Generator().manual_seed(cfg.seed + 1)
     args = []
     if cfg.mlp or cfg.raw_dense:
@@ -151,7 +161,7 @@ def build_dlrm(cfg: DlrmConfig):
         ids.append(torch.randint(0, cfg.table_rows[table], shape, generator=gen))
     if cfg.packed_ids:
         ids = [torch.stack(ids, 1)]
-    return cast(Dlrm(), args + ids, cfg.dtype)
+    return cast_args(args + ids, cfg.dtype)
 
 
 def bag_lengths(batch: int, mean: int, gen) -> list[int]:

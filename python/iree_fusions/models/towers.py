@@ -134,8 +134,15 @@ def cast(model, args: list, dtype: str):
     """(model, args) in `dtype` (float tensors only; float32 leaves both as they are)."""
     if dtype == "float32":
         return model, args
+    return model.to(torch_dtype(dtype)), cast_args(args, dtype)
+
+
+def cast_args(args: list, dtype: str) -> list:
+    """`args` with their float tensors in `dtype` (float32: as they are)."""
+    if dtype == "float32":
+        return args
     dt = torch_dtype(dtype)
-    return model.to(dt), [a.to(dt) if a.is_floating_point() else a for a in args]
+    return [a.to(dt) if a.is_floating_point() else a for a in args]
 
 
 def _functional_activation(F, kind: str, x):

@@ -170,6 +170,12 @@ def _check_sources(path: str, manifest: dict, given: Mapping,
                     "(remake both with iree-fusions-compile --fusions-parameter-archive)")
 
 
+def layout(mode: str, outputs: list) -> str:
+    """The layout an archive has: the encoder mode asked for, but one that encodes nothing
+    (no `outputs`) is an overlay, whatever the mode: the module reads its sources."""
+    return mode if outputs else "overlay"
+
+
 def encode_archive(encoder_vmfb: str | None, sources: Mapping[str, str], output: str,
                    scope: str, manifest: dict, device: str = "local-sync"
                    ) -> list[tuple[str, int]]:
@@ -183,8 +189,7 @@ def encode_archive(encoder_vmfb: str | None, sources: Mapping[str, str], output:
 
     encoder = _Encoder(encoder_vmfb, sources, device) if encoder_vmfb else None
     outputs = encoder.outputs(scope) if encoder else []
-    if not outputs:  # nothing encoded: the module reads its sources, whatever the mode
-        manifest = {**manifest, "mode": "overlay"}
+    manifest = {**manifest, "mode": layout(manifest["mode"], outputs)}
     _make_room(output, outputs, manifest)
     if encoder and outputs:
         import numpy as np

@@ -30,7 +30,7 @@ import os
 import re
 import subprocess
 
-from ..runtime.archives import (ArchiveError, archive_scope, encode_archive,
+from ..runtime.archives import (ArchiveError, archive_scope, encode_archive, layout,
                                 source_entries)
 from ..compiler.files import UserError
 from ..compiler.pipeline import Step
@@ -38,7 +38,7 @@ from ..compiler.pipeline import Step
 # The flags that choose the target: the encoder runs on the device the module is built for.
 _TARGET_FLAG_PREFIXES = ("--iree-hal-", "--iree-llvmcpu-", "--iree-cuda-", "--iree-rocm-",
                          "--iree-hip-", "--iree-vulkan-")
-ARCHIVE_MODES = ("consolidate", "overlay")  # IREE's --iree-parameter-encoder-mode values
+ARCHIVE_MODES = ("consolidate", "overlay")  # --iree-parameter-encoder-mode; the default first
 _DEVICE_OF_TARGET = {"local": "local-sync", "llvm-cpu": "local-sync", "vmvx": "local-sync",
                      "cuda": "cuda", "hip": "hip", "rocm": "hip", "vulkan": "vulkan",
                      "vulkan-spirv": "vulkan"}
@@ -52,7 +52,7 @@ class ArchivePlan:
     sources: dict[str, str]
     scope: str
     manifest: dict
-    mode: str = "consolidate"  # ARCHIVE_MODES
+    mode: str  # one of ARCHIVE_MODES
     encoder_mlir: str = ""  # where IREE writes the encoder module (a temporary folder)
 
     def iree_flags(self) -> list[str]:
@@ -62,7 +62,7 @@ class ArchivePlan:
 
 
 def plan_archive(output: str, sources: dict[str, str], input_path: str | None, data: bytes,
-                 iree_flags: list[str], fusions: str, mode: str = "consolidate"
+                 iree_flags: list[str], fusions: str, mode: str = ARCHIVE_MODES[0]
                  ) -> ArchivePlan:
     """The archive of a compile: its scope is a digest of the input, the flags, the pass
     selection and the source parameters (names, sizes, sampled checksums), so that the same
@@ -165,7 +165,7 @@ def write_archive(plan: ArchivePlan, staged_output: str, iree_compile: str,
     except (ValueError, RuntimeError) as e:  # the runtime's status, as its message says
         raise UserError(f"running the parameter encoder failed: {e}") from None
     total = sum(n for _, n in outputs)
-    consolidated = plan.mode == "consolidate" and outputs
+    consolidated = layout(plan.mode, outputs) == "consolidate"
     run_flags = " ".join([*(f"--parameters={s}={p}" if s else f"--parameters={p}"
                             for s, p in plan.sources.items() if not consolidated),
                           f"--parameters={plan.scope}={plan.output}"])
