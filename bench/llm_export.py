@@ -36,6 +36,9 @@ Models (NAME):
   llama-mha-hd128       make_random_llama_theta: 3 layers, hidden 512, 4 heads / 4 KV (MHA),
                         head_dim 128, ffn 1024, vocab 256, batch 8 (prefill and decode); with
                         -decomposed, the form GPUs compile
+  NAME-decomposed       for toy-deepseek, llama-gqa-32 and llama3-8b-2l too: the same weights
+                        with --attention-kernel decomposed (bench/gpu_llm.py times stock and
+                        plugin on both forms)
 """
 
 import argparse
@@ -47,6 +50,7 @@ import sys
 SEED = 12345
 
 MODELS = ["toy-llama", "toy-llama-decomposed", "llama-gqa-24", "llama3-8b-2l", "toy-deepseek",
+          "toy-deepseek-decomposed", "llama-gqa-32-decomposed", "llama3-8b-2l-decomposed",
           "llama-gqa-32", "llama-mha-hd128", "llama-mha-hd128-decomposed"]
 # Exporter flags beyond the defaults, per model (base name).
 EXPORT_FLAGS = {"llama-mha-hd128": ["--bs-prefill", "8", "--bs-decode", "8"]}

@@ -89,13 +89,17 @@ SEED = 0
 class Export:
     """One export folder: model.mlir, model.irpa, model.json and what the inputs need."""
 
-    def __init__(self, folder: str):
+    def __init__(self, folder: str, config: dict | None = None, vocab: int | None = None):
+        """`config` and `vocab` default to the folder's model.json and what its model.mlir
+        says (a staged copy without the .mlir passes them: bench/gpu_llm.py)."""
         self.folder = folder
         self.name = os.path.basename(os.path.normpath(folder))
         self.mlir = os.path.join(folder, "model.mlir")
         self.irpa = os.path.join(folder, "model.irpa")
-        with open(os.path.join(folder, "model.json")) as f:
-            self.config = json.load(f)
+        if config is None:
+            with open(os.path.join(folder, "model.json")) as f:
+                config = json.load(f)
+        self.config = config
         cache = self.config["paged_kv_cache"]
         self.stride = cache["block_seq_stride"]
         self.page = cache["paged_kv_block_size_elements_per_device"][0]
@@ -107,11 +111,13 @@ class Export:
         self.decode = f"decode_bs{self.decode_bs}"
         # The exporter bounds the prefill length to [2 stride, max_seq_len - stride].
         self.max_seq = self.config["max_seq_len"] - self.stride
-        with open(self.mlir) as f:
-            head = f.read()
-        m = re.search(r"func\.func @%s\(.*?\) -> !torch\.vtensor<\[\d+,\?,(\d+)\]" % self.prefill,
-                      head)
-        self.vocab = int(m.group(1))
+        if vocab is None:
+            with open(self.mlir) as f:
+                head = f.read()
+            m = re.search(r"func\.func @%s\(.*?\) -> !torch\.vtensor<\[\d+,\?,(\d+)\]"
+                          % self.prefill, head)
+            vocab = int(m.group(1))
+        self.vocab = vocab
 
     @property
     def parameters(self) -> dict[str, str]:
@@ -239,13 +245,13 @@ def llm_inputs(export: Export, seq_len: int) -> dict[str, list]:
             export.decode: [next_tokens, seq_lens + 1, seq_lens.copy(), pages, cache]}
 
 
-def load_module(vmfb_path: str, parameters: dict[str, str]):
-    """(device, module): the .vmfb loaded on the CPU with its parameter files
+def load_module(vmfb_path: str, parameters: dict[str, str], device: str = DEVICE):
+    """(device, module): the .vmfb loaded on `device` (the CPU) with its parameter files
     (`modules.parameters_module`: ParameterIndex, scope "model")."""
     import iree.runtime as rt
     from iree_fusions.runtime.modules import parameters_module
 
-    config = rt.Config(DEVICE)
+    config = rt.Config(device)
     with open(vmfb_path, "rb") as f:
         vm_module = rt.VmModule.copy_buffer(config.vm_instance, f.read())
     context = rt.SystemContext(config=config)
@@ -254,16 +260,17 @@ def load_module(vmfb_path: str, parameters: dict[str, str]):
     return config.device, context.modules[vm_module.name]
 
 
-def prefill_then_decode(vmfb_path: str, export: Export, seq_len: int) -> dict:
+def prefill_then_decode(vmfb_path: str, export: Export, seq_len: int, device: str = DEVICE
+                        ) -> dict:
     """Runs prefill, then decode on the cache prefill wrote: {"<fn> logits": array,
     "<fn> cache": the cache read back after that call}. The cache is passed as a device
     array, updated in place by each call (tied argument)."""
     import numpy as np
     import iree.runtime as rt
 
-    device, module = load_module(vmfb_path, export.parameters)
+    hal_device, module = load_module(vmfb_path, export.parameters, device)
     inputs = llm_inputs(export, seq_len)
-    cache = rt.asdevicearray(device, inputs[export.prefill][-1])
+    cache = rt.asdevicearray(hal_device, inputs[export.prefill][-1])
     out = {}
     for fn in (export.prefill, export.decode):
         logits = module[fn](*inputs[fn][:-1], cache)
@@ -371,14 +378,15 @@ def _rss_probe(spec: str) -> None:
 # ------------------------------------------------------------------ latency
 
 
-def input_files(export: Export, vmfbs: dict, seq_len: int, tmp: str) -> dict[str, list[str]]:
+def input_files(export: Export, vmfbs: dict, seq_len: int, tmp: str, device: str = DEVICE
+                ) -> dict[str, list[str]]:
     """{function: its inputs saved as .npy files} for prefill at `seq_len` and decode on the
     cache that prefill wrote (stock's run; both sides' caches are checked identical
     elsewhere)."""
     import numpy as np
 
     inputs = llm_inputs(export, seq_len)
-    prefilled = prefill_then_decode(vmfbs["stock"], export, seq_len)
+    prefilled = prefill_then_decode(vmfbs["stock"], export, seq_len, device)
     inputs[export.decode][-1] = prefilled[f"{export.prefill} cache"]
     out = {}
     for fn in (export.prefill, export.decode):

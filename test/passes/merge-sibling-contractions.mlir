@@ -4,6 +4,9 @@
 // The CPU rule: on llvm-cpu the merges are declined (measured slower), on-cpu=true merges.
 // RUN: iree-fusions-opt %s --split-input-file -p merge-sibling-contractions --fusions-target=llvm-cpu:znver4 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=CPU
 // RUN: iree-fusions-opt %s --split-input-file -p 'merge-sibling-contractions{on-cpu=true}' --fusions-target=llvm-cpu:znver4 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=ONCPU
+// The GPU rule: on GPU targets the merges are declined too (measured slower in decode on CUDA), on-gpu=true merges.
+// RUN: iree-fusions-opt %s --split-input-file -p merge-sibling-contractions --fusions-target=cuda:sm_80 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=GPU
+// RUN: iree-fusions-opt %s --split-input-file -p 'merge-sibling-contractions{on-gpu=true}' --fusions-target=rocm:gfx942 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=ONGPU
 
 // K and V projections of an LLM layer (grouped KV heads: both N = 64), f16 weights as
 // torch's Linear gives them ([N, K], transposed-B maps), f32 accumulation, each truncated
@@ -47,6 +50,9 @@
 // CPU: [merge-sibling-contractions] 0 change(s), 1 skipped
 // CPU-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on llvm-cpu a multi-result contraction measured slower than its matmuls (on-cpu=true merges; a decisions file may apply it)
 // ONCPU: [merge-sibling-contractions] 1 change(s), 0 skipped
+// GPU: [merge-sibling-contractions] 0 change(s), 1 skipped
+// GPU-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on GPU targets a multi-result contraction measured slower than its matmuls in decode on CUDA (IREE gives it TileAndFuse where each matmul gets its matvec configuration) and no faster in prefill (on-gpu=true merges; a decisions file may apply it)
+// ONGPU: [merge-sibling-contractions] 1 change(s), 0 skipped
 #mm_a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #mm_b = affine_map<(d0, d1, d2) -> (d1, d2)>
 #mm_c = affine_map<(d0, d1, d2) -> (d0, d1)>
@@ -118,6 +124,9 @@ util.func public @kv_projections(%x: tensor<?x256xf16>, %wk: tensor<64x256xf16>,
 // CPU: [merge-sibling-contractions] 0 change(s), 1 skipped
 // CPU-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on llvm-cpu a multi-result contraction measured slower
 // ONCPU: [merge-sibling-contractions] 1 change(s), 0 skipped
+// GPU: [merge-sibling-contractions] 0 change(s), 1 skipped
+// GPU-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on GPU targets a multi-result contraction measured slower
+// ONGPU: [merge-sibling-contractions] 1 change(s), 0 skipped
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @separate_fills(%x: tensor<4x32xf32>, %w0: tensor<32x16xf32>, %w1: tensor<32x16xf32>, %w2: tensor<32x16xf32>) -> (tensor<4x16xf16>, tensor<4x16xf16>, tensor<4x16xf16>) {
   %zero = arith.constant 0.0 : f32

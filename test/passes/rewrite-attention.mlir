@@ -3,11 +3,13 @@
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
 // query-block=0: every query row at once (IREE's decomposition's form), no loop.
 // RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-attention{query-block=0}' | filecheck %s --check-prefix=WHOLE
-// On a GPU target the pass declines (IREE's GPU attention codegen; not measured there), but
-// for an attention whose k and v are gathered from a paged cache (IREE 3.13 cannot compile
-// that fused for CUDA or ROCm), decomposed whole; on llvm-cpu it decomposes each.
+// On a GPU target the pass declines (IREE's GPU attention codegen), also for an attention
+// whose k and v are gathered from a paged cache (fused, measured faster where IREE compiles
+// it); gpu-gathered=true (what iree-fusions-compile sets after IREE crashes on such an
+// attention) decomposes that one whole; on llvm-cpu it decomposes each.
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=cuda:sm_80 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=GPU
-// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=rocm:gfx942 | filecheck %s --check-prefix=GPUIR
+// RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-attention{gpu-gathered=true}' --fusions-target=cuda:sm_80 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=GATHERED
+// RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-attention{gpu-gathered=true}' --fusions-target=rocm:gfx942 | filecheck %s --check-prefix=GPUIR
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:znver3 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=CPU
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
 // GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
@@ -15,8 +17,13 @@
 // GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
 // GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
-// GPU: [rewrite-attention] 1 change(s), 0 skipped
-// GPU-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
+// GPU: [rewrite-attention] 0 change(s), 1 skipped
+// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused, measured faster than the decomposition where IREE compiles it (CUDA decode); iree-fusions-compile compiles again with gpu-gathered=true if IREE crashes on it
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED: [rewrite-attention] 1 change(s), 0 skipped
+// GATHERED-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped

@@ -89,3 +89,56 @@ def test_empty_input_is_one_error_line(tmp_path):
     res = subprocess.run([tool("iree-fusions-compile"), "-", *CPU_FLAGS, "-o", "/dev/null"],
                          input="\n", capture_output=True, text=True)
     assert res.returncode == 2 and res.stderr.strip().endswith("the input (stdin) is empty")
+
+
+# --------------------------- a crash on a fused paged-cache attention: compiled again
+
+CUDA = ["--iree-hal-target-device=cuda", "--iree-cuda-target=sm_80"]
+BACKEND_CRASH = ["parse", "iree start global-optimization", "plugin global-optimization x",
+                 "changed", "iree global-optimization dispatch-creation",
+                 "iree dispatch-creation end"]
+
+
+def _attention_step(steps):
+    (step,) = [s for phase in steps.values() for s in phase
+               if s.plugin is not None and s.plugin.name == "rewrite-attention"]
+    return step
+
+
+def test_gpu_backend_crash_retries_with_gathered_attentions_decomposed():
+    """IREE 3.13 crashes compiling some fused attentions that read a paged cache for CUDA and
+    ROCm; the plugin leaves them fused (faster where IREE compiles them) and, after such a
+    crash, compiles again with rewrite-attention{gpu-gathered=true}, other options kept."""
+    from iree_fusions.compiler.fusions_flags import select_steps
+    from iree_fusions.tools.crash import gathered_attention_retry
+
+    steps = select_steps("all")
+    assert not _attention_step(steps).plugin.gpu_gathered
+    retry = gathered_attention_retry(steps, BACKEND_CRASH, CUDA)
+    step = _attention_step(retry)
+    assert step.plugin.gpu_gathered and step.text == "rewrite-attention{gpu-gathered=true}"
+    assert [s.text for p in retry.values() for s in p if s is not step] == \
+        [s.text for p in steps.values() for s in p if s.plugin is None or
+         s.plugin.name != "rewrite-attention"]
+    rocm = ["--iree-hal-target-backends=rocm", "--iree-rocm-target=gfx942"]
+    assert gathered_attention_retry(steps, BACKEND_CRASH, rocm) is not None
+    kept = _attention_step(gathered_attention_retry(
+        select_steps("rewrite-attention{on-gpu=true}"), BACKEND_CRASH, CUDA))
+    assert kept.text == "rewrite-attention{gpu-gathered=true,on-gpu=true}"
+    assert kept.plugin.on_gpu and kept.plugin.gpu_gathered
+
+
+def test_no_retry_where_it_cannot_help():
+    """Not on llvm-cpu, not for a crash in the plugin's passes or before the passes ran, not
+    when the user set gpu-gathered, not without rewrite-attention."""
+    from iree_fusions.compiler.fusions_flags import select_steps
+    from iree_fusions.tools.crash import gathered_attention_retry
+
+    steps = select_steps("all")
+    assert gathered_attention_retry(steps, BACKEND_CRASH, CPU_FLAGS) is None
+    assert gathered_attention_retry(steps, BACKEND_CRASH[:3], CUDA) is None
+    assert gathered_attention_retry(steps, BACKEND_CRASH[:2], CUDA) is None
+    unchanged = [s for s in BACKEND_CRASH if s != "changed"]  # IREE crashed on stock's IR
+    assert gathered_attention_retry(steps, unchanged, CUDA) is not None
+    for fusions in ("rewrite-attention{gpu-gathered=false}", "forward-slices"):
+        assert gathered_attention_retry(select_steps(fusions), BACKEND_CRASH, CUDA) is None

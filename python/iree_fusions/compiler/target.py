@@ -57,6 +57,12 @@ def is_llvm_cpu(target: Target | None) -> bool:
     return target is not None and target.backend == "llvm-cpu"
 
 
+def is_gpu(target: Target | None) -> bool:
+    """Whether a pass compiles for a GPU backend (cuda, rocm, vulkan-spirv: any target but
+    llvm-cpu; False without a target), where the passes' GPU rules apply."""
+    return target is not None and not is_llvm_cpu(target)
+
+
 def parse_device_target(text: str) -> list[Target]:
     """The targets of one printed `#hal.device.target<...>` attribute (one per executable
     target it lists)."""

@@ -67,7 +67,8 @@ from typing import NoReturn
 
 from ..compiler import dialect_views, registry
 from .crash import (Interrupted, PluginArgs, describe_crash, die_with_parent,
-                    interruptible, run_console, run_forked)
+                    gathered_attention_retry, interruptible, retry_message, run_console,
+                    run_forked)
 from ..compiler.decisions import load as load_decisions
 from ..compiler.driver import (HOOK_PHASE, PHASES, CompileError, CompileRequest, compile_request,
                                aggressive_fusion_enabled, const_eval_enabled,
@@ -392,6 +393,13 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
     try:
         code, sig, stages = run_forked(
             lambda stage: _compile(args, chunks, first, outputs, stage))
+        retry = None if sig is None else gathered_attention_retry(steps, stages,
+                                                                  args.iree_flags)
+        if retry is not None:
+            print(f"{PROG}: warning: " + retry_message(sig, stages), file=sys.stderr)
+            steps, first = retry, dataclasses.replace(first, steps=retry)
+            code, sig, stages = run_forked(
+                lambda stage: _compile(args, chunks, first, outputs, stage))
     finally:
         if args.archive is not None:
             shutil.rmtree(os.path.dirname(args.archive.encoder_mlir), ignore_errors=True)

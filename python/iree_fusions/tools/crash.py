@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import dataclasses
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -23,6 +25,8 @@ from collections.abc import Callable, Iterator
 from typing import NoReturn
 from dataclasses import dataclass, field
 
+from ..compiler.driver import HOOK_PHASE, phase_index
+from ..compiler.pipeline import Step
 from ..harness.processes import PARENT_ENV
 
 ISSUES = "https://github.com/iree-org/iree/issues"
@@ -192,13 +196,18 @@ class PluginArgs:
 _KILLS = (signal.SIGKILL, signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
+def describe_signal(sig: int) -> str:
+    """A signal's name (SIGSEGV), or its number where it has none."""
+    return signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+
+
 def describe_crash(sig: int, stages: list[str], stock_argv: list[str], prog: str,
                    plugin: PluginArgs | None = None) -> str:
     """What crashed, where, and how to reproduce it (`stock_argv`: the same compile as plain
     iree-compile arguments, without the plugin's flags and without -o; `plugin`: the
     plugin's flags, repeated in the commands that run the plugin)."""
     plugin = plugin or PluginArgs()
-    name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
+    name = describe_signal(sig)
     last = stages[-1] if stages else "start"
     changed = "changed" in stages
     stock = shlex.join(["iree-compile", *stock_argv, "-o", os.devnull])
@@ -262,3 +271,40 @@ def _stock_diagnostics(stock_argv: list[str], limit: int = 20) -> list[str]:
     if not lines:
         return []
     return ["  plain iree-compile says:", *(f"    {line}" for line in lines[:limit])]
+
+
+# ------------------------------------------------------------------ compiling again
+
+_GPU_TARGET = re.compile(r"^--iree-hal-target-(?:device|backends)=(?:.*[=,])?(?:cuda|hip|rocm)\b")
+
+
+def gathered_attention_retry(steps: dict, stages: list[str], iree_flags: list[str]
+                             ) -> dict | None:
+    """The steps to compile again with after a crash, or None: when IREE crashed in one of its
+    own segments from the linalg hook on, for a CUDA or ROCm target, and rewrite-attention ran
+    without `gpu-gathered` given, the same steps with rewrite-attention{gpu-gathered=true}
+    (it decomposes the attentions that read a paged cache, which IREE 3.13 crashes on for
+    some shapes, and leaves fused by default: fused is faster where it compiles)."""
+    kind, *phases = stages[-1].split(" ") if stages else ["start"]
+    if kind != "iree" or phase_index(phases[0]) < phase_index(HOOK_PHASE["linalg"]) or \
+            not any(_GPU_TARGET.match(f) for f in iree_flags):
+        return None
+    out, found = {}, False
+    for phase, phase_steps in steps.items():
+        out[phase] = []
+        for step in phase_steps:
+            if step.plugin is not None and step.plugin.name == "rewrite-attention" and \
+                    "gpu-gathered" not in step.text and not step.plugin.gpu_gathered:
+                found = True
+                name, _, options = step.text.partition("{")
+                text = f"{name}{{gpu-gathered=true{',' + options[:-1] if options else ''}}}"
+                step = Step(text, dataclasses.replace(step.plugin, gpu_gathered=True))
+            out[phase].append(step)
+    return out if found else None
+
+
+def retry_message(sig: int, stages: list[str]) -> str:
+    """What the CLI says when `gathered_attention_retry` compiles again."""
+    return (f"IREE crashed ({describe_signal(sig)}) at step '{stages[-1]}' on a GPU target, "
+            "where IREE 3.13 crashes on some fused attentions reading a paged cache; compiling "
+            "again with rewrite-attention{gpu-gathered=true} (those attentions decomposed)")
