@@ -19,11 +19,6 @@
 // GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
 // GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused, measured faster than the decomposition where IREE compiles it (CUDA decode); iree-fusions-compile compiles again with gpu-gathered=true if IREE crashes on it
-// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED: [rewrite-attention] 1 change(s), 0 skipped
-// GATHERED-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
@@ -98,6 +93,8 @@
 // WHOLE: util.return
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
@@ -133,6 +130,8 @@ util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: 
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: tensor.collapse_shape
 // WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?x?xf32>)
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @prefill_broadcast_mask(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask3: tensor<4x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -175,6 +174,8 @@ util.func public @prefill_broadcast_mask(%q: tensor<32x?x32xf16>, %k: tensor<32x
 // WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?xf32>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @decode(%q: tensor<32x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?xf16>) -> tensor<32x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<32x32xf16>
@@ -201,6 +202,8 @@ util.func public @decode(%q: tensor<32x32xf16>, %k: tensor<32x?x32xf16>, %v: ten
 // GPUIR-NOT: iree_linalg_ext.attention
 // GPUIR: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?xf32>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// GATHERED: [rewrite-attention] 1 change(s), 0 skipped
+// GATHERED-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
 util.func public @decode_paged(%q: tensor<32x32xf16>, %kc: tensor<?x32x32xf16>, %vc: tensor<?x32x32xf16>, %pages: tensor<32x?xi64>, %mask: tensor<32x?xf16>) -> tensor<32x32xf16> {
   %c1 = arith.constant 1 : index
   %n = tensor.dim %pages, %c1 : tensor<32x?xi64>
