@@ -117,6 +117,7 @@ def test_gpu_backend_crash_retries_with_gathered_attentions_decomposed():
     retry = gathered_attention_retry(steps, BACKEND_CRASH, CUDA)
     step = _attention_step(retry)
     assert step.plugin.gpu_gathered and step.text == "rewrite-attention{gpu-gathered=true}"
+    assert select_steps(step.text)["linalg"][0].plugin == step.plugin  # the text is its options
     assert [s.text for p in retry.values() for s in p if s is not step] == \
         [s.text for p in steps.values() for s in p if s.plugin is None or
          s.plugin.name != "rewrite-attention"]
@@ -124,8 +125,9 @@ def test_gpu_backend_crash_retries_with_gathered_attentions_decomposed():
     assert gathered_attention_retry(steps, BACKEND_CRASH, rocm) is not None
     kept = _attention_step(gathered_attention_retry(
         select_steps("rewrite-attention{on-gpu=true}"), BACKEND_CRASH, CUDA))
-    assert kept.text == "rewrite-attention{gpu-gathered=true,on-gpu=true}"
+    assert kept.text == "rewrite-attention{gpu-gathered=true on-gpu=true}"
     assert kept.plugin.on_gpu and kept.plugin.gpu_gathered
+    assert select_steps(kept.text)["linalg"][0].plugin == kept.plugin
 
 
 def test_no_retry_where_it_cannot_help():

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import dataclasses
 import os
 import re
 import shlex
@@ -25,8 +24,6 @@ from collections.abc import Callable, Iterator
 from typing import NoReturn
 from dataclasses import dataclass, field
 
-from ..compiler.driver import HOOK_PHASE, phase_index
-from ..compiler.pipeline import Step
 from ..harness.processes import PARENT_ENV
 
 ISSUES = "https://github.com/iree-org/iree/issues"
@@ -284,23 +281,17 @@ def gathered_attention_retry(steps: dict, stages: list[str], iree_flags: list[st
     own segments from the linalg hook on, for a CUDA or ROCm target, and rewrite-attention ran
     without `gpu-gathered` given, the same steps with rewrite-attention{gpu-gathered=true}
     (it decomposes the attentions that read a paged cache, which IREE 3.13 crashes on for
-    some shapes, and leaves fused by default: fused is faster where it compiles)."""
+    some shapes, and leaves fused by default: fused is faster where it compiles). The
+    compiler's modules load here, not when the tools start (the shim imports this file)."""
+    from ..compiler.driver import HOOK_PHASE, phase_index
+    from ..compiler.fusions_flags import with_option
+
     kind, *phases = stages[-1].split(" ") if stages else ["start"]
     if kind != "iree" or phase_index(phases[0]) < phase_index(HOOK_PHASE["linalg"]) or \
             not any(_GPU_TARGET.match(f) for f in iree_flags):
         return None
-    out, found = {}, False
-    for phase, phase_steps in steps.items():
-        out[phase] = []
-        for step in phase_steps:
-            if step.plugin is not None and step.plugin.name == "rewrite-attention" and \
-                    "gpu-gathered" not in step.text and not step.plugin.gpu_gathered:
-                found = True
-                name, _, options = step.text.partition("{")
-                text = f"{name}{{gpu-gathered=true{',' + options[:-1] if options else ''}}}"
-                step = Step(text, dataclasses.replace(step.plugin, gpu_gathered=True))
-            out[phase].append(step)
-    return out if found else None
+    retry, changed = with_option(steps, "gpu_gathered", True, passes=("rewrite-attention",))
+    return retry if changed else None
 
 
 def retry_message(sig: int, stages: list[str]) -> str:

@@ -33,6 +33,7 @@ import subprocess
 from ..runtime.archives import (ArchiveError, archive_scope, encode_archive, layout,
                                 source_entries)
 from ..compiler.files import UserError
+from ..compiler.fusions_flags import with_option
 from ..compiler.pipeline import Step
 
 # The flags that choose the target: the encoder runs on the device the module is built for.
@@ -95,21 +96,7 @@ def plan_archive(output: str, sources: dict[str, str], input_path: str | None, d
 def with_parameter_stacks(steps: dict[str, list[Step]]) -> dict[str, list[Step]]:
     """The passes with a `stack-parameters` option stack external parameters (their stacks
     are made offline, into the archive), unless the selection set the option."""
-    out: dict[str, list[Step]] = {}
-    for phase, phase_steps in steps.items():
-        out[phase] = []
-        for step in phase_steps:
-            plugin = step.plugin
-            if plugin is not None and any(f.name == "stack_parameters"
-                                          for f in dataclasses.fields(plugin)) \
-                    and "stack-parameters" not in step.text:
-                plugin = dataclasses.replace(plugin, stack_parameters=True)
-                name, brace, rest = step.text.partition("{")
-                text = (f"{name}{{stack-parameters=true {rest}" if brace
-                        else f"{name}{{stack-parameters=true}}")
-                step = Step(text, plugin)
-            out[phase].append(step)
-    return out
+    return with_option(steps, "stack_parameters", True)[0]
 
 
 def archive_flags(sources: dict[str, str], archive: str, mode: str | None = None) -> list[str]:
