@@ -24,8 +24,8 @@ models for cuda and hip), `<name>/model.json` (the exporter's config) and
    agreement, NaN pattern);
 3. per pair, prefill and decode timed stock vs plugin alternating (`benchmark.time_pair`),
    decode on the cache of a stock prefill of S tokens;
-4. per pair, with `--profile`, the time per dispatch kind (`--profile-mode`, dispatch-events
-   on GPUs).
+4. per pair, with `--profile`, the time per dispatch kind (`profile.default_mode`:
+   dispatch-events on GPUs, which IREE 3.13's CUDA HAL refuses).
 The pairs: `decomposed` (stock vs plugin on the `-decomposed` export: the form stock IREE
 compiles for GPUs), `default` (both on the default export, where stock compiles it) and
 `default-vs-decomposed` (the plugin's build of the default export against stock's of the
@@ -71,6 +71,8 @@ def stage(args) -> int:
     from iree_fusions.harness import api
 
     os.makedirs(args.out, exist_ok=True)
+    variants = dict(v.split("=", 1) for v in args.variant)
+    variant_models = set(args.variant_models.split(",")) if args.variant_models else None
     for name in args.models.split(","):
         src = os.path.join(args.exports, name)
         export = Export(src)
@@ -79,10 +81,8 @@ def stage(args) -> int:
         with open(export.mlir) as f:
             spec = parameter_spec(f.read())
         builds = {}
-        variants = dict(v.split("=", 1) for v in args.variant)
-        if args.variant_models and name not in args.variant_models.split(","):
-            variants = {}
-        for side, fusions in {**SIDES, **variants}.items():
+        own = variants if variant_models is None or name in variant_models else {}
+        for side, fusions in {**SIDES, **own}.items():
             start = time.perf_counter()
             try:
                 result = api.compile_file(export.mlir, device=args.device, target=args.target,
@@ -175,20 +175,21 @@ def run(args) -> int:
     results = []
     tmp = tempfile.mkdtemp(prefix="gpu-llm-")
     for base in order:
-        forms = {form: _load(folder)[0] for form, folder in bases[base].items()}
+        loaded = {form: _load(folder) for form, folder in bases[base].items()}
+        forms = {form: staged for form, (staged, _) in loaded.items()}
         row = {"model": base, "builds": {f: s["builds"] for f, s in forms.items()},
                "pairs": {}, "errors": []}
         results.append(row)
         if time.perf_counter() - start > args.deadline:
             row["errors"].append("skipped: past --deadline")
             continue
-        staged, export = _load(next(iter(bases[base].values())))
+        staged, export = next(iter(loaded.values()))
         export.irpa = os.path.join(tmp, f"{base}.irpa")
         make_irpa(staged["parameters"], export.irpa, base)
         flags = parameter_flags(export.parameters)
         pairs = _pairs({f: (forms[f], bases[base][f]) for f in forms})
         for seq_len in args.seq_lens:
-            outputs = {}
+            outputs, inputs_of = {}, {}  # per .vmfb: its outputs; per stock .vmfb: input files
             for pair, stock, plugin in pairs:
                 key = f"{pair} S={seq_len}"
                 entry = row["pairs"][key] = {}
@@ -197,8 +198,11 @@ def run(args) -> int:
                         if v not in outputs:
                             outputs[v] = prefill_then_decode(v, export, seq_len, args.device)
                     entry["outputs"] = compare_bits(outputs[stock], outputs[plugin])
-                    paths = input_files(export, {"stock": stock}, seq_len, tmp, args.device)
-                    for fn, inputs in paths.items():
+                    if stock not in inputs_of:  # its own folder: the file names repeat
+                        folder = tempfile.mkdtemp(dir=tmp)
+                        inputs_of[stock] = input_files(export, {"stock": stock}, seq_len,
+                                                       folder, args.device)
+                    for fn, inputs in inputs_of[stock].items():
                         if time.perf_counter() - start > args.deadline:
                             entry[fn] = "skipped: past --deadline"
                             continue
