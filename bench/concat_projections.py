@@ -43,6 +43,9 @@ from iree_fusions.compiler import ir_helpers as h  # noqa: E402
 from iree_fusions.compiler.counting import count_flow_ir  # noqa: E402
 
 
+TRANSPOSED = False
+
+
 def concatenate_projections(text: str) -> tuple[str, int]:
     """The IR with every sibling group rewritten as above, and the number of groups."""
     with ir.Context() as ctx:
@@ -68,7 +71,8 @@ def concatenate_projections(text: str) -> tuple[str, int]:
                         len(users) != 1 or not h.is_elementwise(users[0])
                         or len(h.dps_inputs(users[0])) != 1 for users in epilogues):
                     continue
-                _concatenate(top, block, members, [users[0] for users in epilogues])
+                (_concatenate_transposed if TRANSPOSED else _concatenate)(
+                    top, block, members, [users[0] for users in epilogues])
                 count += 1
         return str(module), count
 
@@ -119,6 +123,60 @@ def _concatenate(top: ir.Operation, block: ir.Block, members: list[ir.Operation]
         op.erase()
 
 
+def _concatenate_transposed(top: ir.Operation, block: ir.Block, members: list[ir.Operation],
+                            epilogues: list[ir.Operation]) -> None:
+    """The same with the result computed transposed, [Nq+Nk+Nv, M]: each projection is a
+    contiguous row range of it (a slice IREE need not copy), read back through a transpose
+    that elementwise consumers fold into their maps."""
+    first = members[0]
+    weights = [op.operands[1] for op in members]
+    widths = [ir.RankedTensorType(w.type).shape[0] for w in weights]
+    weight_t = ir.RankedTensorType(weights[0].type)
+    k_dim, elem, total = weight_t.shape[1], weight_t.element_type, sum(widths)
+
+    def build(cloned: list) -> ir.Value:
+        acc = tensor.EmptyOp([total, k_dim], elem).result
+        for part, start, width in zip(cloned, [sum(widths[:i]) for i in range(len(widths))],
+                                      widths):
+            acc = tensor.InsertSliceOp(part, acc, [], [], [], [start, 0], [width, k_dim],
+                                       [1, 1]).result
+        return acc
+
+    concat = b.hoist_to_initializer(top, next(iter(block.operations)).operation, weights,
+                                    build, "__concat_projections")
+    with first.location, ir.InsertionPoint(first):
+        rows = b.size_of(first.operands[0], 0)
+        acc_t = ir.RankedTensorType(first.results[0].type).element_type
+        fill = h.defining_op(h.dps_inits(first)[0])
+        init = b.first_result(b.linalg_builders().fill(
+            fill.operands[0], outs=[tensor.EmptyOp([total, rows], acc_t).result]))
+        maps = ir.ArrayAttr.get([b.map_attr(3, [0, 2]), b.map_attr(3, [1, 2]),
+                                 b.map_attr(3, [0, 1])])
+        matmul = linalg.MatmulOp(result_tensors=[init.type], inputs=[concat, first.operands[0]],
+                                 outputs=[init], indexing_maps=maps)
+        b.clone_body(first, matmul.regions[0].blocks.append(elem, elem, acc_t))
+        out_t = ir.RankedTensorType(epilogues[0].results[0].type).element_type
+        empty = tensor.EmptyOp([total, rows], out_t).result
+        identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(2))
+        epilogue = b.new_generic([matmul.result], [empty], [identity, identity],
+                                 ["parallel", "parallel"])
+        yields: list = []
+        b.clone_body(epilogues[0], b.append_body_block(epilogue, [matmul.result, empty]),
+                     yield_into=yields)
+        with ir.InsertionPoint(epilogue.regions[0].blocks[0]):
+            linalg.YieldOp(yields)
+        start = 0
+        for old, width in zip(epilogues, widths):
+            part = b.slice_out(epilogue.results[0], [start, 0], [width, rows], [width, rows])
+            out = tensor.EmptyOp([rows, width], out_t).result
+            back = b.first_result(b.linalg_builders().transpose(part, outs=[out],
+                                                                permutation=[1, 0]))
+            old.results[0].replace_all_uses_with(back)
+            start += width
+    for op in epilogues + members:
+        op.erase()
+
+
 def dispatches(flow_ir: str) -> dict[str, int]:
     """Dispatches per entry point of a flow-phase module (`counting`; sharktank's functions
     dispatch from their `$async` halves)."""
@@ -137,7 +195,11 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=7)
     p.add_argument("--device", default="local-sync")
     p.add_argument("--folder", default=None, help="keep the builds here")
+    p.add_argument("--transposed", action="store_true",
+                   help="compute the result as [N, M]: each projection a row range")
     args = p.parse_args()
+    global TRANSPOSED
+    TRANSPOSED = args.transposed
     folder = args.folder or tempfile.mkdtemp(prefix="concat-projections-")
     os.makedirs(folder, exist_ok=True)
     export = llm_suite.Export(args.export)

@@ -64,8 +64,16 @@ from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint,
 from iree_fusions.compiler.target import is_gpu
 
 from .build import decompose
+from .heads import copy_under_collapse, head_split
 from .match import (ATTENTION, AttentionPlan, choose_block, gathered, match_attention,
                     untransposed_v)
+
+def with_heads(plan: AttentionPlan, kv_heads: bool) -> AttentionPlan:
+    """The plan, with the split of its heads noted where `kv_heads` and k and v repeat their
+    KV heads over the query heads (`heads.py`)."""
+    plan.heads = head_split(plan) if kv_heads else None
+    return plan
+
 
 GPU_RULE = ("a GPU target: IREE's GPU pipelines compile the fused op themselves (on-gpu=true "
             "decomposes)")
@@ -97,6 +105,10 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
         "task executor otherwise runs ahead and holds every step's buffers at once)")
     on_gpu: bool = option(False, "decompose every attention on GPU targets too (not measured "
                           "there)")
+    kv_heads: bool = option(
+        True, "grouped-query attention: read k and v once per KV head (the decomposition "
+        "loops over [KV head, query head of its group]) instead of the copy that repeats "
+        "them for every query head (bit-identical values)")
     gpu_gathered: bool = option(
         False, "on GPU targets, decompose (whole) the attentions whose k or v is gathered from "
         "a paged cache (IREE 3.13 crashes compiling some of them fused for CUDA and ROCm; "
@@ -111,11 +123,12 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                 continue
             key = structural_key("attention", h.op_signature(op))
             block = 0 if gpu else self.query_block  # GPU memory is not the limit: one pass
-            sync, scores = self.host_sync, self.block_scores
+            sync, scores, heads = self.host_sync, self.block_scores, self.kv_heads
             candidate = Candidate.of(
                 key, op, "an attention",
-                lambda op=op, block=block, sync=sync, scores=scores: choose_block(
-                    untransposed_v(match_attention(op)), block, scores, sync), gain="time")
+                lambda op=op, block=block, sync=sync, scores=scores, heads=heads: with_heads(
+                    choose_block(untransposed_v(match_attention(op)), block, scores, sync),
+                    heads), gain="time")
             if not candidate.blocked and gpu and not self.on_gpu:
                 plan = candidate.plan
                 if not (gathered(plan.k) or gathered(plan.v)):
@@ -129,6 +142,9 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
     def footprint(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> Footprint:
         plan = candidate.plan
         ops = [plan.op] + ([plan.v_copy, h.defining_op(plan.v)] if plan.v_copy else [])
+        if plan.heads is not None:  # the copies that repeat k and v die
+            ops += [op for value in (plan.k, plan.v)
+                    for op in (h.defining_op(value), copy_under_collapse(value)[1])]
         return Footprint.of(reads=ops, writes=ops)
 
     def apply(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> str:

@@ -14,6 +14,7 @@ from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, TENSOR_COLLAPSE_SHAPE
 
+from .heads import copy_under_collapse, join_heads, split_heads
 from .match import AttentionPlan
 
 Size = b.Size
@@ -134,8 +135,7 @@ def read_v_untransposed(plan: AttentionPlan) -> None:
     ([.., k2, n]: the noted transposing copy with its output dims so reordered, collapsed by
     the same groups); plan.v and its map follow. The old copy and collapse are left for
     `decompose` to erase."""
-    copy, collapse = plan.v_copy, h.defining_op(plan.v)
-    groups = h.reassociation(collapse)
+    copy, (_, _, groups) = plan.v_copy, copy_under_collapse(plan.v)
     prefix, head, keys = groups[:-2], groups[-2], groups[-1]
     order = [d for g in prefix for d in g] + keys + head  # new output dim -> old dim
     position = {old: new for new, old in enumerate(order)}
@@ -157,15 +157,22 @@ def read_v_untransposed(plan: AttentionPlan) -> None:
                            list(range(start + len(keys), rank))]
     shape = list(ir.RankedTensorType(plan.v.type).shape)
     shape = shape[:-2] + [shape[-1], shape[-2]]
-    plan.v = b.collapse(new.results[0], new_groups, ir.RankedTensorType.get(shape, element))
+    plan.v = new.results[0] if len(new_groups) == rank else \
+        b.collapse(new.results[0], new_groups, ir.RankedTensorType.get(shape, element))
     plan.maps["v"] = plan.maps["v"][:-2] + [plan.maps["v"][-1], plan.maps["v"][-2]]
 
 
 def decompose(plan: AttentionPlan) -> str:
-    """Replaces the attention op by its decomposition, in query blocks when planned."""
+    """Replaces the attention op by its decomposition, in query blocks when planned, over the
+    KV heads where `plan.heads` splits them (`heads.py`)."""
     op = plan.op
-    old_v = plan.v
+    operands = [plan.v, plan.k, plan.q, plan.mask]
+    what = f"attention of {plan.q.type} -> contractions, reductions and elementwise generics"
     with op.location, ir.InsertionPoint(op):
+        split = split_heads(plan, plan.heads) if plan.heads is not None else None
+        if split is not None:
+            plan = split
+            operands += [plan.v, plan.mask]  # (copied again: in v's order, in the loop)
         if plan.v_copy is not None:
             read_v_untransposed(plan)
         size = {dim: b.size_of(getattr(plan, name), position)
@@ -174,13 +181,23 @@ def decompose(plan: AttentionPlan) -> str:
             result = attention_values(plan, plan.q, plan.mask, size)
         else:
             result = _in_query_blocks(plan, size)
+        if split is not None:
+            result = join_heads(result, op, plan.heads)
+            heads = plan.heads.sizes
+            what += (f", k and v read once per KV head ({_product(heads)} heads as "
+                     f"{' x '.join(map(str, heads))})")
     op.results[0].replace_all_uses_with(result)
-    operands = [old_v, plan.q, plan.mask]
     op.erase()
     b.erase_dead([v for v in operands if v is not None],  # copies now made in the loop
                  b.of_kind(TENSOR_COLLAPSE_SHAPE, LINALG_GENERIC, "tensor.empty"))
-    return (f"attention of {plan.q.type} -> contractions, reductions and elementwise generics"
-            + _blocks_note(plan))
+    return what + _blocks_note(plan)
+
+
+def _product(sizes: list[int]) -> int:
+    out = 1
+    for size in sizes:
+        out *= size
+    return out
 
 
 def _blocks_note(plan: AttentionPlan) -> str:
@@ -202,17 +219,16 @@ def _sunk_block(value: ir.Value, position: int, start: ir.Value, rows: ir.Value,
     rewritten, the whole copy is dead; else a slice of the value."""
     offsets: list[Size] = [start if d == position else 0 for d in range(len(sizes))]
     block_sizes = [rows if d == position else size for d, size in enumerate(sizes)]
-    collapse = h.defining_op(value)
-    copy = h.defining_op(collapse.operands[0]) if collapse is not None and \
-        collapse.name == TENSOR_COLLAPSE_SHAPE else None
-    if copy is None or not h.is_pure_copy(copy) or len(h.users(copy.results[0])) != 1:
+    found = copy_under_collapse(value)
+    if found is None:
         return b.extract_slice(value, offsets, block_sizes)
-    group = h.reassociation(collapse)[position]
+    collapse, copy, groups = found
+    group = groups[position]
     in_map, out_map = h.indexing_maps(copy)
     rank = out_map.n_dims
     shape = ir.RankedTensorType(copy.results[0].type).shape
     read = {e.position for e in in_map.results}
-    if len(group) != 1 or out_map != ir.AffineMap.get_identity(rank) or any(
+    if len(group) != 1 or any(
             ir.ShapedType.is_dynamic_size(shape[d]) for d in range(rank) if d not in read):
         return b.extract_slice(value, offsets, block_sizes)
     source = h.dps_inputs(copy)[0]
@@ -232,8 +248,9 @@ def _sunk_block(value: ir.Value, position: int, start: ir.Value, rows: ir.Value,
     block = b.append_body_block(new, [src_block, init])
     with ir.InsertionPoint(block):
         linalg.YieldOp([block.arguments[0]])
-    return b.collapse(new.results[0], h.reassociation(collapse),
-                      b.tensor_type_of(block_sizes, element))
+    if collapse is None:
+        return new.results[0]
+    return b.collapse(new.results[0], groups, b.tensor_type_of(block_sizes, element))
 
 
 def _least_rows(plan: AttentionPlan) -> int:

@@ -39,6 +39,7 @@ class AttentionPlan:
     block_scores: int = 0  # at most this many score elements per block (0: `block` rows)
     host_sync: bool = False  # each block step waits for the one before it (see build)
     v_copy: ir.Operation | None = None  # IREE's copy that transposes v (see `untransposed_v`)
+    heads: object | None = None  # heads.HeadSplit: k and v read once per KV head
 
     def sizes(self) -> dict[int, tuple[str, int]]:
         """Loop dim -> (operand, its dim) giving that loop's size."""
@@ -87,13 +88,21 @@ def match_attention(op: ir.Operation) -> AttentionPlan:
             raise NoMatch(f"a {name} that is not a float tensor"
                           + (" (a boolean mask)" if name == "mask" else ""))
     dims = {name: _dims(m) for name, m in zip(names, maps)}
+    roles = attention_roles(dims, maps[0].n_dims)
+    return AttentionPlan(op, values["q"], values["k"], values["v"], values["scale"],
+                         values.get("mask"), values["out"], roles, dims)
+
+
+def attention_roles(dims: dict[str, list[int]], n_loops: int) -> dict[str, list[int]]:
+    """The loops of each role (ROLES), from the loops each operand is indexed by; NoMatch
+    where a loop has no role or an operand is indexed by another role's loop."""
     if dims["scale"]:
         raise NoMatch("a scale that is not a scalar")
     q, k, v, o = (set(dims[n]) for n in ("q", "k", "v", "out"))
     batch = q & k & v & o
     roles = {"batch": batch, "m": (q & o) - batch, "k1": (q & k) - batch,
              "k2": (k & v) - batch, "n": (v & o) - batch}
-    every = set(range(maps[0].n_dims))
+    every = set(range(n_loops))
     if set().union(*roles.values()) != every or sum(map(len, roles.values())) != len(every):
         raise NoMatch("loops that are not batch, query, head-dim, key or value loops")
     if not roles["k1"] or not roles["k2"] or not roles["n"]:
@@ -103,9 +112,7 @@ def match_attention(op: ir.Operation) -> AttentionPlan:
         raise NoMatch("an operand indexed by a loop of another role")
     if "mask" in dims and set(dims["mask"]) - batch - roles["m"] - roles["k2"]:
         raise NoMatch("a mask indexed by a head-dim or value loop")
-    return AttentionPlan(op, values["q"], values["k"], values["v"], values["scale"],
-                         values.get("mask"), values["out"],
-                         {role: sorted(roles[role]) for role in ROLES}, dims)
+    return {role: sorted(roles[role]) for role in ROLES}
 
 
 def untransposed_v(plan: AttentionPlan) -> AttentionPlan:

@@ -23,6 +23,9 @@
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
+// GPU: [rewrite-attention] 0 change(s), 1 skipped
+// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// CPU: [rewrite-attention] 1 change(s), 0 skipped
 
 // Prefill (sharktank's paged Llama at global-optimization): q and k [B*H, S, d], v transposed
 // [B*H, d, S], an additive f16 mask [B*H, S, S], S dynamic. A loop over blocks of query rows,
@@ -224,6 +227,74 @@ util.func public @decode_paged(%q: tensor<32x32xf16>, %kc: tensor<?x32x32xf16>, 
 
 // -----
 
+// Grouped-query attention (sharktank repeats the KV heads before the fused op): k and v
+// [B, S, KVH, d] copied to each query head of their group as [B, KVH, G, ..] and collapsed
+// to [B*H, ..] (B = 4, 4 KV heads, G = 2). The decomposition loops over (batch, KV head,
+// query head of the group): q, the mask and the output expanded to [4, 4, 2, ..], k and v
+// read once per KV head (their copies keep the dims they read: [4, 4, S, d], no repeat), the
+// mask's broadcast applied to each query block in the loop, the output collapsed back.
+// (kv-heads=false: rewrite-attention-kv-heads-off.mlir.)
+// CHECK-DAG: #[[KREAD:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>
+// CHECK-DAG: #[[QK_Q:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
+// CHECK-DAG: #[[QK_K:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d4, d5)>
+// CHECK-DAG: #[[QK_S:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d4)>
+// CHECK-LABEL: util.func public @prefill_gqa
+// CHECK-SAME: (%[[Q:.+]]: tensor<32x?x32xf16>, %[[K4:.+]]: tensor<4x?x4x32xf16>, %[[V4:.+]]: tensor<4x?x4x32xf16>, %[[MASK3:.+]]: tensor<4x?x?xf16>)
+// CHECK-NOT: iree_linalg_ext.attention
+// CHECK: %[[QE:.+]] = tensor.expand_shape %[[Q]] {{\[\[}}0, 1, 2], [3], [4]] output_shape [4, 4, 2, %{{.+}}, 32]
+// CHECK: %[[K:.+]] = linalg.generic {indexing_maps = [#[[KREAD]], #{{.+}}], {{.+}} ins(%[[K4]] : tensor<4x?x4x32xf16>) outs(%{{.+}} : tensor<4x4x?x32xf16>)
+// CHECK: %[[V:.+]] = linalg.generic {{.+}} ins(%[[V4]] : tensor<4x?x4x32xf16>) outs(%{{.+}} : tensor<4x4x?x32xf16>)
+// CHECK: scf.for {{.+}} -> (tensor<4x4x2x?x32xf16>, index)
+// CHECK: tensor.extract_slice %[[QE]]
+// CHECK: %[[MB3:.+]] = tensor.extract_slice %[[MASK3]]
+// CHECK: linalg.generic {{.+}} ins(%[[MB3]] : tensor<4x?x?xf16>) outs(%{{.+}} : tensor<4x4x2x?x?xf16>)
+// CHECK: linalg.generic {indexing_maps = [#[[QK_Q]], #[[QK_K]], #[[QK_S]]], {{.+}} ins(%{{.+}}, %[[K]] : tensor<4x4x2x?x32xf16>, tensor<4x4x?x32xf16>) outs(%{{.+}} : tensor<4x4x2x?x?xf32>)
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[V]] : tensor<4x4x2x?x?xf16>, tensor<4x4x?x32xf16>) outs(%{{.+}} : tensor<4x4x2x?x32xf32>)
+// CHECK: %[[OUT:.+]] = tensor.collapse_shape %{{.+}}#0 {{\[\[}}0, 1, 2], [3], [4]] : tensor<4x4x2x?x32xf16> into tensor<32x?x32xf16>
+// CHECK: util.return %[[OUT]]
+// WHOLE-LABEL: util.func public @prefill_gqa
+// WHOLE-NOT: scf.for
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE: linalg.generic {{.+}} ins(%{{.+}} : tensor<4x?x4x32xf16>) outs(%{{.+}} : tensor<4x4x?x32xf16>)
+// WHOLE: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<4x4x2x?x32xf16>, tensor<4x4x?x32xf16>) outs(%{{.+}} : tensor<4x4x2x?x?xf32>)
+// WHOLE: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1, 2], [3], [4]] : tensor<4x4x2x?x32xf16> into tensor<32x?x32xf16>
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, k and v read once per KV head (32 heads as 4 x 4 x 2), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+util.func public @prefill_gqa(%q: tensor<32x?x32xf16>, %k4: tensor<4x?x4x32xf16>, %v4: tensor<4x?x4x32xf16>, %mask3: tensor<4x?x?xf16>) -> tensor<32x?x32xf16> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
+  %scale = arith.constant 0.17677669 : f32
+  %ek = tensor.empty(%m) : tensor<4x4x2x?x32xf16>
+  %kr = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%k4 : tensor<4x?x4x32xf16>) outs(%ek : tensor<4x4x2x?x32xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  } -> tensor<4x4x2x?x32xf16>
+  %k = tensor.collapse_shape %kr [[0, 1, 2], [3], [4]] : tensor<4x4x2x?x32xf16> into tensor<32x?x32xf16>
+  %ev = tensor.empty(%m) : tensor<4x4x2x32x?xf16>
+  %vr = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3, d4)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%v4 : tensor<4x?x4x32xf16>) outs(%ev : tensor<4x4x2x32x?xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  } -> tensor<4x4x2x32x?xf16>
+  %v = tensor.collapse_shape %vr [[0, 1, 2], [3], [4]] : tensor<4x4x2x32x?xf16> into tensor<32x32x?xf16>
+  %eb = tensor.empty(%m, %m) : tensor<4x8x?x?xf16>
+  %mask4 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mask3 : tensor<4x?x?xf16>) outs(%eb : tensor<4x8x?x?xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  } -> tensor<4x8x?x?xf16>
+  %mask = tensor.collapse_shape %mask4 [[0, 1], [2], [3]] : tensor<4x8x?x?xf16> into tensor<32x?x?xf16>
+  %e = tensor.empty(%m) : tensor<32x?x32xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, k and v read once per KV head (32 heads as 4 x 4 x 2), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<32x?x32xf16>
+  util.return %o : tensor<32x?x32xf16>
+}
+
+// -----
+
 // Left alone: a score modification (a soft cap) in the region.
 // CHECK-LABEL: util.func public @score_modified
 // CHECK: iree_linalg_ext.attention
@@ -259,3 +330,4 @@ util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>,
   } -> tensor<8x16x32xf16>
   util.return %o : tensor<8x16x32xf16>
 }
+

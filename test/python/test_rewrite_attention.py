@@ -146,7 +146,8 @@ def test_paged_decode_matches_stock_within_bound(pages):
 
 def test_lit_cases_are_all_covered():
     assert set(passes.lit_cases(PASS)) == {"prefill", "prefill_broadcast_mask", "decode",
-                                           "decode_paged", "score_modified", "boolean_mask"}
+                                           "decode_paged", "score_modified", "boolean_mask",
+                                           "prefill_gqa"}
 
 
 @pytest.mark.parametrize("rows", [63, 65, 130])
@@ -195,3 +196,39 @@ def test_mla_head_dim_192_matches_exact_attention(dynamic):
                             flat(exact).astype(np.float16))
     err = np.abs(flat(np.asarray(out)).astype(np.float64) - flat(exact))
     assert (err <= bound).all(), (err.max(), bound.min())
+
+
+@pytest.mark.parametrize("rows", [63, 65, 100])
+def test_grouped_query_heads_match_stock_within_bound(rows):
+    """Grouped-query attention read once per KV head (4 KV heads, 2 query heads each, the mask
+    broadcast over the 8 heads): at sizes around the query block, a padding row and a fully
+    masked head, non-finite values; the same NaN pattern as stock and within the bound."""
+    stock_vmfb, plugin_vmfb = _compiled("prefill_gqa")
+    rng = np.random.default_rng(rows)
+    q = rng.standard_normal((32, rows, 32)).astype(np.float16)
+    k4, v4 = (rng.standard_normal((4, rows, 4, 32)).astype(np.float16) for _ in range(2))
+    mask3 = np.triu(np.full((rows, rows), -np.inf, np.float16), 1)[None].repeat(4, 0)
+    mask3[2, rows // 2, :] = -np.inf  # a padding row of batch row 2: its 8 heads
+    q[1, 0, 5], k4[0, rows - 1, 1, 0], v4[3, 7, 2, 1] = np.nan, np.inf, -np.inf
+    inputs = [q, k4, v4, np.ascontiguousarray(mask3)]
+    (stock,) = api.run(stock_vmfb, inputs, function="prefill_gqa")
+    (plugin,) = api.run(plugin_vmfb, inputs, function="prefill_gqa")
+    assert np.array_equal(np.isnan(stock), np.isnan(plugin))
+    assert np.array_equal(np.isinf(stock), np.isinf(plugin))
+    # Head h = (batch * 4 + kv head) * 2 + g reads kv head (h // 2) % 4 of its batch row.
+    k = np.repeat(k4.transpose(0, 2, 1, 3), 2, axis=1).reshape(32, rows, 32)
+    v = np.repeat(v4.transpose(0, 2, 3, 1), 2, axis=1).reshape(32, 32, rows)
+    bound = attention_bound(q, k, v, 0.17677669, stock)
+    finite = np.isfinite(stock)
+    diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
+    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
+    assert np.isnan(stock[16:24, rows // 2]).all()
+
+
+def test_grouped_query_heads_are_read_once_per_kv_head():
+    """The case above is decomposed over the KV heads (not over copies repeated per query head),
+    and kv-heads=false keeps the repeats."""
+    text = passes.lit_cases(PASS)["prefill_gqa"]
+    for fusions, split in ((PASS, True), (f"{PASS}{{kv-heads=false}}", False)):
+        whats = [c.what for p in api.compile_str(text, fusions=fusions).passes for c in p.changes]
+        assert len(whats) == 1 and ("k and v read once per KV head" in whats[0]) == split, whats

@@ -1,0 +1,254 @@
+"""Grouped-query attention with the KV heads read where they are: the decomposition loops over
+the heads as [batch, kv head, query head of the group] instead of their product, so that k and
+v are read once per KV head, not copied once per query head.
+
+sharktank (and torch's `repeat_interleave` before SDPA) gives the fused op k and v repeated
+over the query heads of each group: a copy that broadcasts the gathered cache rows
+[B, pages, KVH, page, D] to [B, KVH, G, pages, page, D], collapsed to [B*H, keys, D]. IREE
+fuses that copy into the fused op's dispatch; decomposed, it is written whole (G times the
+cache rows: 4x on a 32/8-head Llama) by the gather's dispatch and read by both contractions.
+Here the attention's batch loop is split into the copy's dims and the copy keeps only the
+dims it reads:
+
+    %k = collapse(copy {(b, kh, g, p, t, d) <- src[b, p, kh, t, d]})  : [B*KVH*G, keys, D]
+    attention(q [B*H, m, D], k, v, mask [B*H, m, keys]) -> [B*H, m, D]
+  =>
+    %k' = collapse(copy {(b, kh, p, t, d) <- src[b, p, kh, t, d]})   : [B, KVH, keys, D]
+    decomposed over (b, kh, g, m, keys, D): q and the mask expanded to [B, KVH, G, ..], k and
+    v read at (b, kh, ..), the result collapsed back to [B*H, m, D]
+
+The group loop g indexes q and the output only: it becomes a query loop (decode's one row per
+head is then a [G, keys] block per KV head). The sums and their order are the same: the
+values are bit-identical to the decomposition without the split.
+
+Left as it is (the copy written whole), with no reason needed: k or v not such a copy, a
+broadcast outside the batch group, dynamic head sizes, k and v split differently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from iree.compiler import ir
+from iree.compiler.dialects import _linalg_ops_gen as linalg
+from iree.compiler.dialects import tensor
+
+from iree_fusions.compiler import ir_build as b
+from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.ir_helpers import TENSOR_COLLAPSE_SHAPE
+
+from iree_fusions.compiler.protocol import NoMatch
+
+from .match import AttentionPlan, attention_roles
+
+
+@dataclass
+class HeadSplit:
+    """The batch loop `dim` of an attention split into `sizes` (the k/v copies' dims in its
+    collapse group); `unread`: the positions in `sizes` the copies broadcast over."""
+
+    dim: int
+    sizes: list[int]
+    unread: list[int]
+
+
+def copy_under_collapse(value: ir.Value
+                        ) -> tuple[ir.Operation | None, ir.Operation, list[list[int]]] | None:
+    """(collapse or None, copy, groups): `value` is a pure copy (identity output map, read at
+    most once: by the collapse, or not yet, one just built), possibly under a collapse_shape
+    (read by any number: a rebuilt copy is the reader's own); None otherwise."""
+    op = h.defining_op(value)
+    collapse = None
+    if op is not None and op.name == TENSOR_COLLAPSE_SHAPE:
+        collapse, op = op, h.defining_op(op.operands[0])
+    if op is None or not h.is_pure_copy(op) or len(h.users(op.results[0])) > 1 or \
+            "reduction" in h.iterator_types(op):
+        return None
+    rank = ir.RankedTensorType(op.results[0].type).rank
+    if h.indexing_maps(op)[1] != ir.AffineMap.get_identity(rank):
+        return None
+    groups = h.reassociation(collapse) if collapse is not None else [[d] for d in range(rank)]
+    return collapse, op, groups
+
+
+def _read_dims(copy: ir.Operation) -> list[int]:
+    return [e.position for e in h.indexing_maps(copy)[0].results]
+
+
+def _broadcast_group(value: ir.Value, position: int) -> tuple[list[int], list[int]] | None:
+    """(sizes, unread positions) of the copy dims `value`'s dim `position` collapses, where
+    `value` is a collapsed copy that broadcasts over some of those dims and no others."""
+    found = copy_under_collapse(value)
+    if found is None or found[0] is None:
+        return None
+    _, copy, groups = found
+    group = groups[position]
+    shape = ir.RankedTensorType(copy.results[0].type).shape
+    read = set(_read_dims(copy))
+    unread = [i for i, d in enumerate(group) if d not in read]
+    if not unread or any(d not in read for g in groups if g is not group for d in g) or \
+            any(ir.ShapedType.is_dynamic_size(shape[d]) for d in group):
+        return None
+    return [shape[d] for d in group], unread
+
+
+def head_split(plan: AttentionPlan) -> HeadSplit | None:
+    """The split of the attention's one batch loop that reads k and v without their
+    broadcast over the query heads, or None (then nothing is split)."""
+    if len(plan.roles["batch"]) != 1:
+        return None
+    dim = plan.roles["batch"][0]
+    found = [_broadcast_group(getattr(plan, name), plan.maps[name].index(dim))
+             for name in ("k", "v")]
+    if found[0] is None or found[0] != found[1]:
+        return None
+    return HeadSplit(dim, *found[0])
+
+
+def _fits(old_sizes: list[int], read: list[bool], sizes: list[int]) -> list[list[int]] | None:
+    """For each old dim the positions in `sizes` it is made of (consecutive, their product its
+    size), a read dim made of one; None where `sizes` does not refine `old_sizes`."""
+    parts, at = [], 0
+    for size, is_read in zip(old_sizes, read):
+        start, product = at, 1
+        while product < size and at < len(sizes):
+            product *= sizes[at]
+            at += 1
+        if at == start and size == 1 and at < len(sizes) and sizes[at] == 1:
+            at += 1
+        if product != size or (is_read and at - start != 1):
+            return None
+        parts.append(list(range(start, at)))
+    return parts if at == len(sizes) else None
+
+
+def split_value(value: ir.Value, position: int, sizes: list[int], drop: list[int]
+                ) -> ir.Value | None:
+    """`value` with its dim `position` split into `sizes` and the split dims at `drop` left
+    out (they must be broadcast: not read). A collapsed copy is rebuilt over its source with
+    the split dims (nothing more is written, fewer with `drop`), any other value expanded
+    (`drop` must be empty). None where the split does not fit the copy."""
+    found = copy_under_collapse(value)
+    if found is None:
+        if drop:
+            return None
+        groups, at = [], 0
+        for d in range(ir.RankedTensorType(value.type).rank):
+            width = len(sizes) if d == position else 1
+            groups.append(list(range(at, at + width)))
+            at += width
+        shape = b.mixed_shape(value)
+        return b.expand_mixed(value, groups, [s for d, size in enumerate(shape)
+                                              for s in (sizes if d == position else [size])])
+    collapse, copy, groups = found
+    group = groups[position]
+    read = _read_dims(copy)
+    old_shape = b.mixed_shape(h.dps_inits(copy)[0])  # (not the copy's result: it must die)
+    parts = _fits([ir.RankedTensorType(copy.results[0].type).shape[d] for d in group],
+                  [d in read for d in group], sizes)
+    if parts is None:
+        return None
+    if any(group[i] in read for i, part in enumerate(parts) if set(part) & set(drop)):
+        return None
+    # The new copy's dims: each old dim, the group's split into `sizes` (less `drop`).
+    new_of_old: dict[int, int] = {}
+    new_sizes: list[b.Size] = []
+    new_groups: list[list[int]] = []
+    for g in groups:
+        if g is group:
+            for i, part in enumerate(parts):
+                kept = [p for p in part if p not in drop]
+                if group[i] in read:
+                    new_of_old[group[i]] = len(new_sizes)
+                for p in kept:
+                    new_groups.append([len(new_sizes)])
+                    new_sizes.append(sizes[p])
+        else:
+            new_groups.append(list(range(len(new_sizes), len(new_sizes) + len(g))))
+            for d in g:
+                new_of_old[d] = len(new_sizes)
+                new_sizes.append(old_shape[d])
+    rank = len(new_sizes)
+    source = h.dps_inputs(copy)[0]
+    element = ir.RankedTensorType(source.type).element_type
+    init = tensor.EmptyOp(new_sizes, element).result
+    new = b.new_generic([source], [init], [b.map_attr(rank, [new_of_old[d] for d in read]),
+                                           b.map_attr(rank, range(rank))], ["parallel"] * rank)
+    block = b.append_body_block(new, [source, init])
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([block.arguments[0]])
+    if all(len(g) == 1 for g in new_groups):
+        return new.results[0]
+    shape = ir.RankedTensorType(new.results[0].type).shape
+    static = [_product([shape[d] for d in g]) for g in new_groups]
+    return b.collapse(new.results[0], new_groups, ir.RankedTensorType.get(static, element))
+
+
+def _product(sizes: list[int]) -> int:
+    out = 1
+    for size in sizes:
+        if ir.ShapedType.is_dynamic_size(size):
+            return ir.ShapedType.get_dynamic_size()
+        out *= size
+    return out
+
+
+def split_heads(plan: AttentionPlan, split: HeadSplit) -> AttentionPlan | None:
+    """The plan over the split loops (k and v without the broadcast dims), or None where an
+    operand does not split (nothing built is used then)."""
+    n = len(split.sizes)
+
+    def renumber(d: int) -> list[int]:
+        if d == split.dim:
+            return list(range(d, d + n))
+        return [d + n - 1] if d > split.dim else [d]
+
+    dropped = {split.dim + i for i in split.unread}
+    values, maps = {}, {}
+    for name in ("q", "k", "v", "mask", "out"):
+        value = getattr(plan, name)
+        if value is None or split.dim not in plan.maps[name]:
+            values[name], maps[name] = value, plan.maps.get(name)
+            if value is not None:
+                maps[name] = [e for d in plan.maps[name] for e in renumber(d)]
+            continue
+        drop = split.unread if name in ("k", "v") else []
+        new = split_value(value, plan.maps[name].index(split.dim), split.sizes, drop)
+        if new is None:
+            return None
+        values[name] = new
+        maps[name] = [e for d in plan.maps[name] for e in renumber(d)
+                      if not (name in ("k", "v") and e in dropped)]
+    maps["scale"] = []
+    names = [n for n in ("q", "k", "v", "scale", "mask", "out") if n in maps and
+             (n == "scale" or values.get(n) is not None)]
+    try:
+        roles = attention_roles({name: maps[name] for name in names},
+                                h.indexing_maps(plan.op)[0].n_dims + n - 1)
+    except NoMatch:
+        return None
+    new = AttentionPlan(plan.op, values["q"], values["k"], values["v"], plan.scale,
+                        values["mask"], values["out"], roles,
+                        {name: maps[name] for name in names})
+    if plan.block is not None:
+        new.block, new.block_dim = plan.block, renumber(plan.block_dim)[0]
+        new.block_scores, new.host_sync = plan.block_scores, plan.host_sync
+    if plan.v_copy is not None:
+        new.v_copy = copy_under_collapse(new.v)[1]  # split_value's
+    new.heads = split
+    return new
+
+
+def join_heads(result: ir.Value, op: ir.Operation, split: HeadSplit) -> ir.Value:
+    """The split output collapsed back to the attention's result type."""
+    out_dims = _map_dims(h.indexing_maps(op)[-1])
+    groups, at = [], 0
+    for d in out_dims:
+        width = len(split.sizes) if d == split.dim else 1
+        groups.append(list(range(at, at + width)))
+        at += width
+    return b.collapse(result, groups, op.results[0].type)
+
+
+def _map_dims(amap: ir.AffineMap) -> list[int]:
+    return [e.position for e in amap.results]
