@@ -14,10 +14,8 @@ it). Results: bench/results/llm-suite.md, "k and v once per KV head".
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
@@ -37,21 +35,12 @@ def selection(without: bool) -> str:
 def main() -> None:
     import llm_suite
     from iree_fusions.harness import api
-    from iree_fusions.runtime.benchmark import time_pair
-    from iree_fusions.runtime.modules import parameter_flags
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("export")
-    p.add_argument("--seq", type=int, default=64, help="prefill length; decode after it")
-    p.add_argument("--rounds", type=int, default=7)
-    p.add_argument("--device", default="local-sync")
+    p = llm_suite.pair_parser(__doc__.split("\n")[0])
     p.add_argument("--functions", default="decode,prefill",
                    help="which functions to time (decode, prefill)")
-    p.add_argument("--folder", default=None, help="keep the builds here")
     args = p.parse_args()
-    folder = args.folder or tempfile.mkdtemp(prefix="attention-heads-")
-    os.makedirs(folder, exist_ok=True)
-    export = llm_suite.Export(args.export)
+    folder, export = llm_suite.pair_setup(args, "attention-heads-")
     vmfbs = {}
     for side, without in (("without", True), ("with", False)):
         out = api.compile_file(export.mlir, device=llm_suite.DEVICE,
@@ -67,17 +56,9 @@ def main() -> None:
                for side, path in vmfbs.items()}
     for key, verdict in llm_suite.compare_bits(outputs["without"], outputs["with"]).items():
         print(f"  {key} at S={args.seq}: {verdict}")
-    inputs = llm_suite.input_files(export, {"stock": vmfbs["without"]}, args.seq, folder)
-    wanted = args.functions.split(",")
-    for function, paths in inputs.items():
-        if not any(w in function for w in wanted):
-            continue
-        verdict = time_pair(vmfbs["without"], vmfbs["with"], paths, function=function,
-                            device=args.device, rounds=args.rounds, repetitions=5,
-                            extra_flags=parameter_flags(export.parameters))
-        print(f"  {function} S={args.seq} {args.device}: without {verdict['stock_ms']:.2f} ms, "
-              f"with {verdict['plugin_ms']:.2f} ms, ratio {verdict['ratio']:.3f} "
-              f"[{verdict['ratio_low']:.3f}, {verdict['ratio_high']:.3f}] {verdict['verdict']}")
+    llm_suite.time_two(export, vmfbs["without"], vmfbs["with"], args.seq, folder,
+                       device=args.device, rounds=args.rounds,
+                       functions=args.functions.split(","))
 
 
 if __name__ == "__main__":

@@ -24,11 +24,9 @@ with the concatenation). Results: bench/results/llm-suite.md, "Q/K/V as one matm
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
-import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "python"))
@@ -43,11 +41,9 @@ from iree_fusions.compiler import ir_helpers as h  # noqa: E402
 from iree_fusions.compiler.counting import count_flow_ir  # noqa: E402
 
 
-TRANSPOSED = False
-
-
-def concatenate_projections(text: str) -> tuple[str, int]:
-    """The IR with every sibling group rewritten as above, and the number of groups."""
+def concatenate_projections(text: str, transposed: bool = False) -> tuple[str, int]:
+    """The IR with every sibling group rewritten as above (`transposed`: as [N, M]), and the
+    number of groups."""
     with ir.Context() as ctx:
         ctx.allow_unregistered_dialects = True
         module = ir.Module.parse(text)
@@ -71,14 +67,17 @@ def concatenate_projections(text: str) -> tuple[str, int]:
                         len(users) != 1 or not h.is_elementwise(users[0])
                         or len(h.dps_inputs(users[0])) != 1 for users in epilogues):
                     continue
-                (_concatenate_transposed if TRANSPOSED else _concatenate)(
-                    top, block, members, [users[0] for users in epilogues])
+                _concatenate(top, block, members, [users[0] for users in epilogues],
+                             transposed)
                 count += 1
         return str(module), count
 
 
 def _concatenate(top: ir.Operation, block: ir.Block, members: list[ir.Operation],
-                 epilogues: list[ir.Operation]) -> None:
+                 epilogues: list[ir.Operation], transposed: bool = False) -> None:
+    """One matmul over the members' weights concatenated along N, one epilogue, and a slice
+    per member. `transposed`: the result computed as [N, M] (each member's columns a
+    contiguous row range, a slice IREE need not copy), read back through a transpose."""
     first = members[0]
     weights = [op.operands[1] for op in members]
     widths = [ir.RankedTensorType(w.type).shape[0] for w in weights]
@@ -97,15 +96,20 @@ def _concatenate(top: ir.Operation, block: ir.Block, members: list[ir.Operation]
                                     build, "__concat_projections")
     with first.location, ir.InsertionPoint(first):
         rows = b.size_of(first.operands[0], 0)
+        shape = [total, rows] if transposed else [rows, total]
         acc_t = ir.RankedTensorType(first.results[0].type).element_type
         fill = h.defining_op(h.dps_inits(first)[0])
         init = b.first_result(b.linalg_builders().fill(
-            fill.operands[0], outs=[tensor.EmptyOp([rows, total], acc_t).result]))
-        matmul = linalg.MatmulOp(result_tensors=[init.type], inputs=[first.operands[0], concat],
-                                 outputs=[init], indexing_maps=first.attributes["indexing_maps"])
+            fill.operands[0], outs=[tensor.EmptyOp(shape, acc_t).result]))
+        maps = (ir.ArrayAttr.get([b.map_attr(3, [0, 2]), b.map_attr(3, [1, 2]),
+                                  b.map_attr(3, [0, 1])]) if transposed
+                else first.attributes["indexing_maps"])
+        inputs = [concat, first.operands[0]] if transposed else [first.operands[0], concat]
+        matmul = linalg.MatmulOp(result_tensors=[init.type], inputs=inputs, outputs=[init],
+                                 indexing_maps=maps)
         b.clone_body(first, matmul.regions[0].blocks.append(elem, elem, acc_t))
         out_t = ir.RankedTensorType(epilogues[0].results[0].type).element_type
-        empty = tensor.EmptyOp([rows, total], out_t).result
+        empty = tensor.EmptyOp(shape, out_t).result
         identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(2))
         epilogue = b.new_generic([matmul.result], [empty], [identity, identity],
                                  ["parallel", "parallel"])
@@ -116,62 +120,15 @@ def _concatenate(top: ir.Operation, block: ir.Block, members: list[ir.Operation]
             linalg.YieldOp(yields)
         start = 0
         for old, width in zip(epilogues, widths):
-            old.results[0].replace_all_uses_with(
-                b.slice_out(epilogue.results[0], [0, start], [rows, width], [rows, width]))
-            start += width
-    for op in epilogues + members:
-        op.erase()
-
-
-def _concatenate_transposed(top: ir.Operation, block: ir.Block, members: list[ir.Operation],
-                            epilogues: list[ir.Operation]) -> None:
-    """The same with the result computed transposed, [Nq+Nk+Nv, M]: each projection is a
-    contiguous row range of it (a slice IREE need not copy), read back through a transpose
-    that elementwise consumers fold into their maps."""
-    first = members[0]
-    weights = [op.operands[1] for op in members]
-    widths = [ir.RankedTensorType(w.type).shape[0] for w in weights]
-    weight_t = ir.RankedTensorType(weights[0].type)
-    k_dim, elem, total = weight_t.shape[1], weight_t.element_type, sum(widths)
-
-    def build(cloned: list) -> ir.Value:
-        acc = tensor.EmptyOp([total, k_dim], elem).result
-        for part, start, width in zip(cloned, [sum(widths[:i]) for i in range(len(widths))],
-                                      widths):
-            acc = tensor.InsertSliceOp(part, acc, [], [], [], [start, 0], [width, k_dim],
-                                       [1, 1]).result
-        return acc
-
-    concat = b.hoist_to_initializer(top, next(iter(block.operations)).operation, weights,
-                                    build, "__concat_projections")
-    with first.location, ir.InsertionPoint(first):
-        rows = b.size_of(first.operands[0], 0)
-        acc_t = ir.RankedTensorType(first.results[0].type).element_type
-        fill = h.defining_op(h.dps_inits(first)[0])
-        init = b.first_result(b.linalg_builders().fill(
-            fill.operands[0], outs=[tensor.EmptyOp([total, rows], acc_t).result]))
-        maps = ir.ArrayAttr.get([b.map_attr(3, [0, 2]), b.map_attr(3, [1, 2]),
-                                 b.map_attr(3, [0, 1])])
-        matmul = linalg.MatmulOp(result_tensors=[init.type], inputs=[concat, first.operands[0]],
-                                 outputs=[init], indexing_maps=maps)
-        b.clone_body(first, matmul.regions[0].blocks.append(elem, elem, acc_t))
-        out_t = ir.RankedTensorType(epilogues[0].results[0].type).element_type
-        empty = tensor.EmptyOp([total, rows], out_t).result
-        identity = ir.AffineMapAttr.get(ir.AffineMap.get_identity(2))
-        epilogue = b.new_generic([matmul.result], [empty], [identity, identity],
-                                 ["parallel", "parallel"])
-        yields: list = []
-        b.clone_body(epilogues[0], b.append_body_block(epilogue, [matmul.result, empty]),
-                     yield_into=yields)
-        with ir.InsertionPoint(epilogue.regions[0].blocks[0]):
-            linalg.YieldOp(yields)
-        start = 0
-        for old, width in zip(epilogues, widths):
-            part = b.slice_out(epilogue.results[0], [start, 0], [width, rows], [width, rows])
-            out = tensor.EmptyOp([rows, width], out_t).result
-            back = b.first_result(b.linalg_builders().transpose(part, outs=[out],
-                                                                permutation=[1, 0]))
-            old.results[0].replace_all_uses_with(back)
+            if not transposed:
+                part = b.slice_out(epilogue.results[0], [0, start], [rows, width], [rows, width])
+            else:
+                rows_of = b.slice_out(epilogue.results[0], [start, 0], [width, rows],
+                                      [width, rows])
+                part = b.first_result(b.linalg_builders().transpose(
+                    rows_of, outs=[tensor.EmptyOp([rows, width], out_t).result],
+                    permutation=[1, 0]))
+            old.results[0].replace_all_uses_with(part)
             start += width
     for op in epilogues + members:
         op.erase()
@@ -186,23 +143,12 @@ def dispatches(flow_ir: str) -> dict[str, int]:
 
 def main() -> None:
     import llm_suite
-    from iree_fusions.runtime.benchmark import time_pair
-    from iree_fusions.runtime.modules import parameter_flags
 
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("export")
-    p.add_argument("--seq", type=int, default=64, help="prefill length; decode after it")
-    p.add_argument("--rounds", type=int, default=7)
-    p.add_argument("--device", default="local-sync")
-    p.add_argument("--folder", default=None, help="keep the builds here")
+    p = llm_suite.pair_parser(__doc__.split("\n")[0])
     p.add_argument("--transposed", action="store_true",
                    help="compute the result as [N, M]: each projection a row range")
     args = p.parse_args()
-    global TRANSPOSED
-    TRANSPOSED = args.transposed
-    folder = args.folder or tempfile.mkdtemp(prefix="concat-projections-")
-    os.makedirs(folder, exist_ok=True)
-    export = llm_suite.Export(args.export)
+    folder, export = llm_suite.pair_setup(args, "concat-projections-")
     compile_cmd = [sys.executable, "-m", "iree_fusions.tools.compile_cli",
                    "--iree-hal-target-backends=llvm-cpu", "--iree-llvmcpu-target-cpu=host"]
     stock_go = os.path.join(folder, "stock-go.mlir")
@@ -210,7 +156,7 @@ def main() -> None:
                                   "--compile-to=global-optimization", "-o", stock_go],
                    check=True)
     with open(stock_go) as f:
-        text, groups = concatenate_projections(f.read())
+        text, groups = concatenate_projections(f.read(), args.transposed)
     concat_go = os.path.join(folder, "concat-go.mlir")
     with open(concat_go, "w") as f:
         f.write(text)
@@ -231,14 +177,8 @@ def main() -> None:
     for side, per_function in counts.items():
         print(f"  dispatches {side:14s} " + "  ".join(f"{fn} {n}" for fn, n in
                                                      sorted(per_function.items())))
-    inputs = llm_suite.input_files(export, {"stock": vmfbs["stock"]}, args.seq, folder)
-    for function, paths in inputs.items():
-        verdict = time_pair(vmfbs["stock"], vmfbs["concat"], paths, function=function,
-                            device=args.device, rounds=args.rounds, repetitions=5,
-                            extra_flags=parameter_flags(export.parameters))
-        print(f"  {function} S={args.seq} {args.device}: without {verdict['stock_ms']:.2f} ms, "
-              f"with {verdict['plugin_ms']:.2f} ms, ratio {verdict['ratio']:.3f} "
-              f"[{verdict['ratio_low']:.3f}, {verdict['ratio_high']:.3f}] {verdict['verdict']}")
+    llm_suite.time_two(export, vmfbs["stock"], vmfbs["concat"], args.seq, folder,
+                       device=args.device, rounds=args.rounds)
 
 
 if __name__ == "__main__":

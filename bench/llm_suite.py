@@ -342,15 +342,32 @@ def peak_rss_tool_mib(vmfb_path: str, export: Export, seq_len: int, tmp: str) ->
         path = os.path.join(tmp, f"{export.name}-rss{seq_len}-{i}.npy")
         np.save(path, a)
         flags.append(f"--input=@{path}")
-    proc = subprocess.Popen([tool, f"--module={vmfb_path}", f"--device={DEVICE}",
-                             f"--function={export.prefill}", *parameter_flags(export.parameters),
-                             *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    err = proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    # The tool is started by a fresh interpreter, not by this process: Python starts a child
+    # with vfork, and Linux gives the child's ru_maxrss the high-water RSS of the address
+    # space it borrowed until its exec, this process's (here up to 814 MiB for every module
+    # once the bit-identity runs had held a 512-token cache).
+    proc = subprocess.run([sys.executable, "-c", _MAXRSS_OF_CHILD, tool, f"--module={vmfb_path}",
+                           f"--device={DEVICE}", f"--function={export.prefill}",
+                           *parameter_flags(export.parameters), *flags],
+                          capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"iree-run-module failed: {err.decode()[-2000:]}")
-    return round(usage.ru_maxrss / 1024, 1)  # KiB on Linux
+        raise RuntimeError(f"iree-run-module failed: {proc.stderr[-2000:]}")
+    return round(int(proc.stdout.split()[-1]) / 1024, 1)  # KiB on Linux
+
+
+# Runs argv[1:] with its output discarded and prints its ru_maxrss (KiB); the child's exit
+# status is this interpreter's.
+_MAXRSS_OF_CHILD = """
+import os, subprocess, sys
+proc = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+err = proc.stderr.read()
+_, status, usage = os.wait4(proc.pid, 0)
+code = os.waitstatus_to_exitcode(status)
+if code:
+    sys.stderr.write(err.decode(errors="replace"))
+    sys.exit(code)
+print(usage.ru_maxrss)
+"""
 
 
 def _status_mib(key: str) -> float:
@@ -424,6 +441,45 @@ def latency(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
             else:
                 out[fn][f"vs_{base}"] = judged
     return out
+
+
+def pair_parser(description: str) -> argparse.ArgumentParser:
+    """The arguments of a script that builds an export twice (a change off and on) and times
+    the pair with `time_two`: EXPORT, --seq, --rounds, --device, --folder."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("export", help="a sharktank export folder (bench/llm_export.py)")
+    p.add_argument("--seq", type=int, default=64, help="prefill length; decode after it")
+    p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--device", default="local-sync")
+    p.add_argument("--folder", default=None, help="keep the builds here")
+    return p
+
+
+def pair_setup(args: argparse.Namespace, prefix: str) -> tuple[str, Export]:
+    """`pair_parser`'s folder (made; a temporary one without --folder) and export."""
+    folder = args.folder or tempfile.mkdtemp(prefix=prefix)
+    os.makedirs(folder, exist_ok=True)
+    return folder, Export(args.export)
+
+
+def time_two(export: Export, without: str, with_: str, seq_len: int, tmp: str, *,
+             device: str = "local-sync", rounds: int = 7,
+             functions: list[str] | None = None) -> None:
+    """Times two builds of `export` (a change off and on) alternating, prefill at `seq_len`
+    tokens and decode after it (or the `functions` whose names contain one of those words),
+    and prints a line per function: ms without and with, ratio = without / with, verdict."""
+    from iree_fusions.runtime.benchmark import time_pair
+    from iree_fusions.runtime.modules import parameter_flags
+
+    for function, paths in input_files(export, {"stock": without}, seq_len, tmp).items():
+        if functions and not any(word in function for word in functions):
+            continue
+        verdict = time_pair(without, with_, paths, function=function, device=device,
+                            rounds=rounds, repetitions=5,
+                            extra_flags=parameter_flags(export.parameters))
+        print(f"  {function} S={seq_len} {device}: without {verdict['stock_ms']:.2f} ms, "
+              f"with {verdict['plugin_ms']:.2f} ms, ratio {verdict['ratio']:.3f} "
+              f"[{verdict['ratio_low']:.3f}, {verdict['ratio_high']:.3f}] {verdict['verdict']}")
 
 
 def profile(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:

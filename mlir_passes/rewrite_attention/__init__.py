@@ -32,7 +32,14 @@ else IREE's task executor queues every step at once and holds all their buffers)
       scf.yield (tensor.insert_slice %ob into %acc[0, %i, 0]), %next
     }
 
-Decode (one query row per sequence) is decomposed whole. The order of the sums and of the
+Decode (one query row per sequence) is decomposed whole.
+
+Grouped-query attention (`kv-heads`, on by default; `heads.py`): sharktank hands the op k and
+v repeated over the query heads of each KV head's group (a copy [B, KVH, G, ..] collapsed to
+[B*H, ..]), which IREE fuses into the fused op's dispatch and a decomposition would write
+whole. The decomposition then loops over [batch, KV head, query head of the group] and the
+copies keep only the dims they read: k and v are written and read once per KV head (the
+32-layer GQA Llama, 8 query heads per 2 KV heads: G = 4), the values bit-identical. The order of the sums and of the
 softmax differs from the fused op's (its online softmax rescales per key tile): the result
 is within a bound, not bit-identical (docs/testing.md: the bound); the NaN pattern is stock's
 (a fully masked row is 0/0 = NaN in both; NaN and infinity in q, k or v spread alike).
