@@ -39,7 +39,8 @@ v repeated over the query heads of each KV head's group (a copy [B, KVH, G, ..] 
 [B*H, ..]), which IREE fuses into the fused op's dispatch and a decomposition would write
 whole. The decomposition then loops over [batch, KV head, query head of the group] and the
 copies keep only the dims they read: k and v are written and read once per KV head (the
-32-layer GQA Llama, 8 query heads per 2 KV heads: G = 4), the values bit-identical. The order of the sums and of the
+32-layer GQA Llama, 8 query heads per 2 KV heads: G = 4). The same sums of the same terms
+(measured bit-identical there at 512 tokens; the order of a sum is IREE's codegen's). The order of the sums and of the
 softmax differs from the fused op's (its online softmax rescales per key tile): the result
 is within a bound, not bit-identical (docs/testing.md: the bound); the NaN pattern is stock's
 (a fully masked row is 0/0 = NaN in both; NaN and infinity in q, k or v spread alike).
@@ -78,7 +79,8 @@ from .match import (ATTENTION, AttentionPlan, choose_block, gathered, match_atte
 def with_heads(plan: AttentionPlan, kv_heads: bool) -> AttentionPlan:
     """The plan, with the split of its heads noted where `kv_heads` and k and v repeat their
     KV heads over the query heads (`heads.py`)."""
-    plan.heads = head_split(plan) if kv_heads else None
+    split = head_split(plan) if kv_heads else None
+    plan.heads, plan.heads_note = (None, split) if isinstance(split, str) else (split, None)
     return plan
 
 
@@ -115,7 +117,8 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
     kv_heads: bool = option(
         True, "grouped-query attention: read k and v once per KV head (the decomposition "
         "loops over [KV head, query head of its group]) instead of the copy that repeats "
-        "them for every query head (bit-identical values)")
+        "them for every query head (the same sums; measured bit-identical on sharktank's GQA "
+        "Llama)")
     gpu_gathered: bool = option(
         False, "on GPU targets, decompose (whole) the attentions whose k or v is gathered from "
         "a paged cache (IREE 3.13 crashes compiling some of them fused for CUDA and ROCm; "

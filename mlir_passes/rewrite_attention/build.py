@@ -14,7 +14,7 @@ from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, TENSOR_COLLAPSE_SHAPE
 
-from .heads import copy_under_collapse, join_heads, split_heads
+from .heads import NO_SPLIT, copy_under_collapse, join_heads, split_heads
 from .match import AttentionPlan
 
 Size = b.Size
@@ -186,6 +186,9 @@ def decompose(plan: AttentionPlan) -> str:
             heads = plan.heads.sizes
             what += (f", k and v read once per KV head ({_product(heads)} heads as "
                      f"{' x '.join(map(str, heads))})")
+        elif plan.heads is not None or plan.heads_note:
+            what += (", k and v stay repeated per query head: "
+                     f"{plan.heads_note or NO_SPLIT}")
     op.results[0].replace_all_uses_with(result)
     op.erase()
     b.erase_dead([v for v in operands if v is not None],  # copies now made in the loop

@@ -40,6 +40,7 @@ class AttentionPlan:
     host_sync: bool = False  # each block step waits for the one before it (see build)
     v_copy: ir.Operation | None = None  # IREE's copy that transposes v (see `untransposed_v`)
     heads: object | None = None  # heads.HeadSplit: k and v read once per KV head
+    heads_note: str | None = None  # why k and v, repeated per query head, are not split
 
     def sizes(self) -> dict[int, tuple[str, int]]:
         """Loop dim -> (operand, its dim) giving that loop's size."""
