@@ -40,9 +40,11 @@ v repeated over the query heads of each KV head's group (a copy [B, KVH, G, ..] 
 whole. The decomposition then loops over [batch, KV head, query head of the group] and the
 copies keep only the dims they read: k and v are written and read once per KV head (the
 32-layer GQA Llama, 8 query heads per 2 KV heads: G = 4). The same sums of the same terms
-(measured bit-identical there at 512 tokens; the order of a sum is IREE's codegen's). The order of the sums and of the
-softmax differs from the fused op's (its online softmax rescales per key tile): the result
-is within a bound, not bit-identical (docs/testing.md: the bound); the NaN pattern is stock's
+(measured bit-identical there at 512 tokens; the order of a sum is IREE's codegen's).
+
+The order of the sums and of the softmax differs from the fused op's (its online softmax
+rescales per key tile): the result is within a bound, not bit-identical (docs/testing.md: the
+bound); the NaN pattern is stock's
 (a fully masked row is 0/0 = NaN in both; NaN and infinity in q, k or v spread alike).
 
 On GPU targets the fused op is left to IREE's GPU attention codegen, also where k or v is
@@ -75,6 +77,7 @@ from .build import decompose
 from .heads import copy_under_collapse, head_split
 from .match import (ATTENTION, AttentionPlan, choose_block, gathered, match_attention,
                     untransposed_v)
+
 
 def with_heads(plan: AttentionPlan, kv_heads: bool) -> AttentionPlan:
     """The plan, with the split of its heads noted where `kv_heads` and k and v repeat their

@@ -4,6 +4,7 @@ query block at a time."""
 
 from __future__ import annotations
 
+from math import prod
 from collections.abc import Callable
 
 from iree.compiler import ir
@@ -184,7 +185,7 @@ def decompose(plan: AttentionPlan) -> str:
         if split is not None:
             result = join_heads(result, op, plan.heads)
             heads = plan.heads.sizes
-            what += (f", k and v read once per KV head ({_product(heads)} heads as "
+            what += (f", k and v read once per KV head ({prod(heads)} heads as "
                      f"{' x '.join(map(str, heads))})")
         elif plan.heads is not None or plan.heads_note:
             what += (", k and v stay repeated per query head: "
@@ -194,13 +195,6 @@ def decompose(plan: AttentionPlan) -> str:
     b.erase_dead([v for v in operands if v is not None],  # copies now made in the loop
                  b.of_kind(TENSOR_COLLAPSE_SHAPE, LINALG_GENERIC, "tensor.empty"))
     return what + _blocks_note(plan)
-
-
-def _product(sizes: list[int]) -> int:
-    out = 1
-    for size in sizes:
-        out *= size
-    return out
 
 
 def _blocks_note(plan: AttentionPlan) -> str:

@@ -76,7 +76,17 @@ def copy_under_collapse(value: ir.Value
 
 
 def _read_dims(copy: ir.Operation) -> list[int]:
-    return [e.position for e in h.indexing_maps(copy)[0].results]
+    return h.map_dim_positions(h.indexing_maps(copy)[0])
+
+
+def _split_groups(positions: int, position: int, width: int) -> list[list[int]]:
+    """Reassociation groups of `positions` dims where dim `position` is `width` dims."""
+    groups, at = [], 0
+    for d in range(positions):
+        step = width if d == position else 1
+        groups.append(list(range(at, at + step)))
+        at += step
+    return groups
 
 
 def _broadcast_group(value: ir.Value, position: int) -> tuple[list[int], list[int]] | str | None:
@@ -148,14 +158,10 @@ def split_value(value: ir.Value, position: int, sizes: list[int], drop: list[int
     if found is None:
         if drop:
             return None
-        groups, at = [], 0
-        for d in range(ir.RankedTensorType(value.type).rank):
-            width = len(sizes) if d == position else 1
-            groups.append(list(range(at, at + width)))
-            at += width
         shape = b.mixed_shape(value)
-        return b.expand_mixed(value, groups, [s for d, size in enumerate(shape)
-                                              for s in (sizes if d == position else [size])])
+        return b.expand_mixed(value, _split_groups(len(shape), position, len(sizes)),
+                              [s for d, size in enumerate(shape)
+                               for s in (sizes if d == position else [size])])
     collapse, copy, groups = found
     group = groups[position]
     read = _read_dims(copy)
@@ -222,19 +228,17 @@ def split_heads(plan: AttentionPlan, split: HeadSplit) -> AttentionPlan | None:
     dropped = {split.dim + i for i in split.unread}
     values, maps = {}, {}
     for name in ("q", "k", "v", "mask", "out"):
-        value = getattr(plan, name)
-        if value is None or split.dim not in plan.maps[name]:
-            values[name], maps[name] = value, plan.maps.get(name)
-            if value is not None:
-                maps[name] = [e for d in plan.maps[name] for e in renumber(d)]
+        value = values[name] = getattr(plan, name)
+        if value is None:
             continue
         drop = split.unread if name in ("k", "v") else []
-        new = split_value(value, plan.maps[name].index(split.dim), split.sizes, drop)
-        if new is None:
-            return None
-        values[name] = new
+        if split.dim in plan.maps[name]:
+            value = values[name] = split_value(value, plan.maps[name].index(split.dim),
+                                               split.sizes, drop)
+            if value is None:
+                return None
         maps[name] = [e for d in plan.maps[name] for e in renumber(d)
-                      if not (name in ("k", "v") and e in dropped)]
+                      if not (drop and e in dropped)]
     maps["scale"] = []
     names = [n for n in ("q", "k", "v", "scale", "mask", "out") if n in maps and
              (n == "scale" or values.get(n) is not None)]
@@ -257,14 +261,6 @@ def split_heads(plan: AttentionPlan, split: HeadSplit) -> AttentionPlan | None:
 
 def join_heads(result: ir.Value, op: ir.Operation, split: HeadSplit) -> ir.Value:
     """The split output collapsed back to the attention's result type."""
-    out_dims = _map_dims(h.indexing_maps(op)[-1])
-    groups, at = [], 0
-    for d in out_dims:
-        width = len(split.sizes) if d == split.dim else 1
-        groups.append(list(range(at, at + width)))
-        at += width
+    out_dims = h.map_dim_positions(h.indexing_maps(op)[-1])
+    groups = _split_groups(len(out_dims), out_dims.index(split.dim), len(split.sizes))
     return b.collapse(result, groups, op.results[0].type)
-
-
-def _map_dims(amap: ir.AffineMap) -> list[int]:
-    return [e.position for e in amap.results]
