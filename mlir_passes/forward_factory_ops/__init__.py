@@ -28,7 +28,9 @@ dispatches whose root cannot take it at this phase (`iree_linalg_ext.attention`'
 Not forwarded (each reported with `--fusions-report`): values that leave the function (they are
 materialized anyway), expensive generators (more than `max-element-ops` arithmetic ops per
 element: RNG-like hashes; reductions are never factory ops), single fills/splats (IREE clones
-those itself), and values whose recomputation costs more than the memory traffic it saves.
+those itself), chains of indices only read by elementwise generics (IREE fuses those itself:
+generics into each reader, through reshapes into a single reader), and values whose
+recomputation costs more than the memory traffic it saves.
 The cost model, in weighted scalar ops (OP_COST: 1 per cheap op, 8 per division, 200 per
 transcendental), with constants measured on llvm-cpu (bench/results/forward-factory-ops.md):
 

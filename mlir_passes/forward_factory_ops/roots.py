@@ -12,7 +12,7 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.ir_helpers import (
     ARITH_CONSTANT, LINALG_BROADCAST, LINALG_FILL, LINALG_GENERIC, LINALG_TRANSPOSE, TENSOR_EMPTY,
-    RESHAPES, TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE
+    RESHAPES, TENSOR_COLLAPSE_SHAPE, TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE
 )
 from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
@@ -165,6 +165,14 @@ def compact_key(roots: list[Root]) -> str:
 
 # ---------------------------------------------------------------- decisions
 
+# The ops of an index-only chain that IREE's dispatch creation fuses into elementwise readers
+# by itself: generics by elementwise fusion (or cloned into each reader), and, for a chain
+# with one reader only, reshapes by propagating them through the generics (toy DeepSeek's MoE
+# routing: arange, expand, view, expand read by a gather's generic is one dispatch in stock
+# IREE too). Read by two dispatches, a reshaped chain is one more dispatch in stock IREE.
+_STOCK_FUSES_INDEX_CHAIN = (LINALG_GENERIC, LINALG_FILL, ARITH_CONSTANT, TENSOR_EXPAND_SHAPE,
+                            TENSOR_COLLAPSE_SHAPE)
+
 
 def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardCost
                  ) -> ForwardPlan:
@@ -182,9 +190,10 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardCost
         raise NoMatch("; ".join(sorted(set(root.blocked))))
     consumers = [consumer for consumer, _ in root.consumers]  # per reading operand
     if not factory.leaves and not root.blocked and all(
-            chain_op.name in (LINALG_GENERIC, LINALG_FILL, ARITH_CONSTANT)
-            for chain_op in factory.ops) \
-            and all(h.is_elementwise_generic(consumer) for consumer in consumers):
+            chain_op.name in _STOCK_FUSES_INDEX_CHAIN for chain_op in factory.ops) \
+            and all(h.is_elementwise_generic(consumer) for consumer in consumers) \
+            and (len(consumers) == 1 or not any(chain_op.name in RESHAPES
+                                                for chain_op in factory.ops)):
         raise NoMatch("computed from indices only and read by elementwise generics: IREE "
                       "fuses it into them itself")
     if _clones_constant_broadcast(factory):

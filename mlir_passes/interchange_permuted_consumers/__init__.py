@@ -33,7 +33,9 @@ still vectorizes well:
 
 Of several permuted operands from different producers, the one whose producer can take C
 and whose tensor is largest wins. Consumers with reduction loops are left alone (IREE fuses
-only all-parallel consumers into a root).
+only all-parallel consumers into a root), and so are readers of an `iree_linalg_ext.gather`
+(IREE fuses the gather into its readers whatever the map) or of a `scatter` (IREE fuses no
+reader into a scatter's dispatch whatever the map).
 
 Layout: `match.py` (which consumers are candidates, keys, feasibility), `paths.py` (the chain
 from producer to consumer), `reshape.py` (reshapes out of the path by splitting loops),

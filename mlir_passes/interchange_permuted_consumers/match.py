@@ -124,18 +124,24 @@ def stock_interchanges_it(consumer: ir.Operation, path: Path,
     return False
 
 
-# Producers IREE 3.13 does not make the root of a dispatch of their own: it fuses them into
-# their readers' dispatch (sharktank's paged cache: gather, transpose and attention are one).
-FUSED_INTO_READERS = {
+# Producers whose readers' map does not decide the dispatches in IREE 3.13: a gather is not
+# the root of a dispatch of its own, IREE fuses it into its readers' dispatch (sharktank's
+# paged cache: gather, transpose and attention are one); a scatter's dispatch takes no
+# consumer, whatever map it reads the scatter through (isFusableWithConsumer wants a
+# LinalgFusionOpInterface producer; checked with and without aggressive fusion: a scatter and
+# its identity-map reader stay two dispatches; toy DeepSeek's MoE routing transposes one).
+MAP_DOES_NOT_MATTER = {
     h.LINALG_EXT_GATHER: "IREE fuses iree_linalg_ext.gather into its readers' dispatch "
     "whichever map they read it through: nothing to gain",
+    h.LINALG_EXT_SCATTER: "IREE fuses no reader into iree_linalg_ext.scatter's dispatch, "
+    "whichever map it reads the scatter through: nothing to gain",
 }
 
 
 def feasibility(path: Path, options: MatchOptions) -> tuple:
     """Score (higher is better) if C could join P's dispatch after the rewrite."""
-    if path.producer.name in FUSED_INTO_READERS:
-        raise NoMatch(FUSED_INTO_READERS[path.producer.name])
+    if path.producer.name in MAP_DOES_NOT_MATTER:
+        raise NoMatch(MAP_DOES_NOT_MATTER[path.producer.name])
     if path.reshapes and not options.propagate_reshapes:
         raise NoMatch("a reshape sits between producer and consumer (propagate-reshapes=false)")
     # Every value between P and C but the last must flow to the next op only.

@@ -865,3 +865,91 @@ util.func public @mask_broadcast_over_heads(%lens: tensor<4xi64>, %v: tensor<32x
   %o = linalg.batch_matmul ins(%m, %v : tensor<32x?x?xf32>, tensor<32x?x?xf32>) outs(%f : tensor<32x?x?xf32>) -> tensor<32x?x?xf32>
   util.return %o : tensor<32x?x?xf32>
 }
+
+// -----
+
+// Negative: an index-only chain through a reshape (toy DeepSeek's MoE routing: arange, expand,
+// view) read by one elementwise generic: IREE propagates the reshape and fuses the chain into
+// that generic by itself (one dispatch in stock IREE too).
+// CHECK-LABEL: util.func public @index_chain_through_collapse_one_reader
+// CHECK: %[[IOTA:.+]] = linalg.generic
+// CHECK: tensor.collapse_shape %[[IOTA]]
+util.func public @index_chain_through_collapse_one_reader(%x: tensor<?xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %m = tensor.dim %x, %c0 : tensor<?xf32>
+  %n = arith.divui %m, %c8 : index
+  %e = tensor.empty(%n) : tensor<8x?xi64>
+  %iota = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<8x?xi64>) {
+  ^bb0(%o: i64):
+    %a = linalg.index 0 : index
+    %b = linalg.index 1 : index
+    %c = arith.muli %a, %b : index
+    %d = arith.index_cast %c : index to i64
+    linalg.yield %d : i64
+  } -> tensor<8x?xi64>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="computed from indices only and read by elementwise generics: IREE fuses it into them itself"}}
+  %col = tensor.collapse_shape %iota [[0, 1]] : tensor<8x?xi64> into tensor<?xi64>
+  %e2 = tensor.empty(%m) : tensor<?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x, %col : tensor<?xf32>, tensor<?xi64>) outs(%e2 : tensor<?xf32>) {
+  ^bb0(%in: f32, %j: i64, %o: f32):
+    %f = arith.sitofp %j : i64 to f32
+    %g = arith.addf %in, %f : f32
+    linalg.yield %g : f32
+  } -> tensor<?xf32>
+  util.return %r : tensor<?xf32>
+}
+
+// -----
+
+// The same chain read by two elementwise generics in two dispatches (a reduction between
+// them): stock IREE materializes it (3 dispatches); forwarded into both readers (2).
+// CHECK-LABEL: util.func public @index_chain_through_collapse_two_readers
+// CHECK-NOT: tensor.collapse_shape
+// CHECK-NOT: tensor<8x?xi64>
+// CHECK: util.return
+util.func public @index_chain_through_collapse_two_readers(%x: tensor<?xf32>) -> (tensor<?xf32>, tensor<f32>) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %zero = arith.constant 0.0 : f32
+  %m = tensor.dim %x, %c0 : tensor<?xf32>
+  %n = arith.divui %m, %c8 : index
+  %e = tensor.empty(%n) : tensor<8x?xi64>
+  %iota = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<8x?xi64>) {
+  ^bb0(%o: i64):
+    %a = linalg.index 0 : index
+    %b = linalg.index 1 : index
+    %c = arith.muli %a, %b : index
+    %d = arith.index_cast %c : index to i64
+    linalg.yield %d : i64
+  } -> tensor<8x?xi64>
+  // expected-remark@below {{(2 op chain) into 2 consuming generic(s)}}
+  %col = tensor.collapse_shape %iota [[0, 1]] : tensor<8x?xi64> into tensor<?xi64>
+  %e2 = tensor.empty(%m) : tensor<?xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%x, %col : tensor<?xf32>, tensor<?xi64>) outs(%e2 : tensor<?xf32>) {
+  ^bb0(%in: f32, %j: i64, %o: f32):
+    %f = arith.sitofp %j : i64 to f32
+    %g = arith.addf %in, %f : f32
+    linalg.yield %g : f32
+  } -> tensor<?xf32>
+  %e3 = tensor.empty() : tensor<f32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  %init = linalg.fill ins(%zero : f32) outs(%e3 : tensor<f32>) -> tensor<f32>
+  %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
+      ins(%r : tensor<?xf32>) outs(%init : tensor<f32>) {
+  ^bb0(%in: f32, %o: f32):
+    %g = arith.addf %in, %o : f32
+    linalg.yield %g : f32
+  } -> tensor<f32>
+  %e4 = tensor.empty(%m) : tensor<?xf32>
+  %r2 = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+      ins(%col, %s : tensor<?xi64>, tensor<f32>) outs(%e4 : tensor<?xf32>) {
+  ^bb0(%j: i64, %t: f32, %o: f32):
+    %f = arith.sitofp %j : i64 to f32
+    %g = arith.mulf %t, %f : f32
+    linalg.yield %g : f32
+  } -> tensor<?xf32>
+  util.return %r2, %s : tensor<?xf32>, tensor<f32>
+}

@@ -688,3 +688,28 @@ util.func public @gather_producer(%pages: tensor<8x4x32xf16>) -> tensor<4x3x32xf
   } -> tensor<4x3x32xf16>
   util.return %r : tensor<4x3x32xf16>
 }
+
+// -----
+
+// Negative: the producer is an iree_linalg_ext.scatter (toy DeepSeek's MoE routing transposes
+// one): IREE fuses no reader into a scatter's dispatch, through the identity map or any other.
+// CHECK-DAG: #[[SP_T:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: util.func public @scatter_producer
+// CHECK: linalg.generic {indexing_maps = [#[[SP_T]],
+util.func public @scatter_producer(%upd: tensor<8xf16>, %idx: tensor<8x2xi64>, %dst: tensor<16x4xf16>) -> tensor<4x16xi1> {
+  %cst = arith.constant 0.0 : f16
+  %s = iree_linalg_ext.scatter dimension_map = [0, 1] unique_indices(false)
+      ins(%upd, %idx : tensor<8xf16>, tensor<8x2xi64>) outs(%dst : tensor<16x4xf16>) {
+  ^bb0(%a: f16, %b: f16):
+    iree_linalg_ext.yield %a : f16
+  } -> tensor<16x4xf16>
+  %e = tensor.empty() : tensor<4x16xi1>
+  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="operand 0 (iree_linalg_ext.scatter): IREE fuses no reader into iree_linalg_ext.scatter's dispatch, whichever map it reads the scatter through: nothing to gain"}}
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<16x4xf16>) outs(%e : tensor<4x16xi1>) {
+  ^bb0(%in: f16, %out: i1):
+    %c = arith.cmpf ogt, %in, %cst : f16
+    linalg.yield %c : i1
+  } -> tensor<4x16xi1>
+  util.return %r : tensor<4x16xi1>
+}

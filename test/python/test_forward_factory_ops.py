@@ -59,6 +59,10 @@ LIT_EXPECTATIONS = {
     "onnx_parameter_positions": (True, 1, 64 * 64 * 4),
     # A mask broadcast over the heads: not compacted (the broadcast value would be 8x).
     "mask_broadcast_over_heads": (False, 0, 0),
+    # An index-only chain through a reshape: read by one elementwise generic, stock IREE fuses
+    # it there too (declined); read by two dispatches, forwarded into both (one fewer).
+    "index_chain_through_collapse_one_reader": (False, 0, 0),
+    "index_chain_through_collapse_two_readers": (True, 1, 0),
 }
 # External parameters a case reads (scope -> {name: array}).
 LIT_PARAMETERS = {
@@ -88,6 +92,9 @@ LIT_INPUTS = {
     # util.assume.int umax = 4: at most 4 rows
     "dynamic_batch_bounded": lambda rng, s: [_start(rng), _f32(rng, 3, 64, 64),
                                              _f32(rng, 3, 64, 64), 3],
+    # the chain is [8, n] collapsed: the input's length a multiple of 8
+    "index_chain_through_collapse_one_reader": lambda rng, s: [_f32(rng, 8 * s)],
+    "index_chain_through_collapse_two_readers": lambda rng, s: [_f32(rng, 8 * s)],
 }
 
 

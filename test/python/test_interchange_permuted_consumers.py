@@ -53,6 +53,7 @@ LIT_EXPECTATIONS = {
     "not_permutation": (False, 0),
     "no_producer": (False, 0),
     "gather_producer": (False, 0),  # IREE fuses the gather into its reader: nothing to gain
+    "scatter_producer": (False, 0),  # IREE fuses no reader into a scatter: nothing to gain
     "multi_use_returned": (False, 0),
     "index_blocks_expand": (False, 0),
     "reduction_consumer": (False, 0),
@@ -76,6 +77,11 @@ LIT_INPUTS = {
                                          _f32(rng, 128), s],
     "size_after_producer": lambda rng, s: [_f32(rng, 2 * s, 128), _f32(rng, 128, 128)],
     "reshape_undetermined": lambda rng, s: [_f32(rng, 2 * s, 128), _f32(rng, 128, 128), 2, s],
+    # distinct (row, column) targets inside the [16, 4] destination
+    "scatter_producer": lambda rng, s: [
+        _f32(rng, 8).astype(np.float16),
+        np.stack(np.divmod(rng.permutation(64)[:8], 4), axis=1).astype(np.int64),
+        _f32(rng, 16, 4).astype(np.float16)],
 }
 LIT_PARAMETERS = {
     "query_parameter_weight": lambda rng: {"model": {"q.weight": _f32(rng, 384, 384)}},
