@@ -130,6 +130,7 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[AttentionPlan]]:
         gpu = is_gpu(ctx.target)
+        device = h.single_device_affinity(block)
         for op in block.operations:
             op = op.operation
             if op.name != ATTENTION:
@@ -140,8 +141,8 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             candidate = Candidate.of(
                 key, op, "an attention",
                 lambda op=op, block=block, sync=sync, scores=scores, heads=heads: with_heads(
-                    choose_block(untransposed_v(match_attention(op)), block, scores, sync),
-                    heads), gain="time")
+                    choose_block(untransposed_v(match_attention(op)), block, scores, sync,
+                                 device), heads), gain="time")
             if not candidate.blocked and gpu and not self.on_gpu:
                 plan = candidate.plan
                 if not (gathered(plan.k) or gathered(plan.v)):

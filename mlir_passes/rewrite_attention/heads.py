@@ -253,6 +253,7 @@ def split_heads(plan: AttentionPlan, split: HeadSplit) -> AttentionPlan | None:
     if plan.block is not None:
         new.block, new.block_dim = plan.block, renumber(plan.block_dim)[0]
         new.block_scores, new.host_sync = plan.block_scores, plan.host_sync
+        new.device = plan.device
     if plan.v_copy is not None:
         new.v_copy = copy_under_collapse(new.v)[1]  # split_value's
     new.heads = split

@@ -38,6 +38,7 @@ class AttentionPlan:
     block_dim: int | None = None
     block_scores: int = 0  # at most this many score elements per block (0: `block` rows)
     host_sync: bool = False  # each block step waits for the one before it (see build)
+    device: ir.Attribute | None = None  # the only device: the loop's output pinned to it
     v_copy: ir.Operation | None = None  # IREE's copy that transposes v (see `untransposed_v`)
     heads: object | None = None  # heads.HeadSplit: k and v read once per KV head
     heads_note: str | None = None  # why k and v, repeated per query head, are not split
@@ -155,9 +156,11 @@ def gathered(value: ir.Value, depth: int = 6) -> bool:
 
 
 def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
-                 host_sync: bool = False) -> AttentionPlan:
+                 host_sync: bool = False, device: ir.Attribute | None = None
+                 ) -> AttentionPlan:
     """Query blocks of `block` rows over the outermost query loop whose size is dynamic or
-    larger than a block (prefill's tokens); none for decode's single row or small queries."""
+    larger than a block (prefill's tokens); none for decode's single row or small queries.
+    `device`: the program's only device (`h.single_device_affinity`), or None."""
     if block <= 0:
         return plan
     sizes = plan.sizes()
@@ -167,5 +170,6 @@ def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
         if ir.ShapedType.is_dynamic_size(extent) or extent > block:
             plan.block, plan.block_dim = block, dim
             plan.block_scores, plan.host_sync = block_scores, host_sync
+            plan.device = device
             break
     return plan

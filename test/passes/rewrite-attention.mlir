@@ -331,3 +331,53 @@ util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>,
   util.return %o : tensor<8x16x32xf16>
 }
 
+
+// -----
+
+// Prefill in a program on one device (IREE's `stream.affinity.default`; the ops naming a
+// device name that one): the loop reads its output through a flow.tensor.barrier on that
+// device, so that IREE's stream conversion writes each step's rows into one buffer instead
+// of copying the whole output into a new one every step.
+// CHECK-LABEL: util.func public @prefill_one_device
+// CHECK: scf.for %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<32x?x32xf16>, index)
+// CHECK: %[[PINNED:.+]] = flow.tensor.barrier %[[ACC]] : tensor<32x?x32xf16>{%{{.+}}} on #hal.device.affinity<@__device_0>
+// CHECK: tensor.insert_slice %{{.+}} into %[[PINNED]]
+module attributes {stream.affinity.default = #hal.device.affinity<@__device_0>} {
+util.func public @prefill_one_device(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q0, %c1 : tensor<32x?x32xf16>
+  %q = flow.tensor.transfer %q0 : tensor<32x?x32xf16>{%m} to #hal.device.affinity<@__device_0>
+  %scale = arith.constant 0.17677669 : f32
+  %e = tensor.empty(%m) : tensor<32x?x32xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<32x?x32xf16>
+  util.return %o : tensor<32x?x32xf16>
+}
+}
+
+// -----
+
+// The same with an op naming a second device: no barrier (which device the output lives on
+// is IREE's to decide).
+// CHECK-LABEL: util.func public @prefill_two_devices
+// CHECK: scf.for
+// CHECK-NOT: flow.tensor.barrier
+// CHECK: util.return
+module attributes {stream.affinity.default = #hal.device.affinity<@__device_0>} {
+util.func public @prefill_two_devices(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q0, %c1 : tensor<32x?x32xf16>
+  %q = flow.tensor.transfer %q0 : tensor<32x?x32xf16>{%m} to #hal.device.affinity<@__device_1>
+  %scale = arith.constant 0.17677669 : f32
+  %e = tensor.empty(%m) : tensor<32x?x32xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<32x?x32xf16>
+  util.return %o : tensor<32x?x32xf16>
+}
+}

@@ -73,7 +73,7 @@ from .order import (  # noqa: F401
     first_use, defined_before, block_ancestor, defined_in, defined_inside, dominates,
 )
 from .devices import (  # noqa: F401
-    block_placements,
+    block_placements, single_device_affinity,
 )
 from .locations import (  # noqa: F401
     location_keys, format_location, file_line_col, LOCATION_TEXTS, op_location, describe_value,

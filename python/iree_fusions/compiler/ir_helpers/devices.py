@@ -59,3 +59,19 @@ def _read_values(op: ir.Operation) -> list[ir.Value]:
     for nested in walk_ops(op):
         values += [v for v in nested.operands if not defined_inside(v, op)]
     return values
+
+
+def single_device_affinity(block: ir.Block) -> ir.Attribute | None:
+    """The module's default device affinity (`stream.affinity.default`, set by IREE's device
+    materialization) when every op of `block` that names a device names that one (the
+    imports of a single-device program do), i.e. every value of the block lives there; None
+    in multi-device programs and in modules without one (IR given to iree-fusions-opt)."""
+    op = block.owner
+    while op is not None and op.name != "builtin.module":
+        op = op.parent
+    if op is None or "stream.affinity.default" not in op.attributes:
+        return None
+    default = op.attributes["stream.affinity.default"]
+    if any(_own_affinities(op.operation) - {str(default)} for op in block.operations):
+        return None
+    return default
