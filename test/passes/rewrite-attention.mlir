@@ -297,6 +297,8 @@ util.func public @prefill_gqa(%q: tensor<32x?x32xf16>, %k4: tensor<4x?x4x32xf16>
 
 // Left alone: a score modification (a soft cap) in the region.
 // CHECK-LABEL: util.func public @score_modified
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a score modification region
 // CHECK: iree_linalg_ext.attention
 // REPORT: [rewrite-attention] 0 change(s), 1 skipped
 // REPORT-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a score modification region (only the plain score is decomposed)
@@ -317,6 +319,8 @@ util.func public @score_modified(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16
 
 // Left alone: a boolean mask.
 // CHECK-LABEL: util.func public @boolean_mask
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a mask that is not a float tensor
 // CHECK: iree_linalg_ext.attention
 // REPORT: [rewrite-attention] 0 change(s), 1 skipped
 // REPORT-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a mask that is not a float tensor (a boolean mask)
@@ -342,6 +346,12 @@ util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>,
 // CHECK: scf.for %{{.+}} iter_args(%[[ACC:.+]] = %{{.+}}, %{{.+}} = %{{.+}}) -> (tensor<32x?x32xf16>, index)
 // CHECK: %[[PINNED:.+]] = flow.tensor.barrier %[[ACC]] : tensor<32x?x32xf16>{%{{.+}}} on #hal.device.affinity<@__device_0>
 // CHECK: tensor.insert_slice %{{.+}} into %[[PINNED]]
+// WHOLE-LABEL: util.func public @prefill_one_device
+// WHOLE-NOT: scf.for
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE: util.return
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 module attributes {stream.affinity.default = #hal.device.affinity<@__device_0>} {
 util.func public @prefill_one_device(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
@@ -366,6 +376,12 @@ util.func public @prefill_one_device(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x3
 // CHECK: scf.for
 // CHECK-NOT: flow.tensor.barrier
 // CHECK: util.return
+// WHOLE-LABEL: util.func public @prefill_two_devices
+// WHOLE-NOT: scf.for
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE: util.return
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 module attributes {stream.affinity.default = #hal.device.affinity<@__device_0>} {
 util.func public @prefill_two_devices(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
