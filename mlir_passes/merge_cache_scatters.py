@@ -34,9 +34,24 @@ indices the order of the pieces does not matter, and the piece whose update is p
 first goes first, which lets IREE's stream allocation write both producers' results in place
 (measured on the toy Llama's decode: no copy added).
 
-Left alone, with the reason: with IREE's aggressive fusion (shark-ai's LLM flags), an update
-computed by an elementwise generic (IREE puts RoPE on K in K's scatter dispatch; merged, RoPE
-was a dispatch of its own again: GQA-24 decode 320 -> 344 dispatches); updates or indices
+With IREE's aggressive fusion (shark-ai's LLM flags) IREE puts an update's elementwise
+producer (RoPE on K) and each index computation in its scatter's dispatch. A concatenation
+would stop that (measured: RoPE a dispatch of its own again, GQA-24 decode 320 -> 344), so
+there the pieces are stacked by one elementwise generic that selects by its leading index,
+which IREE fuses with both pieces' producers into the one scatter (32-layer GQA Llama
+decode with the LLM flags: 424 -> 392 dispatches):
+
+    %upd = linalg.generic ins(%v_upd, %k_upd : [16, 32], [16, 32]) outs([2, 16, 32])
+             { s = linalg.index 0; yield select(s == 0, v, k) }
+    %idx = linalg.generic ... (the same for the indices) -> [2, 16]
+    %v_cache = iree_linalg_ext.scatter unique_indices(true)
+                 ins(collapse(%upd) : [32, 32], collapse(%idx) : [32]) outs(%cache)
+
+A select copies the value it picks (NaN payloads included). Stacking needs the two pieces of
+the same size, each produced by a single-result op (IREE fuses no multi-result producer into
+the stack's dispatch: its results would be a dispatch of their own).
+
+Left alone, with the reason: updates or indices
 not computed by a linalg op (toy DeepSeek's K assembled by tensor.insert_slice and V padded
 by tensor.pad: measured, both pieces were copied into the concatenation, two copies for the
 one dispatch saved), or read by anything else (IREE writes a result in place of its one
@@ -54,10 +69,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import tensor
+from iree.compiler.dialects import arith, tensor
+from iree.compiler.dialects import _linalg_ops_gen as linalg
 
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.index_arith import IndexAnalysis, disjoint
+from iree_fusions.compiler.ir_build.attributes import map_attr
+from iree_fusions.compiler.ir_build.bodies import append_body_block, new_generic
+from iree_fusions.compiler.ir_build.shapes import cmpi, collapse, index_const
 from iree_fusions.compiler.ir_helpers import VIEWS
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, round_analysis, structural_key)
@@ -65,7 +84,8 @@ from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint,
 SCATTER = h.LINALG_EXT_SCATTER
 AGGRESSIVE = ("IREE's aggressive fusion puts an update's elementwise producer in its scatter's "
               "dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured "
-              "with shark-ai's LLM flags: one dispatch more a layer)")
+              "with shark-ai's LLM flags: one dispatch more a layer); stacked by a selecting "
+              "generic it would not, but {why}")
 SURE = ("IREE makes each scatter the root of a dispatch of its own and never merges two; "
         "one scatter is one dispatch")
 
@@ -83,6 +103,7 @@ class ScatterPair:
     second: ir.Operation
     order: tuple[int, int]
     index_ops: list[ir.Operation]
+    stacked: bool = False  # joined by a selecting generic (aggressive fusion), else concat
 
 
 def _overwrites(scatter: ir.Operation) -> bool:
@@ -121,6 +142,7 @@ def plan_pair(first: ir.Operation, second: ir.Operation,
             first.operands[0].type.element_type != second.operands[0].type.element_type or \
             first.operands[1].type.element_type != second.operands[1].type.element_type:
         raise NoMatch("updates or indices of different types beyond the batch dim")
+    producers = []
     for op in (first, second):
         for value, what in ((op.operands[0], "update"), (op.operands[1], "index tensor")):
             producer = h.producer_through_views(value)
@@ -128,13 +150,15 @@ def plan_pair(first: ir.Operation, second: ir.Operation,
                 raise NoMatch(f"an {what} not computed by a linalg op ("
                               f"{producer.name if producer else 'an argument'}: IREE writes it "
                               "in place of its own; concatenated, it would be copied)")
-            if aggressive_fusion and what == "update" and h.is_elementwise_generic(producer):
-                raise NoMatch(AGGRESSIVE)
+            producers.append(producer)
             others = _other_readers(value, op)
             if others:
                 raise NoMatch(f"an {what} is also read by {others[0].name}: concatenated, it "
                               "would be copied (IREE writes a producer's result in place only "
                               "for its one reader)")
+    stacked = aggressive_fusion and any(h.is_elementwise_generic(p) for p in producers[::2])
+    if stacked:
+        _check_stackable(shapes, producers)
     analysis = IndexAnalysis()
     why = disjoint(analysis.tensor(first.operands[1]), analysis.tensor(second.operands[1]))
     if why is not None:
@@ -146,7 +170,19 @@ def plan_pair(first: ir.Operation, second: ir.Operation,
         return positions.get(block_op, -1)
 
     order = (1, 0) if produced_at(second) < produced_at(first) else (0, 1)
-    return ScatterPair(first, second, order, analysis.visited)
+    return ScatterPair(first, second, order, analysis.visited, stacked)
+
+
+def _check_stackable(shapes: list[list[int]], producers: list[ir.Operation]) -> None:
+    """NoMatch unless the pieces can be stacked by one generic that IREE fuses with their
+    producers into the scatter's dispatch: the same sizes, single-result producers."""
+    if shapes[0] != shapes[2] or shapes[1] != shapes[3]:
+        raise NoMatch(AGGRESSIVE.format(why="the two scatters write different numbers of rows"))
+    for producer in producers:
+        if len(producer.results) != 1:
+            raise NoMatch(AGGRESSIVE.format(
+                why=f"a piece comes from a {producer.name} with {len(producer.results)} "
+                    "results, which IREE fuses into no consumer: a dispatch of its own"))
 
 
 def _concat(values: list[ir.Value]) -> ir.Value:
@@ -156,17 +192,36 @@ def _concat(values: list[ir.Value]) -> ir.Value:
     return tensor.ConcatOp(result, 0, values).result
 
 
+def _stack(values: list[ir.Value]) -> ir.Value:
+    """[n, ...] x 2 -> one generic [2, n, ...] yielding select(index 0 == 0, a, b),
+    collapsed to [2n, ...] (the concatenation's value)."""
+    piece = ir.RankedTensorType(values[0].type)
+    rank = piece.rank
+    init = tensor.EmptyOp([2, *piece.shape], piece.element_type).result
+    gen = new_generic(values, [init], [map_attr(rank + 1, range(1, rank + 1))] * 2 +
+                      [map_attr(rank + 1, range(rank + 1))], ["parallel"] * (rank + 1))
+    block = append_body_block(gen, [*values, init])
+    with ir.InsertionPoint(block):
+        first = cmpi("eq", linalg.IndexOp(0).result, index_const(0))
+        linalg.YieldOp([arith.SelectOp(first, block.arguments[0], block.arguments[1]).result])
+    joined = ir.RankedTensorType.get([2 * piece.shape[0], *piece.shape[1:]],
+                                     piece.element_type)
+    return collapse(gen.results[0], [[0, 1], *([d] for d in range(2, rank + 1))], joined)
+
+
 def merge_pair(pair: ScatterPair) -> str:
     first, second = pair.first, pair.second
     pieces = [(first, second)[i] for i in pair.order]
+    join = _stack if pair.stacked else _concat
     with second.location, ir.InsertionPoint(second):
-        updates = _concat([op.operands[0] for op in pieces])
-        indices = _concat([op.operands[1] for op in pieces])
+        updates = join([op.operands[0] for op in pieces])
+        indices = join([op.operands[1] for op in pieces])
     second.operands[0] = updates
     second.operands[1] = indices
     second.operands[2] = first.operands[2]
     text = (f"two scatters of {first.operands[0].type} into {first.operands[2].type}, indices "
-            f"proven disjoint -> one scatter of {updates.type}")
+            f"proven disjoint -> one scatter of {updates.type}"
+            + (" (pieces stacked by a selecting generic)" if pair.stacked else ""))
     first.erase()
     return text
 
@@ -174,9 +229,13 @@ def merge_pair(pair: ScatterPair) -> str:
 def pairs(block: ir.Block) -> list[tuple[ir.Operation, ir.Operation]]:
     """(first, second) in block order: a scatter whose only reader is a scatter writing into
     its result; a scatter is in one pair at most."""
+    return cache_scatter_pairs(op.operation for op in block.operations)
+
+
+def cache_scatter_pairs(ops) -> list[tuple[ir.Operation, ir.Operation]]:
+    """`pairs` among `ops` (in their order): the pairs whose first scatter is one of them."""
     found, taken = [], set()
-    for op in block.operations:
-        op = op.operation
+    for op in ops:
         if op.name != SCATTER or op in taken:
             continue
         readers = h.users(op.results[0])

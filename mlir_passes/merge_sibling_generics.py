@@ -53,8 +53,13 @@ from iree_fusions.compiler.ir_helpers import (
 )
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, option, round_analysis, structural_key)
+from iree_fusions.passes.merge_cache_scatters import cache_scatter_pairs, plan_pair
 
 
+AGGRESSIVE = ("the ends index a cache's K and V scatters, which merge-cache-scatters stacks "
+              "under IREE's aggressive fusion into one scatter with each index generic fused "
+              "into it; merged into one multi-result generic, they would be a dispatch of "
+              "their own")
 SURE = ("IREE makes a generic read only by scatters or returns the root of a dispatch of its "
         "own; one multi-result generic is one dispatch")
 
@@ -210,13 +215,31 @@ def _groups(facts: BlockFacts) -> list[tuple[list[ir.Operation], bool]]:
     return groups
 
 
-def plan_group(members: list[ir.Operation], facts: BlockFacts) -> SiblingGenerics:
+def _feeds_stacked_pair(ends: list[ir.Operation], positions: dict[ir.Operation, int]) -> bool:
+    """Whether an end is the index tensor of a cache's K/V scatter pair that
+    merge-cache-scatters stacks under aggressive fusion (it needs each index tensor from a
+    generic of its own)."""
+    scatters = {reader for op in ends for reader in _through_reshapes(op.results[0])
+                if reader.name == LINALG_EXT_SCATTER}
+    for first, second in cache_scatter_pairs(scatters):
+        try:
+            if plan_pair(first, second, positions, aggressive_fusion=True).stacked:
+                return True
+        except NoMatch:
+            pass
+    return False
+
+
+def plan_group(members: list[ir.Operation], facts: BlockFacts,
+               aggressive_fusion: bool = False) -> SiblingGenerics:
     """The group's plan, or NoMatch at the check that fails."""
     member_set = set(members)
     ends = [op for op in members
             if facts.joinable[op] or any(u not in member_set for u in h.users(op.results[0]))]
     if len(ends) < 2:
         raise NoMatch("one chain end: IREE fuses the chain into one dispatch already")
+    if aggressive_fusion and _feeds_stacked_pair(ends, facts.positions):
+        raise NoMatch(AGGRESSIVE)
     first = facts.positions[members[0]]
     moved: set[ir.Operation] = set()
     work = [v for op in members[1:] for v in list(op.operands) + captured_values(op)]
@@ -318,7 +341,7 @@ class MergeSiblingGenerics(CandidatePass[SiblingGenerics]):
                                      tuple(h.op_signature(op) for op in chunk))
                 candidate = Candidate.of(
                     key, chunk[0], f"{len(chunk)} elementwise generics read by scatters",
-                    lambda chunk=chunk: plan_group(chunk, facts))
+                    lambda chunk=chunk: plan_group(chunk, facts, ctx.aggressive_fusion))
                 if not candidate.blocked:
                     candidate.sure = SURE
                 yield candidate

@@ -1,6 +1,12 @@
 // RUN: iree-fusions-opt %s --split-input-file -p merge-sibling-generics | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p merge-sibling-generics -verify-diagnostics -o /dev/null
 // RUN: iree-fusions-opt %s --split-input-file -p merge-sibling-generics --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
+// With IREE's aggressive fusion the index chains still merge where their scatters are no
+// K/V pair that merge-cache-scatters stacks (here K's and V's updates are arguments; the
+// stacked case: merge-cache-scatters.mlir, PIPELINE).
+// RUN: iree-fusions-opt %s --split-input-file -p merge-sibling-generics --iree-dispatch-creation-enable-aggressive-fusion --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=AGGRESSIVE
+// AGGRESSIVE: [merge-sibling-generics] 1 change(s), 0 skipped
+// AGGRESSIVE-NEXT: changed [sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 3 elementwise generics over tensor<4x4xi64> with 2 results read by scatters or returns -> one generic (1 op moved up)
 
 // Decode's paged-cache write (sharktank's Llama): K's and V's page indices, each a chain
 // from the same page base (%base) and positions (%pos), each read by a scatter; V's chain

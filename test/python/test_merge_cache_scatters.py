@@ -28,9 +28,9 @@ def _cache_inputs(start: np.ndarray, rows: int = 16, seed: int = 0) -> list[np.n
     return [page, start.astype(np.int64), k, v, cache]
 
 
-def _check(name: str, inputs: list[np.ndarray], changed: bool) -> None:
+def _check(name: str, inputs: list[np.ndarray], changed: bool, flags=()) -> None:
     check = compare_compilations(passes.lit_cases(PASS)[name], inputs, fusions=PASS,
-                                 function=name)
+                                 function=name, flags=list(flags))
     assert check.agreement.shapes_match
     stock, plugin = check.stock[0], check.plugin[0]
     assert np.array_equal(stock.view(np.uint16), plugin.view(np.uint16)), check.agreement
@@ -48,6 +48,22 @@ STARTS = [np.array([0, 5, 31, 17]), np.array([-1, 33, 64, -40])]
 @pytest.mark.parametrize("start", STARTS, ids=["in-block", "wrapped"])
 def test_decode_write_bit_identical_with_nonfinite_updates(start):
     _check("decode_kv_write", _cache_inputs(start), True)
+
+
+AGGRESSIVE_FLAG = "--iree-dispatch-creation-enable-aggressive-fusion=true"
+
+
+@pytest.mark.parametrize("flags", [(), (AGGRESSIVE_FLAG,)], ids=["concatenated", "stacked"])
+@pytest.mark.parametrize("start", STARTS, ids=["in-block", "wrapped"])
+def test_rope_write_bit_identical_concatenated_and_stacked(start, flags):
+    """K's update from an elementwise generic, each index tensor from its own generic: merged
+    by a concatenation by default and by a selecting generic with aggressive fusion (IREE
+    then fuses RoPE and both index generics into the one scatter's dispatch)."""
+    page, start, k, v, cache = _cache_inputs(start, seed=3)
+    rot = np.random.default_rng(4).standard_normal((16, 32)).astype(np.float16)
+    rot[2, 2] = np.nan
+    k, v = k.astype(np.float16), v.astype(np.float16)
+    _check("decode_kv_write_rope", [page, start, k, v, rot, cache], True, flags)
 
 
 @pytest.mark.parametrize("name", ["same_rows", "unbounded_position", "update_read_twice"])
@@ -100,21 +116,28 @@ def test_wrapping_indices_would_be_wrong_merged(name, monkeypatch):
 def test_lit_cases_are_all_covered():
     assert set(passes.lit_cases(PASS)) == {"decode_kv_write", "same_rows", "unbounded_position",
                                            "update_read_twice", "prefill_tokens", "i32_wrap",
-                                           "zero_extended"}
+                                           "zero_extended", "decode_kv_write_rope"}
 
 
-@pytest.mark.parametrize("flag, merged", [
-    ("--iree-dispatch-creation-enable-aggressive-fusion=true", False),
-    ("--iree-dispatch-creation-enable-aggressive-fusion", False),
-    ("--iree-dispatch-creation-enable-aggressive-fusion=false", True)])
-def test_compile_sees_aggressive_fusion(flag, merged):
+@pytest.mark.parametrize("flag, aggressive", [
+    ("--iree-dispatch-creation-enable-aggressive-fusion=true", True),
+    ("--iree-dispatch-creation-enable-aggressive-fusion", True),
+    ("--iree-dispatch-creation-enable-aggressive-fusion=false", False)])
+def test_compile_sees_aggressive_fusion(flag, aggressive):
     """iree-fusions-compile hands IREE's aggressive-fusion flag to the passes: with it, RoPE
-    on K would join K's scatter, so the merge is declined (the reason is reported)."""
+    on K joins K's scatter, so the pieces are stacked by a selecting generic, and where both
+    index tensors come from one two-result generic (which IREE would not fuse into the
+    stack's dispatch) the merge is declined with the reason."""
     from iree_fusions.harness import api
-    from iree_fusions.passes.merge_cache_scatters import AGGRESSIVE
 
-    out = api.compile_str(passes.lit_cases(PASS)["decode_kv_write"], fusions=PASS,
-                          flags=[flag], compile_to="flow")
-    report = next(p for p in out.passes if p.name == PASS)
-    assert bool(report.changes) == merged, out.reports
-    assert merged or [s.reason for s in report.skipped] == [AGGRESSIVE]
+    for name, merged in (("decode_kv_write", not aggressive), ("decode_kv_write_rope", True)):
+        out = api.compile_str(passes.lit_cases(PASS)[name], fusions=PASS, flags=[flag],
+                              compile_to="flow")
+        report = next(p for p in out.passes if p.name == PASS)
+        assert bool(report.changes) == merged, out.reports
+        if merged:
+            stacked = "(pieces stacked by a selecting generic)" in report.changes[0].what
+            assert stacked == aggressive, report.changes[0].what
+        else:
+            assert "a piece comes from a linalg.generic with 2 results" in \
+                report.skipped[0].reason, out.reports
