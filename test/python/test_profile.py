@@ -219,6 +219,28 @@ def test_a_profile_keeps_its_ireeprof_file_and_rejects_unknown_modes(builds, tmp
                          calls=1, mode=P.DISPATCH_EVENTS)
 
 
+def test_dropped_records_are_read_from_the_summary():
+    summary = "\n".join([
+        json.dumps({"type": "summary", "file_records": 4110, "dropped_records": 8112}),
+        json.dumps({"type": "device_summary", "dispatches": 0})])
+    assert P.dropped_records(summary) == 8112
+    assert P.dropped_records(json.dumps({"type": "summary", "dropped_records": 0})) == 0
+    with pytest.raises(RuntimeError, match="no summary row"):
+        P.dropped_records(json.dumps({"type": "device_summary"}))
+
+
+def test_a_profile_is_flushed_and_refused_when_records_were_dropped(builds, monkeypatch):
+    """The profiler is flushed every FLUSH_INTERVAL_MS (it holds 8192 events between
+    flushes); a profile that still lost records is an error, not a table that undercounts."""
+    prof = P.profile_module(builds["paths"]["stock"], builds["inputs"], device="local-sync",
+                            calls=1)
+    assert f"--device_profiling_flush_interval_ms={P.FLUSH_INTERVAL_MS}" in prof.command
+    monkeypatch.setattr(P, "dropped_records", lambda summary: 5)
+    with pytest.raises(RuntimeError, match="dropped 5 records of 1 calls of main"):
+        P.profile_module(builds["paths"]["stock"], builds["inputs"], device="local-sync",
+                         calls=1)
+
+
 def test_bench_profile_end_to_end(tmp_path, capsys):
     """iree-fusions-bench MODEL --profile --profile-json FILE --plot FILE on the smallest
     catalog model, the profile alone (--rounds 0)."""
