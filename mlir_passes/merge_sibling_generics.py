@@ -53,7 +53,7 @@ from iree_fusions.compiler.ir_helpers import (
 )
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, option, round_analysis, structural_key)
-from iree_fusions.passes.merge_cache_scatters import cache_scatter_pairs, plan_pair
+from iree_fusions.compiler.cache_scatters import cache_scatter_pairs, plan_pair
 
 
 AGGRESSIVE = ("the ends index a cache's K and V scatters, which merge-cache-scatters stacks "

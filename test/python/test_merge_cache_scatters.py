@@ -98,10 +98,10 @@ def test_wrapping_indices_would_be_wrong_merged(name, monkeypatch):
     model of before said so), the merged module's cache differs from stock's at the shared
     row (stock keeps V's value there)."""
     from iree_fusions.harness import api
-    from iree_fusions.passes import merge_cache_scatters
+    from iree_fusions.compiler import cache_scatters
 
     text = passes.lit_cases(PASS)[name]
-    monkeypatch.setattr(merge_cache_scatters, "disjoint", lambda a, b: None)
+    monkeypatch.setattr(cache_scatters, "disjoint", lambda a, b: None)
     merged, reports = passes.run_pass(text, PASS)
     assert merged.count("iree_linalg_ext.scatter") == 1, reports
     inputs = _wrap_inputs(name)
