@@ -51,16 +51,16 @@ A select copies the value it picks (NaN payloads included). Stacking needs the t
 the same size, each produced by a single-result op (IREE fuses no multi-result producer into
 the stack's dispatch: its results would be a dispatch of their own).
 
-Left alone, with the reason: updates or indices
-not computed by a linalg op (toy DeepSeek's K assembled by tensor.insert_slice and V padded
-by tensor.pad: measured, both pieces were copied into the concatenation, two copies for the
-one dispatch saved), or read by anything else (IREE writes a result in place of its one
-reader only), updates with a dynamic size (prefill's tokens: the concatenation would copy
-them, and IREE then stops fusing K's cache layout into RoPE's dispatch; measured on
-the toy Llama: 1 dispatch saved of 3 layers' 6 scatters), scatters with different dimension
-maps or combining regions (only a plain overwrite is merged), a first scatter whose result is
-read by anything else (the cache between the two writes is observed), and indices that cannot
-be proven disjoint (the check that failed is named).
+Left alone, with the reason: updates or indices not computed by a linalg op (toy DeepSeek's
+K assembled by tensor.insert_slice and V padded by tensor.pad: measured, both pieces were
+copied into the concatenation, two copies for the one dispatch saved), or read by anything
+else (IREE writes a result in place of its one reader only), updates with a dynamic size
+(prefill's tokens: the concatenation would copy them, and IREE then stops fusing K's cache
+layout into RoPE's dispatch; measured on the toy Llama: 1 dispatch saved of 3 layers' 6
+scatters), scatters with different dimension maps or combining regions (only a plain
+overwrite is merged), a first scatter whose result is read by anything else (the cache
+between the two writes is observed), and indices that cannot be proven disjoint (the check
+that failed is named).
 """
 
 from __future__ import annotations
