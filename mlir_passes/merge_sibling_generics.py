@@ -219,8 +219,8 @@ def _feeds_stacked_pair(ends: list[ir.Operation], positions: dict[ir.Operation, 
     """Whether an end is the index tensor of a cache's K/V scatter pair that
     merge-cache-scatters stacks under aggressive fusion (it needs each index tensor from a
     generic of its own)."""
-    scatters = {reader for op in ends for reader in _through_reshapes(op.results[0])
-                if reader.name == LINALG_EXT_SCATTER}
+    scatters = dict.fromkeys(reader for op in ends for reader in _through_reshapes(op.results[0])
+                             if reader.name == LINALG_EXT_SCATTER)  # in the ends' order
     for first, second in cache_scatter_pairs(scatters):
         try:
             if plan_pair(first, second, positions, aggressive_fusion=True).stacked:
