@@ -72,6 +72,13 @@ def markdown(models: list[dict]) -> str:
                        f"{mib} MiB")
     for m in models:
         for row in m["functions"]:
+            if row.get("faults_per_call"):
+                sides = row["faults_per_call"]
+                out.append(f"\n- {m['model']} {row['function']}: minor page faults per call "
+                           f"(S={row.get('latency_seq_len', '-')}), "
+                           + ", ".join(f"{k} {v}" for k, v in sides.items()))
+    for m in models:
+        for row in m["functions"]:
             for key, verdict in sorted(row.get("bits_pipeline", {}).items()):
                 if verdict != "identical":
                     out.append(f"\n- {m['model']} {row['function']}: pipeline vs stock, {key}: "

@@ -22,7 +22,10 @@ Not part of the default tests (minutes per model). For each export folder in `--
    rounds while unsettled) and its verdict;
 6. with `--profile`: where the time goes, per dispatch kind, stock vs plugin, for prefill and
    decode at the latency's S: `--profile-calls` calls of each function a side under IREE's HAL
-   profiler (iree_fusions.harness.profiling; the report's last tables, `--profile-json`).
+   profiler (iree_fusions.harness.profiling; the report's last tables, `--profile-json`);
+7. with `--faults`: minor page faults per call of each build at the latency's S
+   (`benchmark.faults_per_call`): time spent faulting in pages the allocator got anew each
+   call, which the HAL profile does not show (local-sync: glibc trimming its heap per call).
 
 Inputs come from the export's model.json: batch size, block stride, page size in elements,
 cache dtype, longest sequence. Rows of the batch get different lengths (S, S-1, S-17, S-40),
@@ -420,7 +423,7 @@ def latency(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
     "vs_pipeline", against each baseline built (stock with IREE's decomposition pipeline).
     Repetitions per round: as many as fit in --round-seconds, at most --repetitions, at least
     1 (a 2-layer Llama-3-8B prefill takes seconds here)."""
-    from iree_fusions.runtime.benchmark import repetition_times_ms, time_pair
+    from iree_fusions.runtime.benchmark import faults_per_call, repetition_times_ms, time_pair
     from iree_fusions.runtime.modules import parameter_flags
 
     flags = parameter_flags(export.parameters)
@@ -440,6 +443,11 @@ def latency(export: Export, vmfbs: dict, seq_len: int, tmp: str, args) -> dict:
                 out[fn] = judged
             else:
                 out[fn][f"vs_{base}"] = judged
+        if args.faults:  # after the timing, in runs of its own
+            out[fn]["faults_per_call"] = {
+                side: round(faults_per_call(vmfb, paths, function=fn, device=args.device,
+                                            calls=max(2, reps), extra_flags=flags), 1)
+                for side, vmfb in vmfbs.items()}
     return out
 
 
@@ -581,6 +589,8 @@ def bench_export(export: Export, args, tmp: str, log) -> dict:
                 for base in baselines:
                     if f"vs_{base}" in judged:
                         fns[fn][f"vs_{base}"] = {key: judged[f"vs_{base}"][key] for key in keys}
+                if "faults_per_call" in judged:
+                    fns[fn]["faults_per_call"] = judged["faults_per_call"]
         if args.profile:  # after the latency, in runs of its own
             profiled = step(f"profile at S={lat_len} ({args.profile_calls} calls a side)",
                             lambda: profile(export, vmfbs, lat_len, tmp, args))
@@ -620,6 +630,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--budget", type=float, default=120.0,
                    help="no more latency rounds once a function's timing took this long (s)")
     p.add_argument("--repetitions", type=int, default=10, help="at most, per round")
+    p.add_argument("--faults", action="store_true",
+                   help="after the latency, minor page faults per call of each build")
     p.add_argument("--round-seconds", type=float, default=2.0,
                    help="repetitions per round: as many as take about this long")
     from iree_fusions.harness.profiling import add_profile_arguments

@@ -103,6 +103,32 @@ def test_compare_latency_gives_each_module_its_own_inputs():
         compare_latency(one, one, [x], options, device="local-sync", round=2)  # a typo
 
 
+def test_faults_per_call_counts_the_pages_a_call_gets_anew(tmp_path):
+    # A call of `2 * a` over 4 MiB writes a new 4 MiB result (local-sync: a malloc). With
+    # glibc's mmap threshold fixed at 64 KiB the result is mapped anew every call: its 1024
+    # pages fault in each call. With the thresholds at 1 GiB the heap keeps the freed result
+    # and the next call reuses its pages.
+    import iree.compiler as ireec
+
+    from iree_fusions.runtime.benchmark import faults_per_call
+
+    src = ("func.func @main(%a: tensor<1048576xf32>) -> tensor<1048576xf32> {\n"
+           "  %s = arith.addf %a, %a : tensor<1048576xf32>\n  return %s : tensor<1048576xf32>\n}")
+    vmfb, x = tmp_path / "m.vmfb", tmp_path / "x.npy"
+    vmfb.write_bytes(ireec.compile_str(src, target_backends=["llvm-cpu"],
+                                       extra_args=CPU_FLAGS[-1:]))
+    np.save(x, np.ones(1 << 20, np.float32))
+
+    def faults(env: dict) -> float:
+        return faults_per_call(str(vmfb), [str(x)], function="main", device="local-sync",
+                               calls=4, env=env)
+
+    mapped = faults({"MALLOC_MMAP_THRESHOLD_": "65536"})
+    reused = faults({"MALLOC_MMAP_THRESHOLD_": str(1 << 30),
+                     "MALLOC_TRIM_THRESHOLD_": str(1 << 30)})
+    assert mapped >= 1000 and reused < mapped - 700, (mapped, reused)
+
+
 # ---------------------------------------------------------------- timing statistics
 
 

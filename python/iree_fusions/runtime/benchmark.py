@@ -149,6 +149,37 @@ def benchmark_ms(vmfb_path: str, input_flags: Sequence[str], *, function: str = 
     return times
 
 
+def _minor_faults(cmd: Sequence[str], env: Mapping[str, str] | None) -> int:
+    """The minor page faults of one run of `cmd` (its ru_minflt), output discarded."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=None if env is None else {**os.environ, **env})
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"benchmark failed: {' '.join(cmd)}\n{err.decode(errors='replace')}")
+    return usage.ru_minflt
+
+
+def faults_per_call(vmfb_path: str, input_paths: Sequence[str], *, function: str, device: str,
+                    calls: int = 8, extra_flags: Sequence[str] = (),
+                    env: Mapping[str, str] | None = None) -> float:
+    """Minor page faults per call once the module is loaded and warm: iree-benchmark-module
+    runs of 1 + `calls` and of 1 call, the difference over `calls` (loading, the first call
+    and the tool's own start cancel). Each page a call touches that the process got from the
+    kernel anew is one fault: on local-sync, where each transient is a malloc, glibc trimming
+    its heap at the end of a call and growing it again in the next shows here, and not in
+    IREE's HAL profile, whose own buffers change the heap's layout (sharktank's toy DeepSeek
+    prefill at 64 tokens: ~2350 faults a call more than the pipeline, 4-5% of its time;
+    bench/results/llm-suite.md, twelfth run). `env`: variables added to this process's."""
+    def run(n: int) -> int:
+        return _minor_faults(
+            [benchmark_tool(), f"--module={vmfb_path}", f"--device={device}",
+             f"--function={function}", *(f"--input=@{p}" for p in input_paths),
+             "--benchmark_repetitions=1", f"--benchmark_min_time={n}x",
+             *topology_flags(device, extra_flags), *extra_flags], env)
+    return (run(1 + calls) - run(1)) / calls
+
+
 def repetition_times_ms(vmfb_path: str, input_paths: Sequence[str], *, function: str,
                         device: str, repetitions: int, extra_flags: Sequence[str] = ()
                         ) -> list[float]:
