@@ -20,8 +20,10 @@ Left alone (with the reason): slices with offsets or strides known only at run t
 contiguous in memory (IREE makes them a `flow.tensor.slice`, no dispatch), slices of
 constants and globals (folded at compile time) or of block arguments (IREE moves those into
 the reading dispatch), part of a dim at stride 1 (rotate-half's halves: the map would be a
-plain dim, or `d + offset`, which crashes IREE 3.13's dispatch naming), and slices read by
-anything but an elementwise generic's input (the copy would stay for that reader). The rewrite creates no
+plain dim, or `d + offset`, which crashes IREE 3.13's dispatch naming), slices read by
+anything but an elementwise generic's input (the copy would stay for that reader), and, for a
+CPU target, the slice of an attention's first value columns (rewrite-attention then computes
+only those: `compiler/attention_columns.py`). The rewrite creates no
 tensor, so it never makes one bigger; dims may be dynamic (the maps need only the offsets
 and strides).
 """
@@ -36,6 +38,8 @@ from iree.compiler import ir
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.attention_columns import is_attention_column_slice
+from iree_fusions.compiler.target import is_gpu
 from iree_fusions.compiler.ir_helpers import ARITH_CONSTANT, TENSOR_EXTRACT_SLICE
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, option, structural_key)
@@ -90,10 +94,16 @@ def _from_contraction(value: ir.Value) -> bool:
     return op is not None and not h.is_linalg_ext(op) and h.is_reduction_or_contraction(op)
 
 
-def plan_slice(op: ir.Operation, after_contractions: bool = True) -> SlicePlan:
-    """The plan for one extract_slice, or NoMatch at the check that fails."""
+def plan_slice(op: ir.Operation, after_contractions: bool = True,
+               attention_columns: bool = False) -> SlicePlan:
+    """The plan for one extract_slice, or NoMatch at the check that fails.
+    `attention_columns`: leave the slice of an attention's first value columns to
+    rewrite-attention (a CPU target: it computes only those)."""
     if h.has_dynamic_offsets(op):
         raise NoMatch("offsets or strides known only at run time")
+    if attention_columns and is_attention_column_slice(op):
+        raise NoMatch("the first value columns of an attention's result: rewrite-attention "
+                      "computes only those (llvm-cpu; read-columns)")
     if not after_contractions and _from_contraction(op.operands[0]):
         raise NoMatch("a slice of a contraction's result (RoPE's halves of Q or K): left to "
                       "forward-slice-dispatches, which folds IREE's copy of it after dispatch "
@@ -220,7 +230,8 @@ class ForwardSlices(CandidatePass[SlicePlan]):
             # Not `sure`: IREE clones some such slices into their reading dispatch (small
             # cases do), so the compile driver weighs the change against stock.
             yield Candidate.of(key, op, f"{op.results[0].type} slice",
-                               lambda op=op: plan_slice(op, self.after_contractions))
+                               lambda op=op: plan_slice(op, self.after_contractions,
+                                                        not is_gpu(ctx.target)))
 
     def footprint(self, candidate: Candidate[SlicePlan], ctx: PassContext) -> Footprint:
         plan = candidate.plan

@@ -34,6 +34,22 @@ else IREE's task executor queues every step at once and holds all their buffers)
 
 Decode (one query row per sequence) is decomposed whole.
 
+Where the result is read only as its first value columns (`read-columns`, on by default on
+llvm-cpu; `compiler/attention_columns.py`): sharktank's MLA export (DeepSeek) pads v's head
+dim 128 to q's 192 and slices the output back, so p @ v and the output are computed over
+those columns only (each column is a sum over the keys of p times that column of v alone),
+and the slice reads the narrow result (forward-slices leaves that slice alone on CPU
+targets):
+
+    %o = iree_linalg_ext.attention ins(%q, %k, %v : [16, ?, 192] x .. x [16, 192, ?]) ..
+    %c = tensor.extract_slice (tensor.expand_shape %o) [.., 128]
+  =>
+    %vc = tensor.extract_slice %v[0, 0, 0] [16, 128, %keys]     (p @ vc: [16, ?, 128])
+    %c  = tensor.extract_slice (tensor.expand_shape %o') [.., 128]   (whole: folds away)
+
+toy DeepSeek prefill at 256 tokens, local-task: 1.031x faster, outputs bit-identical
+(llm-suite.md, twelfth run).
+
 Grouped-query attention (`kv-heads`, on by default; `heads.py`): sharktank hands the op k and
 v repeated over the query heads of each KV head's group (a copy [B, KVH, G, ..] collapsed to
 [B*H, ..]), which IREE fuses into the fused op's dispatch and a decomposition would write
@@ -76,7 +92,13 @@ from iree_fusions.compiler.target import is_gpu
 from .build import decompose
 from .heads import copy_under_collapse, head_split
 from .match import (ATTENTION, AttentionPlan, choose_block, gathered, match_attention,
-                    untransposed_v)
+                    read_columns, untransposed_v)
+
+
+def with_columns(plan: AttentionPlan, columns: bool) -> AttentionPlan:
+    """The plan, with the value columns its result's reader reads noted where `columns`
+    (`read_columns`; after the head split, which it does not combine with)."""
+    return read_columns(plan) if columns else plan
 
 
 def with_heads(plan: AttentionPlan, kv_heads: bool) -> AttentionPlan:
@@ -128,6 +150,10 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
         "where it compiles them, fused measured faster on CUDA: iree-fusions-compile sets "
         "this only after such a crash)")
 
+    read_columns: bool = option(
+        True, "where only the first value columns of the result are read (sharktank's MLA "
+        "export: v padded 128 -> 192, the output sliced back), compute only those (llvm-cpu)")
+
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[AttentionPlan]]:
         gpu = is_gpu(ctx.target)
         device = h.single_device_affinity(block)
@@ -138,11 +164,13 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             key = structural_key("attention", h.op_signature(op))
             block = 0 if gpu else self.query_block  # GPU memory is not the limit: one pass
             sync, scores, heads = self.host_sync, self.block_scores, self.kv_heads
+            columns = self.read_columns and not gpu
             candidate = Candidate.of(
                 key, op, "an attention",
-                lambda op=op, block=block, sync=sync, scores=scores, heads=heads: with_heads(
+                lambda op=op, block=block, sync=sync, scores=scores, heads=heads,
+                columns=columns: with_columns(with_heads(
                     choose_block(untransposed_v(match_attention(op)), block, scores, sync,
-                                 device), heads), gain="time")
+                                 device), heads), columns), gain="time")
             if not candidate.blocked and gpu and not self.on_gpu:
                 plan = candidate.plan
                 if not (gathered(plan.k) or gathered(plan.v)):
@@ -156,6 +184,8 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
     def footprint(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> Footprint:
         plan = candidate.plan
         ops = [plan.op] + ([plan.v_copy, h.defining_op(plan.v)] if plan.v_copy else [])
+        if plan.columns is not None:  # the reshape and the slice that read the result
+            ops += [op for op in (plan.columns.expand, plan.columns.slice) if op is not None]
         if plan.heads is not None:  # the copies that repeat k and v die
             ops += [op for value in (plan.k, plan.v)
                     for op in (h.defining_op(value), copy_under_collapse(value)[1])]

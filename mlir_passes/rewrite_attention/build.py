@@ -13,6 +13,7 @@ from iree.compiler.dialects import arith, math, scf, tensor, util
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.attention_columns import ReadColumns
 from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, TENSOR_COLLAPSE_SHAPE
 
 from .heads import NO_SPLIT, copy_under_collapse, join_heads, split_heads
@@ -178,6 +179,10 @@ def decompose(plan: AttentionPlan) -> str:
             read_v_untransposed(plan)
         size = {dim: b.size_of(getattr(plan, name), position)
                 for dim, (name, position) in plan.sizes().items()}
+        if plan.columns is not None:
+            _narrow_values(plan, size)
+            what += (f", {plan.columns.width} of {h.tensor_type(op.results[0]).shape[-1]} "
+                     "value columns (the others are not read)")
         if plan.block is None:
             result = attention_values(plan, plan.q, plan.mask, size)
         else:
@@ -190,11 +195,40 @@ def decompose(plan: AttentionPlan) -> str:
         elif plan.heads is not None or plan.heads_note:
             what += (", k and v stay repeated per query head: "
                      f"{plan.heads_note or NO_SPLIT}")
-    op.results[0].replace_all_uses_with(result)
+    if plan.columns is None:
+        op.results[0].replace_all_uses_with(result)
+    else:
+        _replace_read_columns(plan.columns, result)
     op.erase()
     b.erase_dead([v for v in operands if v is not None],  # copies now made in the loop
                  b.of_kind(TENSOR_COLLAPSE_SHAPE, LINALG_GENERIC, "tensor.empty"))
     return what + _blocks_note(plan)
+
+
+def _narrow_values(plan: AttentionPlan, size: dict[int, Size]) -> None:
+    """Only the first `plan.columns.width` value columns are read: v is sliced to them, and
+    the value loop, the output and the loop's accumulator are that wide."""
+    dim, width = plan.roles["n"][0], plan.columns.width
+    size[dim] = width
+    v_sizes = b.mixed_shape(plan.v)
+    v_sizes[plan.maps["v"].index(dim)] = width
+    plan.v = b.extract_slice(plan.v, [0] * len(v_sizes), v_sizes)
+    out_sizes = b.mixed_shape(plan.out)
+    out_sizes[plan.maps["out"].index(dim)] = width
+    plan.out = tensor.EmptyOp(out_sizes, ir.RankedTensorType(plan.out.type).element_type).result
+
+
+def _replace_read_columns(columns: ReadColumns, result: ir.Value) -> None:
+    """The slice that read the attention's first columns reads the narrow `result` instead
+    (reshaped as the slice's source was; the slice is then whole, and folds away)."""
+    cut = columns.slice
+    value = result
+    if columns.expand is not None:
+        with cut.location, ir.InsertionPoint(cut):
+            value = b.expand_mixed(result, h.reassociation(columns.expand), h.slice_sizes(cut))
+    cut.operands[0] = value
+    if columns.expand is not None:
+        columns.expand.erase()
 
 
 def _blocks_note(plan: AttentionPlan) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
+from iree_fusions.compiler.attention_columns import ReadColumns, read_columns as columns_read
 from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, RESHAPES, TENSOR_COLLAPSE_SHAPE
 from iree_fusions.compiler.protocol import NoMatch
 
@@ -42,6 +43,7 @@ class AttentionPlan:
     v_copy: ir.Operation | None = None  # IREE's copy that transposes v (see `untransposed_v`)
     heads: object | None = None  # heads.HeadSplit: k and v read once per KV head
     heads_note: str | None = None  # why k and v, repeated per query head, are not split
+    columns: ReadColumns | None = None  # only the first value columns are read (`read_columns`)
 
     def sizes(self) -> dict[int, tuple[str, int]]:
         """Loop dim -> (operand, its dim) giving that loop's size."""
@@ -172,4 +174,17 @@ def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
             plan.block_scores, plan.host_sync = block_scores, host_sync
             plan.device = device
             break
+    return plan
+
+
+def read_columns(plan: AttentionPlan) -> AttentionPlan:
+    """Notes (`plan.columns`) that only the first columns of the value dim are read
+    (`attention_columns.read_columns`: sharktank's MLA export pads v's head dim 128 to q's 192
+    and slices the output back): each output column is the same sum over the keys of p times
+    that column of v alone, so the others need not be computed. Only where the value dim is
+    one loop and the output's last dim, and k and v are not split per KV head; else the plan
+    is left as it is (the decomposition is the same, over every column)."""
+    n = plan.roles["n"]
+    if len(n) == 1 and plan.maps["out"][-1] == n[0] and plan.heads is None:
+        plan.columns = columns_read(plan.op.results[0])
     return plan

@@ -1,6 +1,9 @@
 // RUN: iree-fusions-opt %s --split-input-file -p forward-slices | filecheck %s
 // RUN: iree-fusions-opt %s --split-input-file -p forward-slices -verify-diagnostics -o /dev/null
 // RUN: iree-fusions-opt %s --split-input-file -p forward-slices --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
+// On a GPU target rewrite-attention leaves the fused op whole: the slice of its first value
+// columns is folded like any other.
+// RUN: iree-fusions-opt %s --split-input-file -p forward-slices --fusions-target=cuda:sm_80 | filecheck %s --check-prefix=GPU
 
 // RoPE on an interleaved projection (sharktank's Llama): the even and odd columns of
 // %q ([B, S, H, 32], S dynamic, computed by a generic) as strided slices, read by
@@ -200,4 +203,36 @@ util.func public @mla_slices(%a: tensor<4x576xf32>) -> (tensor<4x512xf32>, tenso
     linalg.yield %m : f32
   } -> tensor<4x32xf32>
   util.return %y, %z : tensor<4x512xf32>, tensor<4x32xf32>
+}
+
+// -----
+
+// MLA's attention output read back as its first 128 of 192 value columns (sharktank pads v):
+// on a CPU target left to rewrite-attention, which computes only those columns; on a GPU
+// target folded into the transpose that reads it.
+// CHECK-LABEL: util.func public @attention_value_columns
+// CHECK: %[[C:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0] [4, 4, %{{.+}}, 128] [1, 1, 1, 1]
+// CHECK: linalg.generic {{.+}} ins(%[[C]] : tensor<4x4x?x128xf16>)
+// REPORT: skipped [forward-slice-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: the first value columns of an attention's result: rewrite-attention computes only those (llvm-cpu; read-columns)
+// GPU-LABEL: util.func public @attention_value_columns
+// GPU-NOT: tensor.extract_slice
+// GPU: linalg.generic {{.+}} ins(%{{.+}} : tensor<4x4x?x3x64xf16>)
+util.func public @attention_value_columns(%q: tensor<16x?x192xf16>, %k: tensor<16x?x192xf16>, %v: tensor<16x192x?xf16>, %mask: tensor<16x?x?xf16>) -> tensor<4x?x4x128xf16> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<16x?x192xf16>
+  %scale = arith.constant 0.0721687824 : f32
+  %e = tensor.empty(%m) : tensor<16x?x192xf16>
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<16x?x192xf16>, tensor<16x?x192xf16>, tensor<16x192x?xf16>, f32, tensor<16x?x?xf16>) outs(%e : tensor<16x?x192xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<16x?x192xf16>
+  %x = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [4, 4, %m, 192] : tensor<16x?x192xf16> into tensor<4x4x?x192xf16>
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="the first value columns of an attention's result: rewrite-attention computes only those (llvm-cpu; read-columns)"}}
+  %cols = tensor.extract_slice %x[0, 0, 0, 0] [4, 4, %m, 128] [1, 1, 1, 1] : tensor<4x4x?x192xf16> to tensor<4x4x?x128xf16>
+  %t0 = tensor.empty(%m) : tensor<4x?x4x128xf16>
+  %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cols : tensor<4x4x?x128xf16>) outs(%t0 : tensor<4x?x4x128xf16>) {
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  } -> tensor<4x?x4x128xf16>
+  util.return %t : tensor<4x?x4x128xf16>
 }

@@ -397,3 +397,71 @@ util.func public @prefill_two_devices(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x
   util.return %o : tensor<32x?x32xf16>
 }
 }
+
+// -----
+
+// MLA (sharktank's DeepSeek export at global optimization): v's head dim padded 128 -> 192 to
+// q's and k's, the output read back as its first 128 columns (an expand, then a slice): p @ v,
+// the scaling and the loop's output only over those columns (v sliced), the slice then whole.
+// CHECK-LABEL: util.func public @prefill_value_columns
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<16x192x?xf16>
+// CHECK: %[[VC:.+]] = tensor.extract_slice %[[V]][0, 0, 0] [16, 128, %{{.+}}] [1, 1, 1] : tensor<16x192x?xf16> to tensor<16x128x?xf16>
+// CHECK: scf.for
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[VC]] : tensor<16x?x?xf16>, tensor<16x128x?xf16>) outs(%{{.+}} : tensor<16x?x128xf32>)
+// CHECK: %[[X:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0, 1], [2], [3]] output_shape [4, 4, %{{.+}}, 128] : tensor<16x?x128xf16> into tensor<4x4x?x128xf16>
+// CHECK: %[[W:.+]] = tensor.extract_slice %[[X]][0, 0, 0, 0] [4, 4, %{{.+}}, 128] [1, 1, 1, 1] : tensor<4x4x?x128xf16> to tensor<4x4x?x128xf16>
+// CHECK: util.return %[[W]]
+// WHOLE-LABEL: util.func public @prefill_value_columns
+// WHOLE: outs(%{{.+}} : tensor<16x?x128xf32>)
+// REPORT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+util.func public @prefill_value_columns(%q: tensor<16x?x192xf16>, %k: tensor<16x?x192xf16>, %v: tensor<16x192x?xf16>, %mask: tensor<16x?x?xf16>) -> tensor<4x4x?x128xf16> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<16x?x192xf16>
+  %scale = arith.constant 0.0721687824 : f32
+  %e = tensor.empty(%m) : tensor<16x?x192xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<16x?x192xf16>, tensor<16x?x192xf16>, tensor<16x192x?xf16>, f32, tensor<16x?x?xf16>) outs(%e : tensor<16x?x192xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<16x?x192xf16>
+  %x = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [4, 4, %m, 192] : tensor<16x?x192xf16> into tensor<4x4x?x192xf16>
+  %cols = tensor.extract_slice %x[0, 0, 0, 0] [4, 4, %m, 128] [1, 1, 1, 1] : tensor<4x4x?x192xf16> to tensor<4x4x?x128xf16>
+  util.return %cols : tensor<4x4x?x128xf16>
+}
+
+// -----
+
+// MLA decode: the slice drops the unit query dim as it reads the first 128 columns; it reads
+// the narrow result instead. Every column read (192 of 192) or a column range not at 0: left
+// as it is, every column computed.
+// CHECK-LABEL: util.func public @decode_value_columns
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<16x128xf32>)
+// CHECK: %[[X:.+]] = tensor.expand_shape %{{.+}} {{\[}}[0, 1, 2], [3]] output_shape [4, 4, 1, 128] : tensor<16x128xf16> into tensor<4x4x1x128xf16>
+// CHECK: tensor.extract_slice %[[X]][0, 0, 0, 0] [4, 4, 1, 128] [1, 1, 1, 1] : tensor<4x4x1x128xf16> to tensor<4x4x128xf16>
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<16x192xf32>)
+// CHECK: tensor.extract_slice %{{.+}}[0, 0, 0, 64] [4, 4, 1, 128] [1, 1, 1, 1] : tensor<4x4x1x192xf16> to tensor<4x4x128xf16>
+// WHOLE-LABEL: util.func public @decode_value_columns
+// REPORT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read){{$}}
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics{{$}}
+util.func public @decode_value_columns(%q: tensor<16x192xf16>, %k: tensor<16x?x192xf16>, %v: tensor<16x192x?xf16>, %mask: tensor<16x?xf16>) -> (tensor<4x4x128xf16>, tensor<4x4x128xf16>) {
+  %scale = arith.constant 0.0721687824 : f32
+  %scale2 = arith.constant 0.0625 : f32
+  %e = tensor.empty() : tensor<16x192xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read)"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>]> ins(%q, %k, %v, %scale, %mask : tensor<16x192xf16>, tensor<16x?x192xf16>, tensor<16x192x?xf16>, f32, tensor<16x?xf16>) outs(%e : tensor<16x192xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<16x192xf16>
+  %x = tensor.expand_shape %o [[0, 1, 2], [3]] output_shape [4, 4, 1, 192] : tensor<16x192xf16> into tensor<4x4x1x192xf16>
+  %cols = tensor.extract_slice %x[0, 0, 0, 0] [4, 4, 1, 128] [1, 1, 1, 1] : tensor<4x4x1x192xf16> to tensor<4x4x128xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics"}}
+  %o2 = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>]> ins(%q, %k, %v, %scale2, %mask : tensor<16x192xf16>, tensor<16x?x192xf16>, tensor<16x192x?xf16>, f32, tensor<16x?xf16>) outs(%e : tensor<16x192xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<16x192xf16>
+  %x2 = tensor.expand_shape %o2 [[0, 1, 2], [3]] output_shape [4, 4, 1, 192] : tensor<16x192xf16> into tensor<4x4x1x192xf16>
+  %mid = tensor.extract_slice %x2[0, 0, 0, 64] [4, 4, 1, 128] [1, 1, 1, 1] : tensor<4x4x1x192xf16> to tensor<4x4x128xf16>
+  util.return %cols, %mid : tensor<4x4x128xf16>, tensor<4x4x128xf16>
+}

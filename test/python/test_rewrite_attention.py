@@ -151,7 +151,8 @@ def test_lit_cases_are_all_covered():
     assert set(passes.lit_cases(PASS)) == {"prefill", "prefill_broadcast_mask", "decode",
                                            "decode_paged", "score_modified", "boolean_mask",
                                            "prefill_gqa", "prefill_one_device",
-                                           "prefill_two_devices"}
+                                           "prefill_two_devices", "prefill_value_columns",
+                                           "decode_value_columns"}
 
 
 @pytest.mark.parametrize("rows", [63, 65, 130])
@@ -171,6 +172,59 @@ def test_broadcast_mask_blocks_match_stock_within_bound(rows):
     diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
     assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
     assert np.isnan(stock[8:16, rows // 3]).all()  # the 8 heads of batch row 1
+
+
+def _mla_inputs(rows: int, keys: int, seed: int) -> list[np.ndarray]:
+    """q, k [16, rows, 192], v [16, 192, keys] (its last 64 head-dim rows zero, as sharktank
+    pads them) and a causal mask [16, rows, keys], with a fully masked row, NaN and inf."""
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((16, rows, 192)).astype(np.float16)
+    k = rng.standard_normal((16, keys, 192)).astype(np.float16)
+    v = rng.standard_normal((16, 192, keys)).astype(np.float16)
+    v[:, 128:, :] = 0
+    mask = np.repeat(np.triu(np.full((rows, keys), -np.inf, np.float16), 1 + keys - rows)[None],
+                     16, 0)
+    mask[3, rows // 2, :] = -np.inf
+    q[1, 0, 5], k[2, keys - 1, 0], v[4, 7, 0], v[6, 3, keys - 1] = np.nan, np.inf, -np.inf, np.nan
+    return [q, k, v, mask]
+
+
+@pytest.mark.parametrize("name, rows, keys", [("prefill_value_columns", 65, 65),
+                                              ("prefill_value_columns", 130, 130),
+                                              ("decode_value_columns", 1, 33)])
+def test_value_columns_match_every_column_within_bound(name, rows, keys):
+    """Only the 128 value columns read computed (read-columns, the default) against every
+    column decomposed (read-columns=false), at sizes the IR never names: the same NaN and
+    infinity pattern and each finite output within the derived bound (the same operations on
+    those columns; only the order of the f32 sums may differ)."""
+    text = passes.lit_cases(PASS)[name]
+    narrow = api.compile_str(text, fusions=PASS)
+    every = api.compile_str(text, fusions=f"{PASS}{{read-columns=false}}")
+    notes = [c.what for p in narrow.passes for c in p.changes]
+    assert any("128 of 192 value columns" in w for w in notes), notes
+    assert not any("value columns" in c.what for p in every.passes for c in p.changes)
+    q, k, v, mask = _mla_inputs(rows, keys, seed=rows)
+    if name.startswith("decode"):
+        q, mask = q[:, 0, :], mask[:, -1, :]
+    outs = [np.asarray(o) for o in api.run(narrow.output, [q, k, v, mask], name)]
+    refs = [np.asarray(o) for o in api.run(every.output, [q, k, v, mask], name)]
+    q3, m3 = (q[:, None, :], mask[:, None, :]) if q.ndim == 2 else (q, mask)
+    bound = attention_bound(q3, k, v[:, :128, :], 0.0721687824, np.zeros((16, q3.shape[1], 128),
+                                                                           np.float16))
+    for out, ref in zip(outs, refs):
+        assert out.shape == ref.shape
+        assert np.array_equal(np.isnan(out), np.isnan(ref))
+        assert np.array_equal(np.isinf(out), np.isinf(ref))
+        flat_out = out.reshape(16, -1, 128).astype(np.float64)
+        flat_ref = ref.reshape(16, -1, 128).astype(np.float64)
+        limit = bound[..., :flat_ref.shape[1], :] + ulp16(flat_ref)
+        # (a bound of a row whose q holds NaN is NaN: only finite outputs with a finite bound)
+        finite = np.isfinite(flat_ref) & np.isfinite(limit)
+        diff = np.abs(flat_out - flat_ref)
+        assert (diff[finite] <= limit[finite]).all(), float(diff[finite].max())
+        assert finite.sum() > finite.size // 2
+    if rows > 1:  # the fully masked row: 0 / 0 in every column read
+        assert np.isnan(outs[0].reshape(16, -1, 128)[3, rows // 2]).all()
 
 
 @pytest.mark.parametrize("dynamic", [False, True])
