@@ -413,6 +413,7 @@ util.func public @prefill_two_devices(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x
 // CHECK: util.return %[[W]]
 // WHOLE-LABEL: util.func public @prefill_value_columns
 // WHOLE: outs(%{{.+}} : tensor<16x?x128xf32>)
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
 // GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
@@ -443,7 +444,11 @@ util.func public @prefill_value_columns(%q: tensor<16x?x192xf16>, %k: tensor<16x
 // CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<16x192xf32>)
 // CHECK: tensor.extract_slice %{{.+}}[0, 0, 0, 64] [4, 4, 1, 128] [1, 1, 1, 1] : tensor<4x4x1x192xf16> to tensor<4x4x128xf16>
 // WHOLE-LABEL: util.func public @decode_value_columns
-// REPORT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read){{$}}
+// WHOLE: outs(%{{.+}} : tensor<16x128xf32>)
+// GATHERED: [rewrite-attention] 0 change(s), 2 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// REPORT: [rewrite-attention] 2 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read){{$}}
 // REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics{{$}}
 util.func public @decode_value_columns(%q: tensor<16x192xf16>, %k: tensor<16x?x192xf16>, %v: tensor<16x192x?xf16>, %mask: tensor<16x?xf16>) -> (tensor<4x4x128xf16>, tensor<4x4x128xf16>) {
   %scale = arith.constant 0.0721687824 : f32
