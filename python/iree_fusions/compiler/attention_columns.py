@@ -47,22 +47,19 @@ def read_columns(result: ir.Value) -> ReadColumns | None:
     cut = readers[0]
     offsets, _, strides = h.static_parts(cut)
     sizes = h.slice_sizes(cut)
-    shape = h.tensor_type(value).shape
     if any(o != 0 for o in offsets) or any(s != 1 for s in strides):
         return None
     width = sizes[-1]
     if not isinstance(width, int) or not 0 < width < full or any(
-            not _whole(size, value, d, shape[d]) for d, size in enumerate(sizes[:-1])):
+            not _whole(size, value, d) for d, size in enumerate(sizes[:-1])):
         return None
     return ReadColumns(width, expand, cut)
 
 
-def _whole(size: int | ir.Value, value: ir.Value, dim: int, extent: int) -> bool:
-    """A slice size that is the whole of `value`'s dim `dim`: the same static size, or an
-    index value with the dim's `dim_key`."""
-    if isinstance(size, int):
-        return size == extent and not ir.ShapedType.is_dynamic_size(extent)
-    return h.size_key(size) == h.dim_key(value, dim)
+def _whole(size: int | ir.Value, value: ir.Value, dim: int) -> bool:
+    """A slice size that is the whole of `value`'s dim `dim`: its `dim_key` (the static size
+    of a static dim; a dynamic dim's key never equals an int)."""
+    return (size if isinstance(size, int) else h.size_key(size)) == h.dim_key(value, dim)
 
 
 def is_attention_column_slice(op: ir.Operation) -> bool:
