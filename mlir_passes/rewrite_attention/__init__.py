@@ -73,8 +73,13 @@ then `iree-fusions-compile` compiles again with `gpu-gathered=true`, which decom
 gathered attentions whole (toy Llama decode 1.17x, prefill 2.38x of stock on the decomposed
 export, the form stock compiles). `on-gpu=true` decomposes every attention.
 
-Left alone, with the reason: a score modification region, a boolean mask, indexing maps that
-are not projections or loops of no attention role.
+A boolean mask (PyTorch's `attn_mask` of bools; an integer mask is read by its low bit, as
+IREE does) adds 0 where it is true and -inf where it is false. An attention whose query is
+another attention's output waits for the next round of the driver (its plan holds the value
+the first change replaces; `protocol.plan_owners`).
+
+Left alone, with the reason: a score modification region, indexing maps that are not
+projections or loops of no attention role.
 """
 
 from __future__ import annotations

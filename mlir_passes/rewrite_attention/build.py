@@ -63,6 +63,20 @@ def _convert(value: ir.Value, element: ir.Type) -> ir.Value:
     return arith.TruncFOp(element, value).result
 
 
+def _mask_term(mask: ir.Value, log2e: ir.Value) -> ir.Value:
+    """What a mask element adds to a score, as in IREE's decomposition: a float mask times
+    log2 e (in f32); a boolean one (an integer, its low bit as IREE reads it) 0 where it is
+    true and -inf where it is false (PyTorch's `attn_mask` of bools: true attends)."""
+    f32 = ir.F32Type.get()
+    if isinstance(mask.type, ir.FloatType):
+        return arith.MulFOp(_convert(mask, f32), log2e).result
+    i1 = ir.IntegerType.get_signless(1)
+    if ir.IntegerType(mask.type).width != 1:
+        mask = arith.TruncIOp(i1, mask).result
+    return arith.SelectOp(mask, arith.ConstantOp(f32, 0.0).result,
+                          arith.ConstantOp(f32, float("-inf")).result).result
+
+
 def attention_values(plan: AttentionPlan, q: ir.Value, mask: ir.Value | None,
                      size: dict[int, Size]) -> ir.Value:
     """out = softmax(scale * q k^T + mask) v for the query `q` (the op's or a block of it),
@@ -71,7 +85,7 @@ def attention_values(plan: AttentionPlan, q: ir.Value, mask: ir.Value | None,
 
         q'[b, m, k1] = q * (scale * log2 e)                       (q's type; elementwise)
         s[b, m, k2]  = sum_k1 q' * k                              (f32 contraction)
-        s'           = s + mask * log2 e                          (f32 elementwise)
+        s'           = s + mask * log2 e       (f32 elementwise; a boolean mask: 0 / -inf)
         mx[b, m]     = max_k2 s'                 (f32 reduction from the lowest finite f32)
         p            = exp2(s' - mx);  l[b, m] = sum_k2 p         (f32)
         o[b, m, n]   = (1 / l) * sum_k2 p' * v,  p' = p in v's type  (f32 contraction)
@@ -108,7 +122,7 @@ def attention_values(plan: AttentionPlan, q: ir.Value, mask: ir.Value | None,
     empty = tensor.EmptyOp(sizes(scores), f32).result
     if mask is not None:
         s = _generic(scores, [(s, scores), (mask, maps["mask"])], empty, scores, set(),
-                     lambda a: add(a[0], mul(_convert(a[1], f32), log2e)))
+                     lambda a: add(a[0], _mask_term(a[1], log2e)))
     mx = _generic(scores, [(s, scores)], _filled(sizes(rows), LOWEST_F32), rows, k2,
                   lambda a: arith.MaximumFOp(a[0], a[1]).result)
 
@@ -329,6 +343,17 @@ def _host_read_zero(value: ir.Value, opaque_zero: ir.Value) -> ir.Value:
     return arith.IndexCastOp(ir.IndexType.get(), arith.AndIOp(wide, opaque_zero).result).result
 
 
+def _reads_a_row(more: ir.Value, sizes: list[Size]) -> ir.Value:
+    """`more`, and the block's output has an element to read: every other dim of it is
+    non-empty (a dynamic batch may be 0 at run time; the host must not read an empty block)."""
+    for size in sizes:
+        if isinstance(size, ir.Value):
+            more = arith.AndIOp(more, b.cmpi("ugt", size, b.index_const(0))).result
+        elif size == 0:
+            more = arith.ConstantOp(ir.IntegerType.get_signless(1), 0).result
+    return more
+
+
 def _on_device(value: ir.Value, sizes: list[Size], device: ir.Attribute) -> ir.Value:
     """`flow.tensor.barrier` of `value` on `device`: the value is placed there (a no-op in a
     program on that one device)."""
@@ -391,7 +416,8 @@ def _in_query_blocks(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
                                  [inner[d] for d in out_dims])
         yielded = [written]
         if plan.host_sync:  # (not after the last step: nothing follows it to wait)
-            more = b.cmpi("ult", arith.AddIOp(start, rows).result, upper)
+            more = _reads_a_row(b.cmpi("ult", arith.AddIOp(start, rows).result, upper),
+                                [inner[d] for d in out_dims if d != dim])
             branch = scf.IfOp(more, [ir.IndexType.get()], has_else=True)
             with ir.InsertionPoint(branch.then_block):
                 scf.YieldOp([_host_read_zero(rows_out, opaque_zero)])

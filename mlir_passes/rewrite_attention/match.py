@@ -86,11 +86,14 @@ def match_attention(op: ir.Operation) -> AttentionPlan:
         raise NoMatch("a score modification region (only the plain score is decomposed)")
     if not isinstance(values["scale"].type, ir.FloatType):
         raise NoMatch("a scale that is not a float scalar")
-    for name in ("q", "k", "v", "out") + (("mask",) if "mask" in values else ()):
+    for name in ("q", "k", "v", "out"):
         t = h.tensor_type(values[name])
         if t is None or not isinstance(t.element_type, ir.FloatType):
-            raise NoMatch(f"a {name} that is not a float tensor"
-                          + (" (a boolean mask)" if name == "mask" else ""))
+            raise NoMatch(f"a {name} that is not a float tensor")
+    if "mask" in values:
+        t = h.tensor_type(values["mask"])
+        if t is None or not isinstance(t.element_type, (ir.FloatType, ir.IntegerType)):
+            raise NoMatch("a mask that is neither a float nor a boolean tensor")
     dims = {name: _dims(m) for name, m in zip(names, maps)}
     roles = attention_roles(dims, maps[0].n_dims)
     return AttentionPlan(op, values["q"], values["k"], values["v"], values["scale"],

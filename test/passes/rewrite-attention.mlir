@@ -317,17 +317,28 @@ util.func public @score_modified(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16
 
 // -----
 
-// Left alone: a boolean mask.
+// A boolean mask (PyTorch's `attn_mask` of bools, HF transformers' SDPA masks): true
+// attends. As in IREE's decomposition, each score gets 0 where the mask is true and -inf where
+// it is false (an i8 mask is read by its low bit).
 // CHECK-LABEL: util.func public @boolean_mask
+// CHECK-SAME: %[[MASK:[a-z0-9]+]]: tensor<8x16x16xi1>
+// CHECK-NOT: iree_linalg_ext.attention
+// CHECK: linalg.generic {{.+}} ins(%[[S:.+]], %[[MASK]] : tensor<8x16x16xf32>, tensor<8x16x16xi1>) outs(%{{.+}} : tensor<8x16x16xf32>)
+// CHECK-NEXT: ^bb0(%[[SCORE:.+]]: f32, %[[KEEP:.+]]: i1, %{{.+}}: f32):
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-DAG: %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[TERM:.+]] = arith.select %[[KEEP]], %[[ZERO]], %[[NEGINF]] : f32
+// CHECK: %[[SUM:.+]] = arith.addf %[[SCORE]], %[[TERM]] : f32
+// CHECK: linalg.yield %[[SUM]] : f32
+// CHECK: util.return
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x16x32xf16> -> contractions, reductions and elementwise generics{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a mask that is not a float tensor
-// CHECK: iree_linalg_ext.attention
-// REPORT: [rewrite-attention] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a mask that is not a float tensor (a boolean mask)
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>, %v: tensor<8x16x32xf16>, %mask: tensor<8x16x16xi1>) -> tensor<8x16x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x16x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:rewrite-attention | Remark="a mask that is not a float tensor (a boolean mask)"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<8x16x32xf16> -> contractions, reductions and elementwise generics"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<8x16x32xf16>, tensor<8x16x32xf16>, tensor<8x16x32xf16>, f32, tensor<8x16x16xi1>) outs(%e : tensor<8x16x32xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -335,6 +346,48 @@ util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>,
   util.return %o : tensor<8x16x32xf16>
 }
 
+// -----
+
+// Two attentions in a chain (the first's output is the second's query: `sdpa(sdpa(q, k, v),
+// k, v)`), with a dynamic batch and an i8 boolean mask: both decomposed, in two rounds (the
+// second's plan holds the first's result, which the first change erases: it waits and is
+// found again). Each loop's host read is guarded by the block having an element (a batch of
+// 0 at run time: no read of an empty block).
+// CHECK-LABEL: util.func public @chained_dynamic_batch
+// CHECK-NOT: iree_linalg_ext.attention
+// CHECK: %[[FIRST:.+]]:2 = scf.for
+// CHECK: arith.trunci %{{.+}} : i8 to i1
+// CHECK: %[[MORE:.+]] = arith.cmpi ult
+// CHECK: %[[NONEMPTY:.+]] = arith.cmpi ugt, %{{.+}}, %{{.+}} : index
+// CHECK: %[[READ:.+]] = arith.andi %[[MORE]], %[[NONEMPTY]] : i1
+// CHECK: scf.if %[[READ]] -> (index)
+// CHECK: tensor.extract
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[FIRST]]#0
+// CHECK: util.return
+// REPORT: [rewrite-attention] 2 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<?x?x16xf32> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<?x?x16xf32> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// GATHERED: [rewrite-attention] 0 change(s), 2 skipped
+util.func public @chained_dynamic_batch(%q: tensor<?x?x16xf32>, %k: tensor<?x?x16xf32>, %v: tensor<?x?x16xf32>, %mask: tensor<?x?x?xi8>) -> tensor<?x?x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %q, %c0 : tensor<?x?x16xf32>
+  %m = tensor.dim %q, %c1 : tensor<?x?x16xf32>
+  %scale = arith.constant 0.25 : f32
+  %e = tensor.empty(%b, %m) : tensor<?x?x16xf32>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, f32, tensor<?x?x?xi8>) outs(%e : tensor<?x?x16xf32>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<?x?x16xf32>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention}}
+  %o2 = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%o, %k, %v, %scale, %mask : tensor<?x?x16xf32>, tensor<?x?x16xf32>, tensor<?x?x16xf32>, f32, tensor<?x?x?xi8>) outs(%e : tensor<?x?x16xf32>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<?x?x16xf32>
+  util.return %o2 : tensor<?x?x16xf32>
+}
 
 // -----
 

@@ -8,6 +8,7 @@ per round, the weighing run happens only when no cheaper signal decides, and
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import subprocess
@@ -218,6 +219,53 @@ def test_plans_that_read_what_a_change_wrote_wait_for_the_next_round():
     assert report.stats["rounds"] == 4 and report.stats["finds"] == 4
     assert report.stats["applied"] == 4 and report.stats["waited"] == 3
     assert len(ANALYSES) == report.stats["finds"]
+
+
+@dataclass
+class HeldPlan:
+    """A plan that holds the negf and, nested, its operand (a value another change may
+    replace)."""
+    op: ir.Operation
+    held: list
+
+
+@dataclass(frozen=True)
+class NegToAbsHolding(NegToAbs):
+    """NegToAbs whose footprint names the negf alone (not its users, not its operand's
+    producer), while its plan holds the operand: the driver must still see that the plan
+    reads the operand's producer (`plan_owners`)."""
+
+    name = "test-neg-to-abs-holding"
+
+    def find(self, block, ctx):
+        for cand in super().find(block, ctx):
+            cand.plan = HeldPlan(cand.plan, [{"source": cand.plan.operands[0]}])
+            yield cand
+
+    def footprint(self, candidate, ctx):
+        return Footprint.of([candidate.plan.op], [candidate.plan.op])
+
+    def apply(self, candidate, ctx):
+        return super().apply(dataclasses.replace(candidate, plan=candidate.plan.op), ctx)
+
+
+def test_a_plan_waits_for_the_producer_of_a_value_it_holds():
+    """The same chain as above, the producers named only by the values the plans hold: the
+    same rounds and waits (without `plan_owners` the chain went in one round, each plan
+    holding a value whose op an earlier change of the round erased)."""
+    with ir.Context():
+        module = ir.Module.parse(TOY)
+        report = PassReport("toy")
+        NegToAbsHolding().run(module.operation, PassContext(module.operation, report))
+        text = str(module)
+        func = module.body.operations[0]
+        ops = [op.operation for op in func.regions[0].blocks[0].operations]
+        owners = protocol.plan_owners(HeldPlan(ops[1], [{"x": ops[1].operands[0]},
+                                                        (func.regions[0].blocks[0].arguments[0],)]))
+        assert [protocol.op_id(o) for o in owners] == [
+            protocol.op_id(ops[1]), protocol.op_id(ops[0]), protocol.op_id(func)]
+    assert text.count("math.absf") == 4 and "arith.negf" not in text
+    assert report.stats["rounds"] == 4 and report.stats["waited"] == 3
 
 
 def test_round_analysis_outside_a_find_is_computed_afresh():

@@ -2,7 +2,8 @@
 fused op, compiled and run on the lit cases at sizes around the query block (63, 64, 65, 100
 rows: a partial block, a full one, one more row) and key counts around a page (31, 32, 33):
 the same NaN and infinity pattern (a fully masked row, NaN and infinity in q, k and v), and
-every finite output within the bound derived in docs/testing.md (`attention_bound`): the
+every finite output within the bound derived in docs/testing.md (`harness.bounds.
+attention_bound`): the
 same operations in the same types, only the order of the f32 sums differs (and stock's
 online softmax rescales per key tile)."""
 
@@ -14,47 +15,17 @@ import numpy as np
 import pytest
 
 from iree_fusions.harness import api
+from iree_fusions.harness.bounds import UNIT_ROUNDOFF, attention_bound, ulp
 from iree_fusions.models.llama import sharktank_sdpa_ir
 from support import passes
 
 PASS = "rewrite-attention"
-U16, U32 = 2.0 ** -11, 2.0 ** -24  # unit roundoffs
-
-
-def gamma(n: int, u: float = U32) -> float:
-    return n * u / (1 - n * u)
+U16 = UNIT_ROUNDOFF["float16"]
 
 
 def ulp16(x: np.ndarray) -> np.ndarray:
     """The spacing of f16 numbers at |x| (subnormals: 2^-24)."""
-    x = np.abs(x.astype(np.float32))
-    exponent = np.floor(np.log2(np.maximum(x, 2.0 ** -14)))
-    return 2.0 ** (exponent - 10)
-
-
-def attention_bound(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
-                    stock: np.ndarray) -> np.ndarray:
-    """|plugin - stock| per output element, for q [B, M, d], k [B, N, d], v [B, d, N] (v
-    transposed, as sharktank's export gives it):
-
-      scores: both sides sum d f32 terms of the same f16 q' = q * scale * log2 e and k, in
-        any order: |ds| <= A = gamma(d) * max_j sum_i |q'_i k_ji|; the max moves by <= A, so
-        exp2(s - max) moves by a relative 2 ln2 A, and stock's rescaling between key tiles
-        adds <= 4 u32: e_p;
-      p' = p in f16: a relative e_p + 2 u16 (a value near a rounding boundary may round the
-        other way);
-      l = sum p and sum p' v over N keys in f32, any order: gamma(N) each;
-      o = (1 / l) * sum p' v, then f16: |do| <= max_j |v_j| (e_p + 2 u16 + e_p +
-        2 gamma(N) + 4 u32) (1 + u16) + one f16 ulp of |o| (rounding either way).
-    """
-    d, n = q.shape[-1], k.shape[-2]
-    q_scaled = (q.astype(np.float32) * np.float16(scale * math.log2(math.e))).astype(np.float16)
-    a = gamma(d) * np.einsum("bmi,bji->bmj", np.abs(q_scaled.astype(np.float64)),
-                             np.abs(k.astype(np.float64))).max(-1)
-    e_p = 2 * math.log(2) * a + 4 * U32
-    v_max = np.abs(v.astype(np.float64)).max(-1)  # [B, d]
-    relative = (2 * e_p + 2 * U16 + 2 * gamma(n) + 4 * U32) * (1 + U16)
-    return v_max[:, None, :] * relative[..., None] + ulp16(stock)
+    return ulp(x, "float16")
 
 
 def _inputs(rows: int, keys: int, decode: bool, seed: int) -> list[np.ndarray]:
@@ -152,7 +123,7 @@ def test_lit_cases_are_all_covered():
                                            "decode_paged", "score_modified", "boolean_mask",
                                            "prefill_gqa", "prefill_one_device",
                                            "prefill_two_devices", "prefill_value_columns",
-                                           "decode_value_columns"}
+                                           "decode_value_columns", "chained_dynamic_batch"}
 
 
 @pytest.mark.parametrize("rows", [63, 65, 130])

@@ -19,6 +19,7 @@ Each is a catalog model `zoo-<arch>-b<B>` for B = 1 and 4 (not in the default be
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -26,6 +27,10 @@ from .catalog import Artifact, BenchModel
 from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, torch_outputs
 
 SEQ = 32
+# transformers' attention implementation of the configs built now: "eager" (the zoo's models),
+# or "sdpa" (`zoo-<arch>-sdpa-b<B>`: F.scaled_dot_product_attention, which reaches IREE as
+# `iree_linalg_ext.attention`, with HF's boolean masks).
+ATTENTION = contextvars.ContextVar("iree_fusions_zoo_attention", default="eager")
 MAX_POSITIONS = 128  # max_position_embeddings / n_positions of the token models' configs
 HIDDEN, HEADS, LAYERS, FFN, VOCAB = 128, 4, 2, 256, 1000
 IMAGE = 32
@@ -36,7 +41,7 @@ def _text_config(cls_name: str, **extra):
 
     common = dict(vocab_size=VOCAB, hidden_size=HIDDEN, num_hidden_layers=LAYERS,
                   num_attention_heads=HEADS, intermediate_size=FFN,
-                  max_position_embeddings=MAX_POSITIONS, attn_implementation="eager")
+                  max_position_embeddings=MAX_POSITIONS, attn_implementation=ATTENTION.get())
     common.update(extra)
     return getattr(transformers, cls_name)(**common)
 
@@ -80,7 +85,7 @@ def _distilbert(batch: int, seq: int = SEQ):
     config = transformers.DistilBertConfig(vocab_size=VOCAB, dim=HIDDEN, n_layers=LAYERS,
                                            n_heads=HEADS, hidden_dim=FFN,
                                            max_position_embeddings=128,
-                                           attn_implementation="eager")
+                                           attn_implementation=ATTENTION.get())
     return _one_output(transformers.DistilBertModel(config).eval()), (_ids(batch, seq=seq),)
 
 
@@ -89,7 +94,7 @@ def _gpt2(batch: int, seq: int = SEQ):
 
     config = transformers.GPT2Config(vocab_size=VOCAB, n_embd=HIDDEN, n_layer=LAYERS,
                                      n_head=HEADS, n_positions=128, use_cache=False,
-                                     attn_implementation="eager")
+                                     attn_implementation=ATTENTION.get())
     return _one_output(transformers.GPT2Model(config).eval()), (_ids(batch, seq=seq),)
 
 
@@ -109,7 +114,7 @@ def _t5(batch: int, seq: int = SEQ):
 
     config = transformers.T5Config(vocab_size=VOCAB, d_model=HIDDEN, d_kv=HIDDEN // HEADS,
                                    d_ff=FFN, num_layers=LAYERS, num_heads=HEADS,
-                                   use_cache=False, attn_implementation="eager")
+                                   use_cache=False, attn_implementation=ATTENTION.get())
     model = transformers.T5Model(config).eval()
     return _one_output(model), (_ids(batch, seq=seq), None,
                                 _ids(batch, seed=1, seq=seq)[:, :seq // 2])
@@ -122,7 +127,7 @@ def _bart(batch: int, seq: int = SEQ):
                                      decoder_layers=LAYERS, encoder_attention_heads=HEADS,
                                      decoder_attention_heads=HEADS, encoder_ffn_dim=FFN,
                                      decoder_ffn_dim=FFN, max_position_embeddings=128,
-                                     use_cache=False, attn_implementation="eager")
+                                     use_cache=False, attn_implementation=ATTENTION.get())
     model = transformers.BartModel(config).eval()
     return _one_output(model), (_ids(batch, seq=seq), None,
                                 _ids(batch, seed=1, seq=seq)[:, :seq // 2])
@@ -139,7 +144,7 @@ def _whisper(batch: int):
                                         max_source_positions=SEQ, max_target_positions=64,
                                         pad_token_id=0, bos_token_id=1, eos_token_id=2,
                                         decoder_start_token_id=1, use_cache=False,
-                                        attn_implementation="eager")
+                                        attn_implementation=ATTENTION.get())
     model = transformers.WhisperModel(config).eval()
     gen = torch.Generator().manual_seed(0)
     features = torch.randn(batch, 16, 2 * SEQ, generator=gen)
@@ -158,7 +163,7 @@ def _vit(batch: int):
     config = transformers.ViTConfig(hidden_size=HIDDEN, num_hidden_layers=LAYERS,
                                     num_attention_heads=HEADS, intermediate_size=FFN,
                                     image_size=IMAGE, patch_size=8,
-                                    attn_implementation="eager")
+                                    attn_implementation=ATTENTION.get())
     return _one_output(transformers.ViTModel(config, add_pooling_layer=False).eval()), \
         (_pixels(batch),)
 
@@ -169,7 +174,7 @@ def _clip_vision(batch: int):
     config = transformers.CLIPVisionConfig(hidden_size=HIDDEN, num_hidden_layers=LAYERS,
                                            num_attention_heads=HEADS, intermediate_size=FFN,
                                            image_size=IMAGE, patch_size=8,
-                                           attn_implementation="eager")
+                                           attn_implementation=ATTENTION.get())
     model = transformers.CLIPVisionModel(config).eval()
     return _one_output(model, "pooler_output"), (_pixels(batch),)
 
@@ -358,11 +363,31 @@ def _positional(model, args: tuple):
     return Positional().eval()
 
 
-MODELS: list[BenchModel] = [
-    BenchModel(f"zoo-{a.name}-b{b}", f"zoo ({a.family}): {a.name}, B={b}",
-               lambda a=a, b=b: zoo_artifact(a, b), needs_torch=True, default=False,
-               torch_model=lambda a=a, b=b: build_positional(a, b), reference_atol=1e-4,
-               export_kwargs=a.export_kwargs,
-               dims=(*(("batch",) if b >= 2 else ()), *(("seq",) if a.takes_seq() else ())))
-    for a in ARCHITECTURES for b in BATCHES
-]
+def with_attention(implementation: str, build: Callable[[], object]) -> Callable[[], object]:
+    """`build`, run with the transformers configs' attention implementation set."""
+    def call():
+        token = ATTENTION.set(implementation)
+        try:
+            return build()
+        finally:
+            ATTENTION.reset(token)
+    return call
+
+
+# The architectures also built with attn_implementation="sdpa" (`zoo-<arch>-sdpa-b<B>`).
+SDPA_ARCHITECTURES = ("bert", "vit", "gpt2", "gpt-neox", "llama", "t5")
+
+
+def _bench_model(a: Architecture, b: int, attention: str = "eager") -> BenchModel:
+    suffix = "" if attention == "eager" else f"-{attention}"
+    return BenchModel(
+        f"zoo-{a.name}{suffix}-b{b}", f"zoo ({a.family}): {a.name}{suffix}, B={b}",
+        with_attention(attention, lambda: zoo_artifact(a, b)), needs_torch=True,
+        default=False, torch_model=with_attention(attention, lambda: build_positional(a, b)),
+        reference_atol=1e-4, export_kwargs=a.export_kwargs,
+        dims=(*(("batch",) if b >= 2 else ()), *(("seq",) if a.takes_seq() else ())))
+
+
+MODELS: list[BenchModel] = [_bench_model(a, b) for a in ARCHITECTURES for b in BATCHES] + [
+    _bench_model(a, b, "sdpa") for a in ARCHITECTURES if a.name in SDPA_ARCHITECTURES
+    for b in BATCHES]

@@ -49,7 +49,7 @@ from .options import (  # noqa: F401
     PassOptionError, option, OptionInfo, option_info, parse_option,
 )
 from .candidates import (  # noqa: F401
-    NoMatch, structural_key, Candidate, op_id, Footprint,
+    NoMatch, structural_key, Candidate, op_id, Footprint, plan_owners,
 )
 from .report import (  # noqa: F401
     Change, Skip, PassReport, count_compute_ops,

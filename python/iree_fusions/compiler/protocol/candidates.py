@@ -3,6 +3,7 @@ and the footprint (ops read and written) the round driver schedules plans by."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -99,6 +100,10 @@ class Footprint:
     # The source locations of those ops (`location_keys`): where the change shows.
     locations: frozenset[str] = field(default=frozenset(), compare=False)
 
+    def reading(self, ops: Iterable[ir.Operation | ir.OpView]) -> Footprint:
+        """This footprint, with `ops` read too."""
+        return Footprint(self.reads | {op_id(o) for o in ops}, self.writes, self.locations)
+
     def waits_for(self, written: set[int], waiting_reads: set[int],
                   waiting_writes: set[int]) -> bool:
         """Whether the plan must wait for the next round: it reads what a change of this
@@ -117,3 +122,40 @@ class Footprint:
                          frozenset().union(*(location_keys(o.operation.location)
                                              for o in {*reads, *writes})))
 
+
+
+def plan_owners(plan: object) -> list[ir.Operation]:
+    """The ops behind every IR handle a plan holds: each op, and the op that defines each
+    value (the op that owns the block of a block argument), found through dataclass fields,
+    lists, tuples, sets and dicts. The round driver adds them to the plan's reads, so that a
+    plan waits for the next round, and is found again, when an earlier change of the round
+    wrote an op whose value it holds (e.g. an attention reading the attention before it,
+    which another plan erased: its handle would dangle)."""
+    owners: list[ir.Operation] = []
+    seen: set[int] = set()
+
+    def visit(item: object) -> None:
+        if isinstance(item, (ir.Operation, ir.OpView)):
+            owners.append(item.operation)
+        elif isinstance(item, ir.Value):
+            owner = item.owner
+            owners.append(owner.owner if isinstance(owner, ir.Block) else owner.operation)
+        elif isinstance(item, (str, bytes, int, float, bool, ir.Type, ir.Attribute)) or \
+                item is None or id(item) in seen:
+            return
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            seen.add(id(item))
+            for f in dataclasses.fields(item):
+                visit(getattr(item, f.name))
+        elif isinstance(item, dict):
+            seen.add(id(item))
+            for k, v in item.items():
+                visit(k)
+                visit(v)
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            seen.add(id(item))
+            for v in item:
+                visit(v)
+
+    visit(plan)
+    return owners

@@ -14,7 +14,7 @@ from typing import TypeVar
 from iree.compiler import ir
 
 from ..ir_helpers import ATTRIBUTE_TEXTS, LOCATION_TEXTS, functions
-from .candidates import Candidate, NoMatch
+from .candidates import Candidate, NoMatch, plan_owners
 from .report import PassReport, Skip
 
 if typing.TYPE_CHECKING:
@@ -115,8 +115,10 @@ def _run_round(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> bool:
         selected = []
         for cand in found:
             reason, decided_by = _decision(pass_, cand, ctx)
-            selected.append((cand, reason, decided_by,
-                             None if reason is not None else pass_.footprint(cand, ctx)))
+            fp = None if reason is not None else pass_.footprint(cand, ctx)
+            if fp is not None:  # (every op whose value the plan holds is read too)
+                fp = fp.reading(plan_owners(cand.plan))
+            selected.append((cand, reason, decided_by, fp))
     report.stats["finds"] += 1
     report.stats["candidates"] += len(found)
     skipped: list[Skip] = []

@@ -1,0 +1,90 @@
+"""The bounds that judge a rewrite whose output may differ from stock's: derived from the
+operations and types the rewrite keeps and the sums whose order it changes (docs/testing.md,
+"Numerics"). Used by the tests, `bench/attention_forms.py` and the comparisons that print
+which bound they used."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+U32 = 2.0 ** -24
+UNIT_ROUNDOFF = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": U32,
+                 "float64": 2.0 ** -53}
+MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
+SMALLEST_NORMAL_EXPONENT = {"float16": -14, "bfloat16": -126, "float32": -126,
+                            "float64": -1022}
+
+
+def gamma(n: int, u: float = U32) -> float:
+    """gamma(n) = n u / (1 - n u): the relative error of a sum of n terms in any order."""
+    return n * u / (1 - n * u)
+
+
+def ulp(x: np.ndarray, dtype: str) -> np.ndarray:
+    """The spacing of `dtype` numbers at |x| (at subnormals: the subnormal spacing)."""
+    x = np.abs(np.asarray(x, np.float64))
+    low = SMALLEST_NORMAL_EXPONENT[dtype]
+    exponent = np.floor(np.log2(np.maximum(x, 2.0 ** low)))
+    return 2.0 ** (exponent - MANTISSA_BITS[dtype])
+
+
+def attention_bound(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
+                    stock: np.ndarray, dq: np.ndarray | None = None) -> np.ndarray:
+    """|plugin - stock| per output element of rewrite-attention's decomposition against
+    IREE's fused op, q [B, M, d], k [B, N, d], v [B, e, N] (keys last, as sharktank's export
+    gives it), `stock` [B, M, e] (its type: the output's):
+
+      scores: both sides sum d f32 terms of the same q' = q * scale * log2 e (q's type) and
+        k, in any order: |ds| <= A = gamma(d) max_j sum_i |q'_i k_ji|; where the two sides' q
+        differ by at most `dq` (the output of an attention before this one), the scores also
+        by B = scale log2 e max_j sum_i |dq_i k_ji|. The max moves by as much, so exp2(s - max)
+        moves by a relative 2 ln2 (A + B), and stock's rescaling between key tiles adds
+        <= 4 u32: e_p;
+      p' = p in v's type: a relative e_p + 2 u_v (a value near a rounding boundary may round
+        the other way);
+      l = sum p and sum p' v over N keys in f32, any order: gamma(N) each;
+      o = (1 / l) * sum p' v, then the output's type: |do| <= max_j |v_j| (e_p + 2 u_v + e_p +
+        2 gamma(N) + 4 u32) (1 + u_v) + one ulp of |o| in the output's type.
+
+    NaN where q, k or v holds NaN or infinity on that row (no bound: the caller compares
+    the NaN and infinity pattern instead)."""
+    v_type, out_type = _type_name(v), _type_name(stock)
+    u_v = UNIT_ROUNDOFF[v_type]
+    d, n = q.shape[-1], k.shape[-2]
+    log2e = math.log2(math.e)
+    q_scaled = q.astype(np.float64) * float(np.asarray(scale * log2e, q.dtype))
+    q_scaled = q_scaled.astype(q.dtype).astype(np.float64)
+    k_abs = np.abs(k.astype(np.float64))
+    with np.errstate(invalid="ignore", over="ignore"):
+        a = gamma(d) * np.einsum("bmi,bji->bmj", np.abs(q_scaled), k_abs).max(-1)
+        if dq is not None:
+            a = a + scale * log2e * np.einsum("bmi,bji->bmj", np.abs(dq.astype(np.float64)),
+                                              k_abs).max(-1)
+        e_p = 2 * math.log(2) * a + 4 * U32
+        v_max = np.abs(v.astype(np.float64)).max(-1)  # [B, e]
+        relative = (2 * e_p + 2 * u_v + 2 * gamma(n) + 4 * U32) * (1 + u_v)
+        return v_max[:, None, :] * relative[..., None] + ulp(stock, out_type)
+
+
+def _type_name(x: np.ndarray) -> str:
+    name = np.asarray(x).dtype.name
+    if name not in UNIT_ROUNDOFF:
+        raise ValueError(f"no unit roundoff known for {name}")
+    return name
+
+
+def within_attention_bound(plugin: np.ndarray, stock: np.ndarray, bound: np.ndarray
+                           ) -> tuple[bool, float, int]:
+    """(every element within: the same NaN and infinity positions as stock and each finite
+    output with a finite bound within it, the largest |d| / bound, how many were checked)."""
+    if plugin.shape != stock.shape or not np.array_equal(np.isnan(plugin), np.isnan(stock)) \
+            or not np.array_equal(np.isinf(plugin), np.isinf(stock)):
+        return False, math.inf, 0
+    checked = np.isfinite(stock) & np.isfinite(bound)
+    if not checked.any():
+        return True, 0.0, 0
+    diff = np.abs(plugin.astype(np.float64) - stock.astype(np.float64))[checked]
+    worst = float((diff / np.maximum(bound[checked], 1e-300)).max())
+    return worst <= 1.0, worst, int(checked.sum())

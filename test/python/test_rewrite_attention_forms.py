@@ -1,0 +1,104 @@
+"""rewrite-attention on the forms the lit file's later chunks stand for, compiled and run against
+stock IREE's fused op (the plugin's module run first, so that no output memory it leaves
+unwritten can hold stock's result): a boolean mask (PyTorch's `attn_mask` of bools, as HF
+transformers' SDPA exports pass it), and two attentions in a chain with a dynamic batch and
+an i8 mask, at a batch of 0 (no host read of an empty block), at sizes the dynamic IR never
+names, with non-finite inputs: the same NaN and infinity pattern as stock, every finite
+output within the bound derived in docs/testing.md."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iree_fusions.harness import api
+from iree_fusions.harness.bounds import attention_bound
+from support import passes
+
+PASS = "rewrite-attention"
+SCALE = 0.17677669
+
+
+def _compiled(name: str) -> tuple[bytes, bytes]:
+    text = passes.lit_cases(PASS)[name]
+    plugin = api.compile_str(text, fusions=PASS)
+    assert [c.what for p in plugin.passes for c in p.changes], plugin.reports
+    return plugin.output, api.compile_str(text, stock=True).output
+
+
+def _same_pattern(plugin: np.ndarray, stock: np.ndarray) -> None:
+    assert plugin.shape == stock.shape
+    assert np.array_equal(np.isnan(stock), np.isnan(plugin))
+    assert np.array_equal(np.isinf(stock), np.isinf(plugin))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_boolean_mask_matches_stock_within_bound(seed):
+    """i1 mask [8, 16, 16], true attends: a row with no key to attend to (0 / 0 = NaN in
+    both), a row with one key, NaN and infinity in q, k and v."""
+    plugin_vmfb, stock_vmfb = _compiled("boolean_mask")
+    rng = np.random.default_rng(seed)
+    q, k, v = (rng.standard_normal((8, 16, 32)).astype(np.float16) for _ in range(3))
+    mask = rng.random((8, 16, 16)) > 0.4
+    mask[2, 5, :] = False
+    mask[3, 7, :] = False
+    mask[3, 7, 9] = True
+    q[1, 0, 5], k[4, 15, 0], v[6, 3, 1] = np.nan, np.inf, -np.inf
+    inputs = [q, k, v, mask]
+    (plugin,) = api.run(plugin_vmfb, inputs, function="boolean_mask")
+    (stock,) = api.run(stock_vmfb, inputs, function="boolean_mask")
+    _same_pattern(plugin, stock)
+    assert np.isnan(stock[2, 5]).all()
+    bound = attention_bound(q, k, np.swapaxes(v, 1, 2), SCALE, stock)
+    finite = np.isfinite(stock) & np.isfinite(bound)
+    diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
+    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
+    assert finite.sum() > finite.size // 2
+    # Where the mask is all true, the boolean mask is no mask: the row's output is that of the
+    # same attention with a zero float mask, which the bound above covers the same way.
+    assert not np.isnan(plugin[3, 7]).any()
+
+
+@pytest.mark.parametrize("batch, rows, keys", [(0, 100, 100), (2, 100, 70), (3, 1, 5),
+                                               (1, 65, 65)])
+def test_chained_dynamic_batch_matches_stock_within_bound(batch, rows, keys):
+    """Two attentions in a chain (the first's output is the second's query), a dynamic batch
+    and an i8 mask read by its low bit (a value of 2 masks, 3 attends): both decomposed (before
+    the fix, the second's plan held the first's erased result: a segfault); at a batch of 0
+    with more rows than a query block the loop's host read is skipped (it read element 0 of
+    an empty block: OUT_OF_RANGE at run time); NaN in q and infinity in v spread as in
+    stock."""
+    plugin_vmfb, stock_vmfb = _compiled("chained_dynamic_batch")
+    rng = np.random.default_rng(batch * 1000 + rows)
+    q = rng.standard_normal((batch, rows, 16)).astype(np.float32)
+    k, v = (rng.standard_normal((batch, keys, 16)).astype(np.float32) for _ in range(2))
+    mask = rng.choice(np.array([0, 1, 2, 3], np.int8), (batch, rows, keys))
+    mask[..., 0] = 1  # every row attends to one key at least
+    if batch >= 2:  # (batch row 1 only: an infinity in v reaches every row of its batch)
+        q[1, rows - 1, 3], v[1, keys - 1, 2] = np.nan, np.inf
+    inputs = [q, k, v, mask]
+    (plugin,) = api.run(plugin_vmfb, inputs, function="chained_dynamic_batch")
+    (stock,) = api.run(stock_vmfb, inputs, function="chained_dynamic_batch")
+    _same_pattern(plugin, stock)
+    if batch == 0:
+        return
+    # The second attention's q is the first's output: on the two sides it differs by at
+    # most the first's bound (`dq`), computed from the exact (f64) first output.
+    first = _attention(q, k, v, mask & 1)
+    v_t = np.swapaxes(v, 1, 2)
+    bound1 = attention_bound(q, k, v_t, 0.25, first.astype(np.float32))
+    bound = attention_bound(first.astype(np.float32), k, v_t, 0.25, stock,
+                            dq=np.nan_to_num(bound1, nan=np.inf))
+    finite = np.isfinite(stock) & np.isfinite(bound)
+    diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
+    assert (diff[finite] <= bound[finite]).all(), float((diff - bound)[finite].max())
+    assert finite[0].all()  # (batch row 0 has no non-finite input: every output checked)
+
+
+def _attention(q, k, v, keep):
+    """Exact (f64) attention with a boolean mask, NaN where no key is attended."""
+    s = np.einsum("bmi,bni->bmn", q.astype(np.float64), k.astype(np.float64)) * 0.25
+    s = np.where(keep.astype(bool), s, -np.inf)
+    with np.errstate(invalid="ignore"):
+        p = np.exp(s - s.max(-1, keepdims=True))
+        return np.einsum("bmn,bne->bme", p / p.sum(-1, keepdims=True), v.astype(np.float64))
