@@ -4,7 +4,8 @@ dialect iree-turbine and `fx_importer` emit, one op per model, over shapes, dtyp
 (none, bool, float, causal), static and dynamic lengths, GQA, decode and prefill.
 
     python bench/attention_forms.py [FORM ...] --device local-sync [--rounds 5] \\
-        [--pipeline] [--cpu x86-64-v3] [--json out.json]
+        [--pipeline] [--cpu x86-64-v3] [--fusions 'rewrite-attention{fused-below=0}'] \\
+        [--json out.json]
 
 Each form is compiled stock, with `--fusions=rewrite-attention` (what it chose: the report's
 change or skip) and, with --pipeline, stock + IREE's decomposition preprocessing pipeline;
@@ -114,6 +115,11 @@ SUITE = [
     Form("llama-mask-f16-s512-hd32", 1, 32, 512, 512, 32, dtype="f16", mask="float"),
     Form("llama-mask-f16-dyn-hd32", 1, 32, 512, 512, 32, dtype="f16", mask="float", dynamic=True),
     Form("short-f32-s16", 1, 4, 16, 16, 32),
+    Form("tiny-f32-s8", 1, 2, 8, 8, 16),
+    Form("small-f32-s32", 1, 8, 32, 32, 64),
+    Form("small-f16-s32", 1, 4, 32, 32, 32, dtype="f16"),
+    Form("small-f32-s64", 1, 12, 64, 64, 64),
+    Form("small-f32-s64-dyn", 1, 12, 64, 64, 64, dynamic=True),
     Form("single-row-f32", 1, 8, 1, 1, 64),
     Form("long-f16-s2048", 1, 4, 2048, 2048, 64, dtype="f16", causal=True),
     Form("long-f32-s4096-dyn", 1, 1, 4096, 4096, 64, causal=True, dynamic=True),
@@ -145,7 +151,7 @@ def measure(form: Form, args, tmp: str) -> dict:
     flags = ["--iree-input-type=torch"]
     text = form.torch_ir()
     opts = dict(device=args.device, target=args.cpu)
-    plugin = api.compile_str(text, fusions="rewrite-attention", flags=flags, **opts)
+    plugin = api.compile_str(text, fusions=args.fusions, flags=flags, **opts)
     stock = api.compile_str(text, stock=True, flags=flags, **opts)
     row["choice"] = [c.what for p in plugin.passes for c in p.changes] or \
         [s.reason for p in plugin.passes for s in p.skipped]
@@ -193,6 +199,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--max-rounds", type=int, default=9)
     p.add_argument("--repetitions", type=int, default=5)
     p.add_argument("--pipeline", action="store_true", help="also time IREE's decomposition")
+    p.add_argument("--fusions", default="rewrite-attention",
+                   help="the plugin's passes (e.g. 'rewrite-attention{fused-below=0}' to time "
+                   "the decomposition where the rule keeps the fused op)")
     p.add_argument("--json", default=None, help="append the rows to this file")
     args = p.parse_args(argv)
     forms = [f for f in SUITE if not args.forms or f.name in args.forms]

@@ -32,7 +32,10 @@ else IREE's task executor queues every step at once and holds all their buffers)
       scf.yield (tensor.insert_slice %ob into %acc[0, %i, 0]), %next
     }
 
-Decode (one query row per sequence) is decomposed whole.
+Decode (one query row per sequence) is decomposed whole, and so is a static attention whose
+whole query's scores are few (`whole-scores`, 2^21 f32 by default): a loop's steps wait on the
+host and end IREE's execution regions, which costs more than holding those scores at once
+(bench/results/attention-forms.md).
 
 Where the result is read only as its first value columns (`read-columns`, on by default on
 llvm-cpu; `compiler/attention_columns.py`): sharktank's MLA export (DeepSeek) pads v's head
@@ -92,12 +95,12 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, PassContext,
                                             option, structural_key)
-from iree_fusions.compiler.target import is_gpu
+from iree_fusions.compiler.target import cpu_vector_class, is_gpu
 
 from .build import decompose
 from .heads import copy_under_collapse, head_split
 from .match import (ATTENTION, AttentionPlan, choose_block, gathered, match_attention,
-                    read_columns, untransposed_v)
+                    multiply_adds, read_columns, untransposed_v)
 
 
 def with_columns(plan: AttentionPlan, columns: bool) -> AttentionPlan:
@@ -113,6 +116,11 @@ def with_heads(plan: AttentionPlan, kv_heads: bool) -> AttentionPlan:
     plan.heads, plan.heads_note = (None, split) if isinstance(split, str) else (split, None)
     return plan
 
+
+# Per x86 vector class (`target.cpu_vector_class`), the multiply-adds below which a static
+# attention keeps IREE's fused op: where the decomposition was measured slower
+# (bench/results/attention-forms.md, "Small attentions").
+FUSED_BELOW = {"avx512": 1 << 17, "avx2": 1 << 14, "baseline": 0}
 
 GPU_RULE = ("a GPU target: IREE's GPU pipelines compile the fused op themselves (on-gpu=true "
             "decomposes)")
@@ -139,6 +147,16 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
     block_scores: int = option(
         1 << 19, "at most this many f32 scores per query block: fewer rows per step (at least 8) "
         "where the keys are many; 0: `query-block` rows at every length", min=0)
+    whole_scores: int = option(
+        1 << 21, "static shapes: no loop over query blocks where the whole query's scores "
+        "(every batch, row and key) are at most this many f32 (8 MiB by default: measured "
+        "faster than the loop up to there, bench/results/attention-forms.md); 0: the loop "
+        "wherever the rows pass a block", min=0)
+    fused_below: int = option(
+        -1, "llvm-cpu, static shapes: keep IREE's fused op where the attention has fewer "
+        "multiply-adds than this (a few microseconds: the decomposition's dispatches cost more "
+        "than they save); -1: by the target CPU's vector class (FUSED_BELOW, measured); 0: "
+        "decompose every size", min=-1)
     host_sync: bool = option(
         True, "each query block step waits on the host for the step before it (IREE's "
         "task executor otherwise runs ahead and holds every step's buffers at once)")
@@ -169,13 +187,18 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             key = structural_key("attention", h.op_signature(op))
             block = 0 if gpu else self.query_block  # GPU memory is not the limit: one pass
             sync, scores, heads = self.host_sync, self.block_scores, self.kv_heads
-            columns = self.read_columns and not gpu
+            columns, whole = self.read_columns and not gpu, self.whole_scores
             candidate = Candidate.of(
                 key, op, "an attention",
                 lambda op=op, block=block, sync=sync, scores=scores, heads=heads,
-                columns=columns: with_columns(with_heads(
+                columns=columns, whole=whole: with_columns(with_heads(
                     choose_block(untransposed_v(match_attention(op)), block, scores, sync,
-                                 device), heads), columns), gain="time")
+                                 device, whole), heads), columns), gain="time")
+            work = None if candidate.blocked or gpu else multiply_adds(candidate.plan)
+            least, source = self.least_multiply_adds(ctx)
+            if work is not None and work < least:
+                candidate.declined = (f"small: {work} multiply-adds, fewer than {least} "
+                                      f"({source}): IREE's fused op measured faster")
             if not candidate.blocked and gpu and not self.on_gpu:
                 plan = candidate.plan
                 if not (gathered(plan.k) or gathered(plan.v)):
@@ -185,6 +208,15 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                 else:
                     candidate.declined = GPU_GATHER_FUSED
             yield candidate
+
+    def least_multiply_adds(self, ctx: PassContext) -> tuple[int, str]:
+        """The fewest multiply-adds decomposed (below: the fused op is kept), and whence."""
+        if self.fused_below >= 0:
+            return self.fused_below, "fused-below"
+        vector_class = cpu_vector_class(ctx.target)
+        if vector_class is None:
+            return 0, "an unmeasured CPU"
+        return FUSED_BELOW[vector_class], f"fused-below for {vector_class} CPUs"
 
     def footprint(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> Footprint:
         plan = candidate.plan

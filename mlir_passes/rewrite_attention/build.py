@@ -246,6 +246,8 @@ def _replace_read_columns(columns: ReadColumns, result: ir.Value) -> None:
 
 
 def _blocks_note(plan: AttentionPlan) -> str:
+    if plan.whole is not None:
+        return f", the whole query at once (static: its {plan.whole} scores fit whole-scores)"
     if not plan.block:
         return ""
     note = f", {plan.block} query rows at a time"

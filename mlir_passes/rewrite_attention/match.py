@@ -44,6 +44,7 @@ class AttentionPlan:
     heads: object | None = None  # heads.HeadSplit: k and v read once per KV head
     heads_note: str | None = None  # why k and v, repeated per query head, are not split
     columns: ReadColumns | None = None  # only the first value columns are read (`read_columns`)
+    whole: int | None = None  # static, no loop: the whole query's scores (at most whole-scores)
 
     def sizes(self) -> dict[int, tuple[str, int]]:
         """Loop dim -> (operand, its dim) giving that loop's size."""
@@ -160,12 +161,43 @@ def gathered(value: ir.Value, depth: int = 6) -> bool:
     return False
 
 
+def whole_scores(plan: AttentionPlan) -> int | None:
+    """How many scores the whole query has (every batch, query row and key), where all
+    their loops are static; None where one is dynamic."""
+    sizes, total = plan.sizes(), 1
+    for dim in plan.roles["batch"] + plan.roles["m"] + plan.roles["k2"]:
+        operand, position = sizes[dim]
+        extent = ir.RankedTensorType(getattr(plan, operand).type).shape[position]
+        if ir.ShapedType.is_dynamic_size(extent):
+            return None
+        total *= extent
+    return total
+
+
+def multiply_adds(plan: AttentionPlan) -> int | None:
+    """The attention's multiply-adds (every score times its head dims plus its value dims),
+    where every loop is static; None where one is dynamic."""
+    scores = whole_scores(plan)
+    if scores is None:
+        return None
+    sizes, per_score = plan.sizes(), 0
+    for role in ("k1", "n"):
+        extent = 1
+        for dim in plan.roles[role]:
+            operand, position = sizes[dim]
+            extent *= ir.RankedTensorType(getattr(plan, operand).type).shape[position]
+        per_score += extent
+    return scores * per_score
+
+
 def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
-                 host_sync: bool = False, device: ir.Attribute | None = None
-                 ) -> AttentionPlan:
+                 host_sync: bool = False, device: ir.Attribute | None = None,
+                 whole: int = 0) -> AttentionPlan:
     """Query blocks of `block` rows over the outermost query loop whose size is dynamic or
-    larger than a block (prefill's tokens); none for decode's single row or small queries.
-    `device`: the program's only device (`h.single_device_affinity`), or None."""
+    larger than a block (prefill's tokens); none for decode's single row or small queries,
+    nor where every loop is static and the whole query's scores are at most `whole`
+    (`plan.whole`: their count). `device`: the program's only device
+    (`h.single_device_affinity`), or None."""
     if block <= 0:
         return plan
     sizes = plan.sizes()
@@ -173,6 +205,10 @@ def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
         operand, position = sizes[dim]
         extent = ir.RankedTensorType(getattr(plan, operand).type).shape[position]
         if ir.ShapedType.is_dynamic_size(extent) or extent > block:
+            scores = whole_scores(plan)
+            if scores is not None and scores <= whole:
+                plan.whole = scores
+                break
             plan.block, plan.block_dim = block, dim
             plan.block_scores, plan.host_sync = block_scores, host_sync
             plan.device = device

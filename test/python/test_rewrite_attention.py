@@ -123,7 +123,8 @@ def test_lit_cases_are_all_covered():
                                            "decode_paged", "score_modified", "boolean_mask",
                                            "prefill_gqa", "prefill_one_device",
                                            "prefill_two_devices", "prefill_value_columns",
-                                           "decode_value_columns", "chained_dynamic_batch"}
+                                           "decode_value_columns", "chained_dynamic_batch",
+                                           "prefill_static", "tiny_static"}
 
 
 @pytest.mark.parametrize("rows", [63, 65, 130])

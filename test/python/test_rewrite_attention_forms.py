@@ -1,6 +1,7 @@
 """rewrite-attention on the forms the lit file's later chunks stand for, compiled and run against
 stock IREE's fused op (the plugin's module run first, so that no output memory it leaves
-unwritten can hold stock's result): a boolean mask (PyTorch's `attn_mask` of bools, as HF
+unwritten can hold stock's result): a static prefill decomposed whole (no loop: its scores
+fit whole-scores), a boolean mask (PyTorch's `attn_mask` of bools, as HF
 transformers' SDPA exports pass it), and two attentions in a chain with a dynamic batch and
 an i8 mask, at a batch of 0 (no host read of an empty block), at sizes the dynamic IR never
 names, with non-finite inputs: the same NaN and infinity pattern as stock, every finite
@@ -102,3 +103,24 @@ def _attention(q, k, v, keep):
     with np.errstate(invalid="ignore"):
         p = np.exp(s - s.max(-1, keepdims=True))
         return np.einsum("bmn,bne->bme", p / p.sum(-1, keepdims=True), v.astype(np.float64))
+
+
+def test_static_prefill_decomposed_whole_matches_stock_within_bound():
+    """[8, 130, 32] f16 with a causal mask, a padding row and non-finite inputs: the whole
+    query at once (no loop; the lit file checks the form), within the bound of stock."""
+    plugin_vmfb, stock_vmfb = _compiled("prefill_static")
+    rng = np.random.default_rng(130)
+    q, k, v = (rng.standard_normal((8, 130, 32)).astype(np.float16) for _ in range(3))
+    mask = np.triu(np.full((130, 130), -np.inf, np.float16), 1)[None].repeat(8, 0)
+    mask[5, 64, :] = -np.inf
+    q[1, 0, 5], k[2, 129, 0], v[4, 7, 0] = np.nan, np.inf, -np.inf
+    inputs = [q, k, v, mask]
+    (plugin,) = api.run(plugin_vmfb, inputs, function="prefill_static")
+    (stock,) = api.run(stock_vmfb, inputs, function="prefill_static")
+    _same_pattern(plugin, stock)
+    assert np.isnan(stock[5, 64]).all()
+    bound = attention_bound(q, k, np.swapaxes(v, 1, 2), SCALE, stock)
+    finite = np.isfinite(stock) & np.isfinite(bound)
+    diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
+    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
+    assert finite[0].all() and finite.sum() > finite.size // 2

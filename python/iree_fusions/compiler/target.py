@@ -57,6 +57,29 @@ def is_llvm_cpu(target: Target | None) -> bool:
     return target is not None and target.backend == "llvm-cpu"
 
 
+# x86 CPU names (LLVM's, as IREE resolves `host`) by the widest vector ISA their code uses.
+_AVX512 = frozenset("""x86-64-v4 skylake-avx512 cascadelake cooperlake cannonlake icelake-client
+    icelake-server tigerlake rocketlake sapphirerapids emeraldrapids graniterapids
+    graniterapids-d diamondrapids znver4 znver5 knl knm""".split())
+_AVX2 = frozenset("""x86-64-v3 haswell broadwell skylake alderlake raptorlake meteorlake arrowlake
+    arrowlake-s lunarlake pantherlake gracemont sierraforest grandridge clearwaterforest znver1
+    znver2 znver3 bdver4""".split())
+_BASELINE = frozenset("""x86-64 x86-64-v2 core2 nehalem westmere sandybridge ivybridge silvermont
+    goldmont goldmont-plus tremont btver2 bdver1 bdver2 bdver3""".split())
+
+
+def cpu_vector_class(target: Target | None) -> str | None:
+    """"avx512", "avx2" or "baseline" (SSE to AVX) for an x86 llvm-cpu target's CPU name;
+    None for another target, an unknown name or no target (the classes the CPU cost rules
+    were measured on)."""
+    if not is_llvm_cpu(target):
+        return None
+    for name, chips in (("avx512", _AVX512), ("avx2", _AVX2), ("baseline", _BASELINE)):
+        if target.chip in chips:
+            return name
+    return None
+
+
 def is_gpu(target: Target | None) -> bool:
     """Whether a pass compiles for a GPU backend (cuda, rocm, vulkan-spirv: any target but
     llvm-cpu; False without a target), where the passes' GPU rules apply."""

@@ -6,6 +6,8 @@ which bound they used."""
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -88,3 +90,79 @@ def within_attention_bound(plugin: np.ndarray, stock: np.ndarray, bound: np.ndar
     diff = np.abs(plugin.astype(np.float64) - stock.astype(np.float64))[checked]
     worst = float((diff / np.maximum(bound[checked], 1e-300)).max())
     return worst <= 1.0, worst, int(checked.sum())
+
+
+_FUNC_ARGS = re.compile(r"func\.func @(\w+)\(([^)]*)\)")
+_SDPA = re.compile(r"torch\.aten\.scaled_dot_product_attention (%[\w.]+), (%[\w.]+), (%[\w.]+), "
+                   r"(%[\w.]+), (%[\w.]+), (%[\w.]+), (%[\w.]+)")
+_FLOAT_CONSTANT = r"{name} = torch\.constant\.float ([-+0-9.eE]+)"
+
+
+def sdpa_operands(source: bytes | str, inputs: Sequence[np.ndarray], function: str = "main"
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
+    """(q, k, v, scale) of a model that is one PyTorch `scaled_dot_product_attention` (torch
+    dialect text, as iree-turbine exports it) whose q, k and v are arguments of `function`,
+    from that call's `inputs`, flattened to [heads, rows, d] (k and v repeated over a GQA
+    group); None for any other model."""
+    text = source.decode(errors="replace") if isinstance(source, bytes) else source
+    calls = _SDPA.findall(text)
+    signature = {name: args for name, args in _FUNC_ARGS.findall(text)}
+    if len(calls) != 1 or function not in signature:
+        return None
+    args = re.findall(r"(%[\w.]+)\s*:", signature[function])
+    q_name, k_name, v_name, _, _, _, scale_name = calls[0]
+    if not all(n in args for n in (q_name, k_name, v_name)) or len(args) != len(inputs):
+        return None
+    q, k, v = (np.asarray(inputs[args.index(n)]) for n in (q_name, k_name, v_name))
+    if q.ndim < 3 or k.ndim != q.ndim or v.ndim != q.ndim or q.shape[-1] != k.shape[-1]:
+        return None
+    scale = 1 / math.sqrt(q.shape[-1])
+    if scale_name != "%none":
+        found = re.search(_FLOAT_CONSTANT.format(name=re.escape(scale_name)), text)
+        if found is None:
+            return None
+        scale = float(found.group(1))
+    if q.ndim == 4 and k.shape[1] != q.shape[1]:
+        k, v = (np.repeat(x, q.shape[1] // x.shape[1], axis=1) for x in (k, v))
+    flat = lambda x: x.reshape(-1, x.shape[-2], x.shape[-1])  # noqa: E731
+    return flat(q), flat(k), flat(v), scale
+
+
+def judge_outputs(stock: Sequence[np.ndarray], plugin: Sequence[np.ndarray], changed: set[str],
+                  source: bytes | str, inputs: Sequence[np.ndarray], function: str,
+                  atol: float, rtol: float) -> tuple[bool, str]:
+    """Whether the plugin's outputs are right, and by which bound: where rewrite-attention
+    changed a model that is one PyTorch SDPA call, its derived bound (`attention_bound`);
+    where it changed another model, a stated bound (|d| <= 16 unit roundoffs of the output's
+    type times the largest |output|, or atol; the derived one holds per attention, not through
+    the layers after it); else atol / rtol, as before."""
+    from . import api
+
+    agreement = api.compare_outputs(stock, plugin)
+    if "rewrite-attention" not in changed:
+        return agreement.within(atol, rtol), f"|d| <= {atol:g} or relative <= {rtol:g}"
+    operands = sdpa_operands(source, inputs, function) if len(stock) == 1 else None
+    if operands is not None:
+        q, k, v, scale = operands
+        out, ref = (np.asarray(x).reshape(q.shape[0], q.shape[1], v.shape[-1])
+                    for x in (plugin[0], stock[0]))
+        ok, worst, _ = within_attention_bound(
+            out, ref, attention_bound(q, k, np.swapaxes(v, 1, 2), scale, ref))
+        return ok, f"rewrite-attention's derived bound ({worst:.2g} of it)"
+    if not agreement.shapes_match:
+        return False, "shapes"
+    ok = True
+    for s, p in zip(stock, plugin):
+        s, p = np.asarray(s), np.asarray(p)
+        if s.dtype.name not in UNIT_ROUNDOFF:
+            ok = ok and np.array_equal(s, p)
+            continue
+        if not (np.array_equal(np.isnan(s), np.isnan(p)) and
+                np.array_equal(np.isinf(s), np.isinf(p))):
+            return False, "NaN or infinity pattern"
+        finite = np.isfinite(s)
+        if finite.any():
+            scale_of = float(np.abs(s[finite].astype(np.float64)).max())
+            limit = max(atol, 16 * UNIT_ROUNDOFF[s.dtype.name] * scale_of)
+            ok = ok and float(np.abs(s[finite].astype(np.float64) - p[finite]).max()) <= limit
+    return ok, "stated: |d| <= 16 unit roundoffs of the largest |output| (attention decomposed)"

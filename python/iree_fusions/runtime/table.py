@@ -114,6 +114,9 @@ def report(rows: Sequence[dict], json_path: str | None = None) -> int:
     for r in rows:
         if r.get("error") and r["error"] != "outputs differ":
             print(f"{r['model']}: {r['error']}", file=sys.stderr)
+        elif r.get("bound") and not r["bound"].startswith("|d|"):  # (attention decomposed)
+            print(f"{r['model']}: outputs {'within' if r.get('ok') else 'outside'} "
+                  f"{r['bound']}", file=sys.stderr)
     if json_path:
         payload = json.dumps(list(rows), indent=2)
         if json_path == "-":

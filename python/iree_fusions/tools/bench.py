@@ -5,19 +5,19 @@
     iree-fusions-bench --from DIR [--device cuda]             # run a bundle: runtime only
     iree-fusions-bench ... --plot FILE.png                    # dispatches and latency, drawn
     iree-fusions-bench dlrm-b8 --form params                  # weights in an .irpa file
-    iree-fusions-bench MODEL --profile [--profile-json FILE]  # time per dispatch kind
+    iree-fusions-bench MODEL --profile [--profile-json FILE]  # time per dispatch kind, losers first
     iree-fusions-bench model.mlirbc --parameters=model=w.irpa --flag=--iree-input-type=torch
 
 For each model: compile with plain iree-compile and with iree-fusions-compile (same flags),
 count dispatches and bytes passed between dispatches from `--compile-to=flow` IR, run both on
-the device with the same inputs, check that the outputs agree (and match the reference, e.g.
-PyTorch, where the model has one), and time both alternately (median of rounds). Each ratio
+the device with the same inputs, check that the outputs agree by the bound of what changed
+(`harness.bounds.judge_outputs`; and match the reference, e.g. PyTorch, where the model has
+one), and time both alternately (median of rounds). Each ratio
 comes with a confidence interval and a verdict that says what the interval shows
 (`statistics.judge`): about the same (within `--margin` of 1), faster or slower (above or
 below 1: a one-sided sign test over the rounds), else within noise (undecided: it straddles 1
 and reaches beyond the margin), which gets more rounds, up to `--max-rounds` or `--budget`
-seconds a model. Rows record the CPU they were measured on and the target IREE compiled
-for. With no MODEL it runs the default models of the catalog (`--list` shows them).
+seconds a model. Rows record the CPU and the target. No MODEL: the catalog's defaults (`--list`).
 
 `--form` benchmarks the catalog's PyTorch models in the form users deploy instead of the
 static, inline-weight export (models/forms.py: dynamic-batch, dynamic-seq, params: iree-turbine
@@ -29,12 +29,9 @@ benchmarked on random inputs, its external weights read from `--parameters [SCOP
 reference outputs, parameter files, manifest.json, run_bundle.py); `--from DIR` runs one with
 nothing but numpy and iree.runtime (that path imports neither iree.compiler nor torch).
 
-`--profile` then runs IREE's HAL profiler on both builds (harness/profiling.py) and prints
-the time per dispatch kind, stock vs plugin, losers first.
-
 `--tune` tunes each model in the form benchmarked (`--form`), dynamic dims at `--size` sizes
-(default: the example's size, half and double it), with the `--parameters` files, into
-`--tune-dir` (iree-fusions-tune), then compiles the plugin with those decisions.
+(default: the example's, half and double it), with the `--parameters` files, into `--tune-dir`,
+then compiles the plugin with those decisions.
 """
 
 from __future__ import annotations
@@ -52,6 +49,7 @@ from typing import TYPE_CHECKING
 
 from ..compiler.files import OutputError, check_output, write_file
 from ..harness import api, profiling
+from ..harness.bounds import judge_outputs
 from ..harness.timing import TimingOptions, compare_latency, save_input_files
 from ..models.form_names import FORM_CHOICES
 from ..runtime import machine, table
@@ -107,6 +105,7 @@ class Row:
     machine: dict | None = None  # the CPU the figures were taken on (machine.cpu_info)
     compiled_for: dict | None = None  # target IREE resolved, vector features (compiled_for)
     ok: bool = True
+    bound: str | None = None  # what the outputs were judged by (harness.bounds.judge_outputs)
     error: str | None = None
     changes: list[str] = field(default_factory=list)
     # Compile wall times of the .vmfb builds (seconds; `--jobs` compiles run side by side),
@@ -218,7 +217,9 @@ def _bench_in(model: BenchModel, args, row: Row, progress: Progress,
                      side_parameters["plugin"])
     agreement = api.compare_outputs(stock, plugin)
     row.max_abs, row.max_rel = agreement.max_abs, agreement.max_rel
-    row.ok = agreement.within(args.atol, args.rtol)
+    changed = {c["pass"] for r in outs["plugin"].reports for c in r.get("changes", [])}
+    row.ok, row.bound = judge_outputs(stock, plugin, changed, artifact.source, artifact.inputs,
+                                      artifact.function, args.atol, args.rtol)
     if artifact.reference is not None:
         ref = api.compare_outputs(artifact.reference, plugin)
         row.reference_max_abs = ref.max_abs
