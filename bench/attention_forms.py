@@ -6,6 +6,7 @@ dialect iree-turbine and `fx_importer` emit, one op per model, over shapes, dtyp
     python bench/attention_forms.py [FORM ...] --device local-sync [--rounds 5] \\
         [--pipeline] [--cpu x86-64-v3] [--fusions 'rewrite-attention{fused-below=0}'] \\
         [--json out.json]
+    python bench/attention_forms.py --compile-gpus     # cuda sm_80, rocm gfx942: strict
 
 Each form is compiled stock, with `--fusions=rewrite-attention` (what it chose: the report's
 change or skip) and, with --pipeline, stock + IREE's decomposition preprocessing pipeline;
@@ -190,6 +191,50 @@ def measure(form: Form, args, tmp: str) -> dict:
     return row
 
 
+GPU_TARGETS = (("cuda", "sm_80"), ("hip", "gfx942"))
+
+
+def compile_gpus(form: Form) -> dict:
+    """Each GPU target: stock's compile and the plugin's (`--fusions=all --fusions-strict`),
+    "ok" or the first line of the error."""
+    results = {}
+    for device, target in GPU_TARGETS:
+        row = {}
+        for side, kw in (("stock", dict(stock=True)),
+                         ("plugin", dict(fusions="all", flags=["--iree-input-type=torch",
+                                                               "--fusions-strict"]))):
+            kw.setdefault("flags", ["--iree-input-type=torch"])
+            try:
+                api.compile_str(form.torch_ir(), device=device, target=target, **kw)
+                row[side] = "ok"
+            except api.CompilerToolError as e:
+                row[side] = (e.stderr.strip().splitlines() or ["failed"])[0][:200]
+        results[f"{device}:{target}"] = row
+    return results
+
+
+def table(rows: list[dict]) -> str:
+    """The Markdown table of result rows, worst ratio against stock first."""
+    lines = ["| form | dtype | dims | mask | stock ms | plugin ms | stock / plugin | pipeline ms "
+             "| pipeline / plugin | outputs (share of bound) | choice |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in sorted((r for r in rows if r.get("ratio")), key=lambda r: r["ratio"]):
+        mask = r["mask"] + (" + causal" if r["causal"] else "")
+        pipe = (f"{r['pipeline_ms']:.3f} | {r['pipeline_ratio']:.3f} [{r['pipeline_interval'][0]:.3f}"
+                f", {r['pipeline_interval'][1]:.3f}] {r['pipeline_verdict']}"
+                if "pipeline_ratio" in r else "- | -")
+        choice = r["choice"][0] if r.get("choice") else ""
+        if " -> " in choice:  # a change: what form, briefly
+            choice = "decomposed" + (": " + choice.split("generics, ", 1)[1]
+                                     if "generics, " in choice else "")
+        lines.append(
+            f"| {r['name']} | {r['dtype']} | {'dynamic' if r['dynamic'] else 'static'} | {mask} "
+            f"| {r['stock_ms']:.3f} | {r['plugin_ms']:.3f} | {r['ratio']:.3f} "
+            f"[{r['interval'][0]:.3f}, {r['interval'][1]:.3f}] {r['verdict']} | {pipe} | "
+            f"{'ok' if r['outputs_ok'] else 'DIFFER'} ({r['worst_share_of_bound']:.2g}) | {choice} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("forms", nargs="*", help="form names (default: the whole suite)")
@@ -203,9 +248,25 @@ def main(argv: list[str] | None = None) -> int:
                    help="the plugin's passes (e.g. 'rewrite-attention{fused-below=0}' to time "
                    "the decomposition where the rule keeps the fused op)")
     p.add_argument("--json", default=None, help="append the rows to this file")
+    p.add_argument("--compile-gpus", action="store_true",
+                   help="only compile each form for cuda sm_80 and rocm gfx942, stock and "
+                   "the plugin with --fusions-strict (no run)")
+    p.add_argument("--table", metavar="JSONL", help="print the Markdown table of a --json file")
     args = p.parse_args(argv)
+    if args.table:
+        with open(args.table) as f:
+            print(table([json.loads(line) for line in f if line.strip()]))
+        return 0
     forms = [f for f in SUITE if not args.forms or f.name in args.forms]
     rows = []
+    if args.compile_gpus:
+        failed = 0
+        for form in forms:
+            gpus = compile_gpus(form)
+            failed += sum(r["plugin"] != "ok" and r["stock"] == "ok" for r in gpus.values())
+            print(json.dumps({"name": form.name, "gpus": gpus}), flush=True)
+        print(f"plugin failures where stock compiles: {failed}")
+        return 1 if failed else 0
     with tempfile.TemporaryDirectory(prefix="iree-fusions-attn-") as tmp:
         for form in forms:
             row = measure(form, args, tmp)

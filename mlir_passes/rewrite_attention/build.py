@@ -90,9 +90,10 @@ def attention_values(plan: AttentionPlan, q: ir.Value, mask: ir.Value | None,
         p            = exp2(s' - mx);  l[b, m] = sum_k2 p         (f32)
         o[b, m, n]   = (1 / l) * sum_k2 p' * v,  p' = p in v's type  (f32 contraction)
 
-    the result in the output's type. p is computed twice, in the sum and in p' (no f32 p
-    tensor: s' and p' are what a block holds). A fully masked row is 0 * (1 / 0) = NaN, as
-    in IREE."""
+    the result in the output's type. With v in f32, or the whole query at once (static, its
+    scores few), p is an f32 tensor the sum and p' read (as IREE's pipeline); in query blocks
+    of f16 / bf16 v, p is computed twice, in the sum and in p' (no f32 p tensor: s' and p'
+    are what a block holds). A fully masked row is 0 * (1 / 0) = NaN, as in IREE."""
     roles, maps = plan.roles, plan.maps
     rows = sorted(roles["batch"] + roles["m"])
     scores = sorted(rows + roles["k2"])
@@ -126,15 +127,24 @@ def attention_values(plan: AttentionPlan, q: ir.Value, mask: ir.Value | None,
     mx = _generic(scores, [(s, scores)], _filled(sizes(rows), LOWEST_F32), rows, k2,
                   lambda a: arith.MaximumFOp(a[0], a[1]).result)
 
-    def exp2(a):  # p = exp2(s' - mx), computed where it is read (no f32 p tensor held)
+    def exp2(a):  # p = exp2(s' - mx)
         return math.Exp2Op(arith.SubFOp(a[0], a[1]).result).result
 
-    total = _generic(scores, [(s, scores), (mx, rows)], _filled(sizes(rows), 0.0), rows, k2,
-                     lambda a: add(exp2(a), a[2]))
     v_type = element(plan.v)
-    p_v = _generic(scores, [(s, scores), (mx, rows)],
-                   tensor.EmptyOp(sizes(scores), v_type).result, scores, set(),
-                   lambda a: _convert(exp2(a), v_type))
+    if v_type == f32 or plan.whole is not None:  # p held in f32: the sum and p' read it
+        p = _generic(scores, [(s, scores), (mx, rows)],
+                     tensor.EmptyOp(sizes(scores), f32).result, scores, set(), exp2)
+        total = _generic(scores, [(p, scores)], _filled(sizes(rows), 0.0), rows, k2,
+                         lambda a: add(a[0], a[1]))
+        p_v = p if v_type == f32 else _generic(
+            scores, [(p, scores)], tensor.EmptyOp(sizes(scores), v_type).result, scores,
+            set(), lambda a: _convert(a[0], v_type))
+    else:  # (in query blocks of f16 / bf16 v: p computed again for the sum, no f32 p held)
+        total = _generic(scores, [(s, scores), (mx, rows)], _filled(sizes(rows), 0.0), rows,
+                         k2, lambda a: add(exp2(a), a[2]))
+        p_v = _generic(scores, [(s, scores), (mx, rows)],
+                       tensor.EmptyOp(sizes(scores), v_type).result, scores, set(),
+                       lambda a: _convert(exp2(a), v_type))
     out_dims = maps["out"]
     pv = _generic(sorted(rows + roles["k2"] + roles["n"]), [(p_v, scores), (plan.v, maps["v"])],
                   _filled(sizes(out_dims), 0.0), out_dims, k2,
@@ -246,7 +256,7 @@ def _replace_read_columns(columns: ReadColumns, result: ir.Value) -> None:
 
 
 def _blocks_note(plan: AttentionPlan) -> str:
-    if plan.whole is not None:
+    if plan.loop_avoided:
         return f", the whole query at once (static: its {plan.whole} scores fit whole-scores)"
     if not plan.block:
         return ""

@@ -44,7 +44,8 @@ class AttentionPlan:
     heads: object | None = None  # heads.HeadSplit: k and v read once per KV head
     heads_note: str | None = None  # why k and v, repeated per query head, are not split
     columns: ReadColumns | None = None  # only the first value columns are read (`read_columns`)
-    whole: int | None = None  # static, no loop: the whole query's scores (at most whole-scores)
+    whole: int | None = None  # static: the whole query's scores (at most whole-scores)
+    loop_avoided: bool = False  # rows past a block, but `whole`: no loop
 
     def sizes(self) -> dict[int, tuple[str, int]]:
         """Loop dim -> (operand, its dim) giving that loop's size."""
@@ -196,8 +197,11 @@ def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
     """Query blocks of `block` rows over the outermost query loop whose size is dynamic or
     larger than a block (prefill's tokens); none for decode's single row or small queries,
     nor where every loop is static and the whole query's scores are at most `whole`
-    (`plan.whole`: their count). `device`: the program's only device
+    (`plan.whole`: their count, noted for any such attention: its p is held in f32). `device`: the program's only device
     (`h.single_device_affinity`), or None."""
+    scores = whole_scores(plan)
+    if scores is not None and scores <= whole:
+        plan.whole = scores
     if block <= 0:
         return plan
     sizes = plan.sizes()
@@ -205,9 +209,8 @@ def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
         operand, position = sizes[dim]
         extent = ir.RankedTensorType(getattr(plan, operand).type).shape[position]
         if ir.ShapedType.is_dynamic_size(extent) or extent > block:
-            scores = whole_scores(plan)
-            if scores is not None and scores <= whole:
-                plan.whole = scores
+            if plan.whole is not None:
+                plan.loop_avoided = True
                 break
             plan.block, plan.block_dim = block, dim
             plan.block_scores, plan.host_sync = block_scores, host_sync
