@@ -28,8 +28,10 @@ from .torch_export import TORCH_INPUT_FLAGS, export_to_mlir, torch_outputs
 
 SEQ = 32
 # transformers' attention implementation of the configs built now: "eager" (the zoo's models),
-# or "sdpa" (`zoo-<arch>-sdpa-b<B>`: F.scaled_dot_product_attention, which reaches IREE as
-# `iree_linalg_ext.attention`, with HF's boolean masks).
+# or "sdpa" (`zoo-<arch>-sdpa-b<B>`: F.scaled_dot_product_attention with HF's masks; the
+# catalog's export recipe, with the core-ATen decompositions, lowers it to matmuls and a
+# softmax: an iree-turbine export keeps it as one op, which reaches rewrite-attention,
+# bench/results/attention-forms.md).
 ATTENTION = contextvars.ContextVar("iree_fusions_zoo_attention", default="eager")
 MAX_POSITIONS = 128  # max_position_embeddings / n_positions of the token models' configs
 HIDDEN, HEADS, LAYERS, FFN, VOCAB = 128, 4, 2, 256, 1000
