@@ -33,6 +33,20 @@ def _same_pattern(plugin: np.ndarray, stock: np.ndarray) -> None:
     assert np.array_equal(np.isinf(stock), np.isinf(plugin))
 
 
+def _within_bound(plugin_vmfb: bytes, stock_vmfb: bytes, name: str, inputs: list[np.ndarray],
+                  v_keys_last: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Runs the plugin's module, then stock's; asserts the same NaN and infinity pattern and
+    every finite output within the derived bound. Returns (plugin, stock, where checked)."""
+    (plugin,) = api.run(plugin_vmfb, inputs, function=name)
+    (stock,) = api.run(stock_vmfb, inputs, function=name)
+    _same_pattern(plugin, stock)
+    bound = attention_bound(inputs[0], inputs[1], v_keys_last, SCALE, stock)
+    finite = np.isfinite(stock) & np.isfinite(bound)
+    diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
+    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
+    return plugin, stock, finite
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_boolean_mask_matches_stock_within_bound(seed):
     """i1 mask [8, 16, 16], true attends: a row with no key to attend to (0 / 0 = NaN in
@@ -45,15 +59,9 @@ def test_boolean_mask_matches_stock_within_bound(seed):
     mask[3, 7, :] = False
     mask[3, 7, 9] = True
     q[1, 0, 5], k[4, 15, 0], v[6, 3, 1] = np.nan, np.inf, -np.inf
-    inputs = [q, k, v, mask]
-    (plugin,) = api.run(plugin_vmfb, inputs, function="boolean_mask")
-    (stock,) = api.run(stock_vmfb, inputs, function="boolean_mask")
-    _same_pattern(plugin, stock)
+    plugin, stock, finite = _within_bound(plugin_vmfb, stock_vmfb, "boolean_mask",
+                                          [q, k, v, mask], np.swapaxes(v, 1, 2))
     assert np.isnan(stock[2, 5]).all()
-    bound = attention_bound(q, k, np.swapaxes(v, 1, 2), SCALE, stock)
-    finite = np.isfinite(stock) & np.isfinite(bound)
-    diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
-    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
     assert finite.sum() > finite.size // 2
     # Where the mask is all true, the boolean mask is no mask: the row's output is that of the
     # same attention with a zero float mask, which the bound above covers the same way.
@@ -114,13 +122,7 @@ def test_static_prefill_decomposed_whole_matches_stock_within_bound():
     mask = np.triu(np.full((130, 130), -np.inf, np.float16), 1)[None].repeat(8, 0)
     mask[5, 64, :] = -np.inf
     q[1, 0, 5], k[2, 129, 0], v[4, 7, 0] = np.nan, np.inf, -np.inf
-    inputs = [q, k, v, mask]
-    (plugin,) = api.run(plugin_vmfb, inputs, function="prefill_static")
-    (stock,) = api.run(stock_vmfb, inputs, function="prefill_static")
-    _same_pattern(plugin, stock)
+    _, stock, finite = _within_bound(plugin_vmfb, stock_vmfb, "prefill_static",
+                                     [q, k, v, mask], np.swapaxes(v, 1, 2))
     assert np.isnan(stock[5, 64]).all()
-    bound = attention_bound(q, k, np.swapaxes(v, 1, 2), SCALE, stock)
-    finite = np.isfinite(stock) & np.isfinite(bound)
-    diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
-    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
     assert finite[0].all() and finite.sum() > finite.size // 2
