@@ -35,7 +35,9 @@ else IREE's task executor queues every step at once and holds all their buffers)
 Decode (one query row per sequence) is decomposed whole, and so is a static attention whose
 whole query's scores are few (`whole-scores`, 2^21 f32 by default): a loop's steps wait on the
 host and end IREE's execution regions, which costs more than holding those scores at once
-(bench/results/attention-forms.md).
+(bench/results/attention-forms.md). A static attention of few multiply-adds (below its CPU
+class's measured crossover, `fused-below`: `FUSED_BELOW`) is left to IREE's fused op: a few
+microseconds of work, where the decomposition's dispatches cost more than they save.
 
 Where the result is read only as its first value columns (`read-columns`, on by default on
 llvm-cpu; `compiler/attention_columns.py`): sharktank's MLA export (DeepSeek) pads v's head
