@@ -3,11 +3,6 @@
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
 // query-block=0: every query row at once (IREE's decomposition's form), no loop.
 // RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-attention{query-block=0}' | filecheck %s --check-prefix=WHOLE
-// whole-scores=0: the loop over query blocks also where a static query's scores are few.
-// RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-attention{whole-scores=0}' | filecheck %s --check-prefix=LOOP
-// Small static attentions by the target CPU's vector class (fused-below=-1, the default).
-// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:sapphirerapids --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=AVX512
-// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:x86-64 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=BASELINE
 // On a GPU target the pass declines (IREE's GPU attention codegen), also for an attention
 // whose k and v are gathered from a paged cache (fused, measured faster where IREE compiles
 // it); gpu-gathered=true (what iree-fusions-compile sets after IREE crashes on such an
@@ -336,6 +331,9 @@ util.func public @score_modified(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16
 // CHECK: %[[SUM:.+]] = arith.addf %[[SCORE]], %[[TERM]] : f32
 // CHECK: linalg.yield %[[SUM]] : f32
 // CHECK: util.return
+// WHOLE-LABEL: util.func public @boolean_mask
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE: arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x16x32xf16> -> contractions, reductions and elementwise generics{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
@@ -370,6 +368,11 @@ util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>,
 // CHECK: scf.for
 // CHECK: tensor.extract_slice %[[FIRST]]#0
 // CHECK: util.return
+// WHOLE-LABEL: util.func public @chained_dynamic_batch
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE-NOT: scf.for
+// WHOLE: arith.trunci %{{.+}} : i8 to i1
+// WHOLE: util.return
 // REPORT: [rewrite-attention] 2 change(s), 0 skipped
 // REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<?x?x16xf32> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 // REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<?x?x16xf32> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
@@ -533,15 +536,18 @@ util.func public @decode_value_columns(%q: tensor<16x192xf16>, %k: tensor<16x?x1
 
 // Static shapes whose whole query's scores fit whole-scores (8 x 130 x 130 = 135200 <= 2^21,
 // by default): no loop over query blocks although the rows pass a block (measured faster
-// than the loop at such sizes: bench/results/attention-forms.md); whole-scores=0 keeps it.
+// than the loop at such sizes: bench/results/attention-forms.md; whole-scores=0 keeps it:
+// rewrite-attention-whole-scores-off.mlir).
 // CHECK-LABEL: util.func public @prefill_static
 // CHECK-NOT: scf.for
 // CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<8x130x130xf32>)
 // CHECK-NOT: scf.for
 // CHECK: util.return
-// LOOP-LABEL: util.func public @prefill_static
-// LOOP: scf.for {{.+}} -> (tensor<8x130x32xf16>, index)
-// LOOP: linalg.generic {{.+}} outs(%{{.+}} : tensor<8x?x130xf32>)
+// WHOLE-LABEL: util.func public @prefill_static
+// WHOLE-NOT: scf.for
+// WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<8x130x130xf32>)
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 135200 scores fit whole-scores)
 util.func public @prefill_static(%q: tensor<8x130x32xf16>, %k: tensor<8x130x32xf16>, %v: tensor<8x130x32xf16>, %mask: tensor<8x130x130xf16>) -> tensor<8x130x32xf16> {
@@ -553,31 +559,4 @@ util.func public @prefill_static(%q: tensor<8x130x32xf16>, %k: tensor<8x130x32xf
     iree_linalg_ext.yield %s : f32
   } -> tensor<8x130x32xf16>
   util.return %o : tensor<8x130x32xf16>
-}
-
-// -----
-
-// A static attention of few multiply-adds (2 x 8 x 8 scores x (16 + 16) = 4096): a few
-// microseconds. On AVX-512 and AVX2 CPUs (below 2^17 and 2^14 multiply-adds) IREE's fused op
-// is kept, measured faster there (the decomposition's six dispatches cost more than they
-// save); on the x86-64 baseline the decomposition was faster, and without a target (an
-// unmeasured CPU) it is decomposed. A decisions file may still apply it (its key).
-// CHECK-LABEL: util.func public @tiny_static
-// CHECK-NOT: iree_linalg_ext.attention
-// CHECK: util.return
-// AVX512: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: small: 4096 multiply-adds, fewer than 131072 (fused-below for avx512 CPUs): IREE's fused op measured faster
-// CPU: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: small: 4096 multiply-adds, fewer than 16384 (fused-below for avx2 CPUs): IREE's fused op measured faster
-// BASELINE: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<2x8x16xf32> -> contractions, reductions and elementwise generics{{$}}
-// REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// WHOLE-LABEL: util.func public @tiny_static
-// WHOLE-NOT: iree_linalg_ext.attention
-util.func public @tiny_static(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
-  %scale = arith.constant 0.25 : f32
-  %e = tensor.empty() : tensor<2x8x16xf32>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<2x8x16xf32> -> contractions, reductions and elementwise generics"}}
-  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, f32) outs(%e : tensor<2x8x16xf32>) {
-  ^bb0(%s: f32):
-    iree_linalg_ext.yield %s : f32
-  } -> tensor<2x8x16xf32>
-  util.return %o : tensor<2x8x16xf32>
 }

@@ -124,7 +124,7 @@ def test_lit_cases_are_all_covered():
                                            "prefill_gqa", "prefill_one_device",
                                            "prefill_two_devices", "prefill_value_columns",
                                            "decode_value_columns", "chained_dynamic_batch",
-                                           "prefill_static", "tiny_static"}
+                                           "prefill_static"}
 
 
 @pytest.mark.parametrize("rows", [63, 65, 130])

@@ -1,0 +1,20 @@
+// RUN: iree-fusions-opt %s -p 'rewrite-attention{whole-scores=0}' | filecheck %s
+// RUN: iree-fusions-opt %s -p 'rewrite-attention{whole-scores=0}' --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
+
+// whole-scores=0: a static query whose rows pass a block is decomposed in query blocks, also
+// where its scores are few (rewrite-attention.mlir: by default the whole query at once).
+// CHECK-LABEL: util.func public @prefill_static
+// CHECK-NOT: iree_linalg_ext.attention
+// CHECK: scf.for {{.+}} -> (tensor<8x130x32xf16>, index)
+// CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<8x?x130xf32>)
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+util.func public @prefill_static(%q: tensor<8x130x32xf16>, %k: tensor<8x130x32xf16>, %v: tensor<8x130x32xf16>, %mask: tensor<8x130x130xf16>) -> tensor<8x130x32xf16> {
+  %scale = arith.constant 0.17677669 : f32
+  %e = tensor.empty() : tensor<8x130x32xf16>
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<8x130x32xf16>, tensor<8x130x32xf16>, tensor<8x130x32xf16>, f32, tensor<8x130x130xf16>) outs(%e : tensor<8x130x32xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<8x130x32xf16>
+  util.return %o : tensor<8x130x32xf16>
+}
