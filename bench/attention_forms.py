@@ -220,8 +220,9 @@ def table(rows: list[dict]) -> str:
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted((r for r in rows if r.get("ratio")), key=lambda r: r["ratio"]):
         mask = r["mask"] + (" + causal" if r["causal"] else "")
-        pipe = (f"{r['pipeline_ms']:.3f} | {r['pipeline_ratio']:.3f} [{r['pipeline_interval'][0]:.3f}"
-                f", {r['pipeline_interval'][1]:.3f}] {r['pipeline_verdict']}"
+        low, high = r.get("pipeline_interval") or (0, 0)
+        pipe = (f"{r['pipeline_ms']:.3f} | {r['pipeline_ratio']:.3f} [{low:.3f}, {high:.3f}] "
+                f"{r['pipeline_verdict']}"
                 if "pipeline_ratio" in r else "- | -")
         choice = r["choice"][0] if r.get("choice") else ""
         if " -> " in choice:  # a change: what form, briefly
@@ -231,7 +232,8 @@ def table(rows: list[dict]) -> str:
             f"| {r['name']} | {r['dtype']} | {'dynamic' if r['dynamic'] else 'static'} | {mask} "
             f"| {r['stock_ms']:.3f} | {r['plugin_ms']:.3f} | {r['ratio']:.3f} "
             f"[{r['interval'][0]:.3f}, {r['interval'][1]:.3f}] {r['verdict']} | {pipe} | "
-            f"{'ok' if r['outputs_ok'] else 'DIFFER'} ({r['worst_share_of_bound']:.2g}) | {choice} |")
+            f"{'ok' if r['outputs_ok'] else 'DIFFER'} ({r['worst_share_of_bound']:.2g}) | "
+            f"{choice} |")
     return "\n".join(lines)
 
 

@@ -182,6 +182,7 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[AttentionPlan]]:
         gpu = is_gpu(ctx.target)
         device = h.single_device_affinity(block)
+        least, source = self.least_multiply_adds(ctx)  # (the target's: one per find)
         for op in block.operations:
             op = op.operation
             if op.name != ATTENTION:
@@ -196,8 +197,8 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                 columns=columns, whole=whole: with_columns(with_heads(
                     choose_block(untransposed_v(match_attention(op)), block, scores, sync,
                                  device, whole), heads), columns), gain="time")
-            work = None if candidate.blocked or gpu else multiply_adds(candidate.plan)
-            least, source = self.least_multiply_adds(ctx)
+            work = None if candidate.blocked or gpu or not least else \
+                multiply_adds(candidate.plan)
             if work is not None and work < least:
                 candidate.declined = (f"small: {work} multiply-adds, fewer than {least} "
                                       f"({source}): IREE's fused op measured faster")

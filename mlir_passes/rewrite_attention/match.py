@@ -162,11 +162,11 @@ def gathered(value: ir.Value, depth: int = 6) -> bool:
     return False
 
 
-def whole_scores(plan: AttentionPlan) -> int | None:
-    """How many scores the whole query has (every batch, query row and key), where all
-    their loops are static; None where one is dynamic."""
+def _static_extent(plan: AttentionPlan, dims: list[int]) -> int | None:
+    """The product of the sizes of loops `dims`, where all are static; None where one is
+    dynamic."""
     sizes, total = plan.sizes(), 1
-    for dim in plan.roles["batch"] + plan.roles["m"] + plan.roles["k2"]:
+    for dim in dims:
         operand, position = sizes[dim]
         extent = ir.RankedTensorType(getattr(plan, operand).type).shape[position]
         if ir.ShapedType.is_dynamic_size(extent):
@@ -175,20 +175,20 @@ def whole_scores(plan: AttentionPlan) -> int | None:
     return total
 
 
+def whole_scores(plan: AttentionPlan) -> int | None:
+    """How many scores the whole query has (every batch, query row and key), where all
+    their loops are static; None where one is dynamic."""
+    return _static_extent(plan, plan.roles["batch"] + plan.roles["m"] + plan.roles["k2"])
+
+
 def multiply_adds(plan: AttentionPlan) -> int | None:
     """The attention's multiply-adds (every score times its head dims plus its value dims),
     where every loop is static; None where one is dynamic."""
     scores = whole_scores(plan)
     if scores is None:
         return None
-    sizes, per_score = plan.sizes(), 0
-    for role in ("k1", "n"):
-        extent = 1
-        for dim in plan.roles[role]:
-            operand, position = sizes[dim]
-            extent *= ir.RankedTensorType(getattr(plan, operand).type).shape[position]
-        per_score += extent
-    return scores * per_score
+    head, value = (_static_extent(plan, plan.roles[role]) for role in ("k1", "n"))
+    return scores * (head + value)
 
 
 def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
@@ -197,8 +197,8 @@ def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
     """Query blocks of `block` rows over the outermost query loop whose size is dynamic or
     larger than a block (prefill's tokens); none for decode's single row or small queries,
     nor where every loop is static and the whole query's scores are at most `whole`
-    (`plan.whole`: their count, noted for any such attention: its p is held in f32). `device`: the program's only device
-    (`h.single_device_affinity`), or None."""
+    (`plan.whole`: their count, noted for any such attention: its p is held in f32).
+    `device`: the program's only device (`h.single_device_affinity`), or None."""
     scores = whole_scores(plan)
     if scores is not None and scores <= whole:
         plan.whole = scores

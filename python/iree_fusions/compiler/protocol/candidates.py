@@ -123,7 +123,6 @@ class Footprint:
                                              for o in {*reads, *writes})))
 
 
-
 def plan_owners(plan: object) -> list[ir.Operation]:
     """The ops behind every IR handle a plan holds: each op, and the op that defines each
     value (the op that owns the block of a block argument), found through dataclass fields,
