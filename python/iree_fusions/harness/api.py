@@ -310,9 +310,15 @@ def load(vmfb: bytes, device: str = "local-task",
 
 
 def run(vmfb: bytes, inputs: Sequence[np.ndarray], function: str = "main",
-        device: str = "local-task", parameters: Parameters | None = None
-        ) -> list[np.ndarray]:
-    """Loads and calls one function; returns its results as numpy arrays."""
+        device: str = "local-task", parameters: Parameters | None = None,
+        alone: bool = True) -> list[np.ndarray]:
+    """Loads and calls one function; returns its results as numpy arrays. alone=True (the
+    default): in a process of its own (`harness.isolated`), so that an output element the
+    module never writes cannot hold what an earlier run here computed; False: here."""
+    if alone:
+        from .isolated import run_alone
+
+        return run_alone(vmfb, inputs, function, device, parameters)
     return load(vmfb, device, parameters)(function, *inputs)
 
 
