@@ -58,10 +58,20 @@
 // CHECK: %[[N:.+]] = arith.minsi %[[LEFT]], %[[STEP]] : index
 // CHECK: %[[QB:.+]] = tensor.extract_slice %[[Q]][0, %[[AT]], 0] [32, %[[N]], 32] [1, 1, 1]
 // CHECK: %[[MB:.+]] = tensor.extract_slice %[[MASK]][0, %[[AT]], 0] [32, %[[N]], %[[KEYS]]] [1, 1, 1]
+// CHECK: %[[LOG2E:.+]] = arith.constant 1.44269502 : f32
+// CHECK: %[[QSCALE32:.+]] = arith.mulf %{{.+}}, %[[LOG2E]] : f32
 // CHECK: %[[QS:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[QB]] : tensor<32x?x32xf16>)
-// CHECK: arith.truncf %{{.+}} : f32 to f16
+// CHECK-NEXT: ^bb0(%[[QIN:.+]]: f16, %{{.+}}: f16):
+// CHECK-NEXT: %[[QSCALE:.+]] = arith.truncf %[[QSCALE32]] : f32 to f16
+// CHECK-NEXT: %[[QOUT:.+]] = arith.mulf %[[QIN]], %[[QSCALE]] : f16
+// CHECK-NEXT: linalg.yield %[[QOUT]] : f16
 // CHECK: %[[S:.+]] = linalg.generic {indexing_maps = [#[[QMAP]], #[[KMAP]], #[[SMAP]]], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%[[QS]], %[[K]] : tensor<32x?x32xf16>, tensor<32x?x32xf16>) outs(%{{.+}} : tensor<32x?x?xf32>)
 // CHECK: %[[SM:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ID3]], #[[ID3]]], {{.+}} ins(%[[S]], %[[MB]] : tensor<32x?x?xf32>, tensor<32x?x?xf16>)
+// CHECK-NEXT: ^bb0(%[[SIN:.+]]: f32, %[[MIN:.+]]: f16, %{{.+}}: f32):
+// CHECK-NEXT: %[[MWIDE:.+]] = arith.extf %[[MIN]] : f16 to f32
+// CHECK-NEXT: %[[MLOG:.+]] = arith.mulf %[[MWIDE]], %[[LOG2E]] : f32
+// CHECK-NEXT: %[[SMV:.+]] = arith.addf %[[SIN]], %[[MLOG]] : f32
+// CHECK-NEXT: linalg.yield %[[SMV]] : f32
 // CHECK: %[[LOWEST:.+]] = arith.constant -3.40282347E+38 : f32
 // CHECK: %[[MXI:.+]] = linalg.fill ins(%[[LOWEST]] : f32)
 // CHECK: %[[MX:.+]] = linalg.generic {indexing_maps = [#[[ID3]], #[[ROW]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[SM]] : tensor<32x?x?xf32>) outs(%[[MXI]] : tensor<32x?xf32>)
@@ -195,8 +205,11 @@ util.func public @decode(%q: tensor<32x32xf16>, %k: tensor<32x?x32xf16>, %v: ten
 // Decode on a paged cache: k and v gathered by page ids ([B*H, pages, 32 positions, d] rows of
 // the cache), as sharktank's export gives them after global optimization.
 // CHECK-LABEL: util.func public @decode_paged
+// CHECK-COUNT-2: iree_linalg_ext.gather
 // CHECK-NOT: iree_linalg_ext.attention
-// CHECK: iree_linalg_ext.gather
+// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<32x?xf32>, tensor<32x?xf16>) outs(%{{.+}} : tensor<32x?xf32>)
+// CHECK-NOT: iree_linalg_ext.attention
+// CHECK: util.return
 // WHOLE-LABEL: util.func public @decode_paged
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?xf32>)

@@ -34,13 +34,15 @@ def _same_pattern(plugin: np.ndarray, stock: np.ndarray) -> None:
 
 
 def _within_bound(plugin_vmfb: bytes, stock_vmfb: bytes, name: str, inputs: list[np.ndarray],
-                  v_keys_last: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  v_keys_last: np.ndarray, mask: np.ndarray | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Runs the plugin's module, then stock's; asserts the same NaN and infinity pattern and
-    every finite output within the derived bound. Returns (plugin, stock, where checked)."""
+    every finite output within the derived bound (`mask`: a finite additive one's term).
+    Returns (plugin, stock, where checked)."""
     (plugin,) = api.run(plugin_vmfb, inputs, function=name)
     (stock,) = api.run(stock_vmfb, inputs, function=name)
     _same_pattern(plugin, stock)
-    bound = attention_bound(inputs[0], inputs[1], v_keys_last, SCALE, stock)
+    bound = attention_bound(inputs[0], inputs[1], v_keys_last, SCALE, stock, mask=mask)
     finite = np.isfinite(stock) & np.isfinite(bound)
     diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
     assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
@@ -126,3 +128,23 @@ def test_static_prefill_decomposed_whole_matches_stock_within_bound():
                                      [q, k, v, mask], np.swapaxes(v, 1, 2))
     assert np.isnan(stock[5, 64]).all()
     assert finite[0].all() and finite.sum() > finite.size // 2
+
+
+@pytest.mark.parametrize("rows", [65, 1])
+def test_finite_additive_mask_matches_stock_within_bound(rows):
+    """An ALiBi-like mask (finite: -slope * |i - j| per head, plus noise), the form position
+    biases take, on the dynamic prefill (query blocks) at sizes its IR never names: each
+    mask value enters the scores times log2(e) (the exp2 form), so every output depends on
+    that factor, not only on where the mask is -inf."""
+    plugin_vmfb, stock_vmfb = _compiled("prefill")
+    rng = np.random.default_rng(rows)
+    keys = 70
+    q, k = (rng.standard_normal((32, n, 32)).astype(np.float16) for n in (rows, keys))
+    v = rng.standard_normal((32, 32, keys)).astype(np.float16)
+    slope = 2.0 ** -np.arange(1, 33)[:, None, None] * 8
+    distance = np.abs(np.arange(rows)[:, None] - np.arange(keys)[None, :])
+    mask = (-slope * distance + rng.uniform(-2, 2, (32, rows, keys))).astype(np.float16)
+    mask[3, 0, :] = np.float16(-60000)  # large but finite everywhere in one row
+    _, stock, finite = _within_bound(plugin_vmfb, stock_vmfb, "prefill", [q, k, v, mask], v,
+                                     mask=mask)
+    assert finite.all()

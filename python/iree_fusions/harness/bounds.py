@@ -33,7 +33,8 @@ def ulp(x: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def attention_bound(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
-                    stock: np.ndarray, dq: np.ndarray | None = None) -> np.ndarray:
+                    stock: np.ndarray, dq: np.ndarray | None = None,
+                    mask: np.ndarray | None = None) -> np.ndarray:
     """|plugin - stock| per output element of rewrite-attention's decomposition against
     IREE's fused op, q [B, M, d], k [B, N, d], v [B, e, N] (keys last, as sharktank's export
     gives it), `stock` [B, M, e] (its type: the output's):
@@ -41,7 +42,9 @@ def attention_bound(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
       scores: both sides sum d f32 terms of the same q' = q * scale * log2 e (q's type) and
         k, in any order: |ds| <= A = gamma(d) max_j sum_i |q'_i k_ji|; where the two sides' q
         differ by at most `dq` (the output of an attention before this one), the scores also
-        by B = scale log2 e max_j sum_i |dq_i k_ji|. The max moves by as much, so exp2(s - max)
+        by B = scale log2 e max_j sum_i |dq_i k_ji|; a finite additive `mask` [B, M, N] adds
+        m log2 e in f32 on each side, a product and a sum rounded: C = 4 u32 max_j (sum_i
+        |q'_i k_ji| + |m_j| log2 e). The max moves by as much, so exp2(s - max)
         moves by a relative 2 ln2 (A + B), and stock's rescaling between key tiles adds
         <= 4 u32: e_p;
       p' = p in v's type: a relative e_p + 2 u_v (a value near a rounding boundary may round
@@ -64,6 +67,9 @@ def attention_bound(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
         if dq is not None:
             a = a + scale * log2e * np.einsum("bmi,bji->bmj", np.abs(dq.astype(np.float64)),
                                               k_abs).max(-1)
+        if mask is not None:
+            m = np.abs(np.where(np.isfinite(mask), mask, 0).astype(np.float64)) * log2e
+            a = a + 4 * U32 * (np.einsum("bmi,bji->bmj", np.abs(q_scaled), k_abs) + m).max(-1)
         e_p = 2 * math.log(2) * a + 4 * U32
         v_max = np.abs(v.astype(np.float64)).max(-1)  # [B, e]
         relative = (2 * e_p + 2 * u_v + 2 * gamma(n) + 4 * U32) * (1 + u_v)
