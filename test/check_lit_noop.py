@@ -12,10 +12,12 @@ RUN lines (the `-p` of the line's first iree-fusions-opt; IDEM lines share their
 is run on the whole file with --split-input-file, once as written and once with the stand-ins;
 the chunks whose IR differs are the ones the pipeline changes. Each such chunk is then written
 alone (padded with blank lines, so it keeps its line numbers, as --split-input-file does) and
-the RUN lines of that pipeline whose checks it holds are run on it (`%s` = the chunk) with the
-stand-ins, until one fails; that line must pass with the real pipeline (else the failure says
-nothing about the pass). A chunk that no such line fails survives a no-op: the script names it
-and exits 1.
+the FileCheck RUN lines of that pipeline whose checks it holds are run on it (`%s` = the chunk)
+with the stand-ins, until FileCheck itself fails (its exit status, not the pipeline's: a
+command before it that fails, a `-verify-diagnostics` line whose expected remark never comes,
+says nothing about the CHECK lines); that line must pass with the real pipeline (else the
+failure says nothing about the pass). A chunk whose CHECK lines no stand-in fails survives a
+no-op: the script names it and exits 1.
 
 The tools are those of the running interpreter (its bin/ first on PATH, as lit.cfg.py does).
 """
@@ -208,15 +210,18 @@ class Runner:
         if not os.path.exists(self.opt):
             self.opt = "iree-fusions-opt"
 
-    def shell(self, command: str, path: str, source: str) -> subprocess.CompletedProcess:
-        """A RUN line, `%s` = path, `%S` = the source file's folder (lit's substitutions)."""
+    def shell(self, command: str, path: str, source: str, pipefail: bool = True
+              ) -> subprocess.CompletedProcess:
+        """A RUN line, `%s` = path, `%S` = the source file's folder (lit's substitutions).
+        pipefail=False: the status is the last command's (FileCheck's), as lit's is not."""
         fd, tmp = tempfile.mkstemp(dir=self.workdir, prefix="t-")
         os.close(fd)
         text = (command.replace("%python", shlex.quote(sys.executable))
                 .replace("%S", shlex.quote(os.path.dirname(os.path.abspath(source))))
                 .replace("%s", shlex.quote(path)).replace("%t", shlex.quote(tmp)))
         script = "not() { ! \"$@\"; }\n" + text  # lit's `not` (its shell's builtin)
-        return subprocess.run(["bash", "-o", "pipefail", "-c", script], check=False,
+        return subprocess.run(["bash", "-o" if pipefail else "+o", "pipefail", "-c", script],
+                              check=False,
                               capture_output=True,
                               text=True, errors="replace", env=self.env, timeout=TIMEOUT,
                               cwd=self.workdir)
@@ -288,11 +293,13 @@ def judge(runner: Runner, source: str, chunk: Chunk, config: tuple[str, str],
           lines: list[RunLine], plugins: set[str]) -> Verdict:
     verdict = Verdict(chunk, describe(config))
     path = _chunk_file(runner.workdir, source, chunk)
-    mine = [r for r in lines if r.config == config and r.holds_checks(chunk.text)]
+    mine = [r for r in lines if r.config == config and r.prefixes is not None
+            and r.holds_checks(chunk.text)]
     if not mine:
-        verdict.notes.append("no RUN line of this pipeline checks anything in it")
+        verdict.notes.append("no FileCheck RUN line of this pipeline checks anything in it")
     for line in mine:
-        if runner.shell(noop_command(line.command, plugins), path, source).returncode == 0:
+        noop = runner.shell(noop_command(line.command, plugins), path, source, pipefail=False)
+        if noop.returncode == 0:
             continue
         real = runner.shell(line.command, path, source)
         if real.returncode == 0:

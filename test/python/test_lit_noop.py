@@ -1,6 +1,7 @@
 """test/check_lit_noop.py: a chunk that its pass changes and whose checks still pass with a
 no-op pass in its place is named (and fails the script); checks that see the change, a report
-header, an expected remark or a changed-IR CHECK, make it pass. (.ci/run runs the script on
+header or a changed-IR CHECK, make it pass; a failing RUN line that is not FileCheck's
+(an expected remark) does not. (.ci/run runs the script on
 every lit file.)"""
 
 from __future__ import annotations
@@ -71,18 +72,24 @@ def test_report_checks_need_the_header(tmp_path):
     assert "ok: " in res.stdout and "0 survive the no-op" in res.stdout
 
 
-@pytest.mark.parametrize("how", ["check", "remark"])
-def test_a_checked_change_fails_the_noop(tmp_path, how):
-    if how == "check":
-        text = RUN + SEEN + CASE.format(name="seen")
-    else:
-        run = f"// RUN: iree-fusions-opt %s --split-input-file -p {PIPE} -verify-diagnostics " \
-              "-o /dev/null\n"
-        case = CASE.format(name="remarked").replace(
-            "  %t = linalg.generic", "  // expected-remark@+1 {{[Passed] changed}}\n"
-            "  %t = linalg.generic")
-        text = run + case
-    res = _check(tmp_path, text)
+def test_a_checked_change_fails_the_noop(tmp_path):
+    res = _check(tmp_path, RUN + SEEN + CASE.format(name="seen"))
     assert res.returncode == 0, res.stdout + res.stderr
     assert "changed by 'interchange-permuted-consumers{leave-to-stock=0}' 1; 0 survive" in \
         res.stdout
+
+
+def test_only_failing_check_lines_count(tmp_path):
+    """An expected remark fails its -verify-diagnostics line under any no-op: the chunk's
+    CHECK lines must fail themselves (here they check the label only: it survives)."""
+    remark = f"// RUN: iree-fusions-opt %s --split-input-file -p {PIPE} -verify-diagnostics " \
+             "-o /dev/null\n"
+    case = CASE.format(name="remarked").replace(
+        "  %t = linalg.generic", "  // expected-remark@+1 {{[Passed] changed}}\n"
+        "  %t = linalg.generic")
+    res = _check(tmp_path, remark + RUN + "// CHECK-LABEL: @remarked\n" + case)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "@remarked" in res.stdout and "SURVIVES the no-op" in res.stdout
+    res = _check(tmp_path, remark + case)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "no FileCheck RUN line of this pipeline checks anything in it" in res.stdout
