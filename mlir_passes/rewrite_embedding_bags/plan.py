@@ -58,7 +58,7 @@ def _bag_key(op: ir.Operation) -> str:
     """bags x length x dim, element and index types (from the operand types)."""
     ids, offsets = (h.static_type(operand) for operand in h.dps_inputs(op))
     res = h.static_type(op.results[0])
-    if ids is None or offsets is None or res is None or ids.rank != 1:
+    if ids is None or offsets is None or res is None or ids.rank != 1 or res.rank == 0:
         return structural_key("gathers-bag", h.op_signature(op))
     bags = offsets.shape[0] if offsets.rank else 1
     return structural_key("gathers-bag", bags, ids.shape[0] // max(bags, 1), res.shape[-1],
