@@ -125,6 +125,21 @@ def test_the_reader_divides_by_the_calls_and_prefers_device_rows():
         P.read_dispatch_rows("", calls=0)
 
 
+def test_untimed_dispatches_count_at_the_timed_ones_mean():
+    """iree-profile's `valid`: how many of a group's dispatches were timed. 10 ran, 4 timed
+    in 4000 ns: each 1 us, 10 us in all over 2 calls; none timed: no time; no `valid`: all."""
+    partial = _group("dispatch_group", "main_dispatch_3_reduction_8_f32", 10, 4000, valid=4)
+    (row,) = P.read_dispatch_rows(partial, calls=2)
+    assert (row.count, row.us_per_call, row.total_us) == (5.0, 1.0, 5.0)
+    untimed = _group("dispatch_group", "main_dispatch_3_reduction_8_f32", 10, 0, valid=0)
+    (row,) = P.read_dispatch_rows(untimed, calls=1)
+    assert (row.count, row.us_per_call, row.total_us) == (10.0, 0.0, 0.0)
+    whole = json.dumps({"type": "dispatch_group", "key": "main_dispatch_3_reduction_8_f32",
+                        "count": 10, "total_ns": 4000})
+    (row,) = P.read_dispatch_rows(whole, calls=1)
+    assert (row.count, row.us_per_call, row.total_us) == (10.0, 0.4, 4.0)
+
+
 FIELDS = ["model", "function", "kind", "count_stock", "count_plugin", "us_per_call_stock",
           "us_per_call_plugin", "total_us_stock", "total_us_plugin", "share_stock",
           "share_plugin", "delta_us", "ratio"]

@@ -124,7 +124,8 @@ class DispatchRow:
 def read_dispatch_rows(jsonl: str, calls: int) -> list[DispatchRow]:
     """The rows of `iree-profile dispatch --format=jsonl` output, per call of the function
     benchmarked `calls` times: counts and times divided by `calls` (a load-time dispatch's
-    too: its row says `load_time`). Device rows (`dispatch_group`) where the profile has any,
+    too: its row says `load_time`; dispatches that ran untimed count at the timed ones'
+    mean). Device rows (`dispatch_group`) where the profile has any,
     else host rows (`host_dispatch_group`); rows of one name (several devices) summed.
     Sorted by time, largest first."""
     if calls < 1:
@@ -141,10 +142,11 @@ def read_dispatch_rows(jsonl: str, calls: int) -> list[DispatchRow]:
     rows = []
     for name, (count, valid, total_ns) in sums.items():
         entry, ordinal, summary = split_dispatch_name(name)
+        mean_us = total_ns / 1e3 / valid if valid else 0.0
+        # Where fewer dispatches were timed than ran (`valid` < `count`), the untimed ones
+        # are counted at the timed ones' mean, not at 0.
         rows.append(DispatchRow(name, ordinal, summary_kind(summary), count / calls,
-                                total_ns / 1e3 / calls,
-                                total_ns / 1e3 / valid if valid else 0.0, entry,
-                                is_load_time(entry)))
+                                mean_us * count / calls, mean_us, entry, is_load_time(entry)))
     return sorted(rows, key=lambda r: (-r.total_us, r.function))
 
 
