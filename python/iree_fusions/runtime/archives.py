@@ -8,13 +8,16 @@ own hoisted transposes) goes into a separate encoder module, and the main module
 results from the parameter scope `fusions-<digest>` instead. `encode_archive` runs that
 encoder here, as IREE's `iree-encode-parameters` tool does (not shipped in the 3.13 wheels),
 and writes the results into an .irpa with a manifest entry: the scope, the mode, and the
-name, size and a sampled checksum of every source parameter. In the `consolidate` mode (the
-default) the archive holds every parameter the module reads and the sources are not needed
-to run; in `overlay` it holds the stacks only and the module reads the sources too.
+name, size and checksum of every source parameter, each a digest of all its bytes (a weight
+re-exported with any byte changed is seen). In the `consolidate` mode (the default)
+the archive holds every parameter the module reads and the sources are not needed to run; in
+`overlay` it holds the stacks only and the module reads the sources too.
 `resolve_parameters` checks the pair before a module is loaded: an archive made by another
 compile (another scope), one made from other source parameters than those given (names,
-sizes, the first and last 4 KiB of each), an overlay archive without its sources, and a
-module whose archive was not given are errors naming the files, never a wrong result.
+sizes, checksums: each source given is read whole, once; an archive's own parameters are
+not read), an overlay archive without its sources, and a module whose archive was not given
+are errors naming the files, never a wrong result. An archive whose manifest has no whole
+checksums (made by an earlier version) is an error saying to remake it.
 
 Runtime-only (numpy and iree-base-runtime): bundles ship this module.
 """
@@ -31,7 +34,7 @@ from collections.abc import Mapping
 MANIFEST_KEY = "__iree_fusions_archive__"
 SCOPE_PREFIX = "fusions-"
 _SCOPE_RE = re.compile(rb"fusions-[0-9a-f]{12}")
-_SAMPLE = 4096
+_BLOCK = 1 << 20  # parameters are checksummed a block at a time: no copy of a whole one
 
 
 class ArchiveError(ValueError):
@@ -39,41 +42,48 @@ class ArchiveError(ValueError):
 
 
 def source_entries(sources: Mapping[str, str]) -> list[dict]:
-    """Every parameter of the source files (scope -> .irpa): scope, key, bytes and a
-    checksum of its first and last 4 KiB."""
+    """Every parameter of the source files (scope -> .irpa): scope, key, bytes and the
+    checksum of all its bytes."""
     return [entry for scope, path in sorted(sources.items())
-            for entry in _read_archive(path, scope)[1]]
+            for entry in _entries(path, scope, _index(path)[1])]
 
 
-def _read_archive(path: str, scope: str = "") -> tuple[dict | None, list[dict]]:
-    """(the plugin manifest or None, the entries as `source_entries` gives them) of one
-    parameter file, its index read once; entries are read from the file, not mapped (their
-    pages do not count in this process's resident memory)."""
+def _index(path: str) -> tuple[dict | None, list[tuple[str, int, int | None, bytes]]]:
+    """(the plugin manifest or None, (key, bytes, offset in the file or None for a splat,
+    splat pattern) of every other parameter) of one parameter file, its index read once."""
     import iree.runtime as rt
 
     index = rt.ParameterIndex()
     index.load(os.fspath(path), format="irpa" if str(path).endswith(".irpa") else None)
     spans = [(key, int(entry.length), entry.file_storage[1] if entry.is_file else None,
-              None if entry.is_file else bytes(entry.splat_pattern or b""))
+              b"" if entry.is_file else bytes(entry.splat_pattern or b""))
              for key, entry in index.items()]
     del index
-    manifest, entries = None, []
+    manifest = None
+    for key, length, offset, _ in spans:
+        if key == MANIFEST_KEY and offset is not None:
+            with open(path, "rb") as f:
+                manifest = json.loads(os.pread(f.fileno(), length, offset))
+    return manifest, [span for span in spans if span[0] != MANIFEST_KEY]
+
+
+def _entries(path: str, scope: str, spans) -> list[dict]:
+    """The entries of `source_entries` for the parameters `spans` (`_index`) of one file,
+    read from the file a block at a time, not mapped (their pages do not count in this
+    process's resident memory)."""
+    entries = []
     with open(path, "rb") as f:
         for key, length, offset, splat in spans:
-            if key == MANIFEST_KEY and offset is not None:
-                manifest = json.loads(os.pread(f.fileno(), length, offset))
-                continue
             digest = hashlib.sha256()
             if offset is None:
                 digest.update(b"splat:" + splat)
             else:
-                digest.update(os.pread(f.fileno(), min(length, _SAMPLE), offset))
-                if length > _SAMPLE:
-                    tail = max(offset + length - _SAMPLE, offset + _SAMPLE)
-                    digest.update(os.pread(f.fileno(), offset + length - tail, tail))
+                for start in range(offset, offset + length, _BLOCK):
+                    digest.update(os.pread(f.fileno(), min(_BLOCK, offset + length - start),
+                                           start))
             entries.append({"scope": scope, "key": key, "bytes": length,
-                            "sample": digest.hexdigest()[:16]})
-    return manifest, entries
+                            "checksum": digest.hexdigest()[:16]})
+    return entries
 
 
 def archive_scope(*parts: bytes | str) -> str:
@@ -105,13 +115,13 @@ def resolve_parameters(vmfb: bytes | str, parameters: Mapping | None,
             vmfb = f.read()
     wanted = scopes_read(vmfb)
     out: dict = {}
-    read: dict[str, list[dict]] = {}  # scope -> entries of the .irpa given for it
+    read: dict[str, list] = {}  # scope -> the parameters (`_index`) of the .irpa given for it
     archives: dict[str, tuple[str, dict]] = {}
     for scope, source in (parameters or {}).items():
         manifest = None
         if isinstance(source, (str, os.PathLike)) and str(source).endswith(".irpa") \
                 and os.path.isfile(source):
-            manifest, read[scope] = _read_archive(os.fspath(source), scope)
+            manifest, read[scope] = _index(os.fspath(source))
         if manifest is None:
             out[scope] = source
         else:
@@ -137,12 +147,12 @@ def resolve_parameters(vmfb: bytes | str, parameters: Mapping | None,
 
 
 def _check_sources(path: str, manifest: dict, given: Mapping,
-                   read: Mapping[str, list[dict]], required: bool = True) -> None:
+                   read: Mapping[str, list], required: bool = True) -> None:
     """The source parameters the archive was made from are those given (names, sizes,
-    sampled checksums; `read`: the entries of the .irpa files given, by scope); else
-    ArchiveError naming both files. `required` False (a consolidated archive, which holds
-    every parameter the module reads): a source not given is no error, one given is still
-    checked (weights re-exported since are not silently ignored)."""
+    checksums of all their bytes; `read`: the parameters (`_index`) of the .irpa files
+    given, by scope); else ArchiveError naming both files. `required` False (a consolidated
+    archive, which holds every parameter the module reads): a source not given is no error,
+    one given is still checked (weights re-exported since are not silently ignored)."""
     wanted: dict[str, dict[str, dict]] = {}
     for entry in manifest.get("sources", []):
         wanted.setdefault(entry["scope"], {})[entry["key"]] = entry
@@ -151,16 +161,24 @@ def _check_sources(path: str, manifest: dict, given: Mapping,
         if source is None and not required:
             continue
         if source is None:
-            raise ArchiveError(f"parameter archive {path} was made from parameter scope "
-                               f"'{scope}' ({manifest['files'].get(scope, '?')}), not given")
+            name = manifest.get("files", {}).get(scope, "?")
+            raise ArchiveError(
+                f"parameter archive {path} is an overlay (the stacks only): the module also "
+                f"reads the parameter file it was made from, {name} (scope '{scope}'), which "
+                f"was not given (give it with --parameters={scope + '=' if scope else ''}FILE)")
         if not isinstance(source, (str, os.PathLike)):
             continue  # arrays given in memory: nothing to compare against
-        have = {e["key"]: e for e in (read[scope] if scope in read
-                                      else source_entries({scope: source}))}
+        if any("checksum" not in entry for entry in entries.values()):
+            raise ArchiveError(
+                f"parameter archive {path} was made by an earlier iree-fusions, whose "
+                f"checksums cover part of each parameter only: {source} cannot be checked "
+                "against it (remake both with iree-fusions-compile --fusions-parameter-archive)")
+        have = {e["key"]: e for e in (_entries(os.fspath(source), scope, read[scope])
+                                      if scope in read else source_entries({scope: source}))}
         for key, entry in entries.items():
             other = have.get(key)
             if other is None or other["bytes"] != entry["bytes"] or \
-                    other["sample"] != entry["sample"]:
+                    other["checksum"] != entry["checksum"]:
                 what = ("has no parameter" if other is None else
                         "has another size of" if other["bytes"] != entry["bytes"] else
                         "has other contents in")

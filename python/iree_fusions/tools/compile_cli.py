@@ -77,8 +77,8 @@ from ..compiler.files import (SPLIT_INPUT_LIMIT, OutputError, OutputSet, UserErr
                               check_input, check_output, claim_std_streams, is_bytecode,
                               is_regular_file, read_input, split_input)
 from ..compiler.fusions_flags import select_steps
-from .parameter_archive import (ARCHIVE_MODES, ArchivePlan, plan_archive,
-                                          with_parameter_stacks, write_archive)
+from .parameter_archive import (ARCHIVE_MODES, ArchivePlan, check_distinct_files,
+                                plan_archive, with_parameter_stacks, write_archive)
 from ..runtime.archives import ArchiveError
 from ..runtime.modules import parse_parameters
 from .shim_folder import real_iree_compile, shim_dir
@@ -351,14 +351,19 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
         if args.archive_mode and not args.parameter_archive:
             raise UsageError("--fusions-parameter-archive-mode is read with "
                              "--fusions-parameter-archive")
+        if args.parameter_archive and split:
+            raise UsageError("--fusions-parameter-archive makes one module's archive: "
+                             "not with --split-input-file")
+        try:
+            sources = parse_parameters(args.parameters)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+        check_distinct_files(  # before anything is written
+            {"the input file": args.input, "--fusions-decisions": args.decisions}, sources,
+            {"-o": args.main.get("o"), "--fusions-report-json": args.report_json,
+             "--fusions-timing-json": args.timing_json, "--fusions-counts-json":
+             args.counts_json, "--fusions-parameter-archive": args.parameter_archive})
         if args.parameter_archive:
-            if split:
-                raise UsageError("--fusions-parameter-archive makes one module's archive: "
-                                 "not with --split-input-file")
-            try:
-                sources = parse_parameters(args.parameters)
-            except ValueError as e:
-                raise UsageError(str(e)) from None
             archive = plan_archive(args.parameter_archive, sources,
                                    args.input if by_path else None, data, args.iree_flags,
                                    args.fusions, args.archive_mode or ARCHIVE_MODES[0])
@@ -374,12 +379,9 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
             staged = outputs.stage(output)
             if len(chunks) == 1:  # IREE writes the file, as iree-compile does
                 first.output_path = staged
-        if args.report_json:
-            outputs.stage(args.report_json)
-        if args.timing_json:
-            outputs.stage(args.timing_json)
-        if args.counts_json:
-            outputs.stage(args.counts_json)
+        for path in (args.report_json, args.timing_json, args.counts_json):
+            if path:
+                outputs.stage(path)
         if args.parameter_archive:
             check_output(args.parameter_archive)
             outputs.stage(args.parameter_archive)

@@ -20,6 +20,12 @@ The passes that would stack external parameters at load (batch-gathers, batch-ml
 parameter encoder moves every load-time computation on parameters into an encoder module,
 which runs once, now, on the compile's own target device: the module loads the stacks from
 the archive and never reads the originals it no longer needs.
+
+No file is lost: an output of the compile (the archive, -o, the JSON files) that is, or
+resolves to, an input (the input file, a parameter file, the decisions file) or another
+output is refused before anything is written (`check_distinct_files`), and a source
+parameter holding fewer bytes than the module reads from it (a weight of another shape) is
+an error naming the file before the encoder runs; the runtime's own errors are one line.
 """
 
 from __future__ import annotations
@@ -28,11 +34,12 @@ import dataclasses
 import hashlib
 import os
 import re
+import stat
 import subprocess
 
 from ..runtime.archives import (ArchiveError, archive_scope, encode_archive, layout,
                                 source_entries)
-from ..compiler.files import UserError
+from ..compiler.files import OutputError, UserError
 from ..compiler.fusions_flags import with_option
 from ..compiler.pipeline import Step
 
@@ -66,8 +73,8 @@ def plan_archive(output: str, sources: dict[str, str], input_path: str | None, d
                  iree_flags: list[str], fusions: str, mode: str = ARCHIVE_MODES[0]
                  ) -> ArchivePlan:
     """The archive of a compile: its scope is a digest of the input, the flags, the pass
-    selection and the source parameters (names, sizes, sampled checksums), so that the same
-    compile gives the same module and archive and any other compile another scope."""
+    selection and the source parameters (names, sizes, checksums), so that the same compile
+    gives the same module and archive and any other compile another scope."""
     if not sources:
         raise UserError("--fusions-parameter-archive needs the parameter files the module "
                         "reads: --fusions-parameters=[SCOPE=]FILE (as iree-run-module "
@@ -86,11 +93,47 @@ def plan_archive(output: str, sources: dict[str, str], input_path: str | None, d
             for block in iter(lambda: f.read(1 << 20), b""):
                 digest.update(block)
     scope = archive_scope(digest.hexdigest(), "\0".join(iree_flags), fusions, mode,
-                          repr([(e["scope"], e["key"], e["bytes"], e["sample"])
+                          repr([(e["scope"], e["key"], e["bytes"], e["checksum"])
                                 for e in entries]))
     manifest = {"scope": scope, "files": {s: os.path.basename(p) for s, p in sources.items()},
                 "sources": entries, "mode": mode}
     return ArchivePlan(output, dict(sources), scope, manifest, mode)
+
+
+def check_distinct_files(inputs: dict[str, str | None], sources: dict[str, str],
+                         outputs: dict[str, str | None]) -> None:
+    """No output of a compile (flag -> path) is, or resolves to (a symbolic link, a hard
+    link, another spelling of the path), one of its inputs (what -> path; `sources`: the
+    parameter files, scope -> path) or another of its outputs: else a UserError naming both,
+    raised before anything is written. Stdout and stdin (`-`), inputs that do not exist
+    (an error of their own) and paths that name something other than a regular file (a
+    device such as /dev/null, a FIFO: written where they are, never replaced) are not
+    compared."""
+    inputs = {**inputs, **{f"--fusions-parameters{'=' + s if s else ''}": p
+                           for s, p in sources.items()}}
+    seen: list[tuple[str, bool, str, tuple[int, int] | None]] = []
+    for is_input, named in ((True, inputs), (False, outputs)):
+        for what, path in named.items():
+            if path in (None, "-"):
+                continue
+            try:
+                st = os.stat(path)
+            except OSError:  # an output not made yet (a missing input: an error of its own)
+                if is_input:
+                    continue
+                st = None
+            if st is not None and not stat.S_ISREG(st.st_mode):
+                continue  # a device, a FIFO: written where it is, never replaced
+            here = f"{what}={path}" if what.startswith("--") else f"{what} {path}"
+            real, node = os.path.realpath(path), None if st is None else (st.st_dev, st.st_ino)
+            for other, other_is_input, other_real, other_node in [] if is_input else seen:
+                if real == other_real or (node is not None and node == other_node):
+                    raise UserError(
+                        f"{here} is the same file as {other}: " + (
+                            "writing it would replace that input (give the output another "
+                            "path)" if other_is_input else "one output would overwrite the "
+                            "other (give each output a path of its own)"))
+            seen.append((here, is_input, real, node))
 
 
 def with_parameter_stacks(steps: dict[str, list[Step]]) -> dict[str, list[Step]]:
@@ -128,7 +171,8 @@ def write_archive(plan: ArchivePlan, staged_output: str, iree_compile: str,
     encoder_vmfb, replaced = None, []
     if os.path.isfile(plan.encoder_mlir):  # IREE writes none when nothing is encoded
         with open(plan.encoder_mlir) as f:
-            replaced = encoder_reads(f.read())
+            text = f.read()
+        replaced = encoder_reads(text)
         plan.manifest["made_from"] = [f"{scope}::{key}" for scope, key in replaced]
         held = {(e["scope"], e["key"]) for e in plan.manifest["sources"]}
         missing = [f"{scope}::{key}" for scope, key in replaced if (scope, key) not in held]
@@ -138,6 +182,7 @@ def write_archive(plan: ArchivePlan, staged_output: str, iree_compile: str,
                 "--fusions-parameters file holds (given: "
                 f"{', '.join(f'{s}={p}' for s, p in plan.sources.items())}); the archive "
                 "is made from every parameter it reads")
+        _check_read_sizes(plan, text)
         encoder_vmfb = plan.encoder_mlir[:-len(".mlir")] + ".vmfb"
         flags = [f for f in iree_flags if f.startswith(_TARGET_FLAG_PREFIXES)]
         proc = subprocess.run([iree_compile, plan.encoder_mlir, *flags, "-o", encoder_vmfb],
@@ -149,8 +194,12 @@ def write_archive(plan: ArchivePlan, staged_output: str, iree_compile: str,
                                  plan.manifest, encoder_device(iree_flags))
     except ArchiveError:
         raise
-    except (ValueError, RuntimeError) as e:  # the runtime's status, as its message says
-        raise UserError(f"running the parameter encoder failed: {e}") from None
+    except (ValueError, RuntimeError, IndexError) as e:  # the runtime's status, one line
+        raise UserError(f"running the parameter encoder failed: {' '.join(str(e).split())}"
+                        ) from None
+    except OSError as e:
+        raise OutputError(f"writing the parameter archive '{plan.output}' failed: "
+                          f"{e.strerror or e}") from None
     total = sum(n for _, n in outputs)
     consolidated = layout(plan.mode, outputs) == "consolidate"
     run_flags = " ".join([*(f"--parameters={s}={p}" if s else f"--parameters={p}"
@@ -172,16 +221,36 @@ def write_archive(plan: ArchivePlan, staged_output: str, iree_compile: str,
 
 _BUFFER_TEXT = re.compile(r'(%[\w.$-]+) = util\.buffer\.constant[^=]*= "((?:[^"\\]|\\.)*)"')
 _PARAMETER_LOAD = re.compile(r"stream\.async\.parameter\.load\b[^\n]*?(%[\w.$-]+)::(%[\w.$-]+)\[")
+_SIZED_LOAD = re.compile(r"stream\.async\.parameter\.load\b[^\n]*?(%[\w.$-]+)::(%[\w.$-]+)"
+                         r"\[(%[\w.$-]+)\][^\n]*?\{(%[\w.$-]+)\}")
+_CONSTANT = re.compile(r"(%[\w.$-]+) = arith\.constant (\d+) : (?:index|i64)\b")
+
+
+def _check_read_sizes(plan: ArchivePlan, text: str) -> None:
+    """Each source parameter the encoder reads holds the bytes it reads (a weight of another
+    shape or element type than the input declares: an error naming the file, before the
+    encoder runs). Reads whose extent the text does not give are left to the runtime."""
+    body = _encode_body(text)
+    names = dict(_BUFFER_TEXT.findall(body))
+    numbers = {name: int(value) for name, value in _CONSTANT.findall(body)}
+    held = {(e["scope"], e["key"]): e["bytes"] for e in plan.manifest["sources"]}
+    for scope, key, offset, length in _SIZED_LOAD.findall(body):
+        pair = (names.get(scope, scope), names.get(key, key))
+        if offset not in numbers or length not in numbers or pair not in held:
+            continue
+        if numbers[offset] + numbers[length] > held[pair]:
+            path = plan.sources.get(pair[0], "?")
+            raise UserError(
+                f"--fusions-parameters={pair[0] + '=' if pair[0] else ''}{path}: parameter "
+                f"'{pair[1]}' holds {held[pair]} bytes, and the module reads "
+                f"{numbers[offset] + numbers[length]} (a weight of another shape or element "
+                "type than the input declares)")
 
 
 def encoder_reads(text: str) -> list[tuple[str, str]]:
     """(scope, key) of each source parameter the encoder module's `encode` function reads,
     in order, once each: what the archive is made from."""
-    start = text.find('iree.encode.function = "encode"')
-    if start < 0:
-        return []
-    end = text.find("util.func", start)
-    body = text[start:end if end >= 0 else len(text)]
+    body = _encode_body(text)
     names = dict(_BUFFER_TEXT.findall(body))
     reads = []
     for scope, key in _PARAMETER_LOAD.findall(body):
@@ -189,3 +258,12 @@ def encoder_reads(text: str) -> list[tuple[str, str]]:
         if pair not in reads:
             reads.append(pair)
     return reads
+
+
+def _encode_body(text: str) -> str:
+    """The text of the encoder module's `encode` function ("" when it has none)."""
+    start = text.find('iree.encode.function = "encode"')
+    if start < 0:
+        return ""
+    end = text.find("util.func", start)
+    return text[start:end if end >= 0 else len(text)]
