@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..runtime import modules as runtime_modules
-from ..runtime.archives import resolve_parameters
-from ..runtime.modules import host_arrays, parameters_module
+from ..runtime.modules import host_arrays
 from .reports import pass_summaries
 
 if typing.TYPE_CHECKING:
@@ -298,15 +297,8 @@ def load(vmfb: bytes, device: str = "local-task",
     (`--fusions-parameter-archive`) may be given under any scope: it is checked against the
     module and its sources (`runtime.archives.resolve_parameters`); the sources of a
     consolidated one (the default) need not be given, and are not loaded if they are."""
-    import iree.runtime as rt
-
-    config = rt.Config(device)
-    parameters = resolve_parameters(vmfb, parameters)
-    vm_module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
-    modules = [parameters_module(config.vm_instance, parameters)] \
-        if parameters else []
-    context = rt.SystemContext(vm_modules=[*modules, vm_module], config=config)
-    return LoadedModule(context, context.modules[vm_module.name], device)
+    context, module = runtime_modules.load_vmfb(vmfb, device, parameters)
+    return LoadedModule(context, module, device)
 
 
 def run(vmfb: bytes, inputs: Sequence[np.ndarray], function: str = "main",

@@ -102,11 +102,12 @@ def run_alone(vmfb: bytes, inputs: Sequence[np.ndarray], function: str = "main",
 
 
 def _run_request(request: tuple) -> tuple:
-    from .api import load
+    from ..runtime.modules import host_arrays, load_vmfb
 
     vmfb, inputs, function, device, parameters = request
     try:
-        results = load(vmfb, device, parameters)(function, *inputs)
+        _, module = load_vmfb(vmfb, device, parameters)
+        results = host_arrays(module[function](*inputs))
         return ("ok", [np.array(r, copy=True) for r in results])
     except Exception as e:  # noqa: BLE001 - handed to the caller, raised there
         try:
@@ -142,7 +143,7 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
 if __name__ == "__main__":
     import iree.runtime  # noqa: F401 - imported once, before any fork
 
-    from . import api  # noqa: F401
+    from ..runtime import modules  # noqa: F401
 
     # The replies go to the stdout the caller reads; anything printed goes to stderr.
     replies = os.fdopen(os.dup(1), "wb")

@@ -117,6 +117,20 @@ def parameters_module(instance, parameters):
     return rt.create_io_parameters_module(instance, *providers)
 
 
+def load_vmfb(vmfb: bytes, device: str, parameters=None):
+    """(context, module) of a compiled module loaded from memory on a runtime device, with
+    its parameters (scope -> file or {name: array}; a plugin archive is checked against the
+    module: `archives.resolve_parameters`)."""
+    import iree.runtime as rt
+
+    config = rt.Config(device)
+    parameters = resolve_parameters(vmfb, parameters)
+    vm_module = rt.VmModule.copy_buffer(config.vm_instance, vmfb)
+    modules = [parameters_module(config.vm_instance, parameters)] if parameters else []
+    context = rt.SystemContext(vm_modules=[*modules, vm_module], config=config)
+    return context, context.modules[vm_module.name]
+
+
 def parameter_flags(parameters: Mapping[str, str] | None) -> list[str]:
     """`--parameters=scope=FILE` flags (iree-run-module, iree-benchmark-module) for
     parameter files (scope -> path; the empty scope is written `--parameters=FILE`)."""
