@@ -2,6 +2,7 @@
 """Mutation testing: do the tests that cover a module fail when it has a small bug?
 
     python test/mutate.py MODULE [MODULE ...] [--max N] [--seed S] [-j N] [--list] [--json F]
+                          [--again F]
 
 MODULE is a source path (python/iree_fusions/runtime/profile.py, mlir_passes/rewrite_attention,
 a folder: each .py in it) or a key of test/mutation.toml, which names the tests that cover each
@@ -111,9 +112,9 @@ def _skipped_nodes(tree: ast.AST) -> set[int]:
 
 
 def _symbol(op: ast.AST) -> str:
-    return ast.unparse(ast.Compare(ast.Name("a"), [op], [ast.Name("b")])).split()[1] \
-        if isinstance(op, ast.cmpop) else \
-        ast.unparse(ast.BinOp(ast.Name("a"), op, ast.Name("b"))).split()[1]
+    node = ast.Compare(ast.Name("a"), [op], [ast.Name("b")]) if isinstance(op, ast.cmpop) \
+        else ast.BinOp(ast.Name("a"), op, ast.Name("b"))
+    return " ".join(ast.unparse(node).split()[1:-1])
 
 
 def _is_text(node: ast.AST) -> bool:
@@ -297,6 +298,11 @@ def run_module(name: str, config: dict, args: argparse.Namespace, parent: str) -
     if args.max and len(every) > args.max:
         chosen = sorted(random.Random(args.seed).sample(every, args.max),
                         key=lambda m: (m.path, m.start))
+    if args.again:
+        with open(args.again) as f:
+            labels = {label for row in json.load(f) if row["module"] == name
+                      for label in row.get("survivors", [])}
+        chosen = [m for m in every if _relabel(m, entry) in labels]
     if args.list:
         for m in chosen:
             print(f"{m.path}:{m.shown}")
@@ -310,8 +316,7 @@ def run_module(name: str, config: dict, args: argparse.Namespace, parent: str) -
     timeout = 4 * seconds + 30
 
     def one(m: Mutant) -> Outcome:
-        key = f"{os.path.relpath(m.path, entry['path']) if m.path != entry['path'] else ''}"
-        label = f"{key}:{m.label}" if key else m.label
+        label = _relabel(m, entry)
         if label in equivalent:
             return Outcome(m, "equivalent", 0.0, equivalent[label])
         ws = Workspace(parent)
@@ -337,7 +342,14 @@ def run_module(name: str, config: dict, args: argparse.Namespace, parent: str) -
           f" ({len(every)} mutants in all): score {score:.0%} (unmutated tests {seconds:.0f} s)")
     return {"module": name, "mutants": len(every), "run": len(chosen), "killed": killed,
             "survived": survived, "score": score, "test_seconds": seconds,
-            "survivors": [o.mutant.label for o in outcomes if o.status == "survived"]}
+            "survivors": [_relabel(o.mutant, entry) for o in outcomes
+                          if o.status == "survived"]}
+
+
+def _relabel(m: Mutant, entry: dict) -> str:
+    """The mutant's label within its module: in a folder, prefixed by the file's name."""
+    return m.label if m.path == entry["path"] else \
+        f"{os.path.relpath(m.path, entry['path'])}:{m.label}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -348,6 +360,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-j", type=int, default=1, help="mutants run at once")
     parser.add_argument("--list", action="store_true", help="print the mutants only")
     parser.add_argument("--json", help="write the summary rows here")
+    parser.add_argument("--again", metavar="JSON",
+                        help="run only the survivors of an earlier run's --json")
     args = parser.parse_args(argv)
     config = load_config()
     with tempfile.TemporaryDirectory(prefix="mutation-") as parent:

@@ -89,6 +89,10 @@ def test_effect_text_names_functions_only_when_there_are_several():
                       FlowCounts({"a": 1, "b": 3, "c": 0}, bytes_between={"a": 1}))
     assert two == ("dispatches 5 -> 4 (a 2 -> 1, b 3 -> 3), bytes between dispatches 1 -> 1 "
                    "(vs stock IREE)")
+    # A function on one side only is named (0 on the other); one with none on both is not.
+    three = effect_text(FlowCounts({"a": 2, "b": 1, "d": 0}), FlowCounts({"a": 1, "c": 2, "d": 0}))
+    assert three == ("dispatches 3 -> 3 (a 2 -> 1, b 1 -> 0, c 0 -> 2), bytes between "
+                     "dispatches 0 -> 0 (vs stock IREE)")
 
 
 @pytest.fixture
@@ -123,7 +127,7 @@ def test_keep_what_pays_reverts_to_stock_when_nothing_pays(flow):
     assert keep_what_pays("plugin", "stock", reports, no_rerun, effect=False,
                           revert=True) == "stock"
     (r,) = reports
-    assert not r.changes and [s.key for s in r.skipped] == ["a/k"]
+    assert not r.changes and [(s.key, s.feasible) for s in r.skipped] == [("a/k", True)]
     assert r.notes[0].startswith("reverted: this pass's changes reduced neither dispatches "
                                  "nor bytes between dispatches (the dispatches holding")
     # revert=False: weighed by nobody, kept.
@@ -168,3 +172,39 @@ def test_keep_what_pays_notes_what_a_work_saving_pass_saves(flow):
                                 "these counts"]
     assert reports[1].notes == ["the changes reduced neither dispatches nor bytes: dispatches "
                                 "1 -> 1, bytes between dispatches 0 -> 0 (vs stock IREE)"]
+
+
+def test_keep_what_pays_leaves_out_a_loser_everywhere_and_keeps_an_exempt_pass(flow):
+    """`a` loses everywhere, `c` in prefill only, `b` saves work (exempt): the passes run
+    again with `a` left out and `c` kept out of prefill; `b` still changed, so the result is
+    the rerun's module, not stock's; only `c`'s new report is noted as partly reverted."""
+    third = frozenset({"m.mlir:20:5"})
+    flow((FlowCounts({"decode": 3, "prefill": 1}),
+          [site(MINE, 64, "decode"), site(third, 64, "decode"), site(third, 64, "decode"),
+           site(OTHER, 64, "prefill")]),
+         (FlowCounts({"decode": 3, "prefill": 2}),
+          [site(MINE, 64, "decode"), site(MINE, 64, "decode"), site(third, 64, "decode"),
+           site(OTHER, 64, "prefill"), site(OTHER, 64, "prefill")]))
+    asked = []
+    a_again, c_again = report("a"), report("c", touched=OTHER | third)
+
+    def rerun(skip):
+        asked.append(skip)
+        return "rerun", [a_again, c_again]
+
+    reports = [report("a"), report("b", gain="work"), report("c", touched=OTHER | third)]
+    assert keep_what_pays("plugin", "stock", reports, rerun, effect=False,
+                          revert=True) == "rerun"
+    assert asked == [{"a": None, "c": ("prefill",)}]
+    assert not reports[0].changes and reports[0].notes[0].startswith("reverted: ")
+    assert reports[1].changes and reports[2] is c_again
+    assert a_again.notes == [] and c_again.notes[0].startswith(
+        "reverted in one function, kept in the others: in prefill, ")
+
+
+def test_a_pass_with_a_change_saving_dispatches_is_noted_by_the_counts(flow):
+    flow((FlowCounts({"main": 2}), []), (FlowCounts({"main": 1}), []))
+    mixed = report("a", gain="work")
+    mixed.change("a/k2", "changed", "m.mlir:4:5", touched=MINE)
+    keep_what_pays("plugin", "stock", [mixed], no_rerun, effect=True, revert=False)
+    assert mixed.notes == ["dispatches 2 -> 1, bytes between dispatches 0 -> 0 (vs stock IREE)"]
