@@ -11,9 +11,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..runtime.modules import UNIT_ROUNDOFF, within_stated_bound
+
 U32 = 2.0 ** -24
-UNIT_ROUNDOFF = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": U32,
-                 "float64": 2.0 ** -53}
 MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23, "float64": 52}
 SMALLEST_NORMAL_EXPONENT = {"float16": -14, "bfloat16": -126, "float32": -126,
                             "float64": -1022}
@@ -155,20 +155,4 @@ def judge_outputs(stock: Sequence[np.ndarray], plugin: Sequence[np.ndarray], cha
         ok, worst, _ = within_attention_bound(
             out, ref, attention_bound(q, k, np.swapaxes(v, 1, 2), scale, ref))
         return ok, f"rewrite-attention's derived bound ({worst:.2g} of it)"
-    if not agreement.shapes_match:
-        return False, "shapes"
-    ok = True
-    for s, p in zip(stock, plugin):
-        s, p = np.asarray(s), np.asarray(p)
-        if s.dtype.name not in UNIT_ROUNDOFF:
-            ok = ok and np.array_equal(s, p)
-            continue
-        if not (np.array_equal(np.isnan(s), np.isnan(p)) and
-                np.array_equal(np.isinf(s), np.isinf(p))):
-            return False, "NaN or infinity pattern"
-        finite = np.isfinite(s)
-        if finite.any():
-            scale_of = float(np.abs(s[finite].astype(np.float64)).max())
-            limit = max(atol, 16 * UNIT_ROUNDOFF[s.dtype.name] * scale_of)
-            ok = ok and float(np.abs(s[finite].astype(np.float64) - p[finite]).max()) <= limit
-    return ok, "stated: |d| <= 16 unit roundoffs of the largest |output| (attention decomposed)"
+    return within_stated_bound(stock, plugin, atol)

@@ -17,7 +17,7 @@ ROW_KEYS = ("model", "stock_dispatches", "plugin_dispatches", "stock_bytes", "pl
             "reference_max_abs", "stock_ms", "plugin_ms", "ratio",
             "ratio_low", "ratio_high", "ratio_confidence", "verdict", "settled", "rounds", "margin",
             "stock_rounds_ms", "plugin_rounds_ms", "machine", "compiled_for", "ok", "error",
-            "changes")
+            "bound", "changes")
 
 
 class BundleError(RuntimeError):

@@ -43,6 +43,40 @@ def compare_outputs(expected: Sequence, actual: Sequence) -> tuple[float, float,
     return max_abs, max_rel, True
 
 
+# The unit roundoff of each float type the stated bound covers.
+UNIT_ROUNDOFF = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24,
+                 "float64": 2.0 ** -53}
+STATED_BOUND = "stated: |d| <= 16 unit roundoffs of the largest |output| (attention decomposed)"
+
+
+def within_stated_bound(expected: Sequence, actual: Sequence, atol: float) -> tuple[bool, str]:
+    """Outputs of a model whose attention was decomposed (rewrite-attention) against stock's:
+    the same NaN and infinity pattern, every finite float element within 16 unit roundoffs of
+    its type times the output's largest finite |value| (or `atol`, if larger), others equal.
+    (ok, what failed or the bound's name.)"""
+    import numpy as np
+
+    if len(expected) != len(actual):
+        return False, "the number of outputs"
+    ok = True
+    for e, a in zip(expected, actual):
+        e, a = np.asarray(e), np.asarray(a)
+        if e.shape != a.shape or e.dtype != a.dtype:
+            return False, "shapes"
+        if e.dtype.name not in UNIT_ROUNDOFF:
+            ok = ok and np.array_equal(e, a)
+            continue
+        if not (np.array_equal(np.isnan(e), np.isnan(a)) and
+                np.array_equal(np.isinf(e), np.isinf(a))):
+            return False, "NaN or infinity pattern"
+        finite = np.isfinite(e)
+        if finite.any():
+            wide, got = e[finite].astype(np.float64), a[finite].astype(np.float64)
+            limit = max(atol, 16 * UNIT_ROUNDOFF[e.dtype.name] * float(np.abs(wide).max()))
+            ok = ok and float(np.abs(wide - got).max()) <= limit
+    return ok, STATED_BOUND
+
+
 def _integer_errors(e, a) -> tuple[float, float]:
     """Max abs / rel difference of two integer (or bool) arrays, computed exactly."""
     import numpy as np

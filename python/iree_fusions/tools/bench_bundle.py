@@ -37,7 +37,9 @@ def add_to_bundle(bundle: BundleWriter, name: str, artifact: Artifact, outs: dic
                 "dispatches_per_function": flow_counts.dispatches}
 
     plugin = {**info("plugin", counts[1]), "fusions": fusions, "decisions": decisions,
-              "changes": changes}
+              "changes": changes,  # and which passes made them (the runner's bound)
+              "passes_changed": sorted({c["pass"] for r in outs["plugin"].reports
+                                        for c in r.get("changes", [])})}
     bundle.add(name, inputs=artifact.inputs, stock_vmfb=outs["stock"].output,
                plugin_vmfb=outs["plugin"].output, stock=info("stock", counts[0]),
                plugin=plugin, function=artifact.function, reference=artifact.reference,
