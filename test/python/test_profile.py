@@ -123,6 +123,12 @@ def test_the_reader_divides_by_the_calls_and_prefers_device_rows():
     assert load.kind == "slow_memcpy" and "slow_memcpy" not in P.by_kind(rows)
     with pytest.raises(ValueError):
         P.read_dispatch_rows("", calls=0)
+    # Largest total first, then by name.
+    rows = P.read_dispatch_rows("\n".join([
+        _group("dispatch_group", "main_dispatch_1_reduction_8_f32", 1, 1000),
+        _group("dispatch_group", "main_dispatch_2_matmul_8x8x8_f32", 1, 3000),
+        _group("dispatch_group", "main_dispatch_0_elementwise_8_f32", 1, 1000)]), calls=1)
+    assert [r.dispatch for r in rows] == [2, 0, 1]
 
 
 def test_untimed_dispatches_count_at_the_timed_ones_mean():
@@ -229,9 +235,14 @@ def test_a_profile_keeps_its_ireeprof_file_and_rejects_unknown_modes(builds, tmp
     assert os.path.getsize(keep) > 0
     with pytest.raises(ValueError, match="unknown profiling mode"):
         P.profile_module(builds["paths"]["stock"], builds["inputs"], mode="nope")
-    with pytest.raises(RuntimeError, match="profiling failed"):  # refused on a local HAL
+    with pytest.raises(RuntimeError, match="profiling failed") as refused:  # on a local HAL
         P.profile_module(builds["paths"]["stock"], builds["inputs"], device="local-sync",
                          calls=1, mode=P.DISPATCH_EVENTS)
+    # Line one: the mode, the device and the tool's own last line of text.
+    first = str(refused.value).splitlines()[0]
+    assert first.startswith(f"profiling failed ({P.DISPATCH_EVENTS} on local-sync): ")
+    why = first.split("): ", 1)[1]
+    assert why and why != "no message" and not why.startswith("b'"), first
 
 
 def test_dropped_records_are_read_from_the_summary():
@@ -240,6 +251,7 @@ def test_dropped_records_are_read_from_the_summary():
         json.dumps({"type": "device_summary", "dispatches": 0})])
     assert P.dropped_records(summary) == 8112
     assert P.dropped_records(json.dumps({"type": "summary", "dropped_records": 0})) == 0
+    assert P.dropped_records(json.dumps({"type": "summary", "file_records": 9})) == 0
     with pytest.raises(RuntimeError, match="no summary row"):
         P.dropped_records(json.dumps({"type": "device_summary"}))
 
