@@ -161,9 +161,9 @@ def _variants(node: ast.AST) -> list[tuple[ast.AST, str]]:
     return out
 
 
-def mutants(path: str) -> list[Mutant]:
-    """Every mutant of one file, in source order."""
-    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+def mutants(path: str, root: str = ROOT) -> list[Mutant]:
+    """Every mutant of one file (under `root`), in source order."""
+    with open(os.path.join(root, path), encoding="utf-8") as f:
         source = f.read()
     tree = ast.parse(source)
     skip = _skipped_nodes(tree)
@@ -208,21 +208,27 @@ class Outcome:
 
 
 class Workspace:
-    """A copy of the repository's tracked files: the mutant is written there only."""
+    """A copy of the repository's files (tracked, and untracked ones git does not ignore),
+    taken once (`snapshot`), or of a snapshot (`of`): the mutant is written there only, and
+    edits to the tree while mutants run reach none of them."""
 
-    def __init__(self, parent: str) -> None:
+    def __init__(self, parent: str, of: Workspace | None = None) -> None:
         self.root = tempfile.mkdtemp(prefix="mutant-", dir=parent)
-        files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT, check=True,
-                               capture_output=True).stdout.decode().split("\0")
-        for rel in filter(None, files):
-            src = os.path.join(ROOT, rel)
-            if os.path.isfile(src):
-                dst = os.path.join(self.root, rel)
-                os.makedirs(os.path.dirname(dst), exist_ok=True)
-                shutil.copy2(src, dst)
-        # The package layout of the install (pyproject's package-dir): passes under the package.
-        os.symlink(os.path.join(self.root, "mlir_passes"),
-                   os.path.join(self.root, "python", "iree_fusions", "passes"))
+        if of is not None:
+            shutil.copytree(of.root, self.root, symlinks=True, dirs_exist_ok=True)
+        else:
+            files = subprocess.run(
+                ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                cwd=ROOT, check=True, capture_output=True).stdout.decode().split("\0")
+            for rel in filter(None, files):
+                src = os.path.join(ROOT, rel)
+                if os.path.isfile(src):
+                    dst = os.path.join(self.root, rel)
+                    os.makedirs(os.path.dirname(dst), exist_ok=True)
+                    shutil.copy2(src, dst)
+            # The install's package layout (pyproject's package-dir): passes in the package.
+            os.symlink(os.path.join(self.root, "mlir_passes"),
+                       os.path.join(self.root, "python", "iree_fusions", "passes"))
         bin_dir = os.path.dirname(sys.executable)
         self.env = dict(os.environ, PYTHONPATH=os.path.join(self.root, "python"),
                         PATH=os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
@@ -293,7 +299,8 @@ def run_module(name: str, config: dict, args: argparse.Namespace, parent: str) -
     files = module_files(name, config)
     entry = files[0][1]
     equivalent = entry.get("equivalent", {})
-    every = [m for f, _ in files for m in mutants(f)]
+    snapshot = Workspace(parent)
+    every = [m for f, _ in files for m in mutants(f, snapshot.root)]
     chosen = every
     if args.max and len(every) > args.max:
         chosen = sorted(random.Random(args.seed).sample(every, args.max),
@@ -308,7 +315,7 @@ def run_module(name: str, config: dict, args: argparse.Namespace, parent: str) -
             print(f"{m.path}:{m.shown}")
         return {"module": name, "mutants": len(every)}
     pytest_args, lit_args = entry.get("pytest", []), entry.get("lit", [])
-    base = Workspace(parent)
+    base = Workspace(parent, of=snapshot)
     status, seconds, by = base.run_tests(pytest_args, lit_args, timeout=3600)
     base.remove()
     if status != "passed":
@@ -319,9 +326,9 @@ def run_module(name: str, config: dict, args: argparse.Namespace, parent: str) -
         label = _relabel(m, entry)
         if label in equivalent:
             return Outcome(m, "equivalent", 0.0, equivalent[label])
-        ws = Workspace(parent)
+        ws = Workspace(parent, of=snapshot)
         try:
-            with open(os.path.join(ROOT, m.path), encoding="utf-8") as f:
+            with open(os.path.join(snapshot.root, m.path), encoding="utf-8") as f:
                 ws.write(m.path, m.apply(f.read()))
             st, secs, first = ws.run_tests(pytest_args, lit_args, timeout)
         finally:

@@ -245,6 +245,21 @@ def test_a_profile_keeps_its_ireeprof_file_and_rejects_unknown_modes(builds, tmp
     assert why and why != "no message" and not why.startswith("b'"), first
 
 
+def test_calls_and_their_mean_wall_time_from_the_benchmark_output():
+    """Iteration runs only (not the aggregates), each run's time in its own unit, weighted
+    by its iterations."""
+    out = {"benchmarks": [
+        {"run_type": "iteration", "iterations": 3, "real_time": 2.0, "time_unit": "ms"},
+        {"run_type": "iteration", "iterations": 1, "real_time": 6000.0, "time_unit": "ns"},
+        {"run_type": "iteration", "iterations": 2, "real_time": 5.0},
+        {"run_type": "aggregate", "iterations": 9, "real_time": 1e9, "time_unit": "s"}]}
+    assert P.calls_and_mean_us(out) == (6, (3 * 2000.0 + 6.0 + 2 * 0.005) / 6)
+    assert P.calls_and_mean_us({"benchmarks": [{"run_type": "iteration", "iterations": 1,
+                                                "real_time": 1.5, "time_unit": "s"}]}) == \
+        (1, 1.5e6)
+    assert P.calls_and_mean_us({"benchmarks": []}) == (0, 0.0)
+
+
 def test_dropped_records_are_read_from_the_summary():
     summary = "\n".join([
         json.dumps({"type": "summary", "file_records": 4110, "dropped_records": 8112}),

@@ -194,6 +194,16 @@ def dropped_records(summary_jsonl: str) -> int:
     raise RuntimeError("iree-profile summary has no summary row")
 
 
+def calls_and_mean_us(benchmark_json: dict) -> tuple[int, float]:
+    """The calls iree-benchmark-module's JSON output counts (its iteration runs) and their
+    mean wall time, microseconds (0.0 without a call)."""
+    runs = [b for b in benchmark_json["benchmarks"] if b.get("run_type") == "iteration"]
+    done = sum(int(b["iterations"]) for b in runs)
+    total = sum(b["real_time"] * _US_PER_UNIT[b.get("time_unit", "ns")] * b["iterations"]
+                for b in runs)
+    return done, total / done if done else 0.0
+
+
 def profile_module(vmfb_path: str, input_paths: Sequence[str], *, function: str = "main",
                    device: str = "local-task", calls: int = 20, mode: str | None = None,
                    extra_flags: Sequence[str] = (), keep: str | None = None) -> Profile:
@@ -218,13 +228,9 @@ def profile_module(vmfb_path: str, input_paths: Sequence[str], *, function: str 
             why = (proc.stderr.strip().splitlines() or ["no message"])[-1]
             raise RuntimeError(f"profiling failed ({mode} on {device}): {why}\n"
                                f"{' '.join(cmd)}\n{proc.stderr.strip()}")
-        runs = [b for b in json.loads(proc.stdout)["benchmarks"]
-                if b.get("run_type") == "iteration"]
-        done = sum(int(b["iterations"]) for b in runs)
+        done, wall = calls_and_mean_us(json.loads(proc.stdout))
         if done < 1:
             raise RuntimeError(f"no calls in the output of {' '.join(cmd)}")
-        wall = sum(b["real_time"] * _US_PER_UNIT[b.get("time_unit", "ns")] * b["iterations"]
-                   for b in runs) / done
         summary = subprocess.run([profile_tool(), "summary", "--format=jsonl", out],
                                  capture_output=True, text=True, check=False)
         if summary.returncode != 0:
