@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 
+import numpy as np
 import pytest
 
 from conftest import CPU_FLAGS, tool
@@ -249,12 +250,14 @@ def test_a_split_verdict_gets_more_rounds(monkeypatch):
     assert clearly_better(ratios, 1 / 0.9, 0.02)
 
 
-def _fake_tuning(monkeypatch, tmp_path, program, times, sizes=None, budget=0.0):
+def _fake_tuning(monkeypatch, tmp_path, program, times, sizes=None, budget=0.0,
+                 outputs=lambda vmfb: (True, "|d| <= 1e-05 or relative <= 0.0001")):
     """tune() over a fake model: `program(config)` is the bytes a build compiles to (config:
     key -> applied), `times(without, with_)` (or, with `sizes`, `times(without, with_,
     size)`) the (ms without, ms with) a timing reads. Keys k1 (applied by its rule) and k2
-    (declined). `sizes`: the batch sizes of a dynamic program. Returns the decisions and the
-    timed pairs (with the size, for a dynamic program)."""
+    (declined). `sizes`: the batch sizes of a dynamic program; `outputs(vmfb)`: the stock
+    check's judgement of a build's outputs. Returns the decisions and the timed pairs (with
+    the size, for a dynamic program)."""
     import argparse
 
     from iree_fusions.tools import tune
@@ -285,6 +288,8 @@ def _fake_tuning(monkeypatch, tmp_path, program, times, sizes=None, budget=0.0):
     monkeypatch.setattr(tune.Tuner, "build", build)
     monkeypatch.setattr(tune.Tuner, "stock", lambda self: program({"k1": False, "k2": False}))
     monkeypatch.setattr(tune.Tuner, "time_pair", time_pair)
+    monkeypatch.setattr(tune.Tuner, "outputs_ok", lambda self, stock, build:
+                        outputs(build.vmfb))
     args = argparse.Namespace(model="fake", device="local-sync", target=None, resume=False,
                               budget=budget, fusions="all", rounds=7, max_rounds=7, margin=0.02,
                               repetitions=2, runtime_flag=[], output=str(tmp_path / "d.json"))
@@ -319,6 +324,56 @@ def test_a_stock_check_that_reaches_stock_bytes_is_not_timed(monkeypatch, tmp_pa
     assert len(timed) == 2  # k1's own timing and the tuned build's; not the last step
     assert decided.meta["checks"]["fake"][-1] == {"config": "without unclear gains",
                                                  "identical_to_stock": True}
+
+
+def test_a_tuned_build_whose_outputs_differ_is_not_kept(monkeypatch, tmp_path):
+    """k1 is faster, but the tuned build's outputs leave the bound: the check goes on to the
+    next step (every key off: stock's program) and says why in the decisions."""
+    def program(applied):
+        return b"with k1" if applied["k1"] else b"stock"
+
+    def outputs(vmfb):
+        return (vmfb != b"with k1", "|d| <= 1e-05 or relative <= 0.0001")
+
+    decided, timed = _fake_tuning(monkeypatch, tmp_path, program, lambda a, b: (1.0, 0.8),
+                                  outputs=outputs)
+    k1 = decided.entries["k1"]
+    assert not k1.apply and k1.evidence["note"] == "turned off: all off against stock"
+    assert decided.meta["checks"]["fake"] == [
+        {"config": "tuned", "outputs": "differ", "bound": "|d| <= 1e-05 or relative <= 0.0001"},
+        {"config": "all off", "identical_to_stock": True}]
+    assert timed == [(b"stock", b"with k1")]  # k1's own timing only: no build that differs
+
+
+def test_outputs_are_judged_against_stock_at_every_size(tmp_path):
+    """Tuner.outputs_ok runs stock's module and the build's on the model's inputs at each
+    size: the same program is ok by atol / rtol; another computation is not, at the size
+    where it differs."""
+    import argparse
+
+    from iree_fusions.harness import api
+    from iree_fusions.tools import tune
+
+    source = tmp_path / "m.mlir"
+    body = """func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {{
+      %0 = arith.{op} %x, %x : tensor<?xf32>
+      return %0 : tensor<?xf32>
+    }}"""
+    source.write_text(body.format(op="addf"))
+    args = argparse.Namespace(device="local-sync")
+    points = [(f"n={n}", [np.full(n, 2.0, np.float32)]) for n in (1, 4)]
+    tuner = tune.Tuner(str(source), points[0][1], "main", [], args, str(tmp_path),
+                       points=points)
+    stock = api.compile_str(body.format(op="addf"), stock=True).output
+    same = tune.Build(stock, {}, None)
+    assert tuner.outputs_ok(stock, same) == (True, "|d| <= 1e-05 or relative <= 0.0001")
+    other = tune.Build(api.compile_str(body.format(op="mulf"), stock=True).output,
+                       {"k": tune.KeyInfo("k", "p", True)}, None)
+    # 2 + 2 == 2 * 2: the same outputs by chance; 3 + 3 != 3 * 3 at every size.
+    assert tuner.outputs_ok(stock, other)[0]
+    tuner.points = [(f"n={n}", [np.full(n, 3.0, np.float32)]) for n in (1, 4)]
+    assert tuner.outputs_ok(stock, other) == (
+        False, "|d| <= 1e-05 or relative <= 0.0001, at n=1")
 
 
 def _two_keys(applied):

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 from ..compiler.decisions import Decision, DecisionSet
 from ..compiler.target import Target
 from ..harness import api
+from ..harness.bounds import judge_outputs
 from ..harness.reports import pass_summaries
 from ..harness.timing import compare_latency
 from ..runtime.modules import parameter_flags
 from ..runtime.statistics import clearly_better, ratio_interval, round_ratios, split_verdict
 
 PROG = "iree-fusions-tune"
+ATOL, RTOL = 1e-5, 1e-4  # outputs no pass's bound covers: as iree-fusions-bench's defaults
 
 
 @dataclass
@@ -93,6 +95,23 @@ class Tuner:
                                flags=self.flags, stock=True)
         self.compile_s += time.time() - t0
         return out.output
+
+    def outputs_ok(self, stock: bytes, build: Build) -> tuple[bool, str]:
+        """Whether `build`'s outputs are stock's at every size, judged by the bound of what
+        its passes changed (`harness.bounds.judge_outputs`, as the bench judges): (ok, the
+        bound, or where they differ)."""
+        with open(self.source, "rb") as f:
+            source = f.read()
+        changed = {info.pass_name for info in build.keys.values() if info.applied}
+        bound = ""
+        for size, inputs in self.at_sizes():
+            want, got = (api.run(vmfb, inputs, self.function, self.args.device,
+                                 self.parameters or None) for vmfb in (stock, build.vmfb))
+            ok, bound = judge_outputs(want, got, changed, source, inputs, self.function,
+                                      ATOL, RTOL)
+            if not ok:
+                return False, f"{bound}{f', at {size}' if size else ''}"
+        return True, bound
 
     def time_pair(self, without: bytes, with_: bytes, undecided=None, inputs=None
                   ) -> tuple[float, float, list[float]]:
@@ -208,8 +227,9 @@ def _inverted(round_ratios: list[float], median_ratio: float) -> tuple[list[floa
 
 def check_against_stock(tuner: Tuner, decided: DecisionSet, config: dict, args,
                         model_name: str) -> None:
-    """The promise: tuned is not slower than stock here, at any size. If it is, keys without
-    a clear gain (at every size) are turned off, then every key."""
+    """The promise: tuned is not slower than stock here, at any size, and its outputs are
+    stock's within the bound of what changed. If it is slower, or its outputs differ, keys
+    without a clear gain (at every size) are turned off, then every key."""
     stock = tuner.stock()
     steps = [("tuned", config)]
     unclear = {k: (p, False) for k, (p, a) in config.items()
@@ -226,6 +246,15 @@ def check_against_stock(tuner: Tuner, decided: DecisionSet, config: dict, args,
             checks.append({"config": label, "identical_to_stock": True})
             _turn_off(decided, cfg, label)
             return
+        ok, bound = tuner.outputs_ok(stock, build)
+        if not ok:
+            print(f"{PROG}: {label}: outputs differ from stock's ({bound}): not kept",
+                  file=sys.stderr)
+            checks.append({"config": label, "outputs": "differ", "bound": bound})
+            if label == "all off":
+                _turn_off(decided, cfg, label)
+                return
+            continue
         if _not_slower_than_stock(tuner, stock, build, label, checks, args.margin) or \
                 label == "all off":
             _turn_off(decided, cfg, label)
