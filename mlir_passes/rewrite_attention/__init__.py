@@ -83,8 +83,10 @@ IREE does) adds 0 where it is true and -inf where it is false. An attention whos
 another attention's output waits for the next round of the driver (its plan holds the value
 the first change replaces; `protocol.plan_owners`).
 
-Left alone, with the reason: a score modification region, indexing maps that are not
-projections or loops of no attention role.
+A score modification region of arith and math ops (a soft cap) is applied to the f32
+scores before the mask, as IREE's decomposition applies it. Left alone, with the reason: a
+region that reads the position (`iree_linalg_ext.index`) or holds other ops, indexing maps
+that are not projections or loops of no attention role.
 """
 
 from __future__ import annotations

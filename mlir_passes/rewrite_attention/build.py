@@ -77,6 +77,20 @@ def _mask_term(mask: ir.Value, log2e: ir.Value) -> ir.Value:
                           arith.ConstantOp(f32, float("-inf")).result).result
 
 
+def _modified_score(plan: AttentionPlan, score: ir.Value) -> ir.Value:
+    """The score region's ops cloned here, its argument read as `score`: what it yields."""
+    region = plan.op.regions[0].blocks[0]
+    mapped = {region.arguments[0]: score}
+    for op in plan.score_ops:
+        clone = op.clone()
+        for i, operand in enumerate(clone.operands):
+            if operand in mapped:
+                clone.operands[i] = mapped[operand]
+        mapped[op.results[0]] = clone.results[0]
+    yielded = list(region.operations)[-1].operands[0]
+    return mapped.get(yielded, yielded)
+
+
 def attention_values(plan: AttentionPlan, q: ir.Value, mask: ir.Value | None,
                      size: dict[int, Size]) -> ir.Value:
     """out = softmax(scale * q k^T + mask) v for the query `q` (the op's or a block of it),
@@ -85,6 +99,7 @@ def attention_values(plan: AttentionPlan, q: ir.Value, mask: ir.Value | None,
 
         q'[b, m, k1] = q * (scale * log2 e)                       (q's type; elementwise)
         s[b, m, k2]  = sum_k1 q' * k                              (f32 contraction)
+        s            = the op's score region applied to s, if any   (f32 elementwise)
         s'           = s + mask * log2 e       (f32 elementwise; a boolean mask: 0 / -inf)
         mx[b, m]     = max_k2 s'                 (f32 reduction from the lowest finite f32)
         p            = exp2(s' - mx);  l[b, m] = sum_k2 p         (f32)
@@ -120,6 +135,9 @@ def attention_values(plan: AttentionPlan, q: ir.Value, mask: ir.Value | None,
     s = _generic(scores + roles["k1"], [(q, q_dims), (plan.k, maps["k"])],
                  _filled(sizes(scores), 0.0), scores, k1,
                  lambda a: add(mul(_convert(a[0], f32), _convert(a[1], f32)), a[2]))
+    if plan.score_ops:  # IREE's decomposition applies the region to s, before the mask
+        s = _generic(scores, [(s, scores)], tensor.EmptyOp(sizes(scores), f32).result, scores,
+                     set(), lambda a: _modified_score(plan, a[0]))
     empty = tensor.EmptyOp(sizes(scores), f32).result
     if mask is not None:
         s = _generic(scores, [(s, scores), (mask, maps["mask"])], empty, scores, set(),

@@ -249,7 +249,7 @@ def split_heads(plan: AttentionPlan, split: HeadSplit) -> AttentionPlan | None:
         return None
     new = AttentionPlan(plan.op, values["q"], values["k"], values["v"], plan.scale,
                         values["mask"], values["out"], roles,
-                        {name: maps[name] for name in names})
+                        {name: maps[name] for name in names}, score_ops=plan.score_ops)
     if plan.block is not None:
         new.block, new.block_dim = plan.block, renumber(plan.block_dim)[0]
         new.block_scores, new.host_sync = plan.block_scores, plan.host_sync

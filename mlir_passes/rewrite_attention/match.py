@@ -46,6 +46,7 @@ class AttentionPlan:
     columns: ReadColumns | None = None  # only the first value columns are read (`read_columns`)
     whole: int | None = None  # static: the whole query's scores (at most whole-scores)
     loop_avoided: bool = False  # rows past a block, but `whole`: no loop
+    score_ops: tuple = ()  # the score region's ops before its yield (`score_modification`)
 
     def sizes(self) -> dict[int, tuple[str, int]]:
         """Loop dim -> (operand, its dim) giving that loop's size."""
@@ -68,12 +69,21 @@ def _dims(amap: ir.AffineMap) -> list[int]:
     return dims
 
 
-def _score_is_identity(op: ir.Operation) -> bool:
-    """The score region yields its argument unchanged (no score modification)."""
+def score_modification(op: ir.Operation) -> tuple[ir.Operation, ...]:
+    """The ops the score region applies to the score before its yield (none: the plain
+    score), each an arith or math op without regions (a soft cap: `minimumf`, `tanh`); an
+    op that reads the position (`iree_linalg_ext.index`) or anything else: NoMatch."""
     block = op.regions[0].blocks[0]
-    ops = list(block.operations)
-    return len(ops) == 1 and len(block.arguments) == 1 and \
-        list(ops[0].operands) == [block.arguments[0]]
+    *body, terminator = list(block.operations)
+    if len(block.arguments) != 1 or len(terminator.operands) != 1:
+        raise NoMatch("a score region with other arguments or results than the score")
+    for inner in body:
+        name = inner.operation.name
+        if not name.startswith(("arith.", "math.")) or len(inner.operation.regions) \
+                or len(inner.operation.results) != 1:
+            raise NoMatch(f"a score modification region with {name} (only arith and math "
+                          "ops are decomposed: position-dependent scores are left to IREE)")
+    return tuple(inner.operation for inner in body)
 
 
 def match_attention(op: ir.Operation) -> AttentionPlan:
@@ -84,8 +94,7 @@ def match_attention(op: ir.Operation) -> AttentionPlan:
         raise NoMatch("an attention with other operands than q, k, v, scale, [mask], out")
     names = ["q", "k", "v", "scale"] + (["mask"] if len(operands) == 6 else []) + ["out"]
     values = dict(zip(names, operands))
-    if not _score_is_identity(op):
-        raise NoMatch("a score modification region (only the plain score is decomposed)")
+    modification = score_modification(op)
     if not isinstance(values["scale"].type, ir.FloatType):
         raise NoMatch("a scale that is not a float scalar")
     for name in ("q", "k", "v", "out"):
@@ -99,7 +108,8 @@ def match_attention(op: ir.Operation) -> AttentionPlan:
     dims = {name: _dims(m) for name, m in zip(names, maps)}
     roles = attention_roles(dims, maps[0].n_dims)
     return AttentionPlan(op, values["q"], values["k"], values["v"], values["scale"],
-                         values.get("mask"), values["out"], roles, dims)
+                         values.get("mask"), values["out"], roles, dims,
+                         score_ops=modification)
 
 
 def attention_roles(dims: dict[str, list[int]], n_loops: int) -> dict[str, list[int]]:

@@ -308,24 +308,69 @@ util.func public @prefill_gqa(%q: tensor<32x?x32xf16>, %k4: tensor<4x?x4x32xf16>
 
 // -----
 
-// Left alone: a score modification (a soft cap) in the region.
+// A score modification region (Gemma 2's soft cap, cap * tanh(s / cap)), S dynamic: as in
+// IREE's decomposition, the region's ops applied to the f32 scores (of q scaled by scale *
+// log2 e) before the mask and the max, here once per query block.
 // CHECK-LABEL: util.func public @score_modified
+// CHECK-SAME: %[[CAP:[a-z0-9]+]]: f32
+// CHECK-NOT: iree_linalg_ext.attention
+// CHECK: scf.for
+// CHECK: %[[S:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "parallel", "parallel", "reduction"]} {{.+}} outs(%{{.+}} : tensor<8x?x?xf32>)
+// CHECK: %[[SOFT:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<8x?x?xf32>) outs(%{{.+}} : tensor<8x?x?xf32>)
+// CHECK-NEXT: ^bb0(%[[IN:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[D:.+]] = arith.divf %[[IN]], %[[CAP]] : f32
+// CHECK-NEXT: %[[T:.+]] = math.tanh %[[D]] : f32
+// CHECK-NEXT: %[[C:.+]] = arith.mulf %[[T]], %[[CAP]] : f32
+// CHECK-NEXT: linalg.yield %[[C]] : f32
+// CHECK: linalg.generic {{.+}} ins(%[[SOFT]] : tensor<8x?x?xf32>) outs(%{{.+}} : tensor<8x?xf32>)
+// CHECK: arith.maximumf
+// WHOLE-LABEL: util.func public @score_modified
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE: math.tanh
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a score modification region
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+util.func public @score_modified(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf16>, %v: tensor<8x?x32xf16>, %cap: f32) -> tensor<8x?x32xf16> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<8x?x32xf16>
+  %scale = arith.constant 0.17677669 : f32
+  %e = tensor.empty(%m) : tensor<8x?x32xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<8x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale : tensor<8x?x32xf16>, tensor<8x?x32xf16>, tensor<8x?x32xf16>, f32) outs(%e : tensor<8x?x32xf16>) {
+  ^bb0(%s: f32):
+    %d = arith.divf %s, %cap : f32
+    %t = math.tanh %d : f32
+    %c = arith.mulf %t, %cap : f32
+    iree_linalg_ext.yield %c : f32
+  } -> tensor<8x?x32xf16>
+  util.return %o : tensor<8x?x32xf16>
+}
+
+// -----
+
+// Left alone: a score region that reads the key position (an ALiBi-like bias computed in
+// place; IREE 3.13's llvm-cpu fails to compile it too).
+// CHECK-LABEL: util.func public @score_by_position
 // CHECK: iree_linalg_ext.attention
 // REPORT: [rewrite-attention] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a score modification region (only the plain score is decomposed)
-util.func public @score_modified(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>, %v: tensor<8x16x32xf16>) -> tensor<8x16x32xf16> {
+// REPORT-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a score modification region with iree_linalg_ext.index (only arith and math ops are decomposed: position-dependent scores are left to IREE)
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+util.func public @score_by_position(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf16>, %v: tensor<8x?x32xf16>) -> tensor<8x?x32xf16> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<8x?x32xf16>
   %scale = arith.constant 0.17677669 : f32
-  %cap = arith.constant 30.0 : f32
-  %e = tensor.empty() : tensor<8x16x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:rewrite-attention | Remark="a score modification region (only the plain score is decomposed)"}}
-  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale : tensor<8x16x32xf16>, tensor<8x16x32xf16>, tensor<8x16x32xf16>, f32) outs(%e : tensor<8x16x32xf16>) {
+  %e = tensor.empty(%m) : tensor<8x?x32xf16>
+  // expected-remark@below {{[Missed] skipped | Category:rewrite-attention | Remark="a score modification region with iree_linalg_ext.index (only arith and math ops are decomposed: position-dependent scores are left to IREE)"}}
+  %p = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale : tensor<8x?x32xf16>, tensor<8x?x32xf16>, tensor<8x?x32xf16>, f32) outs(%e : tensor<8x?x32xf16>) {
   ^bb0(%s: f32):
-    %c = arith.minimumf %s, %cap : f32
-    iree_linalg_ext.yield %c : f32
-  } -> tensor<8x16x32xf16>
-  util.return %o : tensor<8x16x32xf16>
+    %j = iree_linalg_ext.index 4 : index
+    %ji = arith.index_cast %j : index to i32
+    %jf = arith.sitofp %ji : i32 to f32
+    %b = arith.subf %s, %jf : f32
+    iree_linalg_ext.yield %b : f32
+  } -> tensor<8x?x32xf16>
+  util.return %p : tensor<8x?x32xf16>
 }
 
 // -----

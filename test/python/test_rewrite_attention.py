@@ -120,7 +120,8 @@ def test_paged_decode_matches_stock_within_bound(pages):
 
 def test_lit_cases_are_all_covered():
     assert set(passes.lit_cases(PASS)) == {"prefill", "prefill_broadcast_mask", "decode",
-                                           "decode_paged", "score_modified", "boolean_mask",
+                                           "decode_paged", "score_modified", "score_by_position",
+                                           "boolean_mask",
                                            "prefill_gqa", "prefill_one_device",
                                            "prefill_two_devices", "prefill_value_columns",
                                            "decode_value_columns", "chained_dynamic_batch",

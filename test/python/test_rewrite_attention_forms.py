@@ -148,3 +148,21 @@ def test_finite_additive_mask_matches_stock_within_bound(rows):
     _, stock, finite = _within_bound(plugin_vmfb, stock_vmfb, "prefill", [q, k, v, mask], v,
                                      mask=mask)
     assert finite.all()
+
+
+@pytest.mark.parametrize("rows", [65, 1])
+def test_score_modification_matches_stock_within_bound(rows):
+    """A soft cap in the score region (cap * tanh(s / cap): it moves a score by no more than
+    the score moves, so the derived bound holds), decomposed in query blocks at sizes the IR
+    never names, with NaN and infinity in q, k and v: the NaN and infinity pattern of stock,
+    every finite output within the bound."""
+    plugin_vmfb, stock_vmfb = _compiled("score_modified")
+    rng = np.random.default_rng(rows)
+    keys = 70
+    q, k, v = (rng.standard_normal((8, n, 32)).astype(np.float16) * 3 for n in (rows, keys, keys))
+    q[1, 0, 5], k[2, keys - 1, 0], v[4, 7, 0] = np.nan, np.inf, -np.inf
+    cap = 4.0  # (a Python float: IREE passes it as the f32 scalar argument)
+    inputs = [q, k, v, cap]
+    _, _, finite = _within_bound(plugin_vmfb, stock_vmfb, "score_modified", inputs,
+                                 np.swapaxes(v, 1, 2))
+    assert finite[0].all()

@@ -92,7 +92,7 @@ def run_alone(vmfb: bytes, inputs: Sequence[np.ndarray], function: str = "main",
               device: str = "local-task", parameters=None) -> list[np.ndarray]:
     """Loads and calls one function in a new process (see the module docstring); returns its
     results. An error of the runtime is raised here as it was raised there."""
-    reply = _server.call((bytes(vmfb), [np.asarray(x) for x in inputs], function, device,
+    reply = _server.call((bytes(vmfb), list(inputs), function, device,
                           parameters))
     if reply[0] == "ok":  # arrays of their own, not views of the reply's bytes
         return [np.array(r, copy=True) for r in reply[1]]
