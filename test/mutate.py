@@ -371,11 +371,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="run only the survivors of an earlier run's --json")
     args = parser.parse_args(argv)
     config = load_config()
+    rows = []
     with tempfile.TemporaryDirectory(prefix="mutation-") as parent:
-        rows = [run_module(name, config, args, parent) for name in args.modules]
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
+        for name in args.modules:
+            rows.append(run_module(name, config, args, parent))
+            if args.json:  # after each module: a long run's finished rows are kept
+                with open(args.json, "w") as f:
+                    json.dump(rows, f, indent=1)
     return 0 if all(r.get("survived", 0) == 0 for r in rows) else 1
 
 

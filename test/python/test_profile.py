@@ -183,6 +183,41 @@ def test_side_by_side_losers_first_with_named_fields():
     assert lines[-1].startswith("all dispatches") and "+80.0" in lines[-1]
 
 
+def test_the_table_prints_counts_times_and_what_each_side_left_out():
+    """Fractional counts with two decimals, whole ones without; no time as "-"; with the
+    sides: the calls, each wall time known, and the load-time dispatches left out, per side."""
+    rows = P.side_by_side([_row("matmul", 1.5, 30.0)], [_row("matmul", 2, 0.0)])
+    sides = {"stock": {"calls": 4, "wall_us": 12.25, "mode": "host-execution",
+                       "device": "local-sync", "load_time": ["_initializer_0_dispatch_0"]},
+             "plugin": {"calls": 4, "wall_us": None, "mode": "host-execution",
+                        "device": "local-sync", "load_time": []}}
+    lines = P.format_profile(rows, sides=sides).splitlines()
+    matmul = next(line for line in lines if line.startswith("matmul"))
+    assert matmul.split()[1:3] == ["1.50", "2"]
+    assert matmul.split()[3:5] == ["20.0", "-"]  # us per dispatch: 30 / 1.5; none timed
+    assert lines[-2] == ("4 / 4 calls profiled (host-execution on local-sync); wall time of a "
+                         "call with the profiler on, us: stock 12.2")
+    assert lines[-1] == "stock: load-time dispatches left out: _initializer_0_dispatch_0"
+
+
+def test_a_failing_iree_profile_is_a_runtime_error_with_its_message(builds, monkeypatch,
+                                                                    tmp_path):
+    """iree-profile failing on the summary, or on the dispatch rows once the summary read
+    fine: a RuntimeError naming the file and the tool's message (not a traceback of its
+    exit status)."""
+    real = P.profile_tool()
+    fake = tmp_path / "iree-profile"
+    fake.write_text(f"#!/bin/sh\nif [ \"$1\" = \"$FAIL_ON\" ]; then echo broken >&2; exit 3; fi\n"
+                    f"exec {real} \"$@\"\n")
+    fake.chmod(0o755)
+    monkeypatch.setattr(P, "profile_tool", lambda: str(fake))
+    for step in ("summary", "dispatch"):
+        monkeypatch.setenv("FAIL_ON", step)
+        with pytest.raises(RuntimeError, match=r"iree-profile failed on .+: broken$"):
+            P.profile_module(builds["paths"]["stock"], builds["inputs"], device="local-sync",
+                             calls=1)
+
+
 # ------------------------------------------------------------------ real profiles
 
 
