@@ -90,7 +90,7 @@ def test_effect_text_names_functions_only_when_there_are_several():
     assert two == ("dispatches 5 -> 4 (a 2 -> 1, b 3 -> 3), bytes between dispatches 1 -> 1 "
                    "(vs stock IREE)")
     # A function on one side only is named (0 on the other); one with none on both is not.
-    three = effect_text(FlowCounts({"a": 2, "b": 1, "d": 0}), FlowCounts({"a": 1, "c": 2, "d": 0}))
+    three = effect_text(FlowCounts({"a": 2, "b": 1, "d": 0}), FlowCounts({"a": 1, "c": 2, "e": 0}))
     assert three == ("dispatches 3 -> 3 (a 2 -> 1, b 1 -> 0, c 0 -> 2), bytes between "
                      "dispatches 0 -> 0 (vs stock IREE)")
 
