@@ -12,7 +12,7 @@ or bitwise operator, `and`/`or`, a dropped `not` or minus, an integer constant p
 True/False, min/max, an `if` condition negated); docstrings, annotations and strings are not
 mutated. Each runs in a copy of the repository's tracked files (a folder of its own, the
 copy's python/ first on PYTHONPATH, so the tests, their subprocesses and lit's tools import the
-mutant and nothing else sees it), with the covering tests: pytest -x, then lit. A mutant is
+mutant and nothing else sees it), with the covering tests: lit, then pytest -x. A mutant is
 killed when they fail (or time out: 4x the unmutated run), survives when they pass. The tests
 must pass unmutated first.
 
@@ -242,13 +242,13 @@ class Workspace:
                   ) -> tuple[str, float, str]:
         """(passed | failed | timeout, seconds, the first failure's name)."""
         start = time.monotonic()
-        commands = []
-        if pytest_args:
-            commands.append([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
-                             "--no-header", *pytest_args])
+        commands = []  # lit first: it takes seconds, and most mutants of a pass fail it
         if lit_args:
             commands.append([os.path.join(os.path.dirname(sys.executable), "lit"), "-q",
                              *lit_args])
+        if pytest_args:
+            commands.append([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider",
+                             "--no-header", *pytest_args])
         for command in commands:
             left = timeout - (time.monotonic() - start)
             try:
