@@ -8,7 +8,8 @@ from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.invariants import (captured_values, check_defined_before,
-                                              check_init_unread, reads_init)
+                                              check_init_unread, parameter_names_text,
+                                              reads_init)
 from iree_fusions.compiler.protocol import NoMatch
 
 TWO_INITS = """util.func public @f(%x: tensor<4xf32>, %a: tensor<4xf32>, %b: tensor<4xf32>,
@@ -68,3 +69,9 @@ def test_a_value_defined_after_the_place_it_moves_to():
                                           "start$"):
             check_defined_before([late], 0, positions, "the cap", "the start")
         check_defined_before([late], 0, positions, "the cap", "the start", moved=[ops[1]])
+
+
+def test_parameter_names_are_the_first_three_each_once_then_how_many_more():
+    assert parameter_names_text(["a", "b", "a", "c"]) == "a, b, c"
+    assert parameter_names_text(["a", "b", "c", "d", "e", "d"]) == "a, b, c and 2 more"
+    assert parameter_names_text(["a"]) == "a"
