@@ -74,4 +74,5 @@ def test_a_value_defined_after_the_place_it_moves_to():
 def test_parameter_names_are_the_first_three_each_once_then_how_many_more():
     assert parameter_names_text(["a", "b", "a", "c"]) == "a, b, c"
     assert parameter_names_text(["a", "b", "c", "d", "e", "d"]) == "a, b, c and 2 more"
+    assert parameter_names_text(["a", "b", "c", "d"]) == "a, b, c and 1 more"
     assert parameter_names_text(["a"]) == "a"
