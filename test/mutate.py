@@ -227,7 +227,8 @@ class Workspace:
                     os.makedirs(os.path.dirname(dst), exist_ok=True)
                     shutil.copy2(src, dst)
             # The install's package layout (pyproject's package-dir): passes in the package.
-            os.symlink(os.path.join(self.root, "mlir_passes"),
+            # (relative: each copy of the snapshot reads its own passes)
+            os.symlink(os.path.join("..", "..", "mlir_passes"),
                        os.path.join(self.root, "python", "iree_fusions", "passes"))
         bin_dir = os.path.dirname(sys.executable)
         self.env = dict(os.environ, PYTHONPATH=os.path.join(self.root, "python"),
