@@ -28,6 +28,8 @@ from typing import BinaryIO
 
 import numpy as np
 
+from ..runtime.modules import host_arrays, load_vmfb
+
 _HEADER = struct.Struct("<Q")
 
 
@@ -102,13 +104,10 @@ def run_alone(vmfb: bytes, inputs: Sequence[np.ndarray], function: str = "main",
 
 
 def _run_request(request: tuple) -> tuple:
-    from ..runtime.modules import host_arrays, load_vmfb
-
     vmfb, inputs, function, device, parameters = request
     try:
         _, module = load_vmfb(vmfb, device, parameters)
-        results = host_arrays(module[function](*inputs))
-        return ("ok", [np.array(r, copy=True) for r in results])
+        return ("ok", host_arrays(module[function](*inputs)))  # (copies already)
     except Exception as e:  # noqa: BLE001 - handed to the caller, raised there
         try:
             pickle.dumps(e)
@@ -142,8 +141,6 @@ def _serve(stdin: BinaryIO, stdout: BinaryIO) -> None:
 
 if __name__ == "__main__":
     import iree.runtime  # noqa: F401 - imported once, before any fork
-
-    from ..runtime import modules  # noqa: F401
 
     # The replies go to the stdout the caller reads; anything printed goes to stderr.
     replies = os.fdopen(os.dup(1), "wb")
