@@ -147,7 +147,7 @@ def resolve_parameters(vmfb: bytes | str, parameters: Mapping | None,
 
 
 def _check_sources(path: str, manifest: dict, given: Mapping,
-                   read: Mapping[str, list], required: bool = True) -> None:
+                   read: Mapping[str, list], *, required: bool) -> None:
     """The source parameters the archive was made from are those given (names, sizes,
     checksums of all their bytes; `read`: the parameters (`_index`) of the .irpa files
     given, by scope); else ArchiveError naming both files. `required` False (a consolidated
@@ -209,7 +209,7 @@ def encode_archive(encoder_vmfb: str | None, sources: Mapping[str, str], output:
     outputs = encoder.outputs(scope) if encoder else []
     manifest = {**manifest, "mode": layout(manifest["mode"], outputs)}
     _make_room(output, outputs, manifest)
-    if encoder and outputs:
+    if outputs:  # an encoder's (none without one)
         import numpy as np
 
         written = rt.ParameterIndex()
