@@ -2,7 +2,7 @@
 """Mutation testing: do the tests that cover a module fail when it has a small bug?
 
     python test/mutate.py MODULE [MODULE ...] [--max N] [--seed S] [-j N] [--list] [--json F]
-                          [--again F]
+                          [--again F] [--only FILE]
 
 MODULE is a source path (python/iree_fusions/runtime/profile.py, mlir_passes/rewrite_attention,
 a folder: each .py in it) or a key of test/mutation.toml, which names the tests that cover each
@@ -301,7 +301,8 @@ def run_module(name: str, config: dict, args: argparse.Namespace, parent: str) -
     entry = files[0][1]
     equivalent = entry.get("equivalent", {})
     snapshot = Workspace(parent)
-    every = [m for f, _ in files for m in mutants(f, snapshot.root)]
+    every = [m for f, _ in files for m in mutants(f, snapshot.root)
+             if not args.only or m.path.endswith(args.only)]
     chosen = every
     if args.max and len(every) > args.max:
         chosen = sorted(random.Random(args.seed).sample(every, args.max),
@@ -367,6 +368,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-j", type=int, default=1, help="mutants run at once")
     parser.add_argument("--list", action="store_true", help="print the mutants only")
+    parser.add_argument("--only", metavar="FILE",
+                        help="in a folder module, the mutants of the file(s) ending so")
     parser.add_argument("--json", help="write the summary rows here")
     parser.add_argument("--again", metavar="JSON",
                         help="run only the survivors of an earlier run's --json")

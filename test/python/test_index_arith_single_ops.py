@@ -333,3 +333,41 @@ def test_tensor_elements_exact():
         analysis = ia.IndexAnalysis()
         got = [analysis.tensor(v) for v in ret.operands]
     assert got == [ia.Residues(1 << 64, -2, 16), ia.Residues(1 << 64, 0, 4), ia.ANY], got
+
+
+LOOP_EXTENTS = """
+util.func @f(%t: tensor<?x1x0xi64>) -> (tensor<?x1x0xi64>, tensor<?x1x0xi64>,
+                                         tensor<?x1x0xi64>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %t, %c0 : tensor<?x1x0xi64>
+  %e = tensor.empty(%n) : tensor<?x1x0xi64>
+  %g:3 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+      affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>,
+      affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+      iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%t : tensor<?x1x0xi64>) outs(%e, %e, %e : tensor<?x1x0xi64>, tensor<?x1x0xi64>,
+      tensor<?x1x0xi64>) {
+  ^bb0(%in: i64, %o0: i64, %o1: i64, %o2: i64):
+    %i0 = linalg.index 0 : index
+    %i1 = linalg.index 1 : index
+    %i2 = linalg.index 2 : index
+    %x0 = arith.index_cast %i0 : index to i64
+    %x1 = arith.index_cast %i1 : index to i64
+    %x2 = arith.index_cast %i2 : index to i64
+    linalg.yield %x0, %x1, %x2 : i64, i64, i64
+  } -> (tensor<?x1x0xi64>, tensor<?x1x0xi64>, tensor<?x1x0xi64>)
+  util.return %g#0, %g#1, %g#2 : tensor<?x1x0xi64>, tensor<?x1x0xi64>, tensor<?x1x0xi64>
+}"""
+
+
+def test_loop_indices_of_run_time_one_and_zero_extents():
+    """linalg.index of a loop whose extent only run-time sizes give is a non-negative index,
+    [0, 2^63 - 1] (an index's signed range); of a loop of extent 1, exactly 0; of an empty
+    loop (extent 0: its body never runs), anything."""
+    with ir.Context():
+        module = ir.Module.parse(LOOP_EXTENTS)
+        ret = list(module.body.operations[0].regions[0].blocks[0].operations)[-1]
+        analysis = ia.IndexAnalysis()
+        got = [analysis.tensor(v) for v in ret.operands]
+    assert got == [ia.Residues(1 << 64, 0, (1 << 63) - 1), ia.Residues(1 << 64, 0, 0),
+                   ia.ANY], got
