@@ -114,7 +114,9 @@ def match_attention(op: ir.Operation) -> AttentionPlan:
 
 def attention_roles(dims: dict[str, list[int]], n_loops: int) -> dict[str, list[int]]:
     """The loops of each role (ROLES), from the loops each operand is indexed by; NoMatch
-    where a loop has no role or an operand is indexed by another role's loop."""
+    where a loop has no role or several (each role is the loops two operands share, so a
+    loop one of them reads outside its roles has none), a role is missing, or the mask
+    reads a head-dim or value loop."""
     if dims["scale"]:
         raise NoMatch("a scale that is not a scalar")
     q, k, v, o = (set(dims[n]) for n in ("q", "k", "v", "out"))
@@ -126,9 +128,6 @@ def attention_roles(dims: dict[str, list[int]], n_loops: int) -> dict[str, list[
         raise NoMatch("loops that are not batch, query, head-dim, key or value loops")
     if not roles["k1"] or not roles["k2"] or not roles["n"]:
         raise NoMatch("an attention without a head-dim, key or value loop")
-    if q - batch - roles["m"] - roles["k1"] or k - batch - roles["k2"] - roles["k1"] or \
-            v - batch - roles["k2"] - roles["n"] or o - batch - roles["m"] - roles["n"]:
-        raise NoMatch("an operand indexed by a loop of another role")
     if "mask" in dims and set(dims["mask"]) - batch - roles["m"] - roles["k2"]:
         raise NoMatch("a mask indexed by a head-dim or value loop")
     return {role: sorted(roles[role]) for role in ROLES}
@@ -159,17 +158,14 @@ def untransposed_v(plan: AttentionPlan) -> AttentionPlan:
     return plan
 
 
-def gathered(value: ir.Value, depth: int = 6) -> bool:
+def gathered(value: ir.Value) -> bool:
     """The value is rows gathered from a table (a paged KV cache: `iree_linalg_ext.gather`, or a
-    generic that `tensor.extract`s), through reshapes and copies."""
+    generic that `tensor.extract`s), through reshapes and copies (a chain the IR bounds)."""
     op = h.defining_op(value)
-    if op is None or depth == 0:
-        return False
-    if op.name == GATHER or (op.name == LINALG_GENERIC and h.reads_table_in_body(op)):
-        return True
-    if op.name in RESHAPES or h.is_pure_copy(op):
-        return gathered(op.operands[0], depth - 1)
-    return False
+    while op is not None and (op.name in RESHAPES or h.is_pure_copy(op)):
+        op = h.defining_op(op.operands[0])
+    return op is not None and (
+        op.name == GATHER or (op.name == LINALG_GENERIC and h.reads_table_in_body(op)))
 
 
 def _static_extent(plan: AttentionPlan, dims: list[int]) -> int | None:

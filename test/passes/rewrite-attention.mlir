@@ -618,3 +618,66 @@ util.func public @prefill_static(%q: tensor<8x130x32xf16>, %k: tensor<8x130x32xf
   } -> tensor<8x130x32xf16>
   util.return %o : tensor<8x130x32xf16>
 }
+
+// -----
+
+// The same columns read by a slice of the result itself (no expand), its rows the size the
+// empty output was made with: v sliced to 128 columns, the loop's output that wide.
+// CHECK-LABEL: util.func public @prefill_value_columns_sliced
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<16x192x?xf16>
+// CHECK: %[[VC:.+]] = tensor.extract_slice %[[V]][0, 0, 0] [16, 128, %{{.+}}] [1, 1, 1] : tensor<16x192x?xf16> to tensor<16x128x?xf16>
+// CHECK: scf.for {{.+}} -> (tensor<16x?x128xf16>, index)
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[VC]] : tensor<16x?x?xf16>, tensor<16x128x?xf16>) outs(%{{.+}} : tensor<16x?x128xf32>)
+// CHECK: %[[W:.+]] = tensor.extract_slice %{{.+}}#0[0, 0, 0] [16, %{{.+}}, 128] [1, 1, 1] : tensor<16x?x128xf16> to tensor<16x?x128xf16>
+// CHECK: util.return %[[W]]
+// WHOLE-LABEL: util.func public @prefill_value_columns_sliced
+// WHOLE-NOT: scf.for
+// WHOLE: outs(%{{.+}} : tensor<16x?x128xf32>)
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host{{$}}
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+util.func public @prefill_value_columns_sliced(%q: tensor<16x?x192xf16>, %k: tensor<16x?x192xf16>, %v: tensor<16x192x?xf16>, %mask: tensor<16x?x?xf16>) -> tensor<16x?x128xf16> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<16x?x192xf16>
+  %scale = arith.constant 0.0721687824 : f32
+  %e = tensor.empty(%m) : tensor<16x?x192xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<16x?x192xf16>, tensor<16x?x192xf16>, tensor<16x192x?xf16>, f32, tensor<16x?x?xf16>) outs(%e : tensor<16x?x192xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<16x?x192xf16>
+  %cols = tensor.extract_slice %o[0, 0, 0] [16, %m, 128] [1, 1, 1] : tensor<16x?x192xf16> to tensor<16x?x128xf16>
+  util.return %cols : tensor<16x?x128xf16>
+}
+
+// -----
+
+// The output written transposed ([batch, value dim, query rows]) and read as its first 16
+// query rows: a slice of the last dim that is not the value columns; every value column is
+// computed (taking the rows' slice for columns builds IR that fails verification).
+// CHECK-LABEL: util.func public @transposed_output_rows
+// CHECK-SAME: %[[V:[a-z0-9]+]]: tensor<8x64x48xf16>
+// CHECK-NOT: tensor.extract_slice %[[V]]
+// CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[V]] : tensor<8x64x64xf16>, tensor<8x64x48xf16>) outs(%{{.+}} : tensor<8x48x64xf32>)
+// CHECK: %[[T:.+]] = linalg.generic {{.+}} outs(%{{.+}} : tensor<8x48x64xf16>)
+// CHECK: %[[ROWS:.+]] = tensor.extract_slice %[[T]][0, 0, 0] [8, 48, 16] [1, 1, 1] : tensor<8x48x64xf16> to tensor<8x48x16xf16>
+// CHECK: util.return %[[ROWS]]
+// WHOLE-LABEL: util.func public @transposed_output_rows
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE: outs(%{{.+}} : tensor<8x48x64xf32>)
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x64x32xf16> -> contractions, reductions and elementwise generics{{$}}
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+util.func public @transposed_output_rows(%q: tensor<8x64x32xf16>, %k: tensor<8x64x32xf16>, %v: tensor<8x64x48xf16>) -> tensor<8x48x16xf16> {
+  %scale = arith.constant 0.17677669 : f32
+  %e = tensor.empty() : tensor<8x48x64xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<8x64x32xf16> -> contractions, reductions and elementwise generics"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d1)>]> ins(%q, %k, %v, %scale : tensor<8x64x32xf16>, tensor<8x64x32xf16>, tensor<8x64x48xf16>, f32) outs(%e : tensor<8x48x64xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<8x48x64xf16>
+  %rows = tensor.extract_slice %o[0, 0, 0] [8, 48, 16] [1, 1, 1] : tensor<8x48x64xf16> to tensor<8x48x16xf16>
+  util.return %rows : tensor<8x48x16xf16>
+}

@@ -192,20 +192,32 @@ def test_same_value_by_the_rings_laws_and_not_otherwise():
 
 
 def _chain(n: int) -> str:
-    """x + 1 + 1 ... (n additions, each of its own constant) and x + n."""
-    lines = ["%s0 = arith.addi %x, %k0 : index"] + \
-        [f"%s{i} = arith.addi %s{i - 1}, %k{i} : index" for i in range(1, n)]
-    ones = [f"%k{i} = arith.constant 1 : index" for i in range(n)]
-    body = "\n  ".join(ones + lines + [f"%cn = arith.constant {n} : index",
-                                       "%direct = arith.addi %x, %cn : index"])
+    """n ops on x, each of the last, cycling through `+ 1`, util.assume.int, index_cast to i64
+    and index_castui back (every kind a form follows), and x + (the number of additions)."""
+    lines, last, adds = [], "%x", 0
+    for i in range(n):
+        kind = i % 4
+        if kind == 0:
+            lines += [f"%k{i} = arith.constant 1 : index", f"%s{i} = arith.addi {last}, %k{i} : index"]
+            adds += 1
+        elif kind == 1:
+            lines.append(f"%s{i} = util.assume.int {last}<umin = 0, umax = 4096> : index")
+        elif kind == 2:
+            lines.append(f"%s{i} = arith.index_cast {last} : index to i64")
+        else:
+            lines.append(f"%s{i} = arith.index_castui {last} : i64 to index")
+        last = f"%s{i}"
+    assert n % 4 in (0, 1)  # the chain's value an index
+    body = "\n  ".join(lines + [f"%cn = arith.constant {adds} : index",
+                                "%direct = arith.addi %x, %cn : index"])
     return (f"util.func @f(%x: index) -> (index, index) {{\n  {body}\n"
-            f"  util.return %s{n - 1}, %direct : index, index\n}}")
+            f"  util.return {last}, %direct : index, index\n}}")
 
 
 @pytest.mark.parametrize("n, equal", [(32, True), (33, False), (3000, False)])
 def test_forms_follow_32_levels_of_ops(n, equal):
-    """A form follows ops 32 levels deep (a cost bound: deeper values are leaves, which is
-    sound); a chain of 3000 additions is a leaf, not a RecursionError."""
+    """A form follows ops 32 levels deep, whatever their kind (a cost bound: deeper values
+    are leaves, which is sound); a chain of 3000 ops is a leaf, not a RecursionError."""
     with ir.Context():
         module = ir.Module.parse(_chain(n))
         chain, direct = _returned(module)

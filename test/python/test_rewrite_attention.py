@@ -125,7 +125,8 @@ def test_lit_cases_are_all_covered():
                                            "prefill_gqa", "prefill_one_device",
                                            "prefill_two_devices", "prefill_value_columns",
                                            "decode_value_columns", "chained_dynamic_batch",
-                                           "prefill_static"}
+                                           "prefill_static", "prefill_value_columns_sliced",
+                                           "transposed_output_rows"}
 
 
 @pytest.mark.parametrize("rows", [63, 65, 130])
@@ -147,6 +148,27 @@ def test_broadcast_mask_blocks_match_stock_within_bound(rows):
     assert np.isnan(stock[8:16, rows // 3]).all()  # the 8 heads of batch row 1
 
 
+def test_transposed_output_read_as_rows_matches_stock_within_bound():
+    """The output written [batch, value dim, query rows] and read as its first 16 rows (not
+    value columns): stock's NaN and infinity pattern, each finite output within the bound."""
+    rng = np.random.default_rng(7)
+    q, k = (rng.standard_normal((8, 64, 32)).astype(np.float16) for _ in range(2))
+    v = rng.standard_normal((8, 64, 48)).astype(np.float16)
+    q[1, 3, 5], k[2, 60, 0], v[4, 7, 0] = np.nan, np.inf, -np.inf
+    stock_vmfb, plugin_vmfb = _compiled("transposed_output_rows")
+    (stock,) = api.run(stock_vmfb, [q, k, v], function="transposed_output_rows")
+    (plugin,) = api.run(plugin_vmfb, [q, k, v], function="transposed_output_rows")
+    assert stock.shape == plugin.shape == (8, 48, 16)
+    assert np.array_equal(np.isnan(stock), np.isnan(plugin))
+    assert np.array_equal(np.isinf(stock), np.isinf(plugin))
+    rows = np.swapaxes(stock, 1, 2)  # [8, 16, 48]
+    bound = attention_bound(q[:, :16], k, np.swapaxes(v, 1, 2), 0.17677669, rows)
+    diff = np.abs(rows.astype(np.float64) - np.swapaxes(plugin, 1, 2).astype(np.float64))
+    finite = np.isfinite(rows) & np.isfinite(bound)
+    assert finite.sum() > finite.size // 2
+    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
+
+
 def _mla_inputs(rows: int, keys: int, seed: int) -> list[np.ndarray]:
     """q, k [16, rows, 192], v [16, 192, keys] (its last 64 head-dim rows zero, as sharktank
     pads them) and a causal mask [16, rows, keys], with a fully masked row, NaN and inf."""
@@ -164,6 +186,7 @@ def _mla_inputs(rows: int, keys: int, seed: int) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("name, rows, keys", [("prefill_value_columns", 65, 65),
                                               ("prefill_value_columns", 130, 130),
+                                              ("prefill_value_columns_sliced", 65, 65),
                                               ("decode_value_columns", 1, 33)])
 def test_value_columns_match_every_column_within_bound(name, rows, keys):
     """Only the 128 value columns read computed (read-columns, the default) against every

@@ -20,3 +20,36 @@ from iree_fusions.passes.rewrite_attention.heads import _fits
 ])
 def test_fits(old, read, new, want):
     assert _fits(old, read, new) == want
+
+
+# Loops 0..4 of a batched attention: batch, query rows (m), head dim (k1), keys (k2), value
+# dim (n); each case drops or misplaces one role.
+ATTENTION = {"scale": [], "q": [0, 1, 2], "k": [0, 3, 2], "v": [0, 3, 4], "out": [0, 1, 4]}
+
+
+def test_attention_roles_of_a_batched_attention():
+    from iree_fusions.passes.rewrite_attention.match import attention_roles
+
+    assert attention_roles(ATTENTION, 5) == {"batch": [0], "m": [1], "k1": [2], "k2": [3],
+                                             "n": [4]}
+    assert attention_roles({**ATTENTION, "mask": [0, 1, 3]}, 5)["k2"] == [3]
+
+
+@pytest.mark.parametrize("dims, n_loops, why", [
+    ({"scale": [], "q": [0, 1], "k": [0, 2], "v": [0, 2, 3], "out": [0, 1, 3]}, 4,
+     "without a head-dim, key or value loop"),  # no head dim: q and k share no loop
+    ({"scale": [], "q": [0, 1, 2], "k": [0, 2], "v": [0, 3], "out": [0, 1, 3]}, 4,
+     "without a head-dim, key or value loop"),  # no key loop: k and v share none
+    ({"scale": [], "q": [0, 1, 2], "k": [0, 3, 2], "v": [0, 3], "out": [0, 1]}, 4,
+     "without a head-dim, key or value loop"),  # no value dim
+    ({**ATTENTION, "scale": [0]}, 5, "a scale that is not a scalar"),
+    ({**ATTENTION, "mask": [0, 1, 4]}, 5, "a mask indexed by a head-dim or value loop"),
+    ({**ATTENTION, "q": [0, 1, 2, 3]}, 5, "not batch, query, head-dim, key or value"),  # 2
+    ({**ATTENTION, "v": [0, 3, 4, 1]}, 5, "not batch, query, head-dim, key or value"),
+    (ATTENTION, 6, "not batch, query, head-dim, key or value"),  # a loop no operand reads
+])
+def test_attention_roles_decline_a_missing_or_misplaced_role(dims, n_loops, why):
+    from iree_fusions.passes.rewrite_attention.match import NoMatch, attention_roles
+
+    with pytest.raises(NoMatch, match=why):
+        attention_roles(dims, n_loops)
