@@ -25,7 +25,7 @@ class ViewSlice:
     extent: int
     offset: int
     stride: int
-    source_dim: int = -1
+    source_dim: int
     span: int = 1
 
 
@@ -77,7 +77,7 @@ def match_copy(op: ir.Operation) -> CopySlice:
     NoMatch otherwise, with the reason."""
     dispatch = h.Workgroups(op)
     load, store = copy_like(op)
-    if any(t != -1 for t in h.tied_operands(op)):
+    if h.tied_operands(op)[0] != -1:  # its one result
         raise NoMatch("a copy into an operand tied to its result (written in place)")
     args = dispatch.body_arguments
     if store.operands[0] != load.results[0] or \
@@ -85,16 +85,15 @@ def match_copy(op: ir.Operation) -> CopySlice:
         raise NoMatch("a copy that stores something else than what it loads from an operand")
     result_type = op.results[0].type
     s_off, s_size, s_stride = h.static_parts(store)
-    if any(s_off) or any(st != 1 for st in s_stride) or \
-            list(store.results) or len(s_size) != result_type.rank:
+    if any(s_off) or any(st != 1 for st in s_stride) or s_size != list(result_type.shape):
         raise NoMatch("a copy that writes part of its result")
     arg_no = args.index(load.operands[0])
     source = dispatch.arguments[arg_no]
     src_shape = list(source.type.shape)
     offsets, sizes, strides = h.static_parts(load)
     lseg, loperands = h.segment_sizes(load), list(load.operands)  # source, dims, offsets, sizes
-    dyn_sizes = iter(loperands[sum(lseg[:3]):sum(lseg[:4])])
-    src_dyn = iter(loperands[1:1 + lseg[1]])
+    dyn_sizes = iter(loperands[sum(lseg[:3]):])  # (the dynamic strides after them unread)
+    src_dyn = iter(loperands[1:])  # (the dynamic offsets and sizes after them unread)
     sliced: list[tuple[int, int, int] | None] = []
     for d, extent in enumerate(src_shape):
         size_value = next(dyn_sizes) if sizes[d] == DYN else None
@@ -126,7 +125,7 @@ def _static_loads(arg: ir.Value, rank: int) -> bool:
     """Every use of a dispatch argument is a load of a part of it with static offsets and
     strides."""
     for user in h.users(arg):
-        if user.name != LOAD or user.operands[0] != arg:
+        if user.name != LOAD:  # (a load's source is its only binding operand)
             return False
         offsets, sizes, strides = h.static_parts(user)
         if DYN in offsets or DYN in strides or len(sizes) != rank:

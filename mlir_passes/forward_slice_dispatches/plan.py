@@ -58,7 +58,7 @@ def reshaped_slices(copy: CopySlice, reshape: ir.Operation) -> list[tuple[int, V
         after = shape[d + 1:]
         if len(view) >= tail and all(a == b != DYN for a, b in zip(shape[d:], view[-tail:])):
             out.append((len(view) - tail, ViewSlice(src_shape[d], offset, stride, d)))
-        elif len(view) > d and _same_dims(reshape, shape, view, d + 1):
+        elif _same_dims(reshape, shape, view, d + 1):  # (False where the view is shorter)
             out.append((d, ViewSlice(src_shape[d], offset, stride, d)))
         elif _same_dims(reshape, shape, view, d) and \
                 all(a == b != DYN for a, b in zip(after, view[len(view) - len(after):])):
