@@ -137,9 +137,9 @@ def check_element_count(copy: CopySlice, reshape: ir.Operation, wide: list[int])
         raise NoMatch("element-count: the copy or its reshape has other run-time dims than the "
                       "source")
     view = list(reshape.results[0].type.shape)
-    differ = [(w, v) for w, v in zip(wide, view) if w != v]
-    widened = None if len(wide) != len(view) or any(DYN in pair for pair in differ) else \
-        math.prod(Fraction(w, v) for w, v in differ)
+    # (wide is the view with its placed dims widened: as long, and those dims static, as the
+    # placement rules require)
+    widened = math.prod(Fraction(w, v) for w, v in zip(wide, view) if w != v)
     sliced = math.prod(Fraction(extent, part[1]) for extent, part in
                        zip(copy.source.type.shape, copy.sliced) if part is not None)
     if widened != sliced:

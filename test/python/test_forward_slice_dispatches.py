@@ -497,11 +497,14 @@ def test_run_time_dims_before_the_sliced_dim_are_compared_not_those_after(rows, 
     # the dims before the sliced one differ, and so do those after: moved, not split
     (([4, 6], [(0, 4, 1), (0, 3, 2)], [4, 3], [3, 4], [(0, 3, 1), (1, 2, 1)]),
      "the reshape to [3, 4] moves sliced dim 1"),
+    # the dims before it the same, those after not: moved, not split
+    (([4, 8, 6], [(0, 4, 1), (0, 4, 2), (0, 6, 1)], [4, 4, 6], [4, 2, 12],
+      [(0, 4, 1), (0, 2, 1), (0, 12, 1)]), "the reshape to [4, 2, 12] moves sliced dim 1"),
     # split where the part is not whole rows of the split
     (([4, 8], [(0, 4, 1), (1, 4, 1)], [4, 4], [4, 2, 2], [(0, 4, 1), (0, 2, 1), (0, 2, 1)]),
      "the reshape to [4, 2, 2] splits sliced dim 1 where the slice does not fall on whole rows "
      "of the split"),
-], ids=["split-before-a-whole-dim", "moved", "split-off-rows"])
+], ids=["split-before-a-whole-dim", "moved", "moved-after", "split-off-rows"])
 def test_reshape_placements_fold_or_decline_with_their_reason(case, reason):
     text = case_ir(*case)
     if reason is None:
@@ -510,3 +513,18 @@ def test_reshape_placements_fold_or_decline_with_their_reason(case, reason):
     _out, (report,) = passes.run_pass(text, PASS)
     assert not report.changes  # (the reader, a copy too, read by util.return: skipped)
     assert [s.reason for s in report.skipped if s.location.endswith(":2:8")] == [reason]
+
+
+@pytest.mark.parametrize("part, extent, inside", [
+    ((0, 4, 1), 4, True), ((1, 4, 1), 4, False),  # ends at the extent / one past it
+    ((0, 2, 3), 4, True), ((1, 2, 3), 4, False), ((0, 2, 3), 3, False),  # strided: 0, 3
+    ((2, 1, 5), 3, True), ((3, 1, 1), 3, False),  # one element: its stride unread
+    ((3, DYN, 1), 4, True), ((4, DYN, 1), 4, False),  # a run-time size: its start only
+    ((-1, 1, 1), 4, False), ((0, 1, 0), 4, False), ((0, 0, 1), 4, False),
+])
+def test_a_part_is_inside_its_extent_to_the_last_element(part, extent, inside):
+    """part-in-source and reader-part-in-copy's bound: the part's first and last elements
+    (offset + (size - 1) x stride) in [0, extent); a size of 0, a stride below 1 are not."""
+    from iree_fusions.passes.forward_slice_dispatches.plan import _inside
+
+    assert _inside(*part, extent) is inside
