@@ -89,3 +89,39 @@ def test_match_declines_each_form_it_cannot_decompose(change, reason):
         assert report.changes and not report.skipped
     else:
         assert not report.changes and [s.reason for s in report.skipped] == [reason]
+
+
+def _gqa_variant(kind: str) -> str:
+    """lit's @prefill_gqa (k and v [4, S, 4 KV heads, 32], each copied to the 2 query heads
+    of their group) with v over 2 KV heads of 4 query heads each ("differently"), or k read
+    without its sequence dim, so that its copy repeats the keys too ("outside")."""
+    import re
+
+    from support import passes
+
+    text = passes.lit_cases("rewrite-attention")["prefill_gqa"]
+    body = re.sub(r"\s*// expected-remark@below.*\n", "\n",
+                  text[text.rindex("util.func public @prefill_gqa("):])
+    if kind == "differently":
+        return (body.replace("%v4: tensor<4x?x4x32xf16>", "%v4: tensor<4x?x2x32xf16>")
+                .replace("ins(%v4 : tensor<4x?x4x32xf16>)", "ins(%v4 : tensor<4x?x2x32xf16>)")
+                .replace("tensor<4x4x2x32x?xf16>", "tensor<4x2x4x32x?xf16>"))
+    return (body.replace("%k4: tensor<4x?x4x32xf16>", "%k4: tensor<4x4x32xf16>")
+            .replace("affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>",
+                     "affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>")
+            .replace("ins(%k4 : tensor<4x?x4x32xf16>)", "ins(%k4 : tensor<4x4x32xf16>)"))
+
+
+@pytest.mark.parametrize("kind, reason", [
+    ("differently", "k and v repeat their heads differently"),
+    ("outside", "the copy repeats dims outside the heads"),
+])
+def test_repeats_that_do_not_split_keep_k_and_v_repeated_with_the_reason(kind, reason):
+    """The attention is still decomposed, over every query head (no split), and the report
+    says why the heads were not split."""
+    from support import passes
+
+    _out, (report,) = passes.run_pass(_gqa_variant(kind), "rewrite-attention")
+    (change,) = report.changes
+    assert f"k and v stay repeated per query head: {reason}," in change.what, change.what
+    assert "read once per KV head" not in change.what
