@@ -50,7 +50,7 @@ from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint,
                                             PassContext, structural_key)
 
 from .build import fold_copy  # noqa: F401
-from .match import (WHOLE, WORKGROUPS, CopySlice, Read, ViewSlice, copy_like,  # noqa: F401
+from .match import (WORKGROUPS, WholeCopy, CopySlice, Read, ViewSlice, copy_like,  # noqa: F401
                     match_copy)
 from .plan import (SliceFold, check_element_count, check_own_view_dims,  # noqa: F401
                    check_view_order, plan_fold, reshaped_slices)
@@ -73,9 +73,9 @@ class ForwardSliceDispatches(CandidatePass[SliceFold]):
                 continue
             try:
                 copy = match_copy(op)
+            except WholeCopy:  # not a slice
+                continue
             except NoMatch as e:  # a copy of a slice left as it is: reported, with why
-                if str(e) == WHOLE:
-                    continue
                 yield Candidate(structural_key("copy-dispatch", h.op_signature(op)), op,
                                 f"a {op.results[0].type} copy", None, str(e))
                 continue

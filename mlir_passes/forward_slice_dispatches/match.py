@@ -54,7 +54,8 @@ class Read:
     wide: list[int] | None = None
 
 
-WHOLE = "a copy of the whole source (no slice to load in place)"  # not reported: not a slice
+class WholeCopy(NoMatch):
+    """A copy of the whole source (no slice to load in place): not a slice, not reported."""
 
 
 def copy_like(op: ir.Operation) -> tuple[ir.Operation, ir.Operation] | None:
@@ -111,7 +112,7 @@ def match_copy(op: ir.Operation) -> CopySlice:
         else:
             sliced.append((offsets[d], sizes[d], strides[d]))
     if all(part is None for part in sliced):
-        raise NoMatch(WHOLE)
+        raise WholeCopy("a copy of the whole source (no slice to load in place)")
     kept = h.kept_dims([extent if part is None else part[1]
                         for extent, part in zip(src_shape, sliced)], list(result_type.shape))
     if kept is None:

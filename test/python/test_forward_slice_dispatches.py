@@ -528,3 +528,11 @@ def test_a_part_is_inside_its_extent_to_the_last_element(part, extent, inside):
     from iree_fusions.passes.forward_slice_dispatches.plan import _inside
 
     assert _inside(*part, extent) is inside
+
+
+def test_a_copy_of_the_whole_source_is_not_a_slice_and_not_reported():
+    """A copy dispatch of its whole operand (IREE makes them for other reasons): neither
+    changed nor reported as a skipped slice."""
+    text = case_ir([4, 6], [(0, 4, 1), (0, 6, 1)], [4, 6], None, [(0, 4, 1), (0, 6, 1)])
+    out, (report,) = passes.run_pass(text, PASS)
+    assert not report.changes and not report.skipped, report
