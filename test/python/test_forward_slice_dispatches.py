@@ -411,6 +411,9 @@ def _decline_case(result=(4, 8), store="[0, 0], sizes = [4, 8], strides = [1, 1]
     ({"result": (8, 8), "store": "[0, 0], sizes = [4, 8], strides = [2, 1]"},
      "a copy that writes part of its result"),
     ({"result": (8, 8)}, "a copy that writes part of its result"),  # rows 4-7 unwritten
+    # every element's size, written out of bounds (invalid: left as invalid as it was)
+    ({"store": "[1, 0], sizes = [4, 8], strides = [1, 1]"}, "a copy that writes part of its result"),
+    ({"store": "[0, 0], sizes = [4, 8], strides = [2, 1]"}, "a copy that writes part of its result"),
     ({"read": "[0, %j], sizes = [4, 8], strides = [1, 1]"},
      "a reading dispatch loads it at offsets known only at run time"),
     ({"read": "[0, 0], sizes = [4, 8], strides = [1, %j]"},
