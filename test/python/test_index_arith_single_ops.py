@@ -174,6 +174,7 @@ EXACT = [
     (Case("remsi", "i32", (interval(I32, 5, 7), 4)), (1 << 32, 1, 3)),
     (Case("remsi", "i8", (interval(I8, -128, 127), 100)), (1 << 8, -99, 99)),
     (Case("remui", "i32", (interval(I32, 5, 7), 4)), (1 << 32, 1, 3)),
+    (Case("remsi", "i32", (interval(I32, 0, 5), 8)), (1 << 32, 0, 5)),  # one period from 0
     (Case("remui", "i8", (interval(I8, -1, -1), 4)), (1 << 8, 3, 3)),   # 255 mod 4
     (Case("remui", "i64", (interval(I64, -3, 3), 8)), (1 << 64, 0, 7)),  # wraps unsigned
     # Divisions by a constant: truncated, floored, ceiled, unsigned.
@@ -183,6 +184,8 @@ EXACT = [
     (Case("ceildivsi", "i64", (interval(I64, -7, 7), 2)), (1 << 64, -3, 4)),
     (Case("divsi", "i8", (interval(I8, -128, 127), 3)), (1 << 8, -42, 42)),
     (Case("divui", "i8", (interval(I8, -2, -1), 2)), (1 << 8, 127, 127)),  # 254, 255
+    (Case("divui", "i8", (ia.ANY, 2)), (1 << 8, 0, 127)),  # any pattern: 0 .. 255 / 2
+    (Case("divsi", "i8", (ia.ANY, 2)), (1 << 8, -64, 63)),
     (Case("ceildivui", "i16", (interval(I16, 5, 9), 4)), (1 << 16, 2, 3)),
     (Case("divsi", "i64", (interval(I64, -7, 7), -1)), None),  # negative divisors: unmodelled
     (Case("remsi", "i64", (interval(I64, -7, 7), 0)), None),   # by zero: undefined, no crash
@@ -273,10 +276,17 @@ def test_exact_ranges():
     assert not wrong, wrong
 
 
-@pytest.mark.parametrize("kind", ["ne", "sgt"])
-def test_floor_mod_lookalikes_are_not_floor_mod(kind):
-    """select(r != 0, r + C, r) or select(r > 0, ...) is not torch's floor-mod (it adds C to
-    positive remainders): the analysis must not give [0, C - 1]."""
+@pytest.mark.parametrize("test, results", [
+    ("arith.cmpi ne, %r, %zero", (15, -7)), ("arith.cmpi sgt, %r, %zero", (15, -7)),
+    ("arith.cmpi slt, %r, %one", (8,)),  # r < 1: adds C to r = 0 too
+    ("arith.cmpi slt, %x, %zero", (8,)),  # the dividend's sign: x = -8 gives r + C = 8
+    ("arith.andi %ne, %xneg : i1", (8,)),  # r != 0 and x < 0: x = -8 .. 0 not all adjusted
+], ids=["ne", "sgt", "slt-one", "slt-dividend", "and-dividend"])
+def test_floor_mod_lookalikes_are_not_floor_mod(test, results):
+    """Selects that add C under another condition than r < 0 (alone or with r != 0) are not
+    torch's floor-mod: the analysis must not give [0, C - 1] (each listed result is one the
+    IR computes)."""
+    kind = test.split()[1].rstrip(",") if test.startswith("arith.cmpi") else "andi"
     text = f"""
 util.func @f(%p: i64) -> i64 {{
   %u = util.assume.int %p<umin = 0, umax = 200> : i64
@@ -284,8 +294,11 @@ util.func @f(%p: i64) -> i64 {{
   %x = arith.addi %u, %c100 : i64
   %c8 = arith.constant 8 : i64
   %zero = arith.constant 0 : i64
+  %one = arith.constant 1 : i64
   %r = arith.remsi %x, %c8 : i64
-  %t = arith.cmpi {kind}, %r, %zero : i64
+  %ne = arith.cmpi ne, %r, %zero : i64
+  %xneg = arith.cmpi slt, %x, %zero : i64
+  %t = {test if kind == "andi" else test + " : i64"}
   %up = arith.addi %r, %c8 : i64
   %s = arith.select %t, %up, %r : i64
   util.return %s : i64
@@ -294,7 +307,7 @@ util.func @f(%p: i64) -> i64 {{
         module = ir.Module.parse(text)
         ret = list(module.body.operations[0].regions[0].blocks[0].operations)[-1]
         got = ia.IndexAnalysis().scalar(ret.operands[0])
-    assert got.contains(15) and got.contains(-7), got  # 7 + 8 and -7 are results
+    assert all(got.contains(ia.unsigned(x, 64)) for x in results), (kind, got)
 
 
 TENSORS = """
@@ -371,3 +384,34 @@ def test_loop_indices_of_run_time_one_and_zero_extents():
         got = [analysis.tensor(v) for v in ret.operands]
     assert got == [ia.Residues(1 << 64, 0, (1 << 63) - 1), ia.Residues(1 << 64, 0, 0),
                    ia.ANY], got
+
+
+@pytest.mark.parametrize("lo, hi, c", [(-5, 0, 8), (-20, 0, 8), (0, 20, 8), (0, 0, 3),
+                                       (-9, -1, 4), (1, 9, 4)])
+def test_a_remainder_has_its_dividends_sign(lo, hi, c):
+    """remsi of a dividend that is never positive is never positive, and of one never
+    negative never negative (C's remainder takes the dividend's sign), whatever the period."""
+    ((got, _),) = analyse([Case("remsi", "i32", (interval(32, lo, hi), c))])
+    low, high = ia.as_signed(got, 32)
+    assert (high <= 0) if hi <= 0 else True, got
+    assert (low >= 0) if lo >= 0 else True, got
+
+
+def test_disjoint_is_brute_force_disjointness():
+    """disjoint(a, b) is None exactly when no i8 pattern is in both (random residue sets:
+    moduli 2..256, every width of their windows, touching and overlapping ends)."""
+    rng = random.Random(58)
+    patterns = range(1 << 8)
+    for _ in range(3000):
+        sets = []
+        for _ in range(2):
+            m = 1 << rng.randint(1, 8)
+            lo = rng.randrange(-m, m)
+            sets.append(ia.residues(8, m, lo, lo + rng.randrange(m - 1)))
+        a, b = sets
+        if ia.ANY in sets:
+            continue
+        shared = any(a.contains(x) and b.contains(x) for x in patterns)
+        proven = ia.disjoint(a, b) is None
+        assert not (proven and shared), (a, b)  # sound
+        assert proven == (not shared), (a, b)  # and exact for two residue windows
