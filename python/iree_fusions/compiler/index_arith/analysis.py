@@ -54,7 +54,7 @@ def _writes_every_element(op: ir.Operation) -> bool:
     """Every element of each result is a value the body yields (no init read)."""
     maps = h.indexing_maps(op)
     outs = maps[h.num_dps_inputs(op):]
-    n = maps[0].n_dims if maps else 0
+    n = maps[0].n_dims  # (a generic has a map per operand, at least its output's)
     return (all(t == "parallel" for t in h.iterator_types(op))
             and all(m.is_permutation and m.n_dims == n for m in outs)
             and not any(list(arg.uses) for arg in
