@@ -415,3 +415,60 @@ def test_disjoint_is_brute_force_disjointness():
         proven = ia.disjoint(a, b) is None
         assert not (proven and shared), (a, b)  # sound
         assert proven == (not shared), (a, b)  # and exact for two residue windows
+
+
+WRITES = {
+    # a map with a constant: column 1 keeps the function's argument (anything)
+    "constant-in-map": ("""util.func @f(%t: tensor<4x2xi64>) -> tensor<4x2xi64> {
+  %g = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0, 0)>], iterator_types = ["parallel"]} outs(%t : tensor<4x2xi64>) {
+  ^bb0(%o: i64):
+    %i = linalg.index 0 : index
+    %x = arith.index_cast %i : index to i64
+    linalg.yield %x : i64
+  } -> tensor<4x2xi64>
+  util.return %g : tensor<4x2xi64>
+}""", None),
+    # two outputs, the one returned written at column 0 only
+    "second-output": ("""util.func @f(%t: tensor<4x2xi64>, %u: tensor<4x2xi64>) -> tensor<4x2xi64> {
+  %g:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "parallel"]} outs(%u, %t : tensor<4x2xi64>, tensor<4x2xi64>) {
+  ^bb0(%o: i64, %o2: i64):
+    %i = linalg.index 0 : index
+    %x = arith.index_cast %i : index to i64
+    linalg.yield %x, %x : i64, i64
+  } -> (tensor<4x2xi64>, tensor<4x2xi64>)
+  util.return %g#1 : tensor<4x2xi64>
+}""", None),
+    # an init read: the element is the argument's plus the index
+    "init-read": ("""util.func @f(%t: tensor<4x2xi64>) -> tensor<4x2xi64> {
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%t : tensor<4x2xi64>) {
+  ^bb0(%o: i64):
+    %i = linalg.index 0 : index
+    %x = arith.index_cast %i : index to i64
+    %y = arith.addi %x, %o : i64
+    linalg.yield %y : i64
+  } -> tensor<4x2xi64>
+  util.return %g : tensor<4x2xi64>
+}""", None),
+    # each element written once, whatever the iterator types say: the index's range
+    "reduction-iterator": ("""util.func @f(%t: tensor<4x2xi64>) -> tensor<4x2xi64> {
+  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "reduction"]} outs(%t : tensor<4x2xi64>) {
+  ^bb0(%o: i64):
+    %i = linalg.index 0 : index
+    %x = arith.index_cast %i : index to i64
+    linalg.yield %x : i64
+  } -> tensor<4x2xi64>
+  util.return %g : tensor<4x2xi64>
+}""", (1 << 64, 0, 3)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WRITES))
+def test_a_generics_elements_are_its_yields_only_where_it_writes_every_one(name):
+    """A tensor's elements are the body's yielded values only where every element is written
+    and no init is read; else they may be the init's (a function argument here: anything)."""
+    text, want = WRITES[name]
+    with ir.Context():
+        module = ir.Module.parse(text)
+        ret = list(module.body.operations[0].regions[0].blocks[0].operations)[-1]
+        got = ia.IndexAnalysis().tensor(ret.operands[0])
+    assert got == (ia.ANY if want is None else ia.Residues(*want)), got
