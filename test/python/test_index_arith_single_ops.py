@@ -387,14 +387,20 @@ def test_loop_indices_of_run_time_one_and_zero_extents():
 
 
 @pytest.mark.parametrize("lo, hi, c", [(-5, 0, 8), (-20, 0, 8), (0, 20, 8), (0, 0, 3),
-                                       (-9, -1, 4), (1, 9, 4)])
+                                       (-9, -1, 4), (1, 9, 4), (-5, 1, 8), (-1, 5, 8),
+                                       (-20, 1, 8), (-1, 20, 8)])
 def test_a_remainder_has_its_dividends_sign(lo, hi, c):
     """remsi of a dividend that is never positive is never positive, and of one never
-    negative never negative (C's remainder takes the dividend's sign), whatever the period."""
+    negative never negative (C's remainder takes the dividend's sign), whatever the period;
+    each remainder of the range is in the set (a range that crosses 0 by one, either way)."""
     ((got, _),) = analyse([Case("remsi", "i32", (interval(32, lo, hi), c))])
     low, high = ia.as_signed(got, 32)
     assert (high <= 0) if hi <= 0 else True, got
     assert (low >= 0) if lo >= 0 else True, got
+    from iree_fusions.compiler.index_arith.concrete import trunc_div
+
+    assert all(got.contains(ia.unsigned(x - c * trunc_div(x, c), 32))
+               for x in range(lo, hi + 1)), got
 
 
 def test_disjoint_is_brute_force_disjointness():
