@@ -1,11 +1,18 @@
 // RUN: iree-fusions-opt %s -p 'rewrite-attention{whole-scores=0}' | filecheck %s
 // RUN: iree-fusions-opt %s -p 'rewrite-attention{whole-scores=0}' --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: iree-fusions-opt %s -p 'rewrite-attention{whole-scores=0 block-scores=4096}' | filecheck %s --check-prefix=SMALL
 
 // whole-scores=0: a static query whose rows pass a block is decomposed in query blocks, also
 // where its scores are few (rewrite-attention.mlir: by default the whole query at once).
+// Static sizes: the rows per step computed here, 64 (524288 scores over 8 x 130 per row: 504,
+// at most 64); with block-scores=4096, 4096 / 1040 = 3, at least 8 (SMALL).
 // CHECK-LABEL: util.func public @prefill_static
 // CHECK-NOT: iree_linalg_ext.attention
-// CHECK: scf.for {{.+}} -> (tensor<8x130x32xf16>, index)
+// CHECK: %[[STEP:.+]] = arith.constant 64 : index
+// CHECK: scf.for {{.+}} step %[[STEP]] {{.+}} -> (tensor<8x130x32xf16>, index)
+// SMALL-LABEL: util.func public @prefill_static
+// SMALL: %[[STEP:.+]] = arith.constant 8 : index
+// SMALL: scf.for {{.+}} step %[[STEP]] {{.+}} -> (tensor<8x130x32xf16>, index)
 // CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<8x?x130xf32>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host

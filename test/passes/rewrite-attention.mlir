@@ -19,6 +19,8 @@
 // GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
 // GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused, measured faster than the decomposition where IREE compiles it (CUDA decode); iree-fusions-compile compiles again with gpu-gathered=true if IREE crashes on it
+// GPU: [rewrite-attention] 0 change(s), 1 skipped
+// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
@@ -236,6 +238,45 @@ util.func public @decode_paged(%q: tensor<32x32xf16>, %kc: tensor<?x32x32xf16>, 
     iree_linalg_ext.yield %s : f32
   } -> tensor<32x32xf16>
   util.return %o : tensor<32x32xf16>
+}
+
+// -----
+
+// Prefill reading k and v gathered from a paged cache: on llvm-cpu in query blocks; on a GPU
+// target left fused, or with gpu-gathered=true decomposed whole (GPU memory is not what a
+// query block saves: one pass over every row).
+// CHECK-LABEL: util.func public @prefill_paged
+// CHECK-NOT: iree_linalg_ext.attention
+// CHECK: scf.for {{.+}} -> (tensor<32x?x32xf16>, index)
+// WHOLE-LABEL: util.func public @prefill_paged
+// WHOLE-NOT: scf.for
+// WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?x?xf32>)
+// GPUIR-LABEL: util.func public @prefill_paged
+// GPUIR-NOT: scf.for
+// GPUIR-NOT: iree_linalg_ext.attention
+// GPUIR: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?x?xf32>)
+// GPUIR: util.return
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host{{$}}
+// GATHERED: [rewrite-attention] 1 change(s), 0 skipped
+// GATHERED-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics{{$}}
+util.func public @prefill_paged(%q: tensor<32x?x32xf16>, %kc: tensor<?x32x32xf16>, %vc: tensor<?x32x32xf16>, %pages: tensor<32x?xi64>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
+  %n = tensor.dim %pages, %c1 : tensor<32x?xi64>
+  %scale = arith.constant 0.17677669 : f32
+  %ek = tensor.empty(%n) : tensor<32x?x32x32xf16>
+  %k4 = iree_linalg_ext.gather dimension_map = [0] ins(%kc, %pages : tensor<?x32x32xf16>, tensor<32x?xi64>) outs(%ek : tensor<32x?x32x32xf16>) -> tensor<32x?x32x32xf16>
+  %v4 = iree_linalg_ext.gather dimension_map = [0] ins(%vc, %pages : tensor<?x32x32xf16>, tensor<32x?xi64>) outs(%ek : tensor<32x?x32x32xf16>) -> tensor<32x?x32x32xf16>
+  %k = tensor.collapse_shape %k4 [[0], [1, 2], [3]] : tensor<32x?x32x32xf16> into tensor<32x?x32xf16>
+  %v = tensor.collapse_shape %v4 [[0], [1, 2], [3]] : tensor<32x?x32x32xf16> into tensor<32x?x32xf16>
+  %e = tensor.empty(%m) : tensor<32x?x32xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x?x32xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<32x?x32xf16>
+  util.return %o : tensor<32x?x32xf16>
 }
 
 // -----

@@ -118,6 +118,35 @@ def test_paged_decode_matches_stock_within_bound(pages):
     assert np.isnan(stock[6]).all()
 
 
+@pytest.mark.parametrize("rows, pages", [(65, 3), (1, 1)])
+def test_paged_prefill_matches_stock_within_bound(rows, pages):
+    """Prefill on a paged cache (k and v gathered by page ids) in query blocks: at 65 rows (a
+    block and one row) and 1, causal, a fully masked row, non-finite values."""
+    stock_vmfb, plugin_vmfb = _compiled("prefill_paged")
+    rng = np.random.default_rng(rows)
+    q = rng.standard_normal((32, rows, 32)).astype(np.float16)
+    kc, vc = (rng.standard_normal((8, 32, 32)).astype(np.float16) for _ in range(2))
+    ids = np.stack([rng.permutation(8)[:pages] for _ in range(32)]).astype(np.int64)
+    keys = 32 * pages
+    mask = np.repeat(np.triu(np.full((rows, keys), -np.inf, np.float16), 1 + keys - rows)[None],
+                     32, 0)
+    mask[6, rows // 2] = -np.inf  # nothing to attend to
+    kc[ids[9, 0], 4, 2], vc[ids[10, -1], 0, 1], q[11, 0, 0] = np.inf, np.nan, -np.inf
+    inputs = [q, kc, vc, ids, mask]
+    (stock,) = api.run(stock_vmfb, inputs, function="prefill_paged")
+    (plugin,) = api.run(plugin_vmfb, inputs, function="prefill_paged")
+    assert np.array_equal(np.isnan(stock), np.isnan(plugin))
+    assert np.array_equal(np.isinf(stock), np.isinf(plugin))
+    k = kc[ids].reshape(32, keys, 32)
+    v = np.swapaxes(vc[ids].reshape(32, keys, 32), 1, 2)
+    bound = attention_bound(q, k, v, 0.17677669, stock)
+    finite = np.isfinite(stock) & np.isfinite(bound)
+    diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
+    assert finite.sum() > finite.size // 4  # (the cache's inf and NaN reach every sequence
+    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())  # of a page)
+    assert np.isnan(stock[6, rows // 2]).all()
+
+
 def test_lit_cases_are_all_covered():
     assert set(passes.lit_cases(PASS)) == {"prefill", "prefill_broadcast_mask", "decode",
                                            "decode_paged", "score_modified", "score_by_position",
@@ -126,7 +155,7 @@ def test_lit_cases_are_all_covered():
                                            "prefill_two_devices", "prefill_value_columns",
                                            "decode_value_columns", "chained_dynamic_batch",
                                            "prefill_static", "prefill_value_columns_sliced",
-                                           "transposed_output_rows"}
+                                           "transposed_output_rows", "prefill_paged"}
 
 
 @pytest.mark.parametrize("rows", [63, 65, 130])

@@ -1,8 +1,12 @@
-"""rewrite-attention's head split, the refinement of dims it relies on (`heads._fits`): each
-old dim made of consecutive new dims whose product is its size, a dim the copy reads made of
-exactly one, a unit dim matched to a unit dim."""
+"""rewrite-attention's matching and planning, checked on the pass's own answers (no compile):
+the refinement of dims the head split relies on (`heads._fits`: each old dim made of
+consecutive new dims whose product is its size, a dim the copy reads made of exactly one, a
+unit dim matched to a unit dim); the loops' roles and each decline of `match`; the head
+split's declines; the host read of an f64 loop."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 
@@ -125,3 +129,27 @@ def test_repeats_that_do_not_split_keep_k_and_v_repeated_with_the_reason(kind, r
     (change,) = report.changes
     assert f"k and v stay repeated per query head: {reason}," in change.what, change.what
     assert "read once per KV head" not in change.what
+
+
+F64_PREFILL = """util.func public @f(%q: tensor<2x?x16xf64>, %k: tensor<2x?x16xf64>, %v: tensor<2x?x16xf64>) -> tensor<2x?x16xf64> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<2x?x16xf64>
+  %scale = arith.constant 0.25 : f64
+  %e = tensor.empty(%m) : tensor<2x?x16xf64>
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale : tensor<2x?x16xf64>, tensor<2x?x16xf64>, tensor<2x?x16xf64>, f64) outs(%e : tensor<2x?x16xf64>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<2x?x16xf64>
+  util.return %o : tensor<2x?x16xf64>
+}"""
+
+
+def test_a_query_block_loop_of_f64_reads_its_64_bits_on_the_host():
+    """The host's read of each block's first output element (the step's wait) takes an f64's
+    bits as they are (an i64: no extension), an f16's extended to i64."""
+    from support import passes
+
+    out, (report,) = passes.run_pass(F64_PREFILL, "rewrite-attention")
+    assert report.changes and "query rows at a time" in report.changes[0].what
+    assert re.search(r"arith.bitcast %\S+ : f64 to i64", out), out
+    assert not re.search(r"arith.extui %\S+ : i64 to i64", out)
