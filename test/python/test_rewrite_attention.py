@@ -308,6 +308,37 @@ def test_grouped_query_heads_match_stock_within_bound(rows):
     assert np.isnan(stock[16:24, rows // 2]).all()
 
 
+def test_grouped_query_heads_with_a_split_head_dim_match_stock_within_bound():
+    """k's head dim 32 held as 2 x 16 (its copy's collapse merges them: the rebuilt copy is
+    collapsed back) and read once per KV head: at 65 rows, within the bound, stock's NaN
+    pattern."""
+    from support.attention_variants import gqa_variant
+
+    text = gqa_variant("split_head_dim")
+    stock_vmfb = api.compile_str(text, stock=True).output
+    plugin = api.compile_str(text, fusions=PASS)
+    (what,) = [c.what for p in plugin.passes for c in p.changes]
+    assert "k and v read once per KV head" in what, what
+    rows = 65
+    rng = np.random.default_rng(rows)
+    q = rng.standard_normal((32, rows, 32)).astype(np.float16)
+    k4, v4 = (rng.standard_normal((4, rows, 4, 32)).astype(np.float16) for _ in range(2))
+    mask3 = np.triu(np.full((rows, rows), -np.inf, np.float16), 1)[None].repeat(4, 0)
+    q[1, 0, 5], k4[0, rows - 1, 1, 0], v4[3, 7, 2, 1] = np.nan, np.inf, -np.inf
+    inputs = [q, k4.reshape(4, rows, 4, 2, 16), v4, np.ascontiguousarray(mask3)]
+    (stock,) = api.run(stock_vmfb, inputs, function="prefill_gqa")
+    (got,) = api.run(plugin.output, inputs, function="prefill_gqa")
+    assert np.array_equal(np.isnan(stock), np.isnan(got))
+    assert np.array_equal(np.isinf(stock), np.isinf(got))
+    k = np.repeat(k4.transpose(0, 2, 1, 3), 2, axis=1).reshape(32, rows, 32)
+    v = np.repeat(v4.transpose(0, 2, 3, 1), 2, axis=1).reshape(32, 32, rows)
+    bound = attention_bound(q, k, v, 0.17677669, stock)
+    finite = np.isfinite(stock)
+    diff = np.abs(stock.astype(np.float64) - got.astype(np.float64))
+    assert finite.sum() > finite.size // 2
+    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
+
+
 def test_grouped_query_heads_are_read_once_per_kv_head():
     """The case above is decomposed over the KV heads (not over copies repeated per query head),
     and kv-heads=false keeps the repeats."""

@@ -63,12 +63,12 @@ ATTENTION_OP = """util.func public @f(%q: tensor<QSHAPExQT>, %k: tensor<2x8x16xf
   %scale = arith.constant 0.25 : f32
   %e = tensor.empty() : tensor<2x8x16xf32>
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> QMAP>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<QSHAPExQT>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, f32, tensor<2x8x8xMT>) outs(%e : tensor<2x8x16xf32>) {
-  ^bb0(%s: f32):
+  ^bb0(%s: f32REGION):
     iree_linalg_ext.yield %s : f32
   } -> tensor<2x8x16xf32>
   util.return %o : tensor<2x8x16xf32>
 }"""
-PLAIN = {"QSHAPE": "2x8x16", "QT": "f32", "MT": "f32", "QMAP": "(d0, d1, d3)"}
+PLAIN = {"QSHAPE": "2x8x16", "QT": "f32", "MT": "f32", "QMAP": "(d0, d1, d3)", "REGION": ""}
 
 
 @pytest.mark.parametrize("change, reason", [
@@ -77,7 +77,8 @@ PLAIN = {"QSHAPE": "2x8x16", "QT": "f32", "MT": "f32", "QMAP": "(d0, d1, d3)"}
      "an indexing map that repeats a loop ((d0, d1, d2, d3, d4) -> (d0, d1, d1))"),
     ({"QT": "i8"}, "a q that is not a float tensor"),
     ({"MT": "index"}, "a mask that is neither a float nor a boolean tensor"),
-], ids=["plain", "repeated-loop", "integer-q", "index-mask"])
+    ({"REGION": ", %t: f32"}, "a score region with other arguments or results than the score"),
+], ids=["plain", "repeated-loop", "integer-q", "index-mask", "two-region-arguments"])
 def test_match_declines_each_form_it_cannot_decompose(change, reason):
     """IR the op's verifier admits and the decomposition does not model: left fused, with the
     check's reason; the plain form (a static f32 attention with a float mask) is changed. (A
@@ -95,27 +96,6 @@ def test_match_declines_each_form_it_cannot_decompose(change, reason):
         assert not report.changes and [s.reason for s in report.skipped] == [reason]
 
 
-def _gqa_variant(kind: str) -> str:
-    """lit's @prefill_gqa (k and v [4, S, 4 KV heads, 32], each copied to the 2 query heads
-    of their group) with v over 2 KV heads of 4 query heads each ("differently"), or k read
-    without its sequence dim, so that its copy repeats the keys too ("outside")."""
-    import re
-
-    from support import passes
-
-    text = passes.lit_cases("rewrite-attention")["prefill_gqa"]
-    body = re.sub(r"\s*// expected-remark@below.*\n", "\n",
-                  text[text.rindex("util.func public @prefill_gqa("):])
-    if kind == "differently":
-        return (body.replace("%v4: tensor<4x?x4x32xf16>", "%v4: tensor<4x?x2x32xf16>")
-                .replace("ins(%v4 : tensor<4x?x4x32xf16>)", "ins(%v4 : tensor<4x?x2x32xf16>)")
-                .replace("tensor<4x4x2x32x?xf16>", "tensor<4x2x4x32x?xf16>"))
-    return (body.replace("%k4: tensor<4x?x4x32xf16>", "%k4: tensor<4x4x32xf16>")
-            .replace("affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d1, d4)>",
-                     "affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>")
-            .replace("ins(%k4 : tensor<4x?x4x32xf16>)", "ins(%k4 : tensor<4x4x32xf16>)"))
-
-
 @pytest.mark.parametrize("kind, reason", [
     ("differently", "k and v repeat their heads differently"),
     ("outside", "the copy repeats dims outside the heads"),
@@ -124,8 +104,9 @@ def test_repeats_that_do_not_split_keep_k_and_v_repeated_with_the_reason(kind, r
     """The attention is still decomposed, over every query head (no split), and the report
     says why the heads were not split."""
     from support import passes
+    from support.attention_variants import gqa_variant
 
-    _out, (report,) = passes.run_pass(_gqa_variant(kind), "rewrite-attention")
+    _out, (report,) = passes.run_pass(gqa_variant(kind), "rewrite-attention")
     (change,) = report.changes
     assert f"k and v stay repeated per query head: {reason}," in change.what, change.what
     assert "read once per KV head" not in change.what
