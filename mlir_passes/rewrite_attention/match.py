@@ -151,7 +151,8 @@ def untransposed_v(plan: AttentionPlan) -> AttentionPlan:
     rank = ir.RankedTensorType(copy.results[0].type).rank
     out_map = h.indexing_maps(copy)[1]
     v_dims = plan.maps["v"]
-    if out_map != ir.AffineMap.get_identity(rank) or len(v_dims) < 2 or \
+    # (v reads a key and a value loop at least: attention_roles requires both)
+    if out_map != ir.AffineMap.get_identity(rank) or \
             v_dims[-2] not in plan.roles["n"] or v_dims[-1] not in plan.roles["k2"]:
         return plan
     plan.v_copy = copy
