@@ -1,6 +1,9 @@
 // RUN: iree-fusions-opt %s -p 'rewrite-attention{whole-scores=0}' | filecheck %s
 // RUN: iree-fusions-opt %s -p 'rewrite-attention{whole-scores=0}' --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
 // RUN: iree-fusions-opt %s -p 'rewrite-attention{whole-scores=0 block-scores=4096}' | filecheck %s --check-prefix=SMALL
+// At the bound: 8 x 130 x 130 = 135200 scores are whole where whole-scores is 135200, not 135199.
+// RUN: iree-fusions-opt %s -p 'rewrite-attention{whole-scores=135200}' | filecheck %s --check-prefix=AT
+// RUN: iree-fusions-opt %s -p 'rewrite-attention{whole-scores=135199}' | filecheck %s --check-prefix=BELOW
 
 // whole-scores=0: a static query whose rows pass a block is decomposed in query blocks, also
 // where its scores are few (rewrite-attention.mlir: by default the whole query at once).
@@ -10,6 +13,11 @@
 // CHECK-NOT: iree_linalg_ext.attention
 // CHECK: %[[STEP:.+]] = arith.constant 64 : index
 // CHECK: scf.for {{.+}} step %[[STEP]] {{.+}} -> (tensor<8x130x32xf16>, index)
+// AT-LABEL: util.func public @prefill_static
+// AT-NOT: scf.for
+// AT: linalg.generic {{.+}} outs(%{{.+}} : tensor<8x130x130xf32>)
+// BELOW-LABEL: util.func public @prefill_static
+// BELOW: scf.for {{.+}} -> (tensor<8x130x32xf16>, index)
 // SMALL-LABEL: util.func public @prefill_static
 // SMALL: %[[STEP:.+]] = arith.constant 8 : index
 // SMALL: scf.for {{.+}} step %[[STEP]] {{.+}} -> (tensor<8x130x32xf16>, index)
