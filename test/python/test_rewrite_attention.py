@@ -339,6 +339,33 @@ def test_grouped_query_heads_with_a_split_head_dim_match_stock_within_bound():
     assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
 
 
+@pytest.mark.parametrize("half_rows", [40, 1])
+def test_query_rows_collapsed_from_two_copy_dims_match_stock_within_bound(half_rows):
+    """q's rows are a collapse of two dims of a transposing copy: each query block is a slice
+    of those rows (the copy is not sunk into the loop by one of its dims): at 80 rows (a
+    block and 16) and 2, with non-finite values."""
+    from support.attention_variants import Q_ROWS_COLLAPSED
+
+    stock_vmfb = api.compile_str(Q_ROWS_COLLAPSED, stock=True).output
+    plugin = api.compile_str(Q_ROWS_COLLAPSED, fusions=PASS)
+    assert [c.what for p in plugin.passes for c in p.changes], plugin.reports
+    rng = np.random.default_rng(half_rows)
+    q0 = rng.standard_normal((8, half_rows, 2, 32)).astype(np.float32)
+    k, v = (rng.standard_normal((8, 70, 32)).astype(np.float32) for _ in range(2))
+    q0[1, 0, 1, 5], k[2, 69, 0], v[4, 7, 0] = np.nan, np.inf, -np.inf
+    inputs = [q0, k, v]
+    (stock,) = api.run(stock_vmfb, inputs, function="q_rows_collapsed")
+    (got,) = api.run(plugin.output, inputs, function="q_rows_collapsed")
+    assert np.array_equal(np.isnan(stock), np.isnan(got))
+    assert np.array_equal(np.isinf(stock), np.isinf(got))
+    q = q0.transpose(0, 2, 1, 3).reshape(8, 2 * half_rows, 32)
+    bound = attention_bound(q, k, np.swapaxes(v, 1, 2), 0.17677669, stock)
+    finite = np.isfinite(stock) & np.isfinite(bound)
+    diff = np.abs(stock.astype(np.float64) - got.astype(np.float64))
+    assert finite.sum() > finite.size // 2
+    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
+
+
 def test_grouped_query_heads_are_read_once_per_kv_head():
     """The case above is decomposed over the KV heads (not over copies repeated per query head),
     and kv-heads=false keeps the repeats."""

@@ -1,4 +1,5 @@
-"""Variants of lit's @prefill_gqa (rewrite-attention.mlir) that the tests of the head split
+"""Attention IR the tests of rewrite-attention build beside its lit cases: variants of lit's
+@prefill_gqa (rewrite-attention.mlir) for the head split
 build: k and v [4, S, 4 KV heads, 32], each copied to the 2 query heads of their group and
 collapsed to [32, ..]."""
 
@@ -42,3 +43,28 @@ def gqa_variant(kind: str) -> str:
 """
     return (body.replace(old, new)
             .replace("%k4: tensor<4x?x4x32xf16>", "%k4: tensor<4x?x4x2x16xf16>"))
+
+
+# q's rows a collapse of two dims of a transposing copy ([8, S, 2, 32] -> [8, 2, S, 32] ->
+# [8, 2S, 32]): a query block is a slice of the collapsed value, not of the copy's source.
+Q_ROWS_COLLAPSED = """util.func public @q_rows_collapsed(%q0: tensor<8x?x2x32xf32>, %k: tensor<8x?x32xf32>, %v: tensor<8x?x32xf32>) -> tensor<8x?x32xf32> {
+  %c2 = arith.constant 2 : index
+  %c1a = arith.constant 1 : index
+  %s = tensor.dim %q0, %c1a : tensor<8x?x2x32xf32>
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %k, %c1 : tensor<8x?x32xf32>
+  %eq = tensor.empty(%s) : tensor<8x2x?x32xf32>
+  %qc = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%q0 : tensor<8x?x2x32xf32>) outs(%eq : tensor<8x2x?x32xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<8x2x?x32xf32>
+  %q = tensor.collapse_shape %qc [[0], [1, 2], [3]] : tensor<8x2x?x32xf32> into tensor<8x?x32xf32>
+  %m = arith.muli %s, %c2 : index
+  %scale = arith.constant 0.17677669 : f32
+  %e = tensor.empty(%m) : tensor<8x?x32xf32>
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale : tensor<8x?x32xf32>, tensor<8x?x32xf32>, tensor<8x?x32xf32>, f32) outs(%e : tensor<8x?x32xf32>) {
+  ^bb0(%x: f32):
+    iree_linalg_ext.yield %x : f32
+  } -> tensor<8x?x32xf32>
+  util.return %o : tensor<8x?x32xf32>
+}"""
