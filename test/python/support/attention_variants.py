@@ -1,7 +1,7 @@
 """Attention IR the tests of rewrite-attention build beside its lit cases: variants of lit's
-@prefill_gqa (rewrite-attention.mlir) for the head split
-build: k and v [4, S, 4 KV heads, 32], each copied to the 2 query heads of their group and
-collapsed to [32, ..]."""
+@prefill_gqa (rewrite-attention.mlir: k and v [4, S, 4 KV heads, 32], each copied to the 2
+query heads of their group and collapsed to [32, ..]) for the head split, and a query whose
+rows are collapsed from a copy."""
 
 from __future__ import annotations
 
