@@ -423,48 +423,36 @@ def test_disjoint_is_brute_force_disjointness():
         assert proven == (not shared), (a, b)  # and exact for two residue windows
 
 
+def _writer(maps: str, iterators: str, outs: int = 1, body: str = "") -> str:
+    """A generic over a [4, 2] loop nest that yields linalg.index 0 (plus `body`'s %y, which
+    may read the init %o) into `outs` i64 outputs of 4x2 (the function's arguments), the
+    last returned."""
+    t = "tensor<4x2xi64>"
+    names = ["%t", "%u"][:outs]
+    yielded = "%y" if body else "%x"
+    return f"""util.func @f({", ".join(f"{n}: {t}" for n in names)}) -> {t} {{
+  %g:{outs} = linalg.generic {{indexing_maps = [{maps}], iterator_types = [{iterators}]}} outs({", ".join(names)} : {", ".join([t] * outs)}) {{
+  ^bb0({", ".join(f"%o{i}: i64" for i in range(outs))}):
+    %i = linalg.index 0 : index
+    %x = arith.index_cast %i : index to i64{body}
+    linalg.yield {", ".join([yielded] * outs)} : {", ".join(["i64"] * outs)}
+  }} -> ({", ".join([t] * outs)})
+  util.return %g#{outs - 1} : {t}
+}}"""
+
+
+IDENTITY = "affine_map<(d0, d1) -> (d0, d1)>"
 WRITES = {
     # a map with a constant: column 1 keeps the function's argument (anything)
-    "constant-in-map": ("""util.func @f(%t: tensor<4x2xi64>) -> tensor<4x2xi64> {
-  %g = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0, 0)>], iterator_types = ["parallel"]} outs(%t : tensor<4x2xi64>) {
-  ^bb0(%o: i64):
-    %i = linalg.index 0 : index
-    %x = arith.index_cast %i : index to i64
-    linalg.yield %x : i64
-  } -> tensor<4x2xi64>
-  util.return %g : tensor<4x2xi64>
-}""", None),
+    "constant-in-map": (_writer("affine_map<(d0) -> (d0, 0)>", '"parallel"'), None),
     # two outputs, the one returned written at column 0 only
-    "second-output": ("""util.func @f(%t: tensor<4x2xi64>, %u: tensor<4x2xi64>) -> tensor<4x2xi64> {
-  %g:2 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, 0)>], iterator_types = ["parallel", "parallel"]} outs(%u, %t : tensor<4x2xi64>, tensor<4x2xi64>) {
-  ^bb0(%o: i64, %o2: i64):
-    %i = linalg.index 0 : index
-    %x = arith.index_cast %i : index to i64
-    linalg.yield %x, %x : i64, i64
-  } -> (tensor<4x2xi64>, tensor<4x2xi64>)
-  util.return %g#1 : tensor<4x2xi64>
-}""", None),
+    "second-output": (_writer(f"{IDENTITY}, affine_map<(d0, d1) -> (d0, 0)>",
+                              '"parallel", "parallel"', outs=2), None),
     # an init read: the element is the argument's plus the index
-    "init-read": ("""util.func @f(%t: tensor<4x2xi64>) -> tensor<4x2xi64> {
-  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%t : tensor<4x2xi64>) {
-  ^bb0(%o: i64):
-    %i = linalg.index 0 : index
-    %x = arith.index_cast %i : index to i64
-    %y = arith.addi %x, %o : i64
-    linalg.yield %y : i64
-  } -> tensor<4x2xi64>
-  util.return %g : tensor<4x2xi64>
-}""", None),
+    "init-read": (_writer(IDENTITY, '"parallel", "parallel"',
+                          body="\n    %y = arith.addi %x, %o0 : i64"), None),
     # each element written once, whatever the iterator types say: the index's range
-    "reduction-iterator": ("""util.func @f(%t: tensor<4x2xi64>) -> tensor<4x2xi64> {
-  %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "reduction"]} outs(%t : tensor<4x2xi64>) {
-  ^bb0(%o: i64):
-    %i = linalg.index 0 : index
-    %x = arith.index_cast %i : index to i64
-    linalg.yield %x : i64
-  } -> tensor<4x2xi64>
-  util.return %g : tensor<4x2xi64>
-}""", (1 << 64, 0, 3)),
+    "reduction-iterator": (_writer(IDENTITY, '"parallel", "reduction"'), (1 << 64, 0, 3)),
 }
 
 

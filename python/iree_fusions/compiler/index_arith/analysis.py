@@ -53,11 +53,10 @@ def floor_mod_divisor(select: ir.Operation) -> int | None:
 def _writes_every_element(op: ir.Operation) -> bool:
     """Every element of each result is a value the body yields: each output's map is a
     permutation of the loops (each iteration writes an element of its own and every element
-    is written; a map with a constant leaves the others as they were) and no init is read
-    (then the iterator types do not matter: each element holds the one value written)."""
-    n_inputs = h.num_dps_inputs(op)
-    return all(m.is_permutation for m in h.indexing_maps(op)[n_inputs:]) and \
-        not any(list(arg.uses) for arg in list(h.body_block(op).arguments)[n_inputs:])
+    is written; a map with a constant leaves the others as they were). A body that reads an
+    init is no exception: the scalar analysis takes an init argument as anything
+    (`_block_argument`), so what it yields from one is anything too."""
+    return all(m.is_permutation for m in h.indexing_maps(op)[h.num_dps_inputs(op):])
 
 
 def _loop_extent(op: ir.Operation | ir.OpView, dim: int) -> int | None:
