@@ -318,3 +318,15 @@ def test_an_overlay_archive_without_its_sources_is_an_error_naming_them(tmp_path
     expected = run_module(stock, inputs, "main", "local-sync", {"model": irpa})
     got = run_module(plugin, inputs, "main", "local-sync", {"model": irpa, "x": archive})
     assert [a.tobytes() for a in expected] == [a.tobytes() for a in got]
+
+
+def test_a_files_manifest_is_not_one_of_its_parameters(tmp_path):
+    """An archive used as a parameter file: its entries are its parameters, without the
+    plugin's manifest entry (read apart, as the manifest)."""
+    import iree.runtime as rt
+
+    index = rt.ParameterIndex()
+    index.add_buffer("w", np.arange(16, dtype=np.float32).tobytes())
+    index.add_buffer(MANIFEST_KEY, json.dumps({"scope": "fusions-0123456789ab"}).encode())
+    index.create_archive_file(str(tmp_path / "a.irpa"))
+    assert [e["key"] for e in source_entries({"m": str(tmp_path / "a.irpa")})] == ["w"]
