@@ -330,3 +330,13 @@ def test_a_files_manifest_is_not_one_of_its_parameters(tmp_path):
     index.add_buffer(MANIFEST_KEY, json.dumps({"scope": "fusions-0123456789ab"}).encode())
     index.create_archive_file(str(tmp_path / "a.irpa"))
     assert [e["key"] for e in source_entries({"m": str(tmp_path / "a.irpa")})] == ["w"]
+
+
+def test_parameters_in_memory_and_other_formats_pass_through(tmp_path):
+    """Sources that are not .irpa files (arrays given in memory, a .safetensors file) are
+    handed on as they are: no archive to look for in them."""
+    other = tmp_path / "w.safetensors"
+    other.write_bytes(b"\0" * 64)
+    arrays = {"w": np.zeros(4, np.float32)}
+    given = {"model": arrays, "other": str(other)}
+    assert resolve_parameters(b"a module reading no archive", given) == given
