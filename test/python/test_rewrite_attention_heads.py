@@ -134,3 +134,14 @@ def test_a_query_block_loop_of_f64_reads_its_64_bits_on_the_host():
     assert report.changes and "query rows at a time" in report.changes[0].what
     assert re.search(r"arith.bitcast %\S+ : f64 to i64", out), out
     assert not re.search(r"arith.extui %\S+ : i64 to i64", out)
+
+
+def test_block_scores_zero_gives_query_block_rows_at_every_length():
+    """block-scores=0 (allowed: the option's least value) turns the budget off: `query-block`
+    rows at every length, no least row count."""
+    from support import passes
+
+    text = passes.lit_cases("rewrite-attention")["prefill"]
+    _out, (report,) = passes.run_pass(text, "rewrite-attention{block-scores=0}")
+    (change,) = report.changes
+    assert ", 64 query rows at a time, each step after the one before" in change.what, change.what
