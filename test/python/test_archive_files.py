@@ -340,3 +340,35 @@ def test_parameters_in_memory_and_other_formats_pass_through(tmp_path):
     arrays = {"w": np.zeros(4, np.float32)}
     given = {"model": arrays, "other": str(other)}
     assert resolve_parameters(b"a module reading no archive", given) == given
+
+
+def _safetensors(arrays: dict, path) -> str:
+    """`arrays` (f32) written as a .safetensors file: an 8-byte header length, the JSON header
+    (dtype, shape, data offsets of each), the data."""
+    header, data, at = {}, b"", 0
+    for name, array in arrays.items():
+        raw = np.ascontiguousarray(array, np.float32).tobytes()
+        header[name] = {"dtype": "F32", "shape": list(array.shape),
+                        "data_offsets": [at, at + len(raw)]}
+        data, at = data + raw, at + len(raw)
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + data)
+    return str(path)
+
+
+def test_an_archives_sources_may_be_given_as_safetensors(towers):
+    """The archive was made from w.irpa; the same weights given as a .safetensors file are
+    checked against it (read by IREE's index, their checksums the same): accepted; other
+    values in it: stale."""
+    made = _compile(towers, "-o", "m.vmfb", SOURCE, ARCHIVE + "a.irpa")
+    assert made.returncode == 0, made.stderr
+    plugin, archive = str(towers / "m.vmfb"), str(towers / "a.irpa")
+    same = _safetensors(WEIGHTS, towers / "w.safetensors")
+    assert archive in resolve_parameters(plugin, {"model": same, "x": archive}).values()
+    changed = {n: w + 1 for n, w in WEIGHTS.items()}
+    other = _safetensors(changed, towers / "other.safetensors")
+    with pytest.raises(ArchiveError, match=r"a\.irpa is stale: it was made from w\.irpa, and "
+                       r"\S*other\.safetensors has other contents in"):
+        resolve_parameters(plugin, {"model": other, "x": archive})
