@@ -44,12 +44,13 @@ def _inputs(rows: int, keys: int, decode: bool, seed: int) -> list[np.ndarray]:
 
 
 def _stock_and_plugin(stock_vmfb: bytes, plugin_vmfb: bytes, inputs: list,
-                      function: str) -> tuple[np.ndarray, np.ndarray]:
-    """Both modules' outputs on `inputs`, with the same NaN and infinity pattern."""
+                      function: str, what=None) -> tuple[np.ndarray, np.ndarray]:
+    """Both modules' outputs on `inputs`, with the same NaN and infinity pattern (`what`: the
+    failure's message)."""
     (stock,) = api.run(stock_vmfb, inputs, function=function)
     (plugin,) = api.run(plugin_vmfb, inputs, function=function)
-    assert np.array_equal(np.isnan(stock), np.isnan(plugin))
-    assert np.array_equal(np.isinf(stock), np.isinf(plugin))
+    assert np.array_equal(np.isnan(stock), np.isnan(plugin)), what
+    assert np.array_equal(np.isinf(stock), np.isinf(plugin)), what
     return stock, plugin
 
 
@@ -96,10 +97,7 @@ def _check_within_bound(stock_vmfb: bytes, plugin_vmfb: bytes, name: str,
                         sizes: list[tuple[int, int]]) -> None:
     for i, (rows, keys) in enumerate(sizes):
         inputs = _inputs(rows, keys, name == "decode", seed=i)
-        (stock,) = api.run(stock_vmfb, inputs, function=name)
-        (plugin,) = api.run(plugin_vmfb, inputs, function=name)
-        assert np.array_equal(np.isnan(stock), np.isnan(plugin)), (rows, keys)
-        assert np.array_equal(np.isinf(stock), np.isinf(plugin)), (rows, keys)
+        stock, plugin = _stock_and_plugin(stock_vmfb, plugin_vmfb, inputs, name, (rows, keys))
         finite = np.isfinite(stock)
         q, k, v = (x if x.ndim == 3 else x[:, None, :] for x in inputs[:3])
         bound = attention_bound(q, k, v, 0.17677669, stock.reshape(q.shape[0], -1, 32))
@@ -125,10 +123,7 @@ def test_paged_decode_matches_stock_within_bound(pages):
     mask[6] = -np.inf  # nothing to attend to
     kc[ids[9, 0], 4, 2], vc[ids[10, -1], 0, 1], q[11, 0] = np.inf, np.nan, -np.inf
     inputs = [q, kc, vc, ids, mask]
-    (stock,) = api.run(stock_vmfb, inputs, function="decode_paged")
-    (plugin,) = api.run(plugin_vmfb, inputs, function="decode_paged")
-    assert np.array_equal(np.isnan(stock), np.isnan(plugin))
-    assert np.array_equal(np.isinf(stock), np.isinf(plugin))
+    stock, plugin = _stock_and_plugin(stock_vmfb, plugin_vmfb, inputs, "decode_paged")
     k = kc[ids].reshape(32, keys, 32)
     v = np.swapaxes(vc[ids].reshape(32, keys, 32), 1, 2)
     bound = attention_bound(q[:, None, :], k, v, 0.17677669, stock[:, None, :])[:, 0, :]
@@ -180,10 +175,8 @@ def test_broadcast_mask_blocks_match_stock_within_bound(rows):
     q, k, v, mask = _inputs(rows, rows, False, seed=rows)
     mask3 = np.ascontiguousarray(mask[::8])  # [4, S, S]: one per batch row
     mask3[1, rows // 3, :] = -np.inf
-    (stock,) = api.run(stock_vmfb, [q, k, v, mask3], function="prefill_broadcast_mask")
-    (plugin,) = api.run(plugin_vmfb, [q, k, v, mask3], function="prefill_broadcast_mask")
-    assert np.array_equal(np.isnan(stock), np.isnan(plugin))
-    assert np.array_equal(np.isinf(stock), np.isinf(plugin))
+    stock, plugin = _stock_and_plugin(stock_vmfb, plugin_vmfb, [q, k, v, mask3],
+                                      "prefill_broadcast_mask")
     bound = attention_bound(q, k, v, 0.17677669, stock)
     finite = np.isfinite(stock)
     diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
@@ -303,10 +296,7 @@ def test_grouped_query_heads_match_stock_within_bound(rows):
     mask3[2, rows // 2, :] = -np.inf  # a padding row of batch row 2: its 8 heads
     q[1, 0, 5], k4[0, rows - 1, 1, 0], v4[3, 7, 2, 1] = np.nan, np.inf, -np.inf
     inputs = [q, k4, v4, np.ascontiguousarray(mask3)]
-    (stock,) = api.run(stock_vmfb, inputs, function="prefill_gqa")
-    (plugin,) = api.run(plugin_vmfb, inputs, function="prefill_gqa")
-    assert np.array_equal(np.isnan(stock), np.isnan(plugin))
-    assert np.array_equal(np.isinf(stock), np.isinf(plugin))
+    stock, plugin = _stock_and_plugin(stock_vmfb, plugin_vmfb, inputs, "prefill_gqa")
     # Head h = (batch * 4 + kv head) * 2 + g reads kv head (h // 2) % 4 of its batch row.
     k = np.repeat(k4.transpose(0, 2, 1, 3), 2, axis=1).reshape(32, rows, 32)
     v = np.repeat(v4.transpose(0, 2, 3, 1), 2, axis=1).reshape(32, 32, rows)

@@ -127,7 +127,7 @@ F64_PREFILL = """util.func public @f(%q: tensor<2x?x16xf64>, %k: tensor<2x?x16xf
 
 def test_a_query_block_loop_of_f64_reads_its_64_bits_on_the_host():
     """The host's read of each block's first output element (the step's wait) takes an f64's
-    bits as they are (an i64: no extension), an f16's extended to i64."""
+    bits as they are (an i64: no extension; narrower types are extended to i64)."""
     from support import passes
 
     out, (report,) = passes.run_pass(F64_PREFILL, "rewrite-attention")
