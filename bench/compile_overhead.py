@@ -1,12 +1,18 @@
 """Compile-time overhead of the phase-split driver against plain iree-compile.
 
     python bench/compile_overhead.py minilm-b1-s128 --rounds 7
+    python bench/compile_overhead.py form:long-f32-s4096-dyn hf:vit --rounds 9 \
+        --configs stock,none,attention,all
 
-For each model (a name of `iree-fusions-bench --list`) it writes the model once, then runs,
+For each model (a name of `iree-fusions-bench --list`; `form:NAME`, a form of
+`bench/attention_forms.py`; `hf:vit` or `hf:bert`, a 2-layer HF transformers model with
+`attn_implementation="sdpa"` exported by iree-turbine, `bench/hf_sdpa_export.py`; or a
+torch-dialect `.mlir` file) it writes the model once, then runs,
 alternating the order each round, the same llvm-cpu compile to a .vmfb with
 
     stock   iree-compile
     none    iree-fusions-compile --fusions=none   (the phase-split driver, no pass)
+    attention  ... --fusions=rewrite-attention    (only with --configs)
     all     iree-fusions-compile --fusions=all    (the driver and every pass)
     keep    ... --fusions=all --fusions-keep-no-gain (no stock run weighing the linalg changes)
 
@@ -34,6 +40,7 @@ from iree_fusions.models.catalog import all_models
 CONFIGS = {
     "stock": lambda tool: [tool("iree-compile")],
     "none": lambda tool: [tool("iree-fusions-compile"), "--fusions=none"],
+    "attention": lambda tool: [tool("iree-fusions-compile"), "--fusions=rewrite-attention"],
     "all": lambda tool: [tool("iree-fusions-compile"), "--fusions=all"],
     # without the stock dispatch-creation run that weighs the linalg changes
     "keep": lambda tool: [tool("iree-fusions-compile"), "--fusions=all", "--fusions-keep-no-gain"],
@@ -45,20 +52,44 @@ def tool(name: str) -> str:
     return path if os.path.exists(path) else name
 
 
+def write_model(name: str, tmp: str) -> tuple[str, list[str]]:
+    """The model's source file in `tmp` (or the given .mlir) and its own compile flags."""
+    torch_input = ["--iree-input-type=torch"]
+    if name.endswith(".mlir"):
+        return name, torch_input
+    if name.startswith(("form:", "hf:")):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        if name.startswith("form:"):
+            from attention_forms import SUITE
+            text = {f.name: f for f in SUITE}[name[5:]].torch_ir()
+        else:
+            from hf_sdpa_export import export
+            text = export(name[3:])
+        path = os.path.join(tmp, "model.mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        return path, torch_input
+    art = all_models()[name].build()
+    return art.write(tmp), list(art.flags)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("models", nargs="*", default=["minilm-b1-s128"])
     p.add_argument("--rounds", type=int, default=7)
+    p.add_argument("--configs", default="stock,none,all,keep",
+                   help=f"comma-separated, of {', '.join(CONFIGS)} (stock first)")
     args = p.parse_args(argv)
-    models = all_models()
+    configs = args.configs.split(",")
+    if configs[0] != "stock" or not set(configs) <= set(CONFIGS):
+        p.error(f"--configs: stock first, then any of {', '.join(CONFIGS)}")
     for name in args.models:
-        art = models[name].build()
         with tempfile.TemporaryDirectory(prefix="compile-overhead-") as tmp:
-            src = art.write(tmp)
-            flags = [*api.target_flags("local-task", None), *art.flags]
-            times: dict[str, list[float]] = {k: [] for k in CONFIGS}
+            src, model_flags = write_model(name, tmp)
+            flags = [*api.target_flags("local-task", None), *model_flags]
+            times: dict[str, list[float]] = {k: [] for k in configs}
             for r in range(args.rounds):
-                order = list(CONFIGS) if r % 2 == 0 else list(reversed(CONFIGS))
+                order = configs if r % 2 == 0 else configs[::-1]
                 for key in order:
                     cmd = [*CONFIGS[key](tool), src, *flags, "-o", os.path.join(tmp, "m.vmfb")]
                     t0 = time.perf_counter()

@@ -75,7 +75,7 @@ from iree.compiler.dialects import _linalg_ops_gen as linalg
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.cache_scatters import ScatterPair, cache_scatter_pairs, plan_pair
 from iree_fusions.compiler.ir_build.attributes import map_attr
-from iree_fusions.compiler.ir_build.bodies import append_body_block, new_generic
+from iree_fusions.compiler.ir_build.bodies import generic
 from iree_fusions.compiler.ir_build.shapes import cmpi, collapse, index_const
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, PassContext,
                                             round_analysis, structural_key)
@@ -97,12 +97,13 @@ def _stack(values: list[ir.Value]) -> ir.Value:
     piece = ir.RankedTensorType(values[0].type)
     rank = piece.rank
     init = tensor.EmptyOp([2, *piece.shape], piece.element_type).result
-    gen = new_generic(values, [init], [map_attr(rank + 1, range(1, rank + 1))] * 2 +
-                      [map_attr(rank + 1, range(rank + 1))], ["parallel"] * (rank + 1))
-    block = append_body_block(gen, [*values, init])
-    with ir.InsertionPoint(block):
+    def first_or_second(args: list[ir.Value]) -> ir.Value:
         first = cmpi("eq", linalg.IndexOp(0).result, index_const(0))
-        linalg.YieldOp([arith.SelectOp(first, block.arguments[0], block.arguments[1]).result])
+        return arith.SelectOp(first, args[0], args[1]).result
+
+    gen = generic(values, [init], [map_attr(rank + 1, range(1, rank + 1))] * 2 +
+                  [map_attr(rank + 1, range(rank + 1))], ["parallel"] * (rank + 1),
+                  first_or_second)
     joined = ir.RankedTensorType.get([2 * piece.shape[0], *piece.shape[1:]],
                                      piece.element_type)
     return collapse(gen.results[0], [[0, 1], *([d] for d in range(2, rank + 1))], joined)

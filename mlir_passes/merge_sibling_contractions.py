@@ -168,7 +168,7 @@ def merge_group(group: SiblingGroup) -> str:
         init = first_init  # one fill for all (as torch's export shares it), else a new one
         if any(h.dps_inits(op)[0] != first_init for op in group.contractions):
             empty = tensor.EmptyOp(sizes, acc_type.element_type).result
-            init = b.first_result(b.linalg_builders().fill(group.fill_scalar, outs=[empty]))
+            init = b.fill(group.fill_scalar, empty)
         weights = [op.operands[1] for op in group.contractions]
         contraction = _merged(group.contractions, [first.operands[0], *weights], [init] * n,
                               maps[:2] + [maps[1]] * (n - 1), maps[2],

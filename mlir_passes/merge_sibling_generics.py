@@ -54,6 +54,9 @@ from iree_fusions.compiler.ir_helpers import (
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, option, round_analysis, structural_key)
 from iree_fusions.compiler.cache_scatters import cache_scatter_pairs, plan_pair
+from iree_fusions.compiler.ir_helpers.names import (
+    AFFINE_APPLY, COMPUTE_BARRIER_END, HAL_TENSOR_BARRIER, HAL_TENSOR_EXPORT, UTIL_RETURN,
+)
 
 
 AGGRESSIVE = ("the ends index a cache's K and V scatters, which merge-cache-scatters stacks "
@@ -64,11 +67,11 @@ SURE = ("IREE makes a generic read only by scatters or returns the root of a dis
         "own; one multi-result generic is one dispatch")
 
 # Readers that never take a producer into their dispatch.
-_SINKS = (LINALG_EXT_SCATTER, "util.return", "hal.tensor.export", "hal.tensor.barrier",
-          "iree_tensor_ext.compute_barrier.end")
+_SINKS = (LINALG_EXT_SCATTER, UTIL_RETURN, HAL_TENSOR_EXPORT, HAL_TENSOR_BARRIER,
+          COMPUTE_BARRIER_END)
 # Ops that may move up: no side effects, no regions with them.
 _MOVABLE = (TENSOR_EMPTY, TENSOR_DIM, TENSOR_CAST, ARITH_CONSTANT, LINALG_FILL,
-            "affine.apply") + RESHAPES
+            AFFINE_APPLY) + RESHAPES
 
 
 @dataclass

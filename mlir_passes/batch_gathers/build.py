@@ -23,6 +23,7 @@ from .plan import GroupPlan
 from .scalars import (emit_checks, emit_size_checks, entry, index_in_shape, int_table, materialize,
                       select_chain, wrap_index)
 from .tables import TablePool, erase_dead_tables
+from iree_fusions.compiler.ir_helpers.names import COMPUTE_BARRIER_START
 
 # ---------------------------------------------------------------- normalization
 
@@ -56,16 +57,14 @@ def unflatten_lookups(block: ir.Block) -> None:
         with op.location, ir.InsertionPoint(expand):
             sizes = [materialize(h.dim_key(ids, i)) for i in range(rank)] + [out_t.shape[-1]]
             empty = tensor.EmptyOp(sizes, out_t.element_type).result
-            new = b.new_generic([ids], [empty], [b.map_attr(rank + 1, range(rank)),
-                                                 b.map_attr(rank + 1, range(rank + 1))],
-                                ["parallel"] * (rank + 1))
-            body = b.append_body_block(new, [ids, empty])
-            b.clone_body(op, body, index_map={1: rank})
+            new = b.cloned_generic(op, [ids], [empty], [b.map_attr(rank + 1, range(rank)),
+                                                        b.map_attr(rank + 1, range(rank + 1))],
+                                   ["parallel"] * (rank + 1), index_map={1: rank})
         expand.results[0].replace_all_uses_with(new.results[0])
         expand.erase()
         op.erase()
         b.erase_dead([flat], b.of_kind(TENSOR_COLLAPSE_SHAPE,
-                                       "iree_tensor_ext.compute_barrier.start"))
+                                       COMPUTE_BARRIER_START))
 
 
 def slice_column_selects(block: ir.Block) -> None:
@@ -231,7 +230,7 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
     init = tensor.EmptyOp(out_shape, elem).result
     if pool is not None and not unroll:
         zero = arith.ConstantOp(elem, 0.0).result
-        init = b.first_result(b.linalg_builders().fill(zero, outs=[init]))
+        init = b.fill(zero, init)
     rows_table = int_table(rows) if len(set(rows)) > 1 else None
     offsets_table = int_table(offsets) if any(offsets) else None
     if ins_mode:
@@ -242,10 +241,8 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
         ins = indices[:1]
     else:
         ins = []
-    gen = b.new_generic(ins, [init], [b.map_attr(loops, spos)] * len(ins)
-                        + [b.map_attr(loops, out_dims)], its)
-    block = b.append_body_block(gen, ins + [init])
-    with ir.InsertionPoint(block):
+
+    def gathered(args: list[ir.Value]) -> ir.Value:
         loop = {dim: linalg.IndexOp(dim).result for dim in sorted({kpos, dpos, *spos})}
         slot_idx = loop[kpos]
         rows_v = b.index_const(rows[0]) if rows_table is None else entry(rows_table, slot_idx)
@@ -253,7 +250,7 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
 
         def gather(read_at: list[ir.Value]) -> ir.Value:
             if ins_mode:
-                chain_in = list(block.arguments)[:slot_count]
+                chain_in = list(args)[:slot_count]
             else:
                 chain_in = [tensor.ExtractOp(index, read_at).result for index in indices]
             raw = select_chain(slot_idx, chain_in, list(range(slot_count)))
@@ -281,8 +278,11 @@ def _emit_stacked(slots: list[Lookup], table: ir.Value, offsets: list[int], rows
             assert first.divisor is None, "mean bags are only batched with the unrolled sum"
             val = gather([loop[loop_of[i]] for i in range(index_rank)])
             if pool is not None:
-                val = arith.AddFOp(val, block.arguments[-1]).result
-        linalg.YieldOp([val])
+                val = arith.AddFOp(val, args[-1]).result
+        return val
+
+    gen = b.generic(ins, [init], [b.map_attr(loops, spos)] * len(ins)
+                    + [b.map_attr(loops, out_dims)], its, gathered)
     rank = len(out_shape)
     return [b.slice_out(gen.results[0], [j] + [0] * (rank - 1), [1] + out_shape[1:],
                       out_shape[1:]) for j in range(slot_count)]
@@ -309,9 +309,8 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
                                b.tensor_type_of([size], index_elem)))
     lasts = [_plus(size, -1) for size in sizes]
     init = tensor.EmptyOp([total, dim], elem).result
-    gen = b.new_generic([], [init], [b.map_attr(2, [0, 1])], ["parallel", "parallel"])
-    block = b.append_body_block(gen, [init])
-    with ir.InsertionPoint(block):
+
+    def gathered_row(args: list[ir.Value]) -> ir.Value:
         row = linalg.IndexOp(0).result
         vals, segs = [], []
         for j in range(len(slots)):
@@ -336,7 +335,10 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
         if any(offsets):
             idx = arith.AddIOp(idx, off_v).result
         col = linalg.IndexOp(1).result
-        linalg.YieldOp([tensor.ExtractOp(table, [idx, col]).result])
+        return tensor.ExtractOp(table, [idx, col]).result
+
+    gen = b.generic([], [init], [b.map_attr(2, [0, 1])], ["parallel", "parallel"],
+                    gathered_row)
     results = []
     for shape, start, size in zip(shapes, starts, sizes):
         rows_of = b.slice_out(gen.results[0], [start, 0], [size, dim], [size, dim])

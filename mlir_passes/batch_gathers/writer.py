@@ -326,13 +326,9 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
                for value in ins]
 
     empty = tensor.EmptyOp([bsz, nchunks, chunk_cols], elem)
-    gen = b.new_generic(ins, [empty.result], in_maps + [b.map_attr(3, [1, 0, 2])],
-                        ["parallel"] * 3)
-    written = b.collapse(gen.results[0], [[0], [1, 2]],
-                         b.tensor_type_of([bsz, nchunks * chunk_cols], elem))
     pre = ir.InsertionPoint(empty)
-    block = b.append_body_block(gen, ins + [empty.result])
-    with ir.InsertionPoint(block):
+
+    def written_element(args: list[ir.Value]) -> ir.Value:
         chunk, batch, lane = (linalg.IndexOp(dim).result for dim in range(3))
         chunks = _Chunks(chunk, batch, lane, b.index_const(chunk_cols), chunk_slot, chunk_sub, pre)
         if chunk_slot == list(range(nchunks)):
@@ -352,10 +348,8 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
             return arith.CmpIOp(arith.CmpIPredicate.eq, kind_v, kind_const).result
 
         result = None
-        n_lookups = 0
         for group_no, ((_, _, _, checks, wrap), slots) in enumerate(groups.items()):
             lks = [slot_lookups[slot] for slot in slots]
-            n_lookups += len(lks)
             distinct = distinct_tables(lks)
             if len(distinct) == 1:
                 table, start_at = distinct[0], [0] * len(lks)
@@ -401,7 +395,7 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
             for slot in values:
                 value = concat.source(slot)
                 if slot in ins_slots:
-                    pvs.append(block.arguments[ins_slots.index(slot)])
+                    pvs.append(args[ins_slots.index(slot)])
                     continue
                 col = chunks.column({slot})
                 read_at = [batch, col] if ir.RankedTensorType(value.type).rank == 2 else [col]
@@ -422,6 +416,12 @@ def _write_slots(concat: Concat, slot_lookups: dict[int, Lookup], tables: TableP
             gathered_v = tensor.ExtractOp(stacked, read_at).result
             result = gathered_v if result is None else \
                 arith.SelectOp(is_kind(base + 1 + group_no), gathered_v, result).result
-        linalg.YieldOp([result])
+        return result
+
+    gen = b.generic(ins, [empty.result], in_maps + [b.map_attr(3, [1, 0, 2])],
+                    ["parallel"] * 3, written_element)
+    written = b.collapse(gen.results[0], [[0], [1, 2]],
+                         b.tensor_type_of([bsz, nchunks * chunk_cols], elem))
+    n_lookups = sum(len(slots) for slots in groups.values())
     counts = (n_lookups, len(groups), sum(len(entries) for entries in stacks.values()), len(values))
     return written, counts

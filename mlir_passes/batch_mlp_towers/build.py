@@ -68,7 +68,7 @@ def stack_values(values: list[ir.Value], pad_shape: list[int] | None = None) -> 
     if pad_shape is not None and any(list(value.type.shape) != shape for value in values):
         elt = first_t.element_type
         zero = arith.ConstantOp(elt, 0.0 if isinstance(elt, ir.FloatType) else 0).result
-        result = b.first_result(b.linalg_builders().fill(zero, outs=[result]))
+        result = b.fill(zero, result)
     for i, value in enumerate(values):
         sizes = list(value.type.shape) if value.type.has_static_shape else shape
         result = b.insert_slice(value, result, [i] + [0] * len(shape), [1, *sizes])
@@ -101,10 +101,9 @@ def zero_padded_columns(stacked: ir.Value, layout: str, widths: list[int]) -> ir
     tower_dim = layout_dims(layout)[0]
     empty = tensor.EmptyOp(b.mixed_shape(stacked), elt).result
     identity = b.map_attr(rank, range(rank))
-    gen = b.new_generic([stacked], [empty], [identity, identity], ["parallel"] * rank)
-    block = b.append_body_block(gen, [stacked, empty])
-    body = b.BodyBuilder(ir.InsertionPoint(block), ir.Location.current)
-    with body:
+
+    def zero_padded(args: list[ir.Value]) -> ir.Value:
+        body = b.BodyBuilder(ir.InsertionPoint.current, ir.Location.current)
         tower, column = linalg.IndexOp(tower_dim).result, linalg.IndexOp(rank - 1).result
         limit = body.const(widths[-1])
         for index in reversed(range(len(widths) - 1)):
@@ -112,8 +111,10 @@ def zero_padded_columns(stacked: ir.Value, layout: str, widths: list[int]) -> ir
             limit = arith.SelectOp(is_tower, body.const(widths[index]), limit).result
         real = arith.CmpIOp(arith.CmpIPredicate.ult, column, limit).result
         zero = arith.ConstantOp(elt, 0.0 if isinstance(elt, ir.FloatType) else 0).result
-        linalg.YieldOp([arith.SelectOp(real, block.arguments[0], zero).result])
-    return gen.results[0]
+        return arith.SelectOp(real, args[0], zero).result
+
+    return b.generic([stacked], [empty], [identity, identity], ["parallel"] * rank,
+                     zero_padded).results[0]
 
 
 def split_rows_like(row_view: ir.Operation, value: ir.Value) -> ir.Value:
@@ -237,8 +238,7 @@ def batched_contraction(node: NodePlan, lhs: ir.Value, lhs_layout: str | None,
     plain = (named and len(types) == 1 and not shared_weight
              and h.body_op_names(first.mm) in PLAIN_MATMUL_BODIES)
     out_shape = layout_shape(layout, len(node.layers), out_rows, out_cols)
-    init = b.first_result(b.linalg_builders().fill(first.fill_scalar,
-                                      outs=[tensor.EmptyOp(out_shape, elt).result]))
+    init = b.fill(first.fill_scalar, tensor.EmptyOp(out_shape, elt).result)
     n_dims, lhs_dims, w_dims = _contraction_dims(layout, lhs_layout, w_layout, shared_weight)
     if plain and layout == TN and lhs_layout == TN and w_layout == "kn":
         return b.first_result(b.linalg_builders().batch_vecmat(lhs, weight, outs=[init]))
@@ -247,10 +247,8 @@ def batched_contraction(node: NodePlan, lhs: ir.Value, lhs_layout: str | None,
         return b.first_result(b.linalg_builders().batch_matmul(lhs, weight, outs=[init],
                                                                  indexing_maps=maps))
     maps = [b.map_attr(n_dims, dims) for dims in (lhs_dims, w_dims, layout_dims(layout))]
-    contraction = b.new_generic([lhs, weight], [init], maps,
-                                ["parallel"] * (n_dims - 1) + ["reduction"])
-    _clone_body_into(first.mm, contraction)
-    return contraction.results[0]
+    return b.cloned_generic(first.mm, [lhs, weight], [init], maps,
+                            ["parallel"] * (n_dims - 1) + ["reduction"]).results[0]
 
 
 def batched_epilogue(epi: EpilogueOp, first: Layer, node: NodePlan, chain: list[ir.Value],
@@ -275,16 +273,8 @@ def batched_epilogue(epi: EpilogueOp, first: Layer, node: NodePlan, chain: list[
         in_maps.append(b.map_attr(e_dims, dims))
     out_shape = layout_shape(layout, len(node.layers), rows, node.width)
     empty = tensor.EmptyOp(out_shape, epi.op.results[0].type.element_type).result
-    gen = b.new_generic(ins, [empty], in_maps + [b.map_attr(e_dims, out_dims)],
-                      ["parallel"] * e_dims)
-    _clone_body_into(epi.op, gen)
-    return gen.results[0]
-
-
-def _clone_body_into(src: ir.Operation, dst: ir.Operation) -> None:
-    """dst's body: a copy of src's, with block arguments of src's types."""
-    block = dst.regions[0].blocks.append(*[arg.type for arg in h.body_block(src).arguments])
-    b.clone_body(src, block)
+    return b.cloned_generic(epi.op, ins, [empty], in_maps + [b.map_attr(e_dims, out_dims)],
+                            ["parallel"] * e_dims).results[0]
 
 
 def build_node(module: ir.Operation, anchor: ir.Operation, node: NodePlan,

@@ -17,11 +17,14 @@ from iree_fusions.compiler.ir_helpers import (ARITH_ADDF, ARITH_CMPF, ARITH_CONS
                                               LINALG_INDEX, LINALG_YIELD, RESHAPES, TENSOR_CAST,
                                               TENSOR_COLLAPSE_SHAPE, TENSOR_EXPAND_SHAPE)
 from iree_fusions.compiler.protocol import NoMatch
+from iree_fusions.compiler.ir_helpers.names import (
+    COMPUTE_BARRIER_START, HAL_TENSOR_IMPORT, MATH_ERF, MATH_EXP, MATH_TANH,
+)
 
 # Ops a run-time parameter (weight, bias) may come through: function arguments as IREE
 # imports them, reshapes and casts.
-PARAM_PASSTHROUGH = RESHAPES + (TENSOR_CAST, "iree_tensor_ext.compute_barrier.start",
-                                "hal.tensor.import")
+PARAM_PASSTHROUGH = RESHAPES + (TENSOR_CAST, COMPUTE_BARRIER_START,
+                                HAL_TENSOR_IMPORT)
 # Float casts between precisions: no activation of their own.
 PRECISION_CASTS = {ARITH_TRUNCF, ARITH_EXTF}
 
@@ -135,11 +138,11 @@ def activation_kind(epilogue: Sequence[EpilogueOp]) -> str:
     """silu, sigmoid, relu, gelu, tanh, none (bias only or nothing), or other. Precision
     casts (a half-precision layer's truncf of its f32 accumulator) do not count."""
     names = {name for epi in epilogue for name in h.body_op_names(epi.op)} - PRECISION_CASTS
-    if "math.erf" in names:
+    if MATH_ERF in names:
         return "gelu"
-    if "math.tanh" in names:
+    if MATH_TANH in names:
         return "gelu" if ARITH_MULF in names else "tanh"
-    if "math.exp" in names:
+    if MATH_EXP in names:
         return "silu" if ARITH_MULF in names else "sigmoid"
     if {ARITH_CMPF, ARITH_SELECT} <= names or ARITH_MAXIMUMF in names:
         return "relu"

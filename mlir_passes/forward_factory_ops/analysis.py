@@ -15,6 +15,11 @@ from iree_fusions.compiler.ir_helpers import (ARITH_CONSTANT, ARITH_INDEX_CAST, 
                                               TENSOR_EMPTY, TENSOR_EXPAND_SHAPE,
                                               TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE,
                                               describe_value)
+from iree_fusions.compiler.ir_helpers.names import (
+    COMPUTE_BARRIER_START, DISPATCH_TENSOR_LOAD, FLOW_TENSOR_RESHAPE, HAL_TENSOR_IMPORT,
+    MATH_ABSF, MATH_ABSI, MATH_CEIL, MATH_COPYSIGN, MATH_FLOOR, MATH_ROUND, MATH_RSQRT,
+    MATH_SQRT, MATH_TRUNC,
+)
 
 # Weighted cost of one scalar body op, in "cheap op" units: what one element of a factory value
 # costs to recompute inside a consumer. Measured on llvm-cpu (znver4, bench/results): a cheap
@@ -36,9 +41,9 @@ OP_COST: dict[str, float] = {
     **{f"arith.{n}": _DIVISION for n in (
         "divf", "divsi", "divui", "remsi", "remui", "remf", "floordivsi", "ceildivsi",
         "ceildivui")},
-    "math.absf": _CHEAP, "math.absi": _CHEAP, "math.copysign": _CHEAP,
-    "math.floor": _CHEAP, "math.ceil": _CHEAP, "math.round": _CHEAP, "math.trunc": _CHEAP,
-    "math.sqrt": 2 * _DIVISION, "math.rsqrt": 2 * _DIVISION,
+    MATH_ABSF: _CHEAP, MATH_ABSI: _CHEAP, MATH_COPYSIGN: _CHEAP,
+    MATH_FLOOR: _CHEAP, MATH_CEIL: _CHEAP, MATH_ROUND: _CHEAP, MATH_TRUNC: _CHEAP,
+    MATH_SQRT: 2 * _DIVISION, MATH_RSQRT: 2 * _DIVISION,
     **{f"math.{n}": _TRANSCENDENTAL for n in (
         "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh",
         "atan", "atan2", "erf", "powf", "fpowi", "ipowi", "sinh", "cosh")},
@@ -50,10 +55,10 @@ INDEX_MATH_COST = 1.0  # per dim of index arithmetic (reshapes, slices)
 CONCAT_COST = 3.0  # bounds compare + select + clamp of an insert_slice
 
 # Where a leaf may come from (through the look-through ops): inputs, constants, globals.
-_LEAF_SOURCES = ("hal.tensor.import", ARITH_CONSTANT, h.UTIL_GLOBAL_LOAD,
-                 "iree_tensor_ext.dispatch.tensor.load", h.FLOW_TENSOR_CONSTANT)
-_LEAF_LOOK_THROUGH = ("iree_tensor_ext.compute_barrier.start", TENSOR_CAST,
-                      TENSOR_EXPAND_SHAPE, TENSOR_COLLAPSE_SHAPE, "flow.tensor.reshape")
+_LEAF_SOURCES = (HAL_TENSOR_IMPORT, ARITH_CONSTANT, h.UTIL_GLOBAL_LOAD,
+                 DISPATCH_TENSOR_LOAD, h.FLOW_TENSOR_CONSTANT)
+_LEAF_LOOK_THROUGH = (COMPUTE_BARRIER_START, TENSOR_CAST,
+                      TENSOR_EXPAND_SHAPE, TENSOR_COLLAPSE_SHAPE, FLOW_TENSOR_RESHAPE)
 
 
 @dataclass

@@ -321,19 +321,17 @@ def _emit_view(producer: FactoryDispatch, result: int, view: ir.Type,
     rank = len(shape)
     loc = before.location
     ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+
+    def element(args: list[ir.Value]) -> ir.Value:
+        loops = [linalg.IndexOp(dim).result for dim in range(rank)]
+        scalarizer = Scalarizer(producer.analysis, ir.InsertionPoint.current, loc, leaf_map)
+        idx = loops
+        if src_shape != shape:
+            flat = scalarizer.linearize(loops, shape)
+            idx = scalarizer.delinearize(flat, src_shape)
+        return scalarizer.value_at(stored, idx)
+
     with loc, ir.InsertionPoint(before):
         empty = tensor.EmptyOp(shape, view.element_type).result
-        gen = b.new_generic([], [empty], [ident], ["parallel"] * rank)
-        block = b.append_body_block(gen, [empty])
-    body_ip = ir.InsertionPoint(block)
-    with body_ip, loc:
-        loops = [linalg.IndexOp(dim).result for dim in range(rank)]
-    scalarizer = Scalarizer(producer.analysis, body_ip, loc, leaf_map)
-    idx = loops
-    if src_shape != shape:
-        flat = scalarizer.linearize(loops, shape)
-        idx = scalarizer.delinearize(flat, src_shape)
-    scalar = scalarizer.value_at(stored, idx)
-    with body_ip, loc:
-        linalg.YieldOp([scalar])
+        gen = b.generic([], [empty], [ident], ["parallel"] * rank, element)
     return extracts_to_inputs(gen).results[0]

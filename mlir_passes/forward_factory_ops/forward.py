@@ -93,19 +93,16 @@ def build_factory_generic(values: list[ir.Value], before: ir.Operation,
     rank = h.tensor_type(values[0]).rank
     loc = before.location
     ident = ir.AffineMapAttr.get(ir.AffineMap.get_identity(rank))
+
+    def elements(args: list[ir.Value]) -> list[ir.Value]:
+        loops = [linalg.IndexOp(dim).result for dim in range(rank)]
+        scalarizer = Scalarizer(analysis, ir.InsertionPoint.current, loc)
+        return [scalarizer.value_at(value, loops) for value in values]
+
     with loc, ir.InsertionPoint(before):
         shape = [built_size(values[0], dim) for dim in range(rank)]
         empties = [tensor.EmptyOp(shape, value.type.element_type).result for value in values]
-        gen = b.new_generic([], empties, [ident] * len(values), ["parallel"] * rank)
-        block = b.append_body_block(gen, empties)
-    body_ip = ir.InsertionPoint(block)
-    with body_ip, loc:
-        loops = [linalg.IndexOp(dim).result for dim in range(rank)]
-    scalarizer = Scalarizer(analysis, body_ip, loc)
-    scalars = [scalarizer.value_at(value, loops) for value in values]
-    with body_ip, loc:
-        linalg.YieldOp(scalars)
-    return gen
+        return b.generic([], empties, [ident] * len(values), ["parallel"] * rank, elements)
 
 
 def _index_dim(value: ir.Value, body: ir.Block) -> ir.AffineExpr | None:

@@ -17,6 +17,10 @@ from iree_fusions.compiler.ir_helpers import (
 from iree_fusions.compiler.protocol import Candidate, NoMatch, structural_key
 
 from .analysis import Factory, FactoryAnalysis, missing_sizes
+from iree_fusions.compiler.ir_helpers.names import (
+    COMPUTE_BARRIER_END, FLOW_TENSOR_TRANSFER, FUNC_CALL, FUNC_RETURN, HAL_TENSOR_ALIAS,
+    HAL_TENSOR_EXPORT, UTIL_CALL, UTIL_RETURN,
+)
 
 
 @dataclass(frozen=True)
@@ -29,9 +33,9 @@ class ForwardCost:
     dynamic_dim_estimate: int
 
 
-ESCAPES = ("util.return", "func.return", "hal.tensor.export", "hal.tensor.alias",
-           "iree_tensor_ext.compute_barrier.end", h.UTIL_GLOBAL_STORE, "flow.tensor.transfer",
-           "util.call", "func.call")
+ESCAPES = (UTIL_RETURN, FUNC_RETURN, HAL_TENSOR_EXPORT, HAL_TENSOR_ALIAS,
+           COMPUTE_BARRIER_END, h.UTIL_GLOBAL_STORE, FLOW_TENSOR_TRANSFER,
+           UTIL_CALL, FUNC_CALL)
 # Chain ops that form a dispatch of their own (compaction is worth it when there are several).
 _HEAVY = (LINALG_GENERIC, TENSOR_INSERT_SLICE, LINALG_BROADCAST, LINALG_TRANSPOSE,
           TENSOR_EXTRACT_SLICE)

@@ -9,11 +9,12 @@ from iree.compiler import ir
 from iree_fusions.compiler import index_arith as ia
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import NoMatch
+from iree_fusions.compiler.ir_helpers.names import FLOW_RETURN
 
 WORKGROUPS = h.FLOW_DISPATCH_WORKGROUPS
 LOAD, STORE = h.DISPATCH_TENSOR_LOAD, h.DISPATCH_TENSOR_STORE
 ORDINAL, RESHAPE = h.DISPATCH_WORKLOAD_ORDINAL, h.FLOW_TENSOR_RESHAPE
-RETURN = "flow.return"
+RETURN = FLOW_RETURN
 DYN = ir.ShapedType.get_dynamic_size()
 
 

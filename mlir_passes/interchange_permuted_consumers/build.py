@@ -31,10 +31,8 @@ def fold_copy_into_producer(copy: ir.Operation, elementwise: ir.Operation) -> ir
     maps = [ir.AffineMapAttr.get(map_) for map_ in e_maps[:n_in]]
     maps.append(b.map_attr(e_maps[0].n_dims, new_out))
     with ir.InsertionPoint(copy), copy.location:
-        new = b.new_generic(h.dps_inputs(elementwise), h.dps_inits(copy), maps,
-                           h.iterator_types(elementwise))
-        block = b.append_body_block(new, list(elementwise.operands))
-        b.clone_body(elementwise, block, list(range(len(elementwise.operands))))
+        new = b.cloned_generic(elementwise, h.dps_inputs(elementwise), h.dps_inits(copy), maps,
+                               h.iterator_types(elementwise))
     copy.results[0].replace_all_uses_with(new.results[0])
     copy.erase()
     elementwise.erase()
@@ -113,12 +111,10 @@ def rebuild(op: ir.Operation, order: list[int], operands: list[ir.Value] | None 
     n_in = len(h.dps_inputs(op))
     iters = h.iterator_types(op)
     with ir.InsertionPoint(op), op.location:
-        new = b.new_generic(operands[:n_in], operands[n_in:],
-                           [b.map_attr(len(order), [where[dim] for dim in map_dims])
-                            for map_dims in dims],
-                           [iters[loop] for loop in order])
-        block = b.append_body_block(new, operands)
-        b.clone_body(op, block, list(range(len(operands))), where)
+        new = b.cloned_generic(op, operands[:n_in], operands[n_in:],
+                               [b.map_attr(len(order), [where[dim] for dim in map_dims])
+                                for map_dims in dims],
+                               [iters[loop] for loop in order], where)
     return new
 
 

@@ -180,10 +180,9 @@ def expand_op(op: ir.Operation, splits: dict[int, list[h.DimKey]]
             new_maps.append(b.map_attr(exp.n_new, out_dims))
             if i >= n_in:
                 result_groups.append((groups, value.type))
-        new = b.new_generic(new_operands[:n_in], new_operands[n_in:], new_maps, new_iters)
-        block = b.append_body_block(new, new_operands)
         index_map = {loop: new_dims[loop][0] for loop in range(exp.n_old)}
-        b.clone_body(op, block, list(range(len(new_operands))), index_map)
+        new = b.cloned_generic(op, new_operands[:n_in], new_operands[n_in:], new_maps,
+                               new_iters, index_map)
     return new, result_groups
 
 

@@ -8,7 +8,6 @@ from math import prod
 from collections.abc import Callable
 
 from iree.compiler import ir
-from iree.compiler.dialects import _linalg_ops_gen as linalg  # op classes; see ir_build
 from iree.compiler.dialects import arith, math, scf, tensor, util
 
 from iree_fusions.compiler import ir_build as b
@@ -18,6 +17,7 @@ from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, TENSOR_COLLAPSE_SHA
 
 from .heads import NO_SPLIT, copy_under_collapse, join_heads, split_heads
 from .match import AttentionPlan
+from iree_fusions.compiler.ir_helpers.names import FLOW_TENSOR_BARRIER, TENSOR_EMPTY
 
 Size = b.Size
 Body = Callable[[list[ir.Value]], ir.Value]
@@ -34,11 +34,8 @@ def _generic(loops: list[int], inputs: list[tuple[ir.Value, list[int]]], init: i
     maps = [b.map_attr(n, [loops.index(d) for d in dims]) for _, dims in inputs]
     maps.append(b.map_attr(n, [loops.index(d) for d in out_dims]))
     values = [v for v, _ in inputs]
-    gen = b.new_generic(values, [init], maps,
-                        ["reduction" if d in reduced else "parallel" for d in loops])
-    block = b.append_body_block(gen, values + [init])
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([body(list(block.arguments))])
+    gen = b.generic(values, [init], maps,
+                    ["reduction" if d in reduced else "parallel" for d in loops], body)
     return gen.results[0]
 
 
@@ -46,7 +43,7 @@ def _filled(sizes: list[Size], value: float) -> ir.Value:
     f32 = ir.F32Type.get()
     empty = tensor.EmptyOp(sizes, f32).result
     scalar = arith.ConstantOp(f32, value).result
-    return b.first_result(b.linalg_builders().fill(scalar, outs=[empty]))
+    return b.fill(scalar, empty)
 
 
 LOG2E = 1.4426950408889634
@@ -190,12 +187,9 @@ def read_v_untransposed(plan: AttentionPlan) -> None:
     source = h.dps_inputs(copy)[0]
     element = ir.RankedTensorType(source.type).element_type
     init = tensor.EmptyOp(sizes, element).result
-    new = b.new_generic([source], [init],
-                        [b.map_attr(rank, [position[e.position] for e in in_map.results]),
-                         b.map_attr(rank, range(rank))], ["parallel"] * rank)
-    block = b.append_body_block(new, [source, init])
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([block.arguments[0]])
+    new = b.generic([source], [init],
+                    [b.map_attr(rank, [position[e.position] for e in in_map.results]),
+                     b.map_attr(rank, range(rank))], ["parallel"] * rank, lambda a: a[0])
     start = len(order) - len(keys) - len(head)
     new_groups = prefix + [list(range(start, start + len(keys))),
                            list(range(start + len(keys), rank))]
@@ -243,7 +237,7 @@ def decompose(plan: AttentionPlan) -> str:
         _replace_read_columns(plan.columns, result)
     op.erase()
     b.erase_dead([v for v in operands if v is not None],  # copies now made in the loop
-                 b.of_kind(TENSOR_COLLAPSE_SHAPE, LINALG_GENERIC, "tensor.empty"))
+                 b.of_kind(TENSOR_COLLAPSE_SHAPE, LINALG_GENERIC, TENSOR_EMPTY))
     return what + _blocks_note(plan)
 
 
@@ -317,12 +311,9 @@ def _sunk_block(value: ir.Value, position: int, start: ir.Value, rows: ir.Value,
                  for d in range(rank)]  # (not the old copy's sizes: it must die)
     element = ir.RankedTensorType(source.type).element_type
     init = tensor.EmptyOp(out_sizes, element).result
-    new = b.new_generic([src_block], [init], [ir.AffineMapAttr.get(in_map),
-                                              ir.AffineMapAttr.get(out_map)],
-                        h.iterator_types(copy))
-    block = b.append_body_block(new, [src_block, init])
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([block.arguments[0]])
+    new = b.generic([src_block], [init],
+                    [ir.AffineMapAttr.get(in_map), ir.AffineMapAttr.get(out_map)],
+                    h.iterator_types(copy), lambda a: a[0])
     if collapse is None:
         return new.results[0]
     return b.collapse(new.results[0], groups, b.tensor_type_of(block_sizes, element))
@@ -390,7 +381,7 @@ def _on_device(value: ir.Value, sizes: list[Size], device: ir.Attribute) -> ir.V
     shape = ir.RankedTensorType(value.type).shape
     dynamic = [s if isinstance(s, ir.Value) else b.index_const(s)
                for s, extent in zip(sizes, shape) if ir.ShapedType.is_dynamic_size(extent)]
-    return ir.Operation.create("flow.tensor.barrier", results=[value.type],
+    return ir.Operation.create(FLOW_TENSOR_BARRIER, results=[value.type],
                                operands=[value, *dynamic],
                                attributes={"target": device}).results[0]
 
@@ -407,13 +398,12 @@ def _in_query_blocks(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
     rows copies of it per attention). In a single-device program (`plan.device`) the iter_arg
     is read through a `flow.tensor.barrier` on that device: its conversion resolves the
     operand without a transfer, and the steps write their rows into one buffer in place
-    (the loop then carries no resource; outputs bit-identical, measured on the 32-layer
-    GQA Llama). And its task executor runs ahead of the device: the host queues every step before the first
-    one runs and every step's buffers are held at once. Measured on the 32-layer Llama at S =
-    1024 on local-task, peak RSS 400 / 302 / 251 MiB with 8 / 16 / 64 rows a step (stock
-    190). With `plan.host_sync`, the offset of each step after the first is known to the host
-    only once it has read an element of the step before's output (`_host_read_zero`): 233
-    MiB at any of those block sizes, 136 at S = 512 (stock 138)."""
+    (the loop then carries no resource; outputs bit-identical). And its task executor runs
+    ahead of the device: the host queues every step before the first one runs, and every
+    step's buffers are held at once. With `plan.host_sync`, the offset of each step after the
+    first is known to the host only once it has read an element of the step before's output
+    (`_host_read_zero`), so one step's buffers are held at a time (the peak memory measured
+    per block size: docs/release-notes.md, the entry of `host-sync`)."""
     dim, extent = plan.block_dim, size[plan.block_dim]
     lower, step = b.index_const(0), _step_rows(plan, size)
     upper = extent if isinstance(extent, ir.Value) else b.index_const(extent)

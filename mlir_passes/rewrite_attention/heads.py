@@ -32,7 +32,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import _linalg_ops_gen as linalg
 from iree.compiler.dialects import tensor
 
 from iree_fusions.compiler import ir_build as b
@@ -194,11 +193,9 @@ def split_value(value: ir.Value, position: int, sizes: list[int], drop: list[int
     source = h.dps_inputs(copy)[0]
     element = ir.RankedTensorType(source.type).element_type
     init = tensor.EmptyOp(new_sizes, element).result
-    new = b.new_generic([source], [init], [b.map_attr(rank, [new_of_old[d] for d in read]),
-                                           b.map_attr(rank, range(rank))], ["parallel"] * rank)
-    block = b.append_body_block(new, [source, init])
-    with ir.InsertionPoint(block):
-        linalg.YieldOp([block.arguments[0]])
+    new = b.generic([source], [init], [b.map_attr(rank, [new_of_old[d] for d in read]),
+                                       b.map_attr(rank, range(rank))], ["parallel"] * rank,
+                    lambda a: a[0])
     if all(len(g) == 1 for g in new_groups):
         return new.results[0]
     shape = ir.RankedTensorType(new.results[0].type).shape

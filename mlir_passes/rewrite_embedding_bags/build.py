@@ -33,19 +33,18 @@ def rewrite_embedding_bag(bag: EmbeddingBag) -> str:
         ids = b.expand_mixed(bag.flat_index, [[0, 1]], ids_shape) if rank == 3 else \
             bag.flat_index
         empty = tensor.EmptyOp(ids_shape + [dim], elem).result
-        rows = b.new_generic([ids], [empty], [b.map_attr(rank, range(rank - 1)),
-                                              b.map_attr(rank, range(rank))], ["parallel"] * rank)
-        block = b.append_body_block(rows, [ids, empty])
-        with ir.InsertionPoint(block):
-            row = arith.IndexCastOp(ir.IndexType.get(), block.arguments[0]).result
+        def table_row(args: list[ir.Value]) -> ir.Value:
+            row = arith.IndexCastOp(ir.IndexType.get(), args[0]).result
             col = linalg.IndexOp(rank - 1).result
-            linalg.YieldOp([tensor.ExtractOp(bag.table, [row, col]).result])
-        total = b.new_generic([rows.results[0]], [init], [
+            return tensor.ExtractOp(bag.table, [row, col]).result
+
+        rows = b.generic([ids], [empty], [b.map_attr(rank, range(rank - 1)),
+                                          b.map_attr(rank, range(rank))], ["parallel"] * rank,
+                         table_row)
+        total = b.generic([rows.results[0]], [init], [
             b.map_attr(rank, range(rank)),
-            b.map_attr(rank, [i for i in range(rank) if i != rank - 2])], its)
-        block = b.append_body_block(total, [rows.results[0], init])
-        with ir.InsertionPoint(block):
-            linalg.YieldOp([arith.AddFOp(block.arguments[0], block.arguments[1]).result])
+            b.map_attr(rank, [i for i in range(rank) if i != rank - 2])], its,
+            lambda a: arith.AddFOp(a[0], a[1]).result)
     b.replace_op(op, total)
     return (f"embedding_bag {bag.bags_text} bags x {bag.length} ids: quadratic scan -> lookup + "
             "pooled sum")
@@ -75,9 +74,8 @@ def emit_offsets_bags(plan: OffsetsBagGroup) -> str:
         loops = len(out_shape)
         # Loops (k, d) at B = 1; (b, k, d) -> (k, b, d) otherwise.
         out_dims = list(range(loops)) if unit else [1, 0, 2]
-        gen = b.new_generic([], [init], [b.map_attr(loops, out_dims)], ["parallel"] * loops)
-        block = b.append_body_block(gen, [init])
-        with ir.InsertionPoint(block):
+
+        def bag_sum(args: list[ir.Value]) -> ir.Value:
             bag = None if unit else linalg.IndexOp(0).result
             member_idx = linalg.IndexOp(0 if unit else 1).result
             col = linalg.IndexOp(loops - 1).result
@@ -91,7 +89,9 @@ def emit_offsets_bags(plan: OffsetsBagGroup) -> str:
                     with ir.InsertionPoint(region.blocks[0]):
                         scf.YieldOp([_sum_bag(member, bag, col)])
                 val = switch.results[0]
-            linalg.YieldOp([val])
+            return val
+
+        gen = b.generic([], [init], [b.map_attr(loops, out_dims)], ["parallel"] * loops, bag_sum)
         rank = len(out_shape)
         results = [b.slice_out(gen.results[0], [j] + [0] * (rank - 1), [1] + out_shape[1:],
                              out_shape[1:]) for j in range(count)]

@@ -12,10 +12,11 @@ from iree.compiler import ir
 
 from . import ir_helpers as h
 from .ir_helpers import TENSOR_CAST, TENSOR_COLLAPSE_SHAPE, TENSOR_EXPAND_SHAPE
+from iree_fusions.compiler.ir_helpers.names import COMPUTE_BARRIER_START
 
 # Pure views an importer puts just before their reader (moved up by `hoist_view_chain`).
 VIEW_OPS = (TENSOR_COLLAPSE_SHAPE, TENSOR_EXPAND_SHAPE, TENSOR_CAST,
-            "iree_tensor_ext.compute_barrier.start")
+            COMPUTE_BARRIER_START)
 
 
 def hoist_view_chain(value: ir.Value, block: ir.Block) -> None:

@@ -13,11 +13,15 @@ from dataclasses import dataclass, field
 from iree.compiler import ir
 
 from . import ir_helpers as h
+from iree_fusions.compiler.ir_helpers.names import (
+    FLOW_DISPATCH, FLOW_DISPATCH_WORKGROUPS, FLOW_TENSOR_BITCAST, FLOW_TENSOR_RESHAPE,
+    TENSOR_CAST,
+)
 
-_LOOK_THROUGH = ("flow.tensor.reshape", "flow.tensor.bitcast", "tensor.cast")
+_LOOK_THROUGH = (FLOW_TENSOR_RESHAPE, FLOW_TENSOR_BITCAST, TENSOR_CAST)
 # Dispatch ops: outlined (`flow.dispatch`, from the flow phase on) or still regions
 # (`flow.dispatch.workgroups`, right after dispatch-creation).
-DISPATCH_OPS = ("flow.dispatch", "flow.dispatch.workgroups")
+DISPATCH_OPS = (FLOW_DISPATCH, FLOW_DISPATCH_WORKGROUPS)
 
 
 @dataclass

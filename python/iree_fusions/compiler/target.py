@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 
 from iree.compiler import ir
+from iree_fusions.compiler.ir_helpers.names import UTIL_GLOBAL
 
 _DEVICE = re.compile(r'#hal\.device\.target<"([^"]+)"')
 _EXECUTABLE = re.compile(r'#hal\.executable\.target<"([^"]+)"')
@@ -107,7 +108,7 @@ def module_targets(module: ir.Operation) -> list[Target]:
     out: list[Target] = []
     for op in module.regions[0].blocks[0].operations:
         op = op.operation
-        if op.name != "util.global" or "initial_value" not in op.attributes:
+        if op.name != UTIL_GLOBAL or "initial_value" not in op.attributes:
             continue
         for t in parse_device_target(str(op.attributes["initial_value"])):
             if t not in out:

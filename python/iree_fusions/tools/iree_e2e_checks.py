@@ -19,12 +19,17 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from iree_fusions.compiler.ir_helpers.names import (
+    CHECK_EXPECT_ALL_TRUE, CHECK_EXPECT_ALMOST_EQ, CHECK_EXPECT_ALMOST_EQ_CONST,
+    CHECK_EXPECT_EQ, CHECK_EXPECT_EQ_CONST, CHECK_EXPECT_FALSE, CHECK_EXPECT_TRUE, FUNC_FUNC,
+    FUNC_RETURN,
+)
 
 DEFAULT_ATOL, DEFAULT_RTOL = 1e-4, 0.0  # CheckOps.td: expect_almost_eq's defaults
-CHECK_KINDS = {"check.expect_eq": "eq", "check.expect_eq_const": "eq",
-               "check.expect_almost_eq": "almost_eq", "check.expect_almost_eq_const": "almost_eq",
-               "check.expect_true": "true", "check.expect_false": "false",
-               "check.expect_all_true": "all_true"}
+CHECK_KINDS = {CHECK_EXPECT_EQ: "eq", CHECK_EXPECT_EQ_CONST: "eq",
+               CHECK_EXPECT_ALMOST_EQ: "almost_eq", CHECK_EXPECT_ALMOST_EQ_CONST: "almost_eq",
+               CHECK_EXPECT_TRUE: "true", CHECK_EXPECT_FALSE: "false",
+               CHECK_EXPECT_ALL_TRUE: "all_true"}
 # IREE 3.13 reads some ops of these files (from an earlier IREE) in a newer syntax only: the
 # updates, each keeping the lines where they are (locations stay the file's).
 SYNTAX_UPDATES = [
@@ -65,7 +70,7 @@ def rewrite_checks(path: str) -> tuple[str, dict[str, list[Check]]]:
     with ir.Context(), ir.Location.unknown():
         module = ir.Module.parseFile(path)
         for op in module.body.operations:
-            if op.operation.name != "func.func":
+            if op.operation.name != FUNC_FUNC:
                 continue
             checks = _collect_checks(op)
             ftype = op.attributes["function_type"].value
@@ -75,7 +80,7 @@ def rewrite_checks(path: str) -> tuple[str, dict[str, list[Check]]]:
             if not checks:
                 continue
             returns = [b.operations[len(b.operations) - 1] for b in op.regions[0].blocks
-                       if b.operations[len(b.operations) - 1].name == "func.return"]
+                       if b.operations[len(b.operations) - 1].name == FUNC_RETURN]
             if private or ftype.inputs or ftype.results or len(returns) != 1 or \
                     any(c.block != returns[0].operation.block for c in checks):
                 raise ValueError(f"{path}: @{name}: check calls elsewhere than in the block "

@@ -42,6 +42,7 @@ from ..runtime.archives import (ArchiveError, archive_scope, encode_archive, lay
 from ..compiler.files import OutputError, UserError
 from ..compiler.fusions_flags import with_option
 from ..compiler.pipeline import Step
+from iree_fusions.compiler.ir_helpers.names import UTIL_FUNC
 
 # The flags that choose the target: the encoder runs on the device the module is built for.
 _TARGET_FLAG_PREFIXES = ("--iree-hal-", "--iree-llvmcpu-", "--iree-cuda-", "--iree-rocm-",
@@ -265,5 +266,5 @@ def _encode_body(text: str) -> str:
     start = text.find('iree.encode.function = "encode"')
     if start < 0:
         return ""
-    end = text.find("util.func", start)
+    end = text.find(UTIL_FUNC, start)
     return text[start:end if end >= 0 else len(text)]

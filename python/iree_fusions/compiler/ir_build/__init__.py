@@ -4,8 +4,9 @@ iree-base-compiler 3.13; new ops take the location given by the caller (the ops 
 replace). The queries these go with are in `ir_helpers`.
 
 * `attributes`: affine maps, iterator types, reassociations, the linalg builders;
-* `bodies`: new generics, body blocks and cloned bodies, multi-result generics made of
-  several ops' bodies, `BodyBuilder` for scalar index math in a body;
+* `bodies`: new generics (`generic`, its body built by a function; `cloned_generic`, another
+  op's body cloned; `multi_result_generic`, several ops' bodies in one), fills, cloned
+  bodies, `BodyBuilder` for scalar index math in a body;
 * `shapes`: reshapes, sizes static or dynamic (`Size`), slices, index constants;
 * `globals`: load-time globals (`hoist_to_initializer`);
 * `dispatches`: a `flow.dispatch.workgroups` rebuilt with other arguments, its repeated
@@ -17,7 +18,7 @@ from .attributes import (  # noqa: F401
     linalg_builders, dims_map, map_attr, iterator_types_attr, reassociation_attr, first_result,
 )
 from .bodies import (  # noqa: F401
-    ArgMap, InputSlots, multi_result_generic, new_generic, append_body_block, clone_body,
+    ArgMap, InputSlots, generic, cloned_generic, multi_result_generic, fill, clone_body,
     rebuild_generic_inputs, replace_op, BodyBuilder,
 )
 from .shapes import (  # noqa: F401

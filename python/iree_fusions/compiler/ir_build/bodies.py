@@ -21,15 +21,59 @@ from .attributes import iterator_types_attr
 # ---------------------------------------------------------------- generics and bodies
 
 
-def new_generic(inputs: Sequence[ir.Value], inits: Sequence[ir.Value],
-                maps: Sequence[ir.AffineMapAttr], iterators: Sequence[str]) -> ir.Operation:
+Body = Callable[[list[ir.Value]], "ir.Value | Sequence[ir.Value]"]
+
+
+def generic(inputs: Sequence[ir.Value], inits: Sequence[ir.Value],
+            maps: Sequence[ir.AffineMapAttr], iterators: Sequence[str],
+            body: Body) -> ir.Operation:
+    """A linalg.generic at the current insertion point and location. `body(args)` builds its
+    body inside the block (`args`: one scalar per input, then per init) and returns what it
+    yields, a value or a list:
+
+        b.generic([x], [init], [m, m], ["parallel"], lambda a: arith.NegFOp(a[0]).result)
+    """
+    gen = _new_generic(inputs, inits, maps, iterators)
+    block = _append_body_block(gen, [*inputs, *inits])
+    with ir.InsertionPoint(block):
+        yielded = body(list(block.arguments))
+        linalg.YieldOp([yielded] if isinstance(yielded, ir.Value) else list(yielded))
+    return gen
+
+
+def cloned_generic(src: ir.Operation, inputs: Sequence[ir.Value], inits: Sequence[ir.Value],
+                   maps: Sequence[ir.AffineMapAttr], iterators: Sequence[str],
+                   index_map: dict[int, int] | None = None) -> ir.Operation:
+    """A linalg.generic (as `generic`) whose body is `src`'s cloned, its block arguments by
+    position, its `linalg.index` dims renumbered by `index_map` (`clone_body`'s)."""
+    gen = _new_generic(inputs, inits, maps, iterators)
+    block = _append_body_block(gen, [*inputs, *inits])
+    clone_body(src, block, list(range(len(inputs) + len(inits))), index_map)
+    return gen
+
+
+def _new_generic(inputs: Sequence[ir.Value], inits: Sequence[ir.Value],
+                 maps: Sequence[ir.AffineMapAttr], iterators: Sequence[str]) -> ir.Operation:
     """A linalg.generic (no body yet) at the current insertion point and location."""
     op = linalg.GenericOp([v.type for v in inits], list(inputs), list(inits),
                           ir.ArrayAttr.get(list(maps)), iterator_types_attr(iterators))
     return op.operation
 
 
-def append_body_block(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Block:
+def fill(scalar: ir.Value, init: ir.Value) -> ir.Value:
+    """`linalg.fill ins(scalar) outs(init)`, the scalar of the init's element type (as OpDSL's
+    builder in IREE 3.13 requires too), built from the op class: no OpDSL import."""
+    element = ir.RankedTensorType(init.type).element_type
+    if scalar.type != element:
+        raise ValueError(f"a fill of {scalar.type} into {init.type}: the types must match")
+    op = linalg.FillOp([init.type], [scalar], [init])
+    block = op.regions[0].blocks.append(element, element)
+    with ir.InsertionPoint(block):
+        linalg.YieldOp([block.arguments[0]])
+    return op.results[0]
+
+
+def _append_body_block(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Block:
     """The body block of a new generic: one argument per operand, of its element type."""
     types = [ir.RankedTensorType(v.type).element_type if isinstance(v.type, ir.RankedTensorType)
              else v.type for v in values]
@@ -105,9 +149,9 @@ def multi_result_generic(
     arg map (`clone_body`'s; or a function of the values the earlier bodies yield, for a body
     that reads another's result). It yields what every body yields, in order, or
     `results(yields per body)`. Several generics or contractions become one this way."""
-    gen = new_generic([value for value, _ in ins], [value for value, _ in inits],
-                      [ir.AffineMapAttr.get(amap) for _, amap in [*ins, *inits]], iterators)
-    block = append_body_block(gen, [value for value, _ in [*ins, *inits]])
+    gen = _new_generic([value for value, _ in ins], [value for value, _ in inits],
+                       [ir.AffineMapAttr.get(amap) for _, amap in [*ins, *inits]], iterators)
+    block = _append_body_block(gen, [value for value, _ in [*ins, *inits]])
     yields: list[list[ir.Value]] = []
     for src, arg_map in bodies:
         yielded: list[ir.Value] = []

@@ -6,6 +6,7 @@ from iree.compiler import ir
 
 from .order import defined_inside
 from .values import attr_names, defining_op, walk_ops
+from .names import BUILTIN_MODULE, FLOW_TENSOR_TRANSFER
 
 
 # Dialects whose ops never carry a device affinity (IREE places affinities on flow, stream,
@@ -41,7 +42,7 @@ def block_placements(block: ir.Block) -> dict[ir.Operation, frozenset[str]]:
         return dict.fromkeys(ops, frozenset())
     out: dict[ir.Operation, frozenset[str]] = {}
     for op, own in zip(ops, owns):
-        if op.name == "flow.tensor.transfer":
+        if op.name == FLOW_TENSOR_TRANSFER:
             out[op] = frozenset(own)
             continue
         found = set(own)
@@ -67,7 +68,7 @@ def single_device_affinity(block: ir.Block) -> ir.Attribute | None:
     imports of a single-device program do), i.e. every value of the block lives there; None
     in multi-device programs and in modules without one (IR given to iree-fusions-opt)."""
     op = block.owner
-    while op is not None and op.name != "builtin.module":
+    while op is not None and op.name != BUILTIN_MODULE:
         op = op.parent
     if op is None or "stream.affinity.default" not in op.attributes:
         return None

@@ -14,10 +14,14 @@ from .maps import reassociation
 from .structure import dps_inits, indexing_maps
 from .types import element_bytes, numel, tensor_type
 from .values import const_int, defining_op, i64_array, result_index, segment_sizes
+from .names import (
+    COMPUTE_BARRIER_START, FLOW_TENSOR_RESHAPE, FLOW_TENSOR_TIE_SHAPE, HAL_BUFFER_VIEW_DIM,
+    HAL_TENSOR_IMPORT, UTIL_ASSUME_INT,
+)
 
 # Ops whose one tensor result carries its dynamic dims as (trailing) `index` operands.
-SHAPE_CARRIERS = (TENSOR_EMPTY, "flow.tensor.tie_shape", "iree_tensor_ext.compute_barrier.start",
-                  "hal.tensor.import", FLOW_TENSOR_CONSTANT, "flow.tensor.reshape",
+SHAPE_CARRIERS = (TENSOR_EMPTY, FLOW_TENSOR_TIE_SHAPE, COMPUTE_BARRIER_START,
+                  HAL_TENSOR_IMPORT, FLOW_TENSOR_CONSTANT, FLOW_TENSOR_RESHAPE,
                   TENSOR_EXPAND_SHAPE)
 # A size IREE holds somewhere: static, the index value of a dynamic dim, or (tensor, dim) when
 # no op in reach carries it (a `tensor.dim` would give it).
@@ -92,9 +96,9 @@ def size_text(key: DimKey) -> str:
     if isinstance(key, tuple):
         return f"dim {key[1]} of {_value_text(key[0])}"
     op = defining_op(key)
-    if op is not None and op.name == "util.assume.int":
+    if op is not None and op.name == UTIL_ASSUME_INT:
         return size_text(size_key(op.operands[0]))
-    if op is not None and op.name == "hal.buffer_view.dim":
+    if op is not None and op.name == HAL_BUFFER_VIEW_DIM:
         dim = op.attributes["index"].value if "index" in op.attributes else "?"
         return f"dim {dim} of {_value_text(op.operands[0])}"
     return _value_text(key)
@@ -138,7 +142,7 @@ def assumed_max(size: DimKey) -> int | None:
     if not isinstance(size, ir.Value):
         return None
     op = defining_op(size)
-    if op is None or op.name != "util.assume.int":
+    if op is None or op.name != UTIL_ASSUME_INT:
         return None
     import re
 

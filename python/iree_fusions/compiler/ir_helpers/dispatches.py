@@ -1,4 +1,4 @@
-"""flow.dispatch.workgroups: op names and the operand layout the flow-phase passes read (the
+"""flow.dispatch.workgroups: the operand layout the flow-phase passes read (op names: `names.py`;
 builders over a dispatch are in `ir_build/dispatches.py`)."""
 
 from __future__ import annotations
@@ -7,13 +7,8 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
+from .names import DISPATCH_WORKLOAD_ORDINAL
 from .values import segment_sizes
-
-FLOW_DISPATCH_WORKGROUPS = "flow.dispatch.workgroups"
-FLOW_TENSOR_RESHAPE = "flow.tensor.reshape"
-DISPATCH_TENSOR_LOAD = "iree_tensor_ext.dispatch.tensor.load"
-DISPATCH_TENSOR_STORE = "iree_tensor_ext.dispatch.tensor.store"
-DISPATCH_WORKLOAD_ORDINAL = "iree_tensor_ext.dispatch.workload.ordinal"
 
 
 def tied_operands(op: ir.Operation) -> list[int]:

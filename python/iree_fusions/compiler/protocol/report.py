@@ -17,6 +17,7 @@ from iree.compiler import ir
 
 from ..ir_helpers import location_keys
 from .candidates import Candidate, Footprint
+from iree_fusions.compiler.ir_helpers.names import FLOW_DISPATCH, LINALG_INDEX, LINALG_YIELD
 
 
 @dataclass(frozen=True)
@@ -218,11 +219,11 @@ def _format_op_delta(before: Counter, after: Counter) -> str:
 def count_compute_ops(module: ir.Operation) -> Counter:
     """Counts the ops a report compares before/after: linalg, linalg_ext, tensor, flow ops."""
     counts: Counter = Counter()
-    prefixes = ("linalg.", "iree_linalg_ext.", "tensor.", "flow.dispatch")
+    prefixes = ("linalg.", "iree_linalg_ext.", "tensor.", FLOW_DISPATCH)
 
     def visit(op: ir.Operation) -> ir.WalkResult:
         name = op.name
-        if name.startswith(prefixes) and name not in ("linalg.yield", "linalg.index"):
+        if name.startswith(prefixes) and name not in (LINALG_YIELD, LINALG_INDEX):
             counts[name] += 1
         return ir.WalkResult.ADVANCE
 
