@@ -39,7 +39,6 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.attention_columns import is_attention_column_slice
-from iree_fusions.compiler.target import is_gpu
 from iree_fusions.compiler.ir_helpers import ARITH_CONSTANT, TENSOR_EXTRACT_SLICE
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, option, structural_key)
@@ -218,10 +217,17 @@ class ForwardSlices(CandidatePass[SlicePlan]):
 
     after_contractions: bool = option(
         False, "slices of a contraction's result too (by default left to "
-        "forward-slice-dispatches, which folds IREE's copy of one after dispatch creation, "
-        "where IREE makes one: nothing to weigh)")
+        "forward-slice-dispatches where it is selected: it folds IREE's copy of one after "
+        "dispatch creation, where IREE makes one: nothing to weigh)")
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[SlicePlan]]:
+        # Slices left to another pass, only when it is selected: an attention's first value
+        # columns to rewrite-attention (where it computes only those), a contraction's result
+        # to forward-slice-dispatches (unless after-contractions).
+        attention = ctx.selected_pass("rewrite-attention")
+        to_attention = attention is not None and attention.reads_value_columns(ctx)
+        to_dispatches = not self.after_contractions and \
+            ctx.selected_pass("forward-slice-dispatches") is not None
         for op in block.operations:
             op = op.operation
             if op.name != TENSOR_EXTRACT_SLICE:
@@ -230,8 +236,7 @@ class ForwardSlices(CandidatePass[SlicePlan]):
             # Not `sure`: IREE clones some such slices into their reading dispatch (small
             # cases do), so the compile driver weighs the change against stock.
             yield Candidate.of(key, op, f"{op.results[0].type} slice",
-                               lambda op=op: plan_slice(op, self.after_contractions,
-                                                        not is_gpu(ctx.target)))
+                               lambda op=op: plan_slice(op, not to_dispatches, to_attention))
 
     def footprint(self, candidate: Candidate[SlicePlan], ctx: PassContext) -> Footprint:
         plan = candidate.plan

@@ -234,14 +234,16 @@ def _feeds_stacked_pair(ends: list[ir.Operation], positions: dict[ir.Operation, 
 
 
 def plan_group(members: list[ir.Operation], facts: BlockFacts,
-               aggressive_fusion: bool = False) -> SiblingGenerics:
-    """The group's plan, or NoMatch at the check that fails."""
+               defer_to_cache_scatters: bool = False) -> SiblingGenerics:
+    """The group's plan, or NoMatch at the check that fails. `defer_to_cache_scatters`:
+    leave a group whose ends index a cache's K/V scatter pair that merge-cache-scatters stacks
+    (under IREE's aggressive fusion)."""
     member_set = set(members)
     ends = [op for op in members
             if facts.joinable[op] or any(u not in member_set for u in h.users(op.results[0]))]
     if len(ends) < 2:
         raise NoMatch("one chain end: IREE fuses the chain into one dispatch already")
-    if aggressive_fusion and _feeds_stacked_pair(ends, facts.positions):
+    if defer_to_cache_scatters and _feeds_stacked_pair(ends, facts.positions):
         raise NoMatch(AGGRESSIVE)
     first = facts.positions[members[0]]
     moved: set[ir.Operation] = set()
@@ -329,6 +331,10 @@ class MergeSiblingGenerics(CandidatePass[SiblingGenerics]):
     def find(self, block: ir.Block, ctx: PassContext
              ) -> Iterator[Candidate[SiblingGenerics]]:
         facts = round_analysis(block_facts, block)
+        # Chains whose ends index a K/V scatter pair are left to merge-cache-scatters where it
+        # is selected and IREE fuses aggressively (it stacks the pair then).
+        defer_to_cache_scatters = ctx.aggressive_fusion and \
+            ctx.selected_pass("merge-cache-scatters") is not None
         for members, split in _groups(facts):
             if split:
                 yield Candidate(structural_key("sibling-generics-split", h.op_signature(members[0])),
@@ -344,7 +350,7 @@ class MergeSiblingGenerics(CandidatePass[SiblingGenerics]):
                                      tuple(h.op_signature(op) for op in chunk))
                 candidate = Candidate.of(
                     key, chunk[0], f"{len(chunk)} elementwise generics read by scatters",
-                    lambda chunk=chunk: plan_group(chunk, facts, ctx.aggressive_fusion))
+                    lambda chunk=chunk: plan_group(chunk, facts, defer_to_cache_scatters))
                 if not candidate.blocked:
                     candidate.sure = SURE
                 yield candidate

@@ -192,7 +192,7 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             key = structural_key("attention", h.op_signature(op))
             block = 0 if gpu else self.query_block  # GPU memory is not the limit: one pass
             sync, scores, heads = self.host_sync, self.block_scores, self.kv_heads
-            columns, whole = self.read_columns and not gpu, self.whole_scores
+            columns, whole = self.reads_value_columns(ctx), self.whole_scores
             candidate = Candidate.of(
                 key, op, "an attention",
                 lambda op=op, block=block, sync=sync, scores=scores, heads=heads,
@@ -213,6 +213,11 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                 else:
                     candidate.declined = GPU_GATHER_FUSED
             yield candidate
+
+    def reads_value_columns(self, ctx: PassContext) -> bool:
+        """Whether this pass computes only the first value columns of an attention whose
+        result is read as those (forward-slices leaves such a slice to it, when selected)."""
+        return self.read_columns and not is_gpu(ctx.target)
 
     def least_multiply_adds(self, ctx: PassContext) -> tuple[int, str]:
         """The fewest multiply-adds decomposed (below: the fused op is kept), and whence."""

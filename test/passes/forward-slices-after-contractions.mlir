@@ -1,10 +1,13 @@
-// RUN: iree-fusions-opt %s --split-input-file -p forward-slices -verify-diagnostics -o /dev/null
+// RUN: iree-fusions-opt %s --split-input-file -p forward-slices,forward-slice-dispatches -verify-diagnostics -o /dev/null
 // RUN: iree-fusions-opt %s --split-input-file -p 'forward-slices{after-contractions=true}' | filecheck %s
+// Without forward-slice-dispatches selected nothing leaves them: read in place here too.
+// RUN: iree-fusions-opt %s --split-input-file -p forward-slices | filecheck %s
 
 // RoPE's halves of a K projection (rotate-half: columns 0-15 and 16-31 of each head), cast to
-// f16 and split into heads first. By default forward-slices leaves them: where IREE gives
-// such a slice a copy dispatch, forward-slice-dispatches folds it after dispatch creation,
-// with nothing to weigh. With after-contractions=true they are read in place here.
+// f16 and split into heads first. By default forward-slices leaves them to
+// forward-slice-dispatches where that pass is selected: where IREE gives such a slice a copy
+// dispatch, it folds it after dispatch creation, with nothing to weigh. With
+// after-contractions=true (or forward-slice-dispatches not selected) they are read in place.
 // CHECK-DAG: #[[LO:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, 0, d2)>
 // CHECK-DAG: #[[HI:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, 1, d2)>
 // CHECK-LABEL: util.func public @k_projection_halves

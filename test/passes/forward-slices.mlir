@@ -4,6 +4,8 @@
 // On a GPU target rewrite-attention leaves the fused op whole: the slice of its first value
 // columns is folded like any other.
 // RUN: iree-fusions-opt %s --split-input-file -p forward-slices --fusions-target=cuda:sm_80 | filecheck %s --check-prefix=GPU
+// A slice left to another pass is left only where that pass is selected (PassContext.selected):
+// RUN: iree-fusions-opt %s --split-input-file -p forward-slices,rewrite-attention --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=DEFER
 
 // RoPE on an interleaved projection (sharktank's Llama): the even and odd columns of
 // %q ([B, S, H, 32], S dynamic, computed by a generic) as strided slices, read by
@@ -208,13 +210,15 @@ util.func public @mla_slices(%a: tensor<4x576xf32>) -> (tensor<4x512xf32>, tenso
 // -----
 
 // MLA's attention output read back as its first 128 of 192 value columns (sharktank pads v):
-// on a CPU target left to rewrite-attention, which computes only those columns; on a GPU
-// target folded into the transpose that reads it.
+// on a CPU target with rewrite-attention selected, left to it (it computes only those
+// columns); else (forward-slices alone, or a GPU target) folded into the transpose that
+// reads it.
 // CHECK-LABEL: util.func public @attention_value_columns
-// CHECK: %[[C:.+]] = tensor.extract_slice %{{.+}}[0, 0, 0, 0] [4, 4, %{{.+}}, 128] [1, 1, 1, 1]
-// CHECK: linalg.generic {{.+}} ins(%[[C]] : tensor<4x4x?x128xf16>)
-// REPORT: [forward-slices] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [forward-slice-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: the first value columns of an attention's result: rewrite-attention computes only those (llvm-cpu; read-columns)
+// CHECK-NOT: tensor.extract_slice
+// CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<4x4x?x3x64xf16>)
+// REPORT: [forward-slices] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [forward-slice-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: tensor<4x4x?x128xf16> slice of tensor<4x4x?x192xf16> read as tensor<4x4x?x3x64xf16> by 1 generic(s)
+// DEFER: skipped [forward-slice-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: the first value columns of an attention's result: rewrite-attention computes only those (llvm-cpu; read-columns)
 // GPU-LABEL: util.func public @attention_value_columns
 // GPU-NOT: tensor.extract_slice
 // GPU: linalg.generic {{.+}} ins(%{{.+}} : tensor<4x4x?x3x64xf16>)
@@ -228,7 +232,7 @@ util.func public @attention_value_columns(%q: tensor<16x?x192xf16>, %k: tensor<1
     iree_linalg_ext.yield %s : f32
   } -> tensor<16x?x192xf16>
   %x = tensor.expand_shape %o [[0, 1], [2], [3]] output_shape [4, 4, %m, 192] : tensor<16x?x192xf16> into tensor<4x4x?x192xf16>
-  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="the first value columns of an attention's result: rewrite-attention computes only those (llvm-cpu; read-columns)"}}
+  // expected-remark@below {{[Passed] changed | Category:forward-slices | Remark="tensor<4x4x?x128xf16> slice of tensor<4x4x?x192xf16> read as tensor<4x4x?x3x64xf16> by 1 generic(s)"}}
   %cols = tensor.extract_slice %x[0, 0, 0, 0] [4, 4, %m, 128] [1, 1, 1, 1] : tensor<4x4x?x192xf16> to tensor<4x4x?x128xf16>
   %t0 = tensor.empty(%m) : tensor<4x?x4x128xf16>
   %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%cols : tensor<4x4x?x128xf16>) outs(%t0 : tensor<4x?x4x128xf16>) {

@@ -331,12 +331,17 @@ def _run_hook(module: ir.Operation, steps: list[Step], plugin_phase: str,
               before: ir.Operation | None = None) -> tuple[ir.Operation, list[PassReport]]:
     """`before`: the copy of the module kept for the weighing (left unchanged), which also
     serves as the copy kept in case a pass fails."""
+    # Every plugin pass of the compile, `steps` for this phase's (the rerun's kept ones).
+    selected = tuple(s.plugin for phase, phase_steps in request.steps.items()
+                     for s in (steps if phase == plugin_phase else phase_steps)
+                     if s.plugin is not None)
     try:
         module, reports = run_pipeline(module, steps, keep_going=not request.strict, warn=warn,
                                        target=decider.target, decider=decider,
                                        count_ops=request.count_ops, before=before,
                                        reproducer_dir=request.reproducer_dir,
-                                       aggressive_fusion=request.aggressive_fusion)
+                                       aggressive_fusion=request.aggressive_fusion,
+                                       selected=selected)
         if plugin_phase == "linalg" and any(r.changed for r in reports):
             stage(f"plugin {HOOK_PHASE[plugin_phase]} {LINALG_CLEANUP}")  # crash: the plugin's
             module, _ = run_pipeline(module, [Step(LINALG_CLEANUP)])

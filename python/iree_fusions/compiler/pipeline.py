@@ -196,7 +196,8 @@ def _where(location: ir.Location, source_name: str | None) -> str:
 def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | None = None,
                     decider: Decider | None = None, ops_before: Counter | None = None,
                     count_ops: bool = True, verify: bool = True,
-                    aggressive_fusion: bool = False) -> PassReport:
+                    aggressive_fusion: bool = False,
+                    selected: tuple[FusionPass, ...] | None = None) -> PassReport:
     """Runs one plugin pass in place; verifies its output. Raises PipelineError on failure.
 
     `target`: what the module is compiled for (default: read from the module's device
@@ -205,7 +206,8 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | N
     `count_ops=False`: no op counts (nobody will read the report's `ops:` line);
     `verify=False`: the caller verifies the module (`verify_plugin_output`) and then emits
     the report's remarks (`report.emit_remarks`); `aggressive_fusion`: IREE's dispatch
-    creation runs with aggressive fusion (`PassContext.aggressive_fusion`)."""
+    creation runs with aggressive fusion (`PassContext.aggressive_fusion`); `selected`: every
+    plugin pass of the compile (`PassContext.selected`; default: this one)."""
     report = PassReport(plugin.name)
     started = time.perf_counter()
     if count_ops:
@@ -218,7 +220,8 @@ def run_plugin_pass(module: ir.Operation, plugin: FusionPass, target: Target | N
     report.target = None if target is None else str(target)
     try:
         plugin.run(module, PassContext(module, report, target, decider,
-                                       aggressive_fusion=aggressive_fusion))
+                                       aggressive_fusion=aggressive_fusion,
+                                       selected=(plugin,) if selected is None else selected))
     except DecisionsError as e:
         raise PipelineInputError(str(e)) from None
     except Exception as e:  # a pass bug: reported with its traceback tail
@@ -285,6 +288,7 @@ def run_pipeline(
     before: ir.Operation | None = None,
     reproducer_dir: str | None = None,
     aggressive_fusion: bool = False,
+    selected: tuple[FusionPass, ...] | None = None,
 ) -> tuple[ir.Operation, list[PassReport]]:
     """Runs the steps in order. Returns the (possibly replaced) module and one report per plugin.
 
@@ -300,6 +304,8 @@ def run_pipeline(
     reproducer_dir: where keep_going saves the IR from before a failing pass
     (`write_reproducer`).
     """
+    if selected is None:
+        selected = tuple(step.plugin for step in steps if step.plugin is not None)
     reports: list[PassReport] = []
     counts: Counter | None = None  # the module's op counts, while no other step changed it
     i = 0
@@ -319,7 +325,7 @@ def run_pipeline(
         if len(group) > 1:
             try:
                 done = _run_plugin_group(module, group, target, decider, counts, count_ops,
-                                         aggressive_fusion)
+                                         aggressive_fusion, selected)
                 done[0].timing["snapshot"] = cloned
                 done[0].timing["total"] += cloned
                 reports += done
@@ -333,20 +339,22 @@ def run_pipeline(
             snapshot = module.clone()
         module, counts = _run_plugin_steps(module, group, snapshot, cloned, before, reports,
                                            keep_going, warn, target, decider, counts, count_ops,
-                                           reproducer_dir, aggressive_fusion)
+                                           reproducer_dir, aggressive_fusion, selected)
         before, i = None, j
     return module, reports
 
 
 def _run_plugin_group(module: ir.Operation, group: list[Step], target: Target | None,
                       decider: Decider | None, counts: Counter | None, count_ops: bool,
-                      aggressive_fusion: bool) -> list[PassReport]:
+                      aggressive_fusion: bool, selected: tuple[FusionPass, ...]
+                      ) -> list[PassReport]:
     """Runs consecutive plugin passes with one verification after the last one; emits their
     remarks once it passed."""
     done: list[PassReport] = []
     for step in group:
         done.append(run_plugin_pass(module, step.plugin, target, decider, counts, count_ops,
-                                    verify=False, aggressive_fusion=aggressive_fusion))
+                                    verify=False, aggressive_fusion=aggressive_fusion,
+                                    selected=selected))
         counts = done[-1].ops_after
     verify_plugin_output(module, done[-1])
     done[-1].timing["total"] += done[-1].timing["verify"]
@@ -360,7 +368,9 @@ def _run_plugin_steps(module: ir.Operation, group: list[Step], snapshot: ir.Oper
                       keep_going: bool, warn,
                       target: Target | None, decider: Decider | None, counts: Counter | None,
                       count_ops: bool, reproducer_dir: str | None = None,
-                      aggressive_fusion: bool = False) -> tuple[ir.Operation, Counter | None]:
+                      aggressive_fusion: bool = False,
+                      selected: tuple[FusionPass, ...] | None = None
+                      ) -> tuple[ir.Operation, Counter | None]:
     """Runs plugin passes one at a time, each verified, with a copy of the IR from before
     each one when `keep_going` (`snapshot`: the first one's, taken in `cloned` seconds; when
     it is the caller's `before`, a failure goes on with a copy of it)."""
@@ -371,7 +381,8 @@ def _run_plugin_steps(module: ir.Operation, group: list[Step], snapshot: ir.Oper
             cloned = time.perf_counter() - started
         try:
             reports.append(run_plugin_pass(module, step.plugin, target, decider, counts,
-                                           count_ops, aggressive_fusion=aggressive_fusion))
+                                           count_ops, aggressive_fusion=aggressive_fusion,
+                                           selected=selected))
             counts = reports[-1].ops_after
             if keep_going:  # the copy kept in case the pass fails
                 reports[-1].timing["snapshot"] = cloned

@@ -43,6 +43,13 @@ class PassContext:
     aggressive_fusion: bool = False
     # What one run of the pass keeps across candidates (e.g. load-time globals it made).
     state: dict[str, Any] = field(default_factory=dict)
+    # Every plugin pass of this compile (both phases), with its options: a pass that leaves a
+    # candidate to another pass does so only when that pass is here (`selected_pass`).
+    selected: tuple[FusionPass, ...] = ()
+
+    def selected_pass(self, name: str) -> FusionPass | None:
+        """The pass named `name` as selected for this compile (its options), or None."""
+        return next((p for p in self.selected if p.name == name), None)
 
 
 @dataclass(frozen=True)
