@@ -23,7 +23,7 @@ the reading dispatch), part of a dim at stride 1 (rotate-half's halves: the map 
 plain dim, or `d + offset`, which crashes IREE 3.13's dispatch naming), slices read by
 anything but an elementwise generic's input (the copy would stay for that reader), and, for a
 CPU target, the slice of an attention's first value columns (rewrite-attention then computes
-only those: `compiler/attention_columns.py`). The rewrite creates no
+only those: `compiler/analyses/attention_columns.py`). The rewrite creates no
 tensor, so it never makes one bigger; dims may be dynamic (the maps need only the offsets
 and strides).
 """
@@ -38,7 +38,7 @@ from iree.compiler import ir
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.attention_columns import is_attention_column_slice
+from iree_fusions.compiler.analyses.attention_columns import is_attention_column_slice
 from iree_fusions.compiler.ir_helpers import ARITH_CONSTANT, TENSOR_EXTRACT_SLICE
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, option, structural_key)
@@ -90,7 +90,7 @@ def _from_contraction(value: ir.Value) -> bool:
     op = h.producer_through_views(value)
     while op is not None and h.is_elementwise_generic(op) and len(h.dps_inputs(op)) == 1:
         op = h.producer_through_views(h.dps_inputs(op)[0])
-    return op is not None and not h.is_linalg_ext(op) and h.is_reduction_or_contraction(op)
+    return op is not None and h.is_reduction_or_contraction(op)
 
 
 def plan_slice(op: ir.Operation, after_contractions: bool = True,

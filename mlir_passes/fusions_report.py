@@ -37,7 +37,7 @@ def reads_reduction_through_permutation(op: ir.Operation) -> bool:
         while producer is not None and producer.name in (TENSOR_EXPAND_SHAPE,
                                                          TENSOR_COLLAPSE_SHAPE):
             producer = h.defining_op(producer.operands[0])
-        if producer is None or not h.is_reduction_or_contraction(producer):
+        if producer is None or not h.is_dispatch_root(producer):
             continue
         if amap.is_projected_permutation and not h.is_identity_map(amap):
             return True

@@ -73,7 +73,9 @@ from iree.compiler.dialects import arith, tensor
 from iree.compiler.dialects import _linalg_ops_gen as linalg
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.cache_scatters import ScatterPair, cache_scatter_pairs, plan_pair
+from iree_fusions.compiler.analyses.cache_scatters import (
+    ScatterPair, cache_scatter_pairs, plan_pair,
+)
 from iree_fusions.compiler.ir_build.attributes import map_attr
 from iree_fusions.compiler.ir_build.bodies import generic
 from iree_fusions.compiler.ir_build.shapes import cmpi, collapse, index_const

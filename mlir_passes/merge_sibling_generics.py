@@ -53,7 +53,7 @@ from iree_fusions.compiler.ir_helpers import (
 )
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
                                             PassContext, option, round_analysis, structural_key)
-from iree_fusions.compiler.cache_scatters import cache_scatter_pairs, plan_pair
+from iree_fusions.compiler.analyses.cache_scatters import cache_scatter_pairs, plan_pair
 from iree_fusions.compiler.ir_helpers.names import (
     AFFINE_APPLY, COMPUTE_BARRIER_END, HAL_TENSOR_BARRIER, HAL_TENSOR_EXPORT, UTIL_RETURN,
 )
@@ -86,7 +86,7 @@ class SiblingGenerics:
 def _is_heavy(op: ir.Operation) -> bool:
     """A contraction, reduction or attention: what IREE fuses elementwise consumers into (a
     scatter takes none, so ends on either side of one may merge)."""
-    return op.name != LINALG_EXT_SCATTER and h.is_reduction_or_contraction(op)
+    return op.name != LINALG_EXT_SCATTER and h.is_dispatch_root(op)
 
 
 def _has_side_effects(op: ir.Operation) -> bool:

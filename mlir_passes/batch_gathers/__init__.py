@@ -139,8 +139,8 @@ class BatchGathers(CandidatePass[Plan]):
         "extract", "read indices with tensor.extract, or as block arguments (ins: measured "
         "slower)")
     dynamic_dim_estimate: int = option(
-        64, "size a dynamic index dim counts as in min-sliced-indices / min-pooled-indices "
-        "when IREE holds no upper bound for it (util.assume.int umax)")
+        h.TYPICAL_DYNAMIC_DIM, "size a dynamic index dim counts as in min-sliced-indices / "
+        "min-pooled-indices when IREE holds no upper bound for it (util.assume.int umax)")
     # The concat writer step (writer.py).
     concat_writer: bool = option(True, "write concats of lookups in place")
     min_concat_slots: int = option(

@@ -116,9 +116,9 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
         "rows) on llvm-cpu (kn's batch_vecmat measured 0.65-0.8x of stock there, nk's "
         "batch_matvec 1.0x)")
     dynamic_dim_estimate: int = option(
-        64, "rows a dynamic dim 0 (batch, tokens) count as when separate inputs are stacked "
-        "per call (runtime-stack-bytes-per-dispatch) and IREE holds no upper bound for it "
-        "(util.assume.int umax)", min=1)
+        h.TYPICAL_DYNAMIC_DIM, "rows a dynamic dim 0 (batch, tokens) count as when separate "
+        "inputs are stacked per call (runtime-stack-bytes-per-dispatch) and IREE holds no "
+        "upper bound for it (util.assume.int umax)", min=1)
     drop_unit_rows: bool = option(
         True, "with one row (batch 1), drop the row dim from the batched tensors: [T, N] "
         "instead of [T, 1, N]")

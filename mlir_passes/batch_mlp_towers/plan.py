@@ -333,7 +333,7 @@ def _group_ops(towers: list[Tower], batched_depth: list[int]) -> set[ir.Operatio
 
 
 def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool,
-              dynamic_estimate: int = 64) -> NodePlan:
+              dynamic_estimate: int = h.TYPICAL_DYNAMIC_DIM) -> NodePlan:
     """Checks one batched layer and decides how each of its operands is provided."""
     layers = [towers[i].layers[node.depth] for i in range(node.lo, node.hi)]
     first = layers[0]
@@ -379,7 +379,7 @@ def _slot_kind(values: list[ir.Value]) -> str:
     return "const" if all(trace_constant(value) for value in values) else "runtime"
 
 
-def _bytes(values: list[ir.Value], dynamic_estimate: int = 64) -> int:
+def _bytes(values: list[ir.Value], dynamic_estimate: int = h.TYPICAL_DYNAMIC_DIM) -> int:
     """Bytes of the values; a dynamic dim counts as its util.assume.int umax, else
     `dynamic_estimate`."""
     return sum(h.estimated_numel(value, dynamic_estimate) * h.element_bytes(value.type.element_type)

@@ -93,10 +93,9 @@ MAX_ELEMENT_OPS = 40
 # Largest non-factory tensor a factory chain may read element-wise (start_pos, inv_freq).
 MAX_LEAF_ELEMENTS = 4096
 # A dynamic dim (a sequence length) in the cost model: its `util.assume.int` umax when IREE
-# carries one, else this. Recomputing scales like the bytes it saves, but the per-dispatch term
-# does not: a forward that pays at the largest size pays at every smaller one, so the bound
-# (not a typical size) is the safe count; without one, a long sequence.
-DYNAMIC_DIM_ESTIMATE = 1024
+# carries one, else a long sequence (`h.LONG_DYNAMIC_DIM`: a forward that pays at the largest
+# size pays at every smaller one).
+DYNAMIC_DIM_ESTIMATE = h.LONG_DYNAMIC_DIM
 
 FactoryPlan = ForwardPlan | CompactPlan
 

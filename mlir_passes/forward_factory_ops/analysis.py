@@ -77,7 +77,7 @@ class FactoryAnalysis:
 
     def __init__(self, max_leaf_elements: int, max_element_ops: int,
                  isolated: bool = False, block: ir.Block | None = None,
-                 dynamic_estimate: int = 1024):
+                 dynamic_estimate: int = h.LONG_DYNAMIC_DIM):
         self.max_leaf_elements = max_leaf_elements
         self.max_element_ops = max_element_ops
         # How many elements a dynamic dim without a `util.assume.int` bound counts as.

@@ -96,7 +96,7 @@ def _choose_path(consumer: ir.Operation, traced: dict[int, Path], identity: list
 
 # How large a dynamic dim without a `util.assume.int` bound counts when candidates of one
 # consumer are ranked by the bytes of their producer's result.
-DYNAMIC_DIM_ESTIMATE = 64
+DYNAMIC_DIM_ESTIMATE = h.TYPICAL_DYNAMIC_DIM
 
 STOCK_DOES_IT = ("IREE's own iree-dispatch-creation-transpose-generic-ops interchanges this "
                  "consumer the same way (single-use producer read through a permutation): "
@@ -113,8 +113,7 @@ def stock_interchanges_it(consumer: ir.Operation, path: Path,
         return False  # the pass does more than stock here
     for value, map_ in zip(h.dps_inputs(consumer), h.indexing_maps(consumer)):
         producer = h.defining_op(value)
-        if producer is None or not h.is_linalg(producer) or \
-                not h.is_reduction_or_contraction(producer) or \
+        if producer is None or not h.is_reduction_or_contraction(producer) or \
                 len(h.users(producer.results[0])) != 1:
             continue
         if h.is_identity_map(map_):

@@ -19,7 +19,7 @@ from .views import is_reshape
 
 def is_producer(op: ir.Operation | None) -> bool:
     """An op IREE makes a dispatch root: non-elementwise linalg / linalg_ext."""
-    return op is not None and h.is_reduction_or_contraction(op)
+    return op is not None and h.is_dispatch_root(op)
 
 
 

@@ -40,7 +40,7 @@ class's measured crossover, `fused-below`: `FUSED_BELOW`) is left to IREE's fuse
 microseconds of work, where the decomposition's dispatches cost more than they save.
 
 Where the result is read only as its first value columns (`read-columns`, on by default on
-llvm-cpu; `compiler/attention_columns.py`): sharktank's MLA export (DeepSeek) pads v's head
+llvm-cpu; `compiler/analyses/attention_columns.py`): sharktank's MLA export (DeepSeek) pads v's head
 dim 128 to q's 192 and slices the output back, so p @ v and the output are computed over
 those columns only (each column is a sum over the keys of p times that column of v alone),
 and the slice reads the narrow result (forward-slices leaves that slice alone on CPU

@@ -12,7 +12,7 @@ from iree.compiler.dialects import arith, math, scf, tensor, util
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.attention_columns import ReadColumns
+from iree_fusions.compiler.analyses.attention_columns import ReadColumns
 from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, TENSOR_COLLAPSE_SHAPE
 
 from .heads import NO_SPLIT, copy_under_collapse, join_heads, split_heads

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.attention_columns import ReadColumns, read_columns as columns_read
+from iree_fusions.compiler.analyses.attention_columns import ReadColumns
+from iree_fusions.compiler.analyses.attention_columns import read_columns as columns_read
 from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, RESHAPES, TENSOR_COLLAPSE_SHAPE
 from iree_fusions.compiler.protocol import NoMatch
 

@@ -1,5 +1,5 @@
-"""compiler/attention_columns.py: which value columns of an attention's result its one reader
-reads. Only a slice of the first columns, at offset 0 with unit strides, whole in every other
+"""compiler/analyses/attention_columns.py: which value columns of an attention's result its
+one reader reads. Only a slice of the first columns, at offset 0 with unit strides, whole in every other
 dim, directly or through one expand whose last group is the value dim alone, is found; every
 other reader (all the columns, an offset, a stride, a partial or unknown other dim, a dynamic
 width, two readers, an expand splitting the value dim) is not."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from iree.compiler import ir
 
-from iree_fusions.compiler.attention_columns import is_attention_column_slice, read_columns
+from iree_fusions.compiler.analyses.attention_columns import is_attention_column_slice, read_columns
 
 MAPS = ("affine_map<(d0, d1, d2, d3) -> (d0, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, "
         "affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, "

@@ -98,7 +98,7 @@ def test_wrapping_indices_would_be_wrong_merged(name, monkeypatch):
     model of before said so), the merged module's cache differs from stock's at the shared
     row (stock keeps V's value there)."""
     from iree_fusions.harness import api
-    from iree_fusions.compiler import cache_scatters
+    from iree_fusions.compiler.analyses import cache_scatters
 
     text = passes.lit_cases(PASS)[name]
     monkeypatch.setattr(cache_scatters, "disjoint", lambda a, b: None)

@@ -71,11 +71,12 @@ from .structure import (  # noqa: F401
     indexing_map_dims, indexing_map_texts, has_indexing_maps, iterator_types, body_block,
     body_op_names, index_dims, body_reads_tensor, is_structured, loop_ranges,
     is_elementwise_generic, reads_table_in_body, is_elementwise, is_pure_copy,
-    is_reduction_or_contraction, type_text, op_signature,
+    is_reduction_or_contraction, is_dispatch_root, type_text, op_signature,
 )
 from .dims import (  # noqa: F401
-    SHAPE_CARRIERS, DimKey, dim_key, size_text, dim_value, size_key, shape_keys, assumed_max,
-    estimated_size, estimated_numel, estimated_bytes, loop_keys,
+    SHAPE_CARRIERS, TYPICAL_DYNAMIC_DIM, LONG_DYNAMIC_DIM, DimKey, dim_key, size_text,
+    dim_value, size_key, shape_keys, assumed_max, estimated_size, estimated_numel,
+    estimated_bytes, loop_keys,
 )
 from .order import (  # noqa: F401
     Positions, NOT_IN_BLOCK, block_positions, position, op_at, in_block_order, last_definition,

@@ -151,6 +151,15 @@ def assumed_max(size: DimKey) -> int | None:
     return max(bounds) if bounds and len(bounds) == rows else None
 
 
+# What a dynamic dim without a `util.assume.int` umax counts as in the passes' estimates, in
+# one place. A threshold or a ranking (gathers' minimum index counts, towers' stack bytes,
+# the interchange's producer ranking) counts a typical size; a cost model that must pay at
+# the largest size (forward-factory-ops: recomputing scales like the bytes it saves, the
+# per-dispatch term does not) counts a long sequence. Each pass's option of its own overrides.
+TYPICAL_DYNAMIC_DIM = 64
+LONG_DYNAMIC_DIM = 1024
+
+
 def estimated_size(size: DimKey, default: int) -> int:
     """A size for cost models: static, else the `util.assume.int` umax IREE carries for it,
     else `default`."""

@@ -4,6 +4,7 @@ builders over a dispatch are in `ir_build/dispatches.py`)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from iree.compiler import ir
 
@@ -45,14 +46,15 @@ def argument_dims(op: ir.Operation) -> list[list[int]]:
 @dataclass(frozen=True)
 class Workgroups:
     """A flow.dispatch.workgroups, its operands decoded once: workload, arguments, the
-    arguments' dynamic dims, the results' dynamic dims (`operandSegmentSizes`), and the body
-    argument each argument is bound to. Operand numbers are the op's."""
+    arguments' dynamic dims, the results' dynamic dims (`operandSegmentSizes`, read once per
+    view: an op's segments never change), and the body argument each argument is bound to.
+    Operand numbers are the op's."""
 
     op: ir.Operation
 
-    @property
-    def segments(self) -> list[int]:
-        return segment_sizes(self.op)
+    @cached_property
+    def segments(self) -> tuple[int, ...]:
+        return tuple(segment_sizes(self.op))
 
     @property
     def workload(self) -> list[ir.Value]:

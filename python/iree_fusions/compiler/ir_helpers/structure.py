@@ -194,16 +194,21 @@ def is_pure_copy(op: ir.Operation | ir.OpView) -> bool:
 
 
 def is_reduction_or_contraction(op: ir.Operation | ir.OpView) -> bool:
-    """Non-elementwise linalg / linalg_ext ops: matmul, conv, reduce, generic with reductions."""
+    """A linalg op that reduces: matmul, conv, pooling, reduce, a generic with a reduction
+    loop (not a linalg_ext op: `is_dispatch_root`)."""
     name = op_name(op)
-    if is_linalg_ext(op):
-        return True
     if not is_linalg(op) or name in (LINALG_FILL, LINALG_COPY, LINALG_BROADCAST,
                                      LINALG_TRANSPOSE, LINALG_MAP, LINALG_ELEMENTWISE):
         return False
     if name == LINALG_GENERIC:
         return "reduction" in iterator_types(op)
     return True  # named structured ops: matmul, batch_matmul, conv_*, pooling_*, reduce, ...
+
+
+def is_dispatch_root(op: ir.Operation | ir.OpView) -> bool:
+    """An op IREE makes the root of a dispatch: a linalg reduction or contraction, or any
+    linalg_ext op (attention, scatter, gather, sort, ...)."""
+    return is_linalg_ext(op) or is_reduction_or_contraction(op)
 
 
 # ---------------------------------------------------------------- structure for keys

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from iree.compiler import ir
 
-from . import ir_helpers as h
-from .index_arith import IndexAnalysis, disjoint
-from .ir_helpers import VIEWS
-from .protocol import NoMatch
+from .. import ir_helpers as h
+from ..index_arith import IndexAnalysis, disjoint
+from ..ir_helpers import VIEWS
+from ..protocol import NoMatch
 
 SCATTER = h.LINALG_EXT_SCATTER
 AGGRESSIVE = ("IREE's aggressive fusion puts an update's elementwise producer in its scatter's "
