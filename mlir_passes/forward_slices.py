@@ -1,13 +1,14 @@
 """forward-slices: a copy-only slice read by elementwise generics is read through their maps.
 
 IREE's dispatch creation may give a `tensor.extract_slice` of a computed tensor that is not
-contiguous in memory (a strided slice, or a column range of a row-major tensor) a dispatch of
-its own: a `slow_memcpy` that writes the slice for the dispatch that reads it. sharktank's
-Llama makes four per layer: RoPE reads the even and odd columns of the Q and K projections.
-(Small programs often have the slice cloned into its reader instead: the driver weighs the
-change against stock and keeps it only where dispatches or bytes between them drop.) The pass folds each such slice into the indexing maps of the elementwise
-generics that read it, which then read the source itself, at offset + stride * index, in
-their own dispatch; nothing is copied and no value changes (the same elements are read).
+contiguous in memory (a strided slice, or a column range of a row-major tensor) a dispatch
+of its own: a `slow_memcpy` that writes the slice for the dispatch that reads it.
+sharktank's Llama makes four per layer: RoPE reads the even and odd columns of the Q and K
+projections. (Small programs often have the slice cloned into its reader instead: the driver
+weighs the change against stock and keeps it only where dispatches or bytes between them
+drop.) The pass folds each such slice into the indexing maps of the elementwise generics
+that read it, which then read the source itself, at offset + stride * index, in their own
+dispatch; nothing is copied and no value changes (the same elements are read).
 
     %q  = ... -> tensor<4x1x8x32xf16>
     %ev = tensor.extract_slice %q[0, 0, 0, 0] [4, 1, 8, 16] [1, 1, 1, 2]

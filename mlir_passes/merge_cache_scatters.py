@@ -36,7 +36,7 @@ first goes first, which lets IREE's stream allocation write both producers' resu
 
 With IREE's aggressive fusion (shark-ai's LLM flags) IREE puts an update's elementwise
 producer (RoPE on K) and each index computation in its scatter's dispatch. A concatenation
-would stop that (measured: RoPE a dispatch of its own again, GQA-24 decode 320 -> 344), so
+would stop that (RoPE a dispatch of its own again: bench/results/code-costs.md), so
 there the pieces are stacked by one elementwise generic that selects by its leading index,
 which IREE fuses with both pieces' producers into the one scatter (32-layer GQA Llama
 decode with the LLM flags: 424 -> 392 dispatches):
@@ -56,11 +56,10 @@ K assembled by tensor.insert_slice and V padded by tensor.pad: measured, both pi
 copied into the concatenation, two copies for the one dispatch saved), or read by anything
 else (IREE writes a result in place of its one reader only), updates with a dynamic size
 (prefill's tokens: the concatenation would copy them, and IREE then stops fusing K's cache
-layout into RoPE's dispatch; measured on the toy Llama: 1 dispatch saved of 3 layers' 6
-scatters), scatters with different dimension maps or combining regions (only a plain
-overwrite is merged), a first scatter whose result is read by anything else (the cache
-between the two writes is observed), and indices that cannot be proven disjoint (the check
-that failed is named).
+layout into RoPE's dispatch: bench/results/code-costs.md, merge-cache-scatters), scatters
+with different dimension maps or combining regions (only a plain overwrite is merged), a
+first scatter whose result is read by anything else (the cache between the two writes is
+observed), and indices that cannot be proven disjoint (the check that failed is named).
 """
 
 from __future__ import annotations

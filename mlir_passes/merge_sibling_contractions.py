@@ -23,17 +23,13 @@ which generated code adds its terms may differ (the merged dispatch is tiled as 
 
 Declined by default on every target it was measured on, and on the GPU targets with it:
 - llvm-cpu (`on-cpu`): IREE's CPU code for the multi-result contraction was slower than the
-  separate matmuls it replaces (sharktank's toy Llama, 7 alternating rounds: decode 10.98 vs
-  9.64 ms, prefill of 128 tokens 166 vs 146 ms);
-- GPU targets (`on-gpu`): on CUDA (an H200, sm_80 code, 2026-12-04) the merge made decode
-  slower, prefill no faster: 32-layer GQA Llama decode 4.57 vs 4.15 ms (0.89x), prefill at
-  128 tokens 11.86 vs 11.66 ms (within noise), alternating rounds. IREE 3.13 gives a
-  single-result contraction with M = 4 rows its matvec configuration (VectorDistribute, the
-  K loop split over a subgroup's 32 lanes, one workgroup per output column) and the
-  multi-result one TileAndFuse (a thread walks K alone, 128 columns per workgroup): at
-  Llama-3-8B's gate/up shapes (4 x 14336 x 4096) that is the difference between stock's
-  decode at 1.1-1.5 ms and the plugin's at 3.3 ms. ROCm and Vulkan were not measured; they
-  share IREE's GPU configuration logic.
+  separate matmuls it replaces, in decode and in prefill (sharktank's toy Llama);
+- GPU targets (`on-gpu`): on CUDA the merge made decode slower, prefill no faster (the
+  32-layer GQA Llama). IREE 3.13 gives a single-result contraction with M = 4 rows its matvec
+  configuration (VectorDistribute, the K loop split over a subgroup's lanes, one workgroup
+  per output column) and the multi-result one TileAndFuse (a thread walks K alone, a block
+  of columns per workgroup). ROCm and Vulkan were not measured; they share IREE's GPU
+  configuration logic. The figures: bench/results/code-costs.md, merge-sibling-contractions.
 A decisions file (`iree-fusions-tune`) or the option turns it on where it is measured faster.
 
 Left alone, with the reason: contractions whose result has another user than its epilogue,
@@ -199,14 +195,12 @@ class MergeSiblingContractions(CandidatePass[SiblingGroup]):
 
     max_group: int = option(4, "contractions merged into one, at most", min=2)
     on_cpu: bool = option(
-        False, "merge on llvm-cpu too (measured slower there: sharktank's toy Llama, decode "
-        "10.98 vs 9.64 ms and prefill at 128 tokens 166 vs 146 ms; IREE's CPU code for a "
-        "multi-result contraction is slower than its matmuls)")
+        False, "merge on llvm-cpu too (slower there in decode and prefill: IREE's CPU code for "
+        "a multi-result contraction is slower than its matmuls; bench/results/code-costs.md)")
     on_gpu: bool = option(
-        False, "merge on GPU targets too (measured on CUDA, an H200: 32-layer GQA Llama "
-        "decode 4.57 vs 4.15 ms, prefill at 128 tokens 11.86 vs 11.66 ms, within noise; IREE "
+        False, "merge on GPU targets too (slower on CUDA in decode, prefill no faster: IREE "
         "3.13 gives the multi-result contraction TileAndFuse, each matmul its matvec "
-        "configuration)")
+        "configuration; bench/results/code-costs.md)")
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[SiblingGroup]]:
         groups: dict[tuple, list[ir.Operation]] = {}

@@ -337,9 +337,9 @@ class MergeSiblingGenerics(CandidatePass[SiblingGenerics]):
             ctx.selected_pass("merge-cache-scatters") is not None
         for members, split in _groups(facts):
             if split:
-                yield Candidate(structural_key("sibling-generics-split", h.op_signature(members[0])),
-                                members[0], "an elementwise generic read by scatters", None,
-                                SPLIT)
+                key = structural_key("sibling-generics-split", h.op_signature(members[0]))
+                yield Candidate(key, members[0], "an elementwise generic read by scatters",
+                                None, SPLIT)
             if len(members) < 2:
                 continue
             for start in range(0, len(members), self.max_group):

@@ -9,8 +9,8 @@ cache, `[pages, layers, 2, heads, block, dim]`: 64 slices, 64 executables of one
 varying static offset (a unit dim the slice drops: one layer, K or V) becomes an index
 operand, a constant behind `util.optimization_barrier` so that IREE passes it to the
 dispatch instead of folding it back; the dispatches are then the same and IREE deduplicates
-their executables (measured on llama-gqa-32: 192 -> 129 executables, 3.5 s less compile
-from global-optimization, decode within noise, logits and cache bit-identical).
+their executables (fewer executables and less compile time, the same decode time, logits
+and cache bit-identical: bench/results/code-costs.md, share-layer-executables).
 
     %k0 = tensor.extract_slice %c0[0, 0, 0, 0, 0, 0] [%n, 1, 1, 2, 32, 32] [1, 1, 1, 1, 1, 1]
     %v0 = tensor.extract_slice %c0[0, 0, 1, 0, 0, 0] [%n, 1, 1, 2, 32, 32] ...

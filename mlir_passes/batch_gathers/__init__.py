@@ -128,11 +128,11 @@ class BatchGathers(CandidatePass[Plan]):
     min_group_size: int = option(2, "lookups merged into one gather at least")
     min_sliced_indices: int = option(
         1024, "indices in a group of unpooled lookups whose results are sliced back, at least "
-        "(measured: 4 x 16 ids 0.69x, 4 x 256 ids 2.4x; each sliced result leaving the "
-        "function costs a copy)")
+        "(few ids are slower merged: each sliced result leaving the function costs a copy; "
+        "bench/results/code-costs.md)")
     min_pooled_indices: int = option(
-        256, "indices in a group of bags, at least (measured: 6 bags x 20 at B = 1 0.5-0.8x "
-        "merged; 2 x 20 at B = 8 1.1-1.4x; 6 x 20 at B = 8 ~2x)")
+        256, "indices in a group of bags, at least (few ids are slower merged: "
+        "bench/results/code-costs.md)")
     cross_table: bool = option(True, "merge lookups of different constant tables (offsets)")
     same_table: bool = option(True, "merge lookups of one table (no offsets)")
     gather_mode: Literal["extract", "ins"] = option(
@@ -146,16 +146,13 @@ class BatchGathers(CandidatePass[Plan]):
     min_concat_slots: int = option(
         2, "concat slots produced by lookups or batched bags for a writer, at least")
     narrow_concat: Literal["run", "columns", "off"] = option(
-        "run", "a concat whose slot widths share only chunks narrower than 4 columns (raw "
-        "dense features beside embeddings: widths 13 and 16): run = the writer covers the "
-        "slots from the first to the last lookup in chunks of their gcd, the other slots are "
-        "inserted (copies at B > 1); columns = one generic writes every slot in chunks of "
-        "their gcd (down to single columns: element-wise reads); off = left to stock. "
-        "Measured on criteo-b8: run 20 -> 6 dispatches, columns 20 -> 4, but columns' "
-        "kernel 0.4-0.8x of run's (B = 8-512, loaded machine: re-run quiet)")
+        "run", "a concat whose slot widths share only narrow chunks: run = the writer covers "
+        "the slots from the first to the last lookup in chunks of their gcd, the others "
+        "inserted; columns = one generic writes every slot (fewer dispatches, a slower "
+        "kernel: bench/results/code-costs.md); off = left to stock")
     values_as_ins: bool = option(
-        False, "concat writer reads one-chunk-wide values as ins (measured on dlrm-b8: "
-        "1.0-1.5x slower, and IREE did not fuse the writer into the value's producer)")
+        False, "concat writer reads one-chunk-wide values as ins (slower, and IREE did not "
+        "fuse the writer into the value's producer: bench/results/code-costs.md)")
     # Stacked tables (both steps).
     max_table_bytes: int = option(1 << 30, "largest stacked table built at load")
     dedup: bool = option(True, "a table shared by several lookups is stacked once")

@@ -404,8 +404,8 @@ def match_lookup(op: ir.Operation, unroll_means: bool) -> Lookup:
 
 def absorbing_consumer(value: ir.Value) -> ir.Operation | None:
     """The one linalg.generic that reads `value` as an input: IREE fuses a gather into such a
-    consumer's dispatch (measured: lookup + elementwise consumer = 1 dispatch; not so for
-    linalg.matmul, inserts into a concat, results, or several consumers)."""
+    consumer's dispatch (one dispatch for both; not so for linalg.matmul, inserts into a
+    concat, results, or several consumers: bench/results/code-costs.md, batch-gathers)."""
     uses = h.users(value)
     if len(uses) == 1 and uses[0].name == LINALG_GENERIC and \
             value in h.dps_inputs(uses[0]):

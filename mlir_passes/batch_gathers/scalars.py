@@ -97,7 +97,7 @@ def emit_size_checks(checks: Sequence[tuple[h.DimKey, h.DimKey]], what: str,
 
     They go right after the last op of `block` that defines a size they compare (the
     arguments' imports): host code between two dispatches would cut the call into several
-    stream submissions (measured: 3 instead of 1 for dlrm-b8 when placed at the gather)."""
+    stream submissions (bench/results/code-costs.md, batch-gathers)."""
     if not checks:
         return
     for key in (size_key for pair in checks for size_key in pair):

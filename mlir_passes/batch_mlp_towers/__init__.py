@@ -16,10 +16,11 @@ mixture-of-experts), the batched result is written in that layout and replaces t
 Constant weights are stacked as [T, K, N] (transposed at load time: measured faster on
 llvm-cpu than [T, N, K]); at batch 1 the unit row is dropped ([T, N] tensors) and, on
 llvm-cpu, the weights keep the towers' [T, N, K] (a batch_matvec: [T, K, N]'s batch_vecmat
-measured 0.65-0.8x of stock there). On llvm-cpu a group whose rows are dynamic is left to
-IREE by default (`cpu-dynamic-rows`): IREE runs a partial 64-row tile of a batched
-contraction with masked vectors. Run-time tensors (weights passed as arguments, one input per
-tower) are stacked per call only within a byte budget per saved dispatch (see the options).
+was slower than stock there: bench/results/code-costs.md, batch-mlp-towers). On llvm-cpu a
+group whose rows are dynamic is left to IREE by default (`cpu-dynamic-rows`): IREE runs a
+partial 64-row tile of a batched contraction with masked vectors. Run-time tensors (weights
+passed as arguments, one input per tower) are stacked per call only within a byte budget per
+saved dispatch (see the options).
 
     per tower i, per layer:                     per layer, once:
       %f = linalg.fill 0 -> [B,N]                 %W = util.global.load @stack : [T,K,N]
@@ -97,24 +98,25 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
     min_net_dispatches: int = option(
         0, "apply a group when the dispatches it saves (towers x layers - batched layers, + "
         "stack copies stock runs as slow_memcpy dispatches) less the result copies it adds "
-        "(slices for non-linalg users) are at least this (llvm-cpu: -1 lost up to 2x, +1 "
-        "level, +7/+15 won)")
+        "(slices for non-linalg users) are at least this (on llvm-cpu a net loss was slower: "
+        "bench/results/code-costs.md)")
     max_padding_waste: float = option(
         0.0, "towers of different widths are padded to the widest with zero weights when at "
-        "most this share of the batched contraction work is padding; 0 (default) never pads: "
-        "llvm-cpu, four heads 32/64/96/128 (38% padding) lost 0.94-0.98x", min=0.0, max=1.0)
+        "most this share of the batched contraction work is padding; 0 (default) never pads "
+        "(padded heads were slower on llvm-cpu: bench/results/code-costs.md)", min=0.0,
+        max=1.0)
     runtime_stack_bytes_per_dispatch: int = option(
         32768, "run-time tensors (weights/biases passed as arguments, separate tower inputs) "
         "are stacked on every call; only when the copied bytes are at most this x the "
-        "dispatches saved (llvm-cpu: 20 KB per saved dispatch won, 131 KB lost 2x)", min=0)
+        "dispatches saved (the llvm-cpu crossover: bench/results/code-costs.md)", min=0)
     named_batch_matmul: bool = option(
         True, "batched contractions as linalg.batch_matmul (with a broadcast map for a shared "
         "input) wherever the layouts allow; linalg.generic contractions otherwise")
     weight_layout: Literal["auto", "keep", "kn", "nk"] = option(
         "auto", "layout of stacked constant weights: the towers' own (keep), transposed at "
         "load time to [T,K,N] (kn) or [T,N,K] (nk); auto: kn, but nk for batch 1 (dropped "
-        "rows) on llvm-cpu (kn's batch_vecmat measured 0.65-0.8x of stock there, nk's "
-        "batch_matvec 1.0x)")
+        "rows) on llvm-cpu (kn's batch_vecmat is slower than stock there, nk's batch_matvec "
+        "is not: bench/results/code-costs.md)")
     dynamic_dim_estimate: int = option(
         h.TYPICAL_DYNAMIC_DIM, "rows a dynamic dim 0 (batch, tokens) count as when separate "
         "inputs are stacked per call (runtime-stack-bytes-per-dispatch) and IREE holds no "
@@ -128,7 +130,7 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
     cpu_dynamic_rows: bool = option(
         False, "on llvm-cpu, batch towers whose rows (M: batch, tokens) are dynamic; declined "
         "by default: IREE's CPU codegen runs a partial 64-row tile of a batched contraction "
-        "with masked vectors (0.36-0.43x of stock at batch 32)")
+        "with masked vectors (slower than stock: bench/results/code-costs.md)")
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[GroupPlan]]:
         """The matmuls that are no tower layer (blocked), then one candidate per tower group

@@ -40,9 +40,9 @@ class BuildOptions:
 def auto_weight_layout(plan: GroupPlan, target) -> str:
     """The stacked weights' layout `weight-layout=auto` picks: [T, K, N] (kn: measured faster
     than [T, N, K] on llvm-cpu with rows), but [T, N, K] (nk) for a group without rows (batch
-    1) on llvm-cpu: towers-silu-b1's batch_vecmat over [T, K, N] took 0.175-0.211 ms where
-    stock took 0.131-0.138, its batch_matvec over [T, N, K] 0.129-0.134 (local-sync). With no
-    target (iree-fusions-opt) and on GPUs (measured with kn): kn."""
+    1) on llvm-cpu, where [T, K, N]'s batch_vecmat is slower than stock and [T, N, K]'s
+    batch_matvec is not (bench/results/code-costs.md, batch-mlp-towers). With no target
+    (iree-fusions-opt) and on GPUs (measured with kn): kn."""
     return "nk" if plan.rowless and is_llvm_cpu(target) else "kn"
 
 

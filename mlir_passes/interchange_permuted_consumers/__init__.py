@@ -15,7 +15,8 @@ still vectorizes well:
 2. the permutation moves either into C's output map (C is interchanged so that it reads the
    value with the identity map; a pure transpose copy is instead folded into the E before
    it) or, for a contraction whose innermost parallel loops would then both come from one
-   operand (a split N dimension, measured 2-3x slower on llvm-cpu), into P's result layout:
+   operand (a split N dimension: slower on llvm-cpu, bench/results/code-costs.md), into P's
+   result layout:
    P computes the layout C reads, the E's follow, a transpose copy disappears
    (`producer-layout=auto|always|never`);
 3. when the value C reads has several elementwise readers, they are interchanged and merged

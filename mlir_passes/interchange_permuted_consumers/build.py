@@ -160,7 +160,8 @@ def contraction_order_ok(op: ir.Operation, order: list[int],
     as `out_layout` (dims of op's loops): are the two innermost parallel loop groups an M
     group (first input only) then an N group (second input only)? That is the shape CPU and
     GPU matmul configurations tile well; anything else (two N loops of a split N dimension,
-    or N before M) measured 2-3x slower on llvm-cpu. None: op is not such a contraction."""
+    or N before M) is slower on llvm-cpu (bench/results/code-costs.md,
+    interchange-permuted-consumers). None: op is not such a contraction."""
     ins = [operand for operand in h.dps_inputs(op) if isinstance(operand.type, ir.RankedTensorType)]
     iters = h.iterator_types(op)
     if len(ins) != 2 or "reduction" not in iters:

@@ -237,7 +237,7 @@ def sure_gain(path: Path, first_plan: list | str | None = None) -> str | None:
     reader that splits a loop of the contraction's constant operand (a weight: the heads of
     a Q/K/V projection). Moving it above takes reshaping the weight, which IREE's dispatch
     creation never does to fuse a reader into a contraction (a split of the rows it can
-    match itself: convnext's, measured 21 -> 21 dispatches). None: the driver weighs it.
+    match itself: convnext's, no dispatch saved). None: the driver weighs it.
     `first_plan`: `plan_bubble_expand` of the path's first reshape, when already made."""
     reshapes = path.reshapes
     if not reshapes or reshapes[0].name != TENSOR_EXPAND_SHAPE:

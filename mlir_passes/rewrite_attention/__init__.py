@@ -1,18 +1,19 @@
 """rewrite-attention: `iree_linalg_ext.attention` -> what the target runs fastest; on llvm-cpu,
 contractions, reductions and elementwise generics in f32, one query block at a time.
 
-IREE's CPU code for the fused attention op is slow (sharktank's Llama: 85% of decode, 65% of
+IREE's CPU code for the fused attention op is slow (most of sharktank's Llama decode and
 prefill); IREE's CPU users decompose it before dispatch creation (iree-org/iree#24177), and
 IREE's own decomposition (`convert-attention-to-online-attention,decompose-attention` as a
-preprocessing pipeline) runs decode 2.4x faster, but holds the scores of every query row at
-once: its peak memory grows with S^2 in prefill. The pass decomposes each attention into
-generics IREE's CPU codegen tiles well, in f32 (the f16 inputs extended once; the
-probabilities are not truncated to f16 before the second contraction), and, where the query
-has many rows (prefill's tokens), in a loop over query blocks: the scores held at once are
-one block's [rows, keys], not [keys, keys]. A block has 64 rows, or fewer where the keys are
-many (its scores at most `block-scores` f32, at least 8 rows: small blocks also run faster,
-their scores stay in cache), and each step waits on the host for the one before (`host-sync`:
-else IREE's task executor queues every step at once and holds all their buffers).
+preprocessing pipeline) runs decode faster, but holds the scores of every query row at once
+(bench/results/llm-suite.md, attention-forms.md): its peak memory grows with S^2 in prefill.
+The pass decomposes each attention into generics IREE's CPU codegen tiles well, in f32 (the
+f16 inputs extended once; the probabilities are not truncated to f16 before the second
+contraction), and, where the query has many rows (prefill's tokens), in a loop over query
+blocks: the scores held at once are one block's [rows, keys], not [keys, keys]. A block has
+64 rows, or fewer where the keys are many (its scores at most `block-scores` f32, at least 8
+rows: small blocks also run faster, their scores stay in cache), and each step waits on the
+host for the one before (`host-sync`: else IREE's task executor queues every step at once
+and holds all their buffers).
 
     %o = iree_linalg_ext.attention ins(%q, %k, %v, %scale, %mask) outs(%e)
            : [32, ?, 32] x [32, ?, 32] x [32, 32, ?] x f32 x [32, ?, ?] -> [32, ?, 32]
@@ -40,11 +41,11 @@ class's measured crossover, `fused-below`: `FUSED_BELOW`) is left to IREE's fuse
 microseconds of work, where the decomposition's dispatches cost more than they save.
 
 Where the result is read only as its first value columns (`read-columns`, on by default on
-llvm-cpu; `compiler/analyses/attention_columns.py`): sharktank's MLA export (DeepSeek) pads v's head
-dim 128 to q's 192 and slices the output back, so p @ v and the output are computed over
-those columns only (each column is a sum over the keys of p times that column of v alone),
-and the slice reads the narrow result (forward-slices leaves that slice alone on CPU
-targets):
+llvm-cpu; `compiler/analyses/attention_columns.py`): sharktank's MLA export (DeepSeek) pads
+v's head dim 128 to q's 192 and slices the output back, so p @ v and the output are computed
+over those columns only (each column is a sum over the keys of p times that column of v
+alone), and the slice reads the narrow result (forward-slices, where this pass is selected,
+leaves that slice to it on CPU targets):
 
     %o = iree_linalg_ext.attention ins(%q, %k, %v : [16, ?, 192] x .. x [16, 192, ?]) ..
     %c = tensor.extract_slice (tensor.expand_shape %o) [.., 128]
@@ -52,8 +53,8 @@ targets):
     %vc = tensor.extract_slice %v[0, 0, 0] [16, 128, %keys]     (p @ vc: [16, ?, 128])
     %c  = tensor.extract_slice (tensor.expand_shape %o') [.., 128]   (whole: folds away)
 
-toy DeepSeek prefill at 256 tokens, local-task: 1.031x faster, outputs bit-identical
-(llm-suite.md, twelfth run).
+On the toy DeepSeek's prefill: faster, outputs bit-identical (bench/results/llm-suite.md,
+twelfth run).
 
 Grouped-query attention (`kv-heads`, on by default; `heads.py`): sharktank hands the op k and
 v repeated over the query heads of each KV head's group (a copy [B, KVH, G, ..] collapsed to
@@ -61,7 +62,7 @@ v repeated over the query heads of each KV head's group (a copy [B, KVH, G, ..] 
 whole. The decomposition then loops over [batch, KV head, query head of the group] and the
 copies keep only the dims they read: k and v are written and read once per KV head (the
 32-layer GQA Llama, 8 query heads per 2 KV heads: G = 4). The same sums of the same terms
-(measured bit-identical there at 512 tokens; the order of a sum is IREE's codegen's).
+(bit-identical there: bench/results/llm-suite.md; the order of a sum is IREE's codegen's).
 
 The order of the sums and of the softmax differs from the fused op's (its online softmax
 rescales per key tile): the result is within a bound, not bit-identical (docs/testing.md: the
@@ -70,13 +71,12 @@ bound); the NaN pattern is stock's
 
 On GPU targets the fused op is left to IREE's GPU attention codegen, also where k or v is
 gathered from a paged cache (decode): where IREE compiles it, it is faster than the
-decomposition (CUDA, an H200, 2026-12-04, sharktank exports at 128 tokens: Llama-3-8B-shaped
-decode 1.11 ms fused vs 1.50 ms decomposed, 32-layer GQA Llama 3.84 vs 4.68 ms, stock on each
-form). For some shapes IREE 3.13 fuses the gather into the fused op's dispatch and crashes
-compiling it for CUDA and ROCm (TransferGatherOp in vector lowering: sharktank's toy Llama);
-then `iree-fusions-compile` compiles again with `gpu-gathered=true`, which decomposes the
-gathered attentions whole (toy Llama decode 1.17x, prefill 2.38x of stock on the decomposed
-export, the form stock compiles). `on-gpu=true` decomposes every attention.
+decomposition (CUDA: bench/results/gpu-h200-2026-12-04.md). For some shapes IREE 3.13 fuses
+the gather into the fused op's dispatch and crashes compiling it for CUDA and ROCm
+(TransferGatherOp in vector lowering: sharktank's toy Llama); then `iree-fusions-compile`
+compiles again with `gpu-gathered=true`, which decomposes the gathered attentions whole
+(faster than stock on the decomposed export, the form stock compiles: the same file).
+`on-gpu=true` decomposes every attention.
 
 A boolean mask (PyTorch's `attn_mask` of bools; an integer mask is read by its low bit, as
 IREE does) adds 0 where it is true and -inf where it is false. An attention whose query is
@@ -153,14 +153,14 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
         "where the keys are many; 0: `query-block` rows at every length", min=0)
     whole_scores: int = option(
         1 << 21, "static shapes: no loop over query blocks where the whole query's scores "
-        "(every batch, row and key) are at most this many f32 (8 MiB by default: measured "
-        "faster than the loop up to there, bench/results/attention-forms.md); 0: the loop "
-        "wherever the rows pass a block", min=0)
+        "(every batch, row and key) are at most this many f32 (the default is where the loop "
+        "starts to pay: bench/results/attention-forms.md); 0: the loop wherever the rows "
+        "pass a block", min=0)
     fused_below: int = option(
         -1, "llvm-cpu, static shapes: keep IREE's fused op where the attention has fewer "
         "multiply-adds than this (a few microseconds: the decomposition's dispatches cost more "
-        "than they save); -1: by the target CPU's vector class (FUSED_BELOW, measured); 0: "
-        "decompose every size", min=-1)
+        "than they save); -1: by the target CPU's vector class (FUSED_BELOW, per class: "
+        "bench/results/attention-forms.md); 0: decompose every size", min=-1)
     host_sync: bool = option(
         True, "each query block step waits on the host for the step before it (IREE's "
         "task executor otherwise runs ahead and holds every step's buffers at once)")

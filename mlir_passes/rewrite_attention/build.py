@@ -403,7 +403,7 @@ def _in_query_blocks(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
     step's buffers are held at once. With `plan.host_sync`, the offset of each step after the
     first is known to the host only once it has read an element of the step before's output
     (`_host_read_zero`), so one step's buffers are held at a time (the peak memory measured
-    per block size: docs/release-notes.md, the entry of `host-sync`)."""
+    per block size: bench/results/code-costs.md, rewrite-attention)."""
     dim, extent = plan.block_dim, size[plan.block_dim]
     lower, step = b.index_const(0), _step_rows(plan, size)
     upper = extent if isinstance(extent, ir.Value) else b.index_const(extent)

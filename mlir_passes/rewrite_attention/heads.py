@@ -3,12 +3,12 @@ the heads as [batch, kv head, query head of the group] instead of their product,
 v are read once per KV head, not copied once per query head.
 
 sharktank (and torch's `repeat_interleave` before SDPA) gives the fused op k and v repeated
-over the query heads of each group: a copy that broadcasts the gathered cache rows
-[B, pages, KVH, page, D] to [B, KVH, G, pages, page, D], collapsed to [B*H, keys, D]. IREE
-fuses that copy into the fused op's dispatch; decomposed, it is written whole (G times the
-cache rows: 4x on a 32/8-head Llama) by the gather's dispatch and read by both contractions.
-Here the attention's batch loop is split into the copy's dims and the copy keeps only the
-dims it reads:
+over the query heads of each group: a copy that broadcasts the gathered cache rows [B,
+pages, KVH, page, D] to [B, KVH, G, pages, page, D], collapsed to [B*H, keys, D]. IREE fuses
+that copy into the fused op's dispatch; decomposed, it is written whole (G times the cache
+rows: G copies, G = query heads per KV head) by the gather's dispatch and read by both
+contractions. Here the attention's batch loop is split into the copy's dims and the copy
+keeps only the dims it reads:
 
     %k = collapse(copy {(b, kh, g, p, t, d) <- src[b, p, kh, t, d]})  : [B*KVH*G, keys, D]
     attention(q [B*H, m, D], k, v, mask [B*H, m, keys]) -> [B*H, m, D]

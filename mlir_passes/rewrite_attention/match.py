@@ -140,7 +140,7 @@ def untransposed_v(plan: AttentionPlan) -> AttentionPlan:
     heads): v = collapse_shape(copy), the copy's last two dims not merged by the collapse and
     read only there. The decomposition's p @ v then reads a copy that keeps the keys before
     the head dim ([.., k2, n], its source's order): a transposing write of every key and
-    value row per call is slow on CPUs (toy Llama decode: 66 us vs 6 us per layer)."""
+    value row per call is slow on CPUs (bench/results/code-costs.md, rewrite-attention)."""
     collapse = h.defining_op(plan.v)
     if collapse is None or collapse.name != TENSOR_COLLAPSE_SHAPE or \
             len(h.users(plan.v)) != 1:

@@ -5,7 +5,11 @@ MLIR context that says which names are ops), each 0:
   `linalg.YieldOp(`), where `ir_build.generic` (a body function),
   `cloned_generic` or `multi_result_generic` builds it;
 * literal op names: a string naming a registered op outside `ir_helpers/names.py`, where
-  the constant of that module names it (one spelling, one place to look).
+  the constant of that module names it (one spelling, one place to look);
+* measured figures in docstrings: a timing, size, ratio or date (`0.18 s`, `2.4x`, `64 MiB`,
+  `2026-12-04`, "measured ... 3"), outside backticks, paths and IR lines; a docstring states the
+  rule and links where the figure is kept (bench/results/, docs/); the same in a pass
+  option's help, which is also at most HELP_CHARS long (`--fusions-list` prints it).
 
     python test/python/test_code_counts.py     # prints each count and where
 """
@@ -70,6 +74,50 @@ def literal_op_names() -> dict[str, list[str]]:
     return found
 
 
+FIGURE = re.compile(r"\b\d+(\.\d+)?\s*(ms|us|µs|s|x|MiB|GiB|KiB|MB|GB)\b|\b20\d\d-\d\d-\d\d\b"
+                    r"|\bmeasured\b.*\d")
+
+
+def docstring_figures() -> list[str]:
+    """`file:line` of each docstring line holding a measured figure (backticked code and IR
+    lines aside)."""
+    found = []
+    kinds = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for path in _files():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, kinds) and node.body and isinstance(node.body[0], ast.Expr)
+                    and isinstance(node.body[0].value, ast.Constant)
+                    and isinstance(node.body[0].value.value, str)):
+                continue
+            doc = node.body[0].value
+            for offset, line in enumerate(doc.value.splitlines()):
+                text = re.sub(r"`[^`]*`|\S*/\S*", "", line)  # code, paths
+                if "tensor<" in line or "%" in text:
+                    continue
+                if FIGURE.search(text):
+                    found.append(f"{path.relative_to(ROOT)}:{doc.lineno + offset}: "
+                                 f"{line.strip()}")
+    return found
+
+
+HELP_CHARS = 300
+
+
+def option_help_faults() -> list[str]:
+    """`pass option: fault` of each option help with a measured figure or over HELP_CHARS."""
+    from iree_fusions.compiler.registry import REGISTRY
+
+    found = []
+    for name, entry in sorted(REGISTRY.items()):
+        for option in entry.load().options():
+            text = re.sub(r"`[^`]*`|\S*/\S*", "", option.help)
+            if FIGURE.search(text):
+                found.append(f"{name} {option.name}: a measured figure: {option.help}")
+            if len(option.help) > HELP_CHARS:
+                found.append(f"{name} {option.name}: {len(option.help)} characters")
+    return found
+
+
 def test_the_counter_finds_what_it_counts(tmp_path):
     """The patterns match the spellings they are for (else the counts below prove nothing)."""
     assert HAND_BUILT.search("gen = linalg.GenericOp([t], ins, outs, maps, its)")
@@ -80,6 +128,10 @@ def test_the_counter_finds_what_it_counts(tmp_path):
     assert OP_NAME.match("iree_tensor_ext.dispatch.tensor.load")
     assert context.is_registered_operation("iree_tensor_ext.dispatch.tensor.load")
     assert not context.is_registered_operation("stream.affinity.default")  # an attribute
+    for figure in ("took 0.18 s", "2.4x faster", "64 MiB", "on 2026-12-04", "measured: 3 of 1"):
+        assert FIGURE.search(figure), figure
+    for not_figure in ("one dispatch", "the x86-64 baseline", "a 2-D tensor", "s = q k"):
+        assert not FIGURE.search(not_figure), not_figure
 
 
 def test_no_hand_built_generic():
@@ -88,6 +140,14 @@ def test_no_hand_built_generic():
 
 def test_no_literal_op_name_outside_names_py():
     assert literal_op_names() == {}
+
+
+def test_no_measured_figure_in_a_docstring():
+    assert docstring_figures() == []
+
+
+def test_option_help_short_and_without_figures():
+    assert option_help_faults() == []
 
 
 if __name__ == "__main__":
@@ -100,4 +160,10 @@ if __name__ == "__main__":
     print(f"literal op names: {len(names)} ({len(multi)} in more than one file)")
     for name, files in sorted(names.items()):
         print(f"  {name}: {', '.join(files)}")
-    sys.exit(1 if generics or names else 0)
+    figures = docstring_figures()
+    print(f"docstring lines with measured figures: {len(figures)}")
+    print("".join(f"  {where}\n" for where in figures), end="")
+    helps = option_help_faults()
+    print(f"option helps with a figure or over {HELP_CHARS} characters: {len(helps)}")
+    print("".join(f"  {fault}\n" for fault in helps), end="")
+    sys.exit(1 if generics or names or figures or helps else 0)

@@ -167,8 +167,8 @@ class _Refused(json.JSONDecodeError):
 def _strict_json(text: str) -> Any:
     """`json.loads(text)`, refusing what it accepts silently: a key repeated in one object
     (json keeps the last) and NaN / Infinity (not JSON numbers); `_Refused` gives the line.
-    Python's own scanner is used (some 8x slower than json.loads' C one: 0.5 s for 1 MiB,
-    a file of 5,000 keys), recording where each value starts on the way."""
+    Python's own scanner is used (slower than json.loads' C one: bench/results/code-costs.md),
+    recording where each value starts on the way."""
     at = [0]  # where the value being scanned starts
 
     def tracked(scan, starts=None):

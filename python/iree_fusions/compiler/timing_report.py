@@ -8,7 +8,7 @@ verify, count, snapshot: `PassReport.timing`), shown under the step that ran it.
     ===-------------------------------------------------------------------------===
                          iree-fusions-compile timing report
     ===-------------------------------------------------------------------------===
-      Total Execution Time: 7.1234 seconds (CPU 7.5021 s)
+      Total Execution Time: <wall> seconds (CPU <cpu> s)
 
       ----CPU Time----  ----Wall Time----  ----Name----
         1.1702            1.1400 ( 16.0%)  iree start -> global-optimization

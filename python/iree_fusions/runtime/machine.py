@@ -26,10 +26,8 @@ def topology_flags(device: str, extra_flags: Sequence[str] = ()) -> list[str]:
     local-task gets one worker group (`--task_topology_group_count=1`) unless the caller set
     a `--task_topology...` flag. IREE's default there is one worker per core beside the
     calling thread, and each iree-benchmark-module process then runs either fast or slow as
-    a whole: measured on a 2-core VM, six processes timing one module gave medians 1.60-1.99
-    ms (towers-silu-b64) and 0.104-0.195 ms (towers-silu-b1) with the default, 1.52-1.55 and
-    0.130-0.130 ms with one group, so per-round ratios scattered 0.6-2.2x and verdicts
-    flipped between runs (bench/results/verdict-check.md, run 3)."""
+    a whole, so per-round ratios scatter and verdicts flip between runs; one group does not
+    (bench/results/verdict-check.md, run 3)."""
     if device != "local-task" or usable_cores() > SMALL_HOST_CORES or any(
             f.startswith("--task_topology") for f in extra_flags):
         return []

@@ -88,9 +88,8 @@ _PR_SET_PDEATHSIG = 1
 
 def exit_now(code: int) -> NoReturn:
     """Ends a console tool with `code` once its main returned, skipping the interpreter's
-    finalization: measured on a 2-core VM, 0.10-0.12 s went from the last atexit handler to
-    the end of an iree-fusions-compile process, a cost every compile paid (stock iree-compile
-    starts and ends in a fraction of that). Everything the tool writes is closed by then
+    finalization, a cost every compile paid (stock iree-compile starts and ends in a fraction
+    of it: bench/results/code-costs.md, start-up). Everything the tool writes is closed by then
     (outputs are committed or discarded inside main; the compile ran in a forked child that
     ends with os._exit); the standard streams are flushed here, and if that fails the
     interpreter exits the usual way, so a closed stdout still reports as it would."""

@@ -1,9 +1,9 @@
 """Modules a compiler tool imports only when something first reads from them.
 
 `iree.compiler.ir` imports numpy at start-up (for a few attribute builders), and so do two
-pass modules; a compile that builds no dense attribute from a Python list never uses it. On
-a 2-core VM, importing numpy was 0.17-0.21 s of the 0.35-0.38 s it took to import
-iree-fusions-compile, time every compile paid and stock iree-compile does not.
+pass modules; a compile that builds no dense attribute from a Python list never uses it.
+Importing numpy was about half of iree-fusions-compile's import time, which every compile
+paid and stock iree-compile does not (bench/results/code-costs.md, start-up).
 `defer_import("numpy")` puts a stand-in module in `sys.modules`: the first attribute read
 from it (`np.array`, `np.__version__`) imports the real module, which replaces the stand-in
 in `sys.modules` and fills its namespace, so code that already holds the stand-in reads the

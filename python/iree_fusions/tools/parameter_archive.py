@@ -12,7 +12,7 @@ Two layouts (`--fusions-parameter-archive-mode`, IREE's `--iree-parameter-encode
   (the stacked originals are not in it), and it replaces them where the module is deployed.
 - `overlay`: the archive holds the stacks only; the module also reads the sources. A small
   archive, and two files mapped: each file opened costs at least one page-fault window of
-  resident memory (the kernel maps 64 KiB around a fault), which is measurable on a model
+  resident memory (the kernel maps a window around a fault), which is measurable on a model
   of a few MiB (bench/results/parameter-archive.md).
 
 The passes that would stack external parameters at load (batch-gathers, batch-mlp-towers:

@@ -2,13 +2,13 @@
 [project.scripts] are the functions here, and each does its tool's start-up work before it
 imports the tool.
 
-The compiler tools (iree-fusions-compile, iree-fusions-opt and the `iree-compile` shim) never
-need numpy unless a pass builds a table: `compiler_tool_startup` puts a stand-in in its place
-(`deferred.py`, where it lives; measured: iree-fusions-compile imports in 0.18 s instead of 0.36 s on a
-2-core VM). Only in a compiler tool's own process: a script that imports the tools' modules
-(or the bench, which imports torch and transformers) gets numpy as usual. `python -m
-iree_fusions.tools.compile_cli` (the API's fused compiles), `-m ...opt` and `-m ...shim` call
-`compiler_tool_startup` first thing, as their `__main__`, importing it from deferred.py
+The compiler tools (iree-fusions-compile, iree-fusions-opt and the `iree-compile` shim)
+never need numpy unless a pass builds a table: `compiler_tool_startup` puts a stand-in in
+its place (`deferred.py`, where it lives: bench/results/code-costs.md, start-up). Only in a
+compiler tool's own process: a script that imports the tools' modules (or the bench, which
+imports torch and transformers) gets numpy as usual. `python -m
+iree_fusions.tools.compile_cli` (the API's fused compiles), `-m ...opt` and `-m ...shim`
+call `compiler_tool_startup` first thing, as their `__main__`, importing it from deferred.py
 (importing it from here would make a circle: this module imports them).
 """
 

@@ -14,27 +14,28 @@ form's dims are named `batch` / `seq`; a file's take the one name given, or `arg
 default a catalog form at its example's size, half and double it. A file with dynamic dims
 needs `--size`. Every timing below is taken at every size (the same two builds: equal keys
 are compiled and measured once per size), and a key is applied only where it is not measured
-slower at any of them; the decisions record the sizes and the times at each. The tuner compiles the model with the plugin and lists
-its candidates by key (equal keys are one family, decided together). Then, key by key, it
-builds the model with and without that key (all other keys as decided so far) and times both
-on DEVICE, alternating, `--rounds` rounds of `--repetitions` repetitions, medians. A key the
-passes apply by default stays applied unless it is measured slower: by more than `--margin`
-in the medians *and* in enough of the alternating rounds that chance is unlikely (a one-sided
-sign test at 5%: 5 of 5 rounds, 7 of 7, 8 of 9, 9 of 11...); a key a pass declines by its cost
-rule is applied only when measured faster by the same test (the statistics are
-`runtime.statistics`', shared with iree-fusions-bench and bundles). On a noisy machine a decision
-therefore stays with the pass's rule rather than follow one lucky round. A split verdict (the
-medians apart beyond the margin, the rounds not agreeing enough) gets `--rounds` more rounds,
-up to `--max-rounds`, before it is decided; so does a tuned build that looks slower than stock
-in the last step. Where two builds are byte-identical (a key whose change leaves the compiled
+slower at any of them; the decisions record the sizes and the times at each. The tuner
+compiles the model with the plugin and lists its candidates by key (equal keys are one
+family, decided together). Then, key by key, it builds the model with and without that key
+(all other keys as decided so far) and times both on DEVICE, alternating, `--rounds` rounds
+of `--repetitions` repetitions, medians. A key the passes apply by default stays applied
+unless it is measured slower: by more than `--margin` in the medians *and* in enough of the
+alternating rounds that chance is unlikely (a one-sided sign test at 5%: 5 of 5 rounds, 7 of
+7, 8 of 9, 9 of 11...); a key a pass declines by its cost rule is applied only when measured
+faster by the same test (the statistics are `runtime.statistics`', shared with
+iree-fusions-bench and bundles). On a noisy machine a decision therefore stays with the
+pass's rule rather than follow one lucky round. A split verdict (the medians apart beyond
+the margin, the rounds not agreeing enough) gets `--rounds` more rounds, up to
+`--max-rounds`, before it is decided; so does a tuned build that looks slower than stock in
+the last step. Where two builds are byte-identical (a key whose change leaves the compiled
 program as it was, a tuned build that is stock's program) nothing is timed: the rule stands.
-Keys that appear only once another decision changed the IR are measured too.
-Last, the tuned build is timed against stock IREE at every size; if it is slower by more than
-the margin at one, the keys that did not show a clear gain are turned off (then all keys), so
-that the decisions never make the model slower than stock on this device. `--budget` bounds
-the measuring of keys (checked before each key and each size: a key not measured at every
-size keeps its rule); the check against stock runs after it whatever the budget, without
-extra rounds once it is spent.
+Keys that appear only once another decision changed the IR are measured too. Last, the tuned
+build is timed against stock IREE at every size; if it is slower by more than the margin at
+one, the keys that did not show a clear gain are turned off (then all keys), so that the
+decisions never make the model slower than stock on this device. `--budget` bounds the
+measuring of keys (checked before each key and each size: a key not measured at every size
+keeps its rule); the check against stock runs after it whatever the budget, without extra
+rounds once it is spent.
 
 The file records the target (backend and chip, as IREE resolved it), the runtime device, the
 tool versions, and per key the decision and the times measured. Compile with it:

@@ -2,12 +2,12 @@
 
 The MLIR bindings import a dialect's Python module the first time an op of that dialect is
 seen as an op view (iterating a block does that): for linalg that is
-`iree.compiler.dialects.linalg`, which builds the OpDSL library of named ops on import
-(~60-70 ms, a fifth of a small compile); flow's and hal's generated op classes take another
-~35 ms. The plugin's tools put this package first in the bindings' dialect search path
-(`install`), so that linalg ops get the ODS op classes (the same classes the package
-re-exports) without the OpDSL library, and flow and hal ops (which the plugin reads by name
-and never builds) are generic op views. Importing
+`iree.compiler.dialects.linalg`, which builds the OpDSL library of named ops on import (a
+fifth of a small compile), and flow's and hal's generated op classes take more
+(bench/results/code-costs.md, start-up). The plugin's tools put this package first in the
+bindings' dialect search path (`install`), so that linalg ops get the ODS op classes (the
+same classes the package re-exports) without the OpDSL library, and flow and hal ops (which
+the plugin reads by name and never builds) are generic op views. Importing
 `iree.compiler.dialects.linalg` explicitly still works as before (`ir_build.linalg_builders`
 does, for the few rewrites that build a named op)."""
 

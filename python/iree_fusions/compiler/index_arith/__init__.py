@@ -11,9 +11,10 @@ wide (IREE's 64-bit targets: llvm-cpu on x86-64/aarch64, CUDA, ROCm, Vulkan).
   arith folders define it; an undefined result (division by zero, a signed division that
   overflows, a shift by the width or more) raises `Undefined`. The reference the abstract
   domain is tested against (test_index_arith.py: random index generics, brute force).
-- **Abstract** (`abstract.py`: `Residues`; `analysis.py`: `IndexAnalysis`): a set of patterns `m * k + r (mod 2^w)`, k any
-  integer, r in [lo, hi], with m a power of two dividing 2^w. Because m divides 2^w, the ring's
-  operations keep residues modulo m exactly, wrap or not: sharktank's cache rows
+- **Abstract** (`abstract.py`: `Residues`; `analysis.py`: `IndexAnalysis`): a set of
+  patterns `m * k + r (mod 2^w)`, k any integer, r in [lo, hi], with m a power of two
+  dividing 2^w. Because m divides 2^w, the ring's operations keep residues modulo m exactly,
+  wrap or not: sharktank's cache rows
   `768 * page + [0, 127]` (page any i64, which may wrap) are `256 * k + [0, 127]` in Z/2^64,
   and V's `... + [128, 255]` never meets them. m = 2^w is an interval of patterns; a cast
   keeps it an interval only when no wrap can cross the boundary it reads at (`extui` of an

@@ -106,7 +106,7 @@ def size_text(key: DimKey) -> str:
 
 def _value_text(value: ir.Value) -> str:
     """`argument N` for a function argument, else what makes the value and where (cheap:
-    Value.get_name() numbers every value of the function, ~30 ms on a 24-layer LLM)."""
+    Value.get_name() numbers every value of the function: bench/results/code-costs.md)."""
     if isinstance(value.owner, ir.Block):
         return f"argument {ir.BlockArgument(value).arg_number}"
     return describe_value(value)

@@ -35,7 +35,8 @@ _NOT_INS_OUTS = (LINALG_PACK, LINALG_UNPACK)
 def _ins_outs(operation: ir.Operation) -> tuple[int, int]:
     """(number of ins, number of outs) of a destination-passing-style op. A linalg op on
     tensors has one init per result after its inputs, so the counts come from the operand
-    and result counts (reading `operandSegmentSizes`, a property, costs ~14 us an op)."""
+    and result counts (reading `operandSegmentSizes`, a property, costs far more:
+    bench/results/code-costs.md)."""
     n_out, n_operands = len(operation.results), len(operation.operands)
     if 0 < n_out <= n_operands and operation.name.startswith("linalg.") and \
             operation.name not in _NOT_INS_OUTS:
