@@ -14,7 +14,7 @@ config.excludes = ["python", "Inputs"]
 # iree-compile) first on PATH so RUN lines find the tools of the environment lit runs in.
 bin_dir = os.path.dirname(sys.executable)
 config.environment["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
-for var in ("HOME", "TMPDIR", "PYTHONPATH"):
+for var in ("HOME", "TMPDIR", "PYTHONPATH", "IREE_FUSIONS_DECLINE_LOG"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
 config.substitutions.append(("%python", sys.executable))

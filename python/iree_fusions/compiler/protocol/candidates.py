@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
+import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
@@ -15,7 +17,32 @@ from ..ir_helpers import capsule_address, location_keys, op_location
 
 
 class NoMatch(Exception):
-    """Raised at the check that failed: the candidate is left alone, for this reason."""
+    """Raised at the check that failed: the candidate is left alone, for this reason.
+
+    With `$IREE_FUSIONS_DECLINE_LOG` set to a file, each process appends the place of every
+    check that raised (`file:line` of the call, once per place): what
+    `test/decline_coverage.py` compares with the checks in the sources, to count the
+    declines no test reaches."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        if _DECLINE_LOG:
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code.co_name == "__init__":  # a subclass's
+                frame = frame.f_back
+            if frame is not None:
+                _log_decline(f"{frame.f_code.co_filename}:{frame.f_lineno}")
+
+
+_DECLINE_LOG = os.environ.get("IREE_FUSIONS_DECLINE_LOG")
+_LOGGED: set[str] = set()
+
+
+def _log_decline(place: str) -> None:
+    if place not in _LOGGED:
+        _LOGGED.add(place)
+        with open(_DECLINE_LOG, "a") as f:  # at once: compiles end with os._exit
+            f.write(place + "\n")
 
 
 P = TypeVar("P")
