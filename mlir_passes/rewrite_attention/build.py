@@ -15,7 +15,7 @@ from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.analyses.attention_columns import ReadColumns
 from iree_fusions.compiler.ir_helpers import LINALG_GENERIC, TENSOR_COLLAPSE_SHAPE
 
-from .heads import NO_SPLIT, copy_under_collapse, join_heads, split_heads
+from .heads import copy_under_collapse, join_heads, split_heads
 from .match import AttentionPlan
 from iree_fusions.compiler.ir_helpers.names import FLOW_TENSOR_BARRIER, TENSOR_EMPTY
 
@@ -228,9 +228,8 @@ def decompose(plan: AttentionPlan) -> str:
             heads = plan.heads.sizes
             what += (f", k and v read once per KV head ({prod(heads)} heads as "
                      f"{' x '.join(map(str, heads))})")
-        elif plan.heads is not None or plan.heads_note:
-            what += (", k and v stay repeated per query head: "
-                     f"{plan.heads_note or NO_SPLIT}")
+        elif plan.heads_note:
+            what += f", k and v stay repeated per query head: {plan.heads_note}"
     if plan.columns is None:
         op.results[0].replace_all_uses_with(result)
     else:

@@ -112,7 +112,8 @@ def _broadcast_group(value: ir.Value, position: int) -> tuple[list[int], list[in
 def head_split(plan: AttentionPlan) -> HeadSplit | str | None:
     """The split of the attention's one batch loop that reads k and v without their
     broadcast over the query heads; None where neither repeats its heads; the reason where
-    they do but the split does not fit (then nothing is split)."""
+    they do but the split does not fit (`split_fits`: decided here, before anything is
+    built, so that the build cannot give up)."""
     if len(plan.roles["batch"]) != 1:
         return None
     dim = plan.roles["batch"][0]
@@ -127,7 +128,8 @@ def head_split(plan: AttentionPlan) -> HeadSplit | str | None:
         return "only one of k and v repeats its heads"
     if found[0] != found[1]:
         return "k and v repeat their heads differently"
-    return HeadSplit(dim, *found[0])
+    split = HeadSplit(dim, *found[0])
+    return split_fits(plan, split) or split
 
 
 def _fits(old_sizes: list[int], read: list[bool], sizes: list[int]) -> list[list[int]] | None:
@@ -147,30 +149,41 @@ def _fits(old_sizes: list[int], read: list[bool], sizes: list[int]) -> list[list
     return parts if at == len(sizes) else None
 
 
+def _copy_parts(value: ir.Value, position: int, sizes: list[int], drop: list[int]
+                ) -> tuple[tuple, list[list[int]]] | None | bool:
+    """How `split_value` splits `value`, decided without building: (the copy it rebuilds,
+    the parts of its dim group), False for a value it expands, None where it does not fit."""
+    found = copy_under_collapse(value)
+    if found is None:
+        return None if drop else False
+    _, copy, groups = found
+    group, read = groups[position], _read_dims(copy)
+    parts = _fits([ir.RankedTensorType(copy.results[0].type).shape[d] for d in group],
+                  [d in read for d in group], sizes)
+    if parts is None or any(group[i] in read for i, part in enumerate(parts)
+                            if set(part) & set(drop)):
+        return None
+    return found, parts
+
+
 def split_value(value: ir.Value, position: int, sizes: list[int], drop: list[int]
-                ) -> ir.Value | None:
+                ) -> ir.Value:
     """`value` with its dim `position` split into `sizes` and the split dims at `drop` left
     out (they must be broadcast: not read). A collapsed copy is rebuilt over its source with
     the split dims (nothing more is written, fewer with `drop`), any other value expanded
-    (`drop` must be empty). None where the split does not fit the copy."""
-    found = copy_under_collapse(value)
-    if found is None:
-        if drop:
-            return None
+    (`drop` must be empty). Only for a split `split_fits` accepted (it builds nothing)."""
+    layout = _copy_parts(value, position, sizes, drop)
+    if layout is None:
+        raise ValueError("split_value of a split that does not fit (split_fits declines it)")
+    if layout is False:
         shape = b.mixed_shape(value)
         return b.expand_mixed(value, _split_groups(len(shape), position, len(sizes)),
                               [s for d, size in enumerate(shape)
                                for s in (sizes if d == position else [size])])
-    collapse, copy, groups = found
+    (_, copy, groups), parts = layout
     group = groups[position]
     read = _read_dims(copy)
     old_shape = b.mixed_shape(h.dps_inits(copy)[0])  # (not the copy's result: it must die)
-    parts = _fits([ir.RankedTensorType(copy.results[0].type).shape[d] for d in group],
-                  [d in read for d in group], sizes)
-    if parts is None:
-        return None
-    if any(group[i] in read for i, part in enumerate(parts) if set(part) & set(drop)):
-        return None
     # The new copy's dims: each old dim, the group's split into `sizes` (less `drop`).
     new_of_old: dict[int, int] = {}
     new_sizes: list[b.Size] = []
@@ -212,9 +225,11 @@ def _product(sizes: list[int]) -> int:
     return out
 
 
-def split_heads(plan: AttentionPlan, split: HeadSplit) -> AttentionPlan | None:
-    """The plan over the split loops (k and v without the broadcast dims), or None where an
-    operand does not split (nothing built is used then)."""
+_OPERANDS = ("q", "k", "v", "mask", "out")
+
+
+def _split_maps(plan: AttentionPlan, split: HeadSplit) -> dict[str, list[int]]:
+    """Each operand's loop dims over the split loops (k and v without the broadcast dims)."""
     n = len(split.sizes)
 
     def renumber(d: int) -> list[int]:
@@ -223,32 +238,53 @@ def split_heads(plan: AttentionPlan, split: HeadSplit) -> AttentionPlan | None:
         return [d + n - 1] if d > split.dim else [d]
 
     dropped = {split.dim + i for i in split.unread}
-    values, maps = {}, {}
-    for name in ("q", "k", "v", "mask", "out"):
-        value = values[name] = getattr(plan, name)
-        if value is None:
-            continue
-        drop = split.unread if name in ("k", "v") else []
-        if split.dim in plan.maps[name]:
-            value = values[name] = split_value(value, plan.maps[name].index(split.dim),
-                                               split.sizes, drop)
-            if value is None:
-                return None
-        maps[name] = [e for d in plan.maps[name] for e in renumber(d)
-                      if not (drop and e in dropped)]
+    maps = {}
+    for name in _OPERANDS:
+        if getattr(plan, name) is not None:
+            drop = name in ("k", "v") and split.unread
+            maps[name] = [e for d in plan.maps[name] for e in renumber(d)
+                          if not (drop and e in dropped)]
     maps["scale"] = []
-    names = [n for n in ("q", "k", "v", "scale", "mask", "out") if n in maps and
-             (n == "scale" or values.get(n) is not None)]
+    return {name: maps[name] for name in ("q", "k", "v", "scale", "mask", "out")
+            if name in maps}
+
+
+def split_fits(plan: AttentionPlan, split: HeadSplit) -> str | None:
+    """Why the split does not fit the attention (NO_SPLIT), or None: every operand splits
+    (`split_value`) and the split loops keep their attention roles. Builds nothing."""
+    for name in _OPERANDS:
+        value = getattr(plan, name)
+        if value is not None and split.dim in plan.maps[name]:
+            drop = split.unread if name in ("k", "v") else []
+            if _copy_parts(value, plan.maps[name].index(split.dim), split.sizes, drop) is None:
+                return NO_SPLIT
     try:
-        roles = attention_roles({name: maps[name] for name in names},
-                                h.indexing_maps(plan.op)[0].n_dims + n - 1)
+        attention_roles(_split_maps(plan, split),
+                        h.indexing_maps(plan.op)[0].n_dims + len(split.sizes) - 1)
     except NoMatch:
-        return None
+        return NO_SPLIT
+    return None
+
+
+def split_heads(plan: AttentionPlan, split: HeadSplit) -> AttentionPlan:
+    """The plan over the split loops (k and v without the broadcast dims), their copies
+    rebuilt; only for a split `split_fits` accepted."""
+    n = len(split.sizes)
+    maps = _split_maps(plan, split)
+    values = {}
+    for name in _OPERANDS:
+        value = values[name] = getattr(plan, name)
+        if value is not None and split.dim in plan.maps[name]:
+            drop = split.unread if name in ("k", "v") else []
+            values[name] = split_value(value, plan.maps[name].index(split.dim), split.sizes,
+                                       drop)
+    roles = attention_roles(maps, h.indexing_maps(plan.op)[0].n_dims + n - 1)
     new = AttentionPlan(plan.op, values["q"], values["k"], values["v"], plan.scale,
-                        values["mask"], values["out"], roles,
-                        {name: maps[name] for name in names}, score_ops=plan.score_ops)
+                        values["mask"], values["out"], roles, maps, score_ops=plan.score_ops)
     if plan.block is not None:
-        new.block, new.block_dim = plan.block, renumber(plan.block_dim)[0]
+        block_dim = plan.block_dim
+        new.block = plan.block
+        new.block_dim = block_dim if block_dim <= split.dim else block_dim + n - 1
         new.block_scores, new.host_sync = plan.block_scores, plan.host_sync
         new.device = plan.device
     if plan.v_copy is not None:

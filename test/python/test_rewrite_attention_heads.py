@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from iree.compiler import ir
 
 from iree_fusions.passes.rewrite_attention.heads import _fits
 
@@ -99,6 +100,7 @@ def test_match_declines_each_form_it_cannot_decompose(change, reason):
 @pytest.mark.parametrize("kind, reason", [
     ("differently", "k and v repeat their heads differently"),
     ("outside", "the copy repeats dims outside the heads"),
+    ("mask_unsplit", "q, the mask or the output does not split as k and v do"),
 ])
 def test_repeats_that_do_not_split_keep_k_and_v_repeated_with_the_reason(kind, reason):
     """The attention is still decomposed, over every query head (no split), and the report
@@ -106,10 +108,21 @@ def test_repeats_that_do_not_split_keep_k_and_v_repeated_with_the_reason(kind, r
     from support import passes
     from support.attention_variants import gqa_variant
 
-    _out, (report,) = passes.run_pass(gqa_variant(kind), "rewrite-attention")
+    out, (report,) = passes.run_pass(gqa_variant(kind), "rewrite-attention")
     (change,) = report.changes
     assert f"k and v stay repeated per query head: {reason}," in change.what, change.what
     assert "read once per KV head" not in change.what
+    assert _unused_ops(out) == [], "the build made ops it did not use (a split given up)"
+
+
+def _unused_ops(text: str) -> list[str]:
+    """The ops of the function whose results nothing reads (none expected after a rewrite:
+    the decision not to split is made before anything is built)."""
+    with ir.Context():
+        module = ir.Module.parse(text)
+        func = module.body.operations[0]
+        return [op.name for op in func.regions[0].blocks[0].operations
+                if len(op.results) and all(not list(r.uses) for r in op.results)]
 
 
 F64_PREFILL = """util.func public @f(%q: tensor<2x?x16xf64>, %k: tensor<2x?x16xf64>, %v: tensor<2x?x16xf64>) -> tensor<2x?x16xf64> {

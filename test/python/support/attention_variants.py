@@ -20,8 +20,20 @@ def gqa_variant(kind: str) -> str:
     """"differently": v over 2 KV heads of 4 query heads each; "outside": k read without its
     sequence dim (its copy repeats the keys too); "split_head_dim": k's head dim 32 as 2 x 16
     in its source and copy (the copy's collapse merges them back: a group of two dims besides
-    the heads' group)."""
+    the heads' group); "mask_unsplit": the mask a copy whose batch dim (32 = 4 x 8 query heads)
+    is read whole, so it does not split as k and v do."""
     body = _prefill_gqa()
+    if kind == "mask_unsplit":
+        old = body[body.index("  %eb = tensor.empty"):body.index("  %e = tensor.empty")]
+        d3 = "(d0, d1, d2)"
+        new = f"""  %eb = tensor.empty(%m, %m) : tensor<32x?x?xf16>
+  %mask = linalg.generic {{indexing_maps = [affine_map<{d3} -> {d3}>, affine_map<{d3} -> {d3}>], iterator_types = ["parallel", "parallel", "parallel"]}} ins(%mask3 : tensor<32x?x?xf16>) outs(%eb : tensor<32x?x?xf16>) {{
+  ^bb0(%in: f16, %out: f16):
+    linalg.yield %in : f16
+  }} -> tensor<32x?x?xf16>
+"""
+        return (body.replace(old, new)
+                .replace("%mask3: tensor<4x?x?xf16>", "%mask3: tensor<32x?x?xf16>"))
     if kind == "differently":
         return (body.replace("%v4: tensor<4x?x4x32xf16>", "%v4: tensor<4x?x2x32xf16>")
                 .replace("ins(%v4 : tensor<4x?x4x32xf16>)", "ins(%v4 : tensor<4x?x2x32xf16>)")
