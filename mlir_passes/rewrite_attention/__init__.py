@@ -92,7 +92,7 @@ that are not projections or loops of no attention role.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from iree.compiler import ir
 
@@ -117,8 +117,9 @@ def with_heads(plan: AttentionPlan, kv_heads: bool) -> AttentionPlan:
     """The plan, with the split of its heads noted where `kv_heads` and k and v repeat their
     KV heads over the query heads (`heads.py`)."""
     split = head_split(plan) if kv_heads else None
-    plan.heads, plan.heads_note = (None, split) if isinstance(split, str) else (split, None)
-    return plan
+    if isinstance(split, str):
+        return replace(plan, heads=None, heads_note=split)
+    return replace(plan, heads=split, heads_note=None)
 
 
 # Per x86 vector class (`target.cpu_vector_class`), the multiply-adds below which a static

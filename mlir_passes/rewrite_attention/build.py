@@ -4,6 +4,7 @@ query block at a time."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from math import prod
 from collections.abc import Callable
 
@@ -171,11 +172,11 @@ def attention_values(plan: AttentionPlan, q: ir.Value, mask: ir.Value | None,
                     lambda a: _convert(mul(arith.DivFOp(one, a[0]).result, a[1]), out_type))
 
 
-def read_v_untransposed(plan: AttentionPlan) -> None:
+def read_v_untransposed(plan: AttentionPlan) -> AttentionPlan:
     """v from a copy that writes the dims of v's key group before those of its head-dim group
     ([.., k2, n]: the noted transposing copy with its output dims so reordered, collapsed by
-    the same groups); plan.v and its map follow. The old copy and collapse are left for
-    `decompose` to erase."""
+    the same groups): the plan over it (v and its map). The old copy and collapse are left
+    for `decompose` to erase."""
     copy, (_, _, groups) = plan.v_copy, copy_under_collapse(plan.v)
     prefix, head, keys = groups[:-2], groups[-2], groups[-1]
     order = [d for g in prefix for d in g] + keys + head  # new output dim -> old dim
@@ -195,9 +196,10 @@ def read_v_untransposed(plan: AttentionPlan) -> None:
                            list(range(start + len(keys), rank))]
     shape = list(ir.RankedTensorType(plan.v.type).shape)
     shape = shape[:-2] + [shape[-1], shape[-2]]
-    plan.v = new.results[0] if len(new_groups) == rank else \
+    v = new.results[0] if len(new_groups) == rank else \
         b.collapse(new.results[0], new_groups, ir.RankedTensorType.get(shape, element))
-    plan.maps["v"] = plan.maps["v"][:-2] + [plan.maps["v"][-1], plan.maps["v"][-2]]
+    v_map = plan.maps["v"][:-2] + [plan.maps["v"][-1], plan.maps["v"][-2]]
+    return replace(plan, v=v, maps={**plan.maps, "v": v_map})
 
 
 def decompose(plan: AttentionPlan) -> str:
@@ -212,11 +214,11 @@ def decompose(plan: AttentionPlan) -> str:
             plan = split
             operands += [plan.v, plan.mask]  # (copied again: in v's order, in the loop)
         if plan.v_copy is not None:
-            read_v_untransposed(plan)
+            plan = read_v_untransposed(plan)
         size = {dim: b.size_of(getattr(plan, name), position)
                 for dim, (name, position) in plan.sizes().items()}
         if plan.columns is not None:
-            _narrow_values(plan, size)
+            plan = _narrow_values(plan, size)
             what += (f", {plan.columns.width} of {h.tensor_type(op.results[0]).shape[-1]} "
                      "value columns (the others are not read)")
         if plan.block is None:
@@ -240,17 +242,18 @@ def decompose(plan: AttentionPlan) -> str:
     return what + _blocks_note(plan)
 
 
-def _narrow_values(plan: AttentionPlan, size: dict[int, Size]) -> None:
-    """Only the first `plan.columns.width` value columns are read: v is sliced to them, and
-    the value loop, the output and the loop's accumulator are that wide."""
+def _narrow_values(plan: AttentionPlan, size: dict[int, Size]) -> AttentionPlan:
+    """Only the first `plan.columns.width` value columns are read: the plan over v sliced to
+    them, the value loop (in `size`), the output and the loop's accumulator that wide."""
     dim, width = plan.roles["n"][0], plan.columns.width
     size[dim] = width
     v_sizes = b.mixed_shape(plan.v)
     v_sizes[plan.maps["v"].index(dim)] = width
-    plan.v = b.extract_slice(plan.v, [0] * len(v_sizes), v_sizes)
+    v = b.extract_slice(plan.v, [0] * len(v_sizes), v_sizes)
     out_sizes = b.mixed_shape(plan.out)
     out_sizes[plan.maps["out"].index(dim)] = width
-    plan.out = tensor.EmptyOp(out_sizes, ir.RankedTensorType(plan.out.type).element_type).result
+    element = ir.RankedTensorType(plan.out.type).element_type
+    return replace(plan, v=v, out=tensor.EmptyOp(out_sizes, element).result)
 
 
 def _replace_read_columns(columns: ReadColumns, result: ir.Value) -> None:

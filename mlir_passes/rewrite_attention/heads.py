@@ -279,18 +279,16 @@ def split_heads(plan: AttentionPlan, split: HeadSplit) -> AttentionPlan:
             values[name] = split_value(value, plan.maps[name].index(split.dim), split.sizes,
                                        drop)
     roles = attention_roles(maps, h.indexing_maps(plan.op)[0].n_dims + n - 1)
-    new = AttentionPlan(plan.op, values["q"], values["k"], values["v"], plan.scale,
-                        values["mask"], values["out"], roles, maps, score_ops=plan.score_ops)
+    block = {}
     if plan.block is not None:
-        block_dim = plan.block_dim
-        new.block = plan.block
-        new.block_dim = block_dim if block_dim <= split.dim else block_dim + n - 1
-        new.block_scores, new.host_sync = plan.block_scores, plan.host_sync
-        new.device = plan.device
-    if plan.v_copy is not None:
-        new.v_copy = copy_under_collapse(new.v)[1]  # split_value's
-    new.heads = split
-    return new
+        dim = plan.block_dim
+        block = dict(block=plan.block, block_dim=dim if dim <= split.dim else dim + n - 1,
+                     block_scores=plan.block_scores, host_sync=plan.host_sync,
+                     device=plan.device)
+    v_copy = None if plan.v_copy is None else copy_under_collapse(values["v"])[1]
+    return AttentionPlan(plan.op, values["q"], values["k"], values["v"], plan.scale,
+                         values["mask"], values["out"], roles, maps, score_ops=plan.score_ops,
+                         v_copy=v_copy, heads=split, **block)
 
 
 def join_heads(result: ir.Value, op: ir.Operation, split: HeadSplit) -> ir.Value:

@@ -3,7 +3,7 @@ the indexing maps), their operands, and the checks that fail (NoMatch reasons)."
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from iree.compiler import ir
 
@@ -18,14 +18,18 @@ GATHER = h.LINALG_EXT_GATHER
 ROLES = ("batch", "m", "k1", "k2", "n")
 
 
-@dataclass
+@dataclass(frozen=True)
 class AttentionPlan:
     """One attention: out[batch, m, n] = softmax_k2(scale * sum_k1 q[batch, m, k1] *
     k[batch, k2, k1] + mask[batch, m, k2]) @ v[batch, k2, n], in the op's own loops.
 
     `roles`: the loop dims of each role, in loop order; `maps`: the operands' maps (loop dim
     positions per operand dim); `block`: the query rows per step of a loop over the query
-    blocks (None: the whole query at once) and `block_dim` the m loop it steps over."""
+    blocks (None: the whole query at once) and `block_dim` the m loop it steps over.
+
+    Frozen: each planning step returns a new plan (`dataclasses.replace`), and the build reads
+    it without changing it (what it builds goes into plans of its own), so a candidate's plan
+    is what the report and the footprint saw. The dicts are never changed either."""
 
     op: ir.Operation
     q: ir.Value
@@ -156,8 +160,7 @@ def untransposed_v(plan: AttentionPlan) -> AttentionPlan:
     if out_map != ir.AffineMap.get_identity(rank) or \
             v_dims[-2] not in plan.roles["n"] or v_dims[-1] not in plan.roles["k2"]:
         return plan
-    plan.v_copy = copy
-    return plan
+    return replace(plan, v_copy=copy)
 
 
 def gathered(value: ir.Value) -> bool:
@@ -209,7 +212,7 @@ def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
     `device`: the program's only device (`h.single_device_affinity`), or None."""
     scores = whole_scores(plan)
     if scores is not None and scores <= whole:
-        plan.whole = scores
+        plan = replace(plan, whole=scores)
     if block <= 0:
         return plan
     sizes = plan.sizes()
@@ -218,12 +221,9 @@ def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
         extent = ir.RankedTensorType(getattr(plan, operand).type).shape[position]
         if ir.ShapedType.is_dynamic_size(extent) or extent > block:
             if plan.whole is not None:
-                plan.loop_avoided = True
-                break
-            plan.block, plan.block_dim = block, dim
-            plan.block_scores, plan.host_sync = block_scores, host_sync
-            plan.device = device
-            break
+                return replace(plan, loop_avoided=True)
+            return replace(plan, block=block, block_dim=dim, block_scores=block_scores,
+                           host_sync=host_sync, device=device)
     return plan
 
 
@@ -236,5 +236,5 @@ def read_columns(plan: AttentionPlan) -> AttentionPlan:
     is left as it is (the decomposition is the same, over every column)."""
     n = plan.roles["n"]
     if len(n) == 1 and plan.maps["out"][-1] == n[0] and plan.heads is None:
-        plan.columns = columns_read(plan.op.results[0])
+        return replace(plan, columns=columns_read(plan.op.results[0]))
     return plan
