@@ -98,6 +98,7 @@ def _stack(values: list[ir.Value]) -> ir.Value:
     piece = ir.RankedTensorType(values[0].type)
     rank = piece.rank
     init = tensor.EmptyOp([2, *piece.shape], piece.element_type).result
+
     def first_or_second(args: list[ir.Value]) -> ir.Value:
         first = cmpi("eq", linalg.IndexOp(0).result, index_const(0))
         return arith.SelectOp(first, args[0], args[1]).result
