@@ -164,6 +164,51 @@ util.func public @left_alone(%arg: tensor<8x32xf32>, %w: tensor<16x16xf32>, %n: 
 
 // -----
 
+// Slices whose dim cannot be read as a split of the source's dim: a part of a dynamic dim
+// (its blocks are not known), and 3 of 7 columns from column 1 (gcd 1: neither whole blocks
+// nor one member of each group).
+// CHECK-LABEL: util.func public @left_alone_splits
+// CHECK-COUNT-2: tensor.extract_slice
+// REPORT: [forward-slices] 0 change(s), 2 skipped
+// REPORT-DAG: part of a dynamic dim
+// REPORT-DAG: 3 of 7 from 1 at stride 1: no split of the dim holds it as whole blocks or as one member of each group
+#id2s = affine_map<(d0, d1) -> (d0, d1)>
+util.func public @left_alone_splits(%a: tensor<4x?xf32>, %b: tensor<4x7xf32>) -> (tensor<4x2xf32>, tensor<4x3xf32>) {
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %a, %c1 : tensor<4x?xf32>
+  %ea = tensor.empty(%n) : tensor<4x?xf32>
+  %x = linalg.generic {indexing_maps = [#id2s, #id2s], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<4x?xf32>) outs(%ea : tensor<4x?xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %e1 = math.exp %v : f32
+    linalg.yield %e1 : f32
+  } -> tensor<4x?xf32>
+  %eb = tensor.empty() : tensor<4x7xf32>
+  %y = linalg.generic {indexing_maps = [#id2s, #id2s], iterator_types = ["parallel", "parallel"]} ins(%b : tensor<4x7xf32>) outs(%eb : tensor<4x7xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %e2 = math.exp %v : f32
+    linalg.yield %e2 : f32
+  } -> tensor<4x7xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="part of a dynamic dim"}}
+  %sa = tensor.extract_slice %x[0, 0] [4, 2] [1, 1] : tensor<4x?xf32> to tensor<4x2xf32>
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="3 of 7 from 1 at stride 1: no split of the dim holds it as whole blocks or as one member of each group"}}
+  %sb = tensor.extract_slice %y[0, 1] [4, 3] [1, 1] : tensor<4x7xf32> to tensor<4x3xf32>
+  %e2a = tensor.empty() : tensor<4x2xf32>
+  %ra = linalg.generic {indexing_maps = [#id2s, #id2s], iterator_types = ["parallel", "parallel"]} ins(%sa : tensor<4x2xf32>) outs(%e2a : tensor<4x2xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n1 = arith.negf %v : f32
+    linalg.yield %n1 : f32
+  } -> tensor<4x2xf32>
+  %e3 = tensor.empty() : tensor<4x3xf32>
+  %rb = linalg.generic {indexing_maps = [#id2s, #id2s], iterator_types = ["parallel", "parallel"]} ins(%sb : tensor<4x3xf32>) outs(%e3 : tensor<4x3xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    %n2 = arith.negf %v : f32
+    linalg.yield %n2 : f32
+  } -> tensor<4x3xf32>
+  util.return %ra, %rb : tensor<4x2xf32>, tensor<4x3xf32>
+}
+
+// -----
+
 // MLA's slices (sharktank's DeepSeek): the first 512 of 576 columns (blocks of
 // gcd(576, 0, 512) = 64: read at (d floordiv 64, d mod 64) of [9, 64]), 32 columns from 512
 // (block 16 of [18, 32]), and the odd members of the pairs of columns 128-191 (group 2 of

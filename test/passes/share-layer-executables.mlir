@@ -108,3 +108,22 @@ util.func public @offsets_in_a_whole_dim(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tens
   %s7 = tensor.extract_slice %c3[0, 0, 0, 0, 2, 0] [%n, 1, 1, 2, 2, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x2x4xf16>
   util.return %s0, %s1, %s2, %s3, %s4, %s5, %s6, %s7 : tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>
 }
+
+// -----
+
+// Four tensors read at the same offsets: nothing differs between the slices to pass as an
+// operand (IREE already compiles one executable for them).
+// CHECK-LABEL: util.func public @same_offsets
+// CHECK-NOT: util.optimization_barrier
+// REPORT: [share-layer-executables] 0 change(s), 1 skipped
+// REPORT-NEXT: skipped [layer-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: the slices read the same offsets (nothing to share)
+util.func public @same_offsets(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tensor<?x8x2x2x4x4xf16>, %c2: tensor<?x8x2x2x4x4xf16>, %c3: tensor<?x8x2x2x4x4xf16>) -> (tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>) {
+  %i0 = arith.constant 0 : index
+  %n = tensor.dim %c0, %i0 : tensor<?x8x2x2x4x4xf16>
+  // expected-remark@below {{[Missed] skipped | Category:share-layer-executables | Remark="the slices read the same offsets (nothing to share)"}}
+  %s0 = tensor.extract_slice %c0[0, 3, 1, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
+  %s1 = tensor.extract_slice %c1[0, 3, 1, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
+  %s2 = tensor.extract_slice %c2[0, 3, 1, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
+  %s3 = tensor.extract_slice %c3[0, 3, 1, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
+  util.return %s0, %s1, %s2, %s3 : tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>
+}

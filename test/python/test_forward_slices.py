@@ -16,6 +16,7 @@ LIT_EXPECTATIONS = {
     "rope_interleaved": True,
     "rope_decode": True,
     "left_alone": None,
+    "left_alone_splits": False,
     "mla_slices": True,
     # folded: alone, nothing computes only those columns (left to rewrite-attention on a CPU
     # target where it is selected: test_pass_context.py)
