@@ -1,0 +1,60 @@
+"""match_generic_lookup's checks, each on a generic that fails it alone (a lookup the IR
+verifier admits but the pass does not model): the reason is the check's; the lookup as
+built matches. These are the checks no lit case reached (test/decline_coverage.py)."""
+
+from __future__ import annotations
+
+import pytest
+from iree.compiler import ir
+
+from iree_fusions.compiler.ir_helpers import LINALG_GENERIC
+from iree_fusions.compiler.protocol import NoMatch
+from iree_fusions.passes.batch_gathers.match import match_generic_lookup
+
+# A row lookup: out[b, d] = table[ids[b], d], with the parts each case replaces.
+LOOKUP = """util.func public @f(%ids: tensor<4xIDT>, %table: tensor<10xTROWxf32>)
+    -> tensor<4xOROWxf32> {
+  %e = tensor.empty() : tensor<4xOROWxf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "ITER"]} ins(%ids : tensor<4xIDT>) outs(%e : tensor<4xOROWxf32>) {
+  ^bb0(%i: IDT, %o: f32):
+    %row = arith.index_cast ROWSRC : IDT to index
+    %col = linalg.index COLDIM : index
+    %v = tensor.extract %table[%row, %col] : tensor<10xTROWxf32>
+    YIELD
+  } -> tensor<4xOROWxf32>
+  util.return %r : tensor<4xOROWxf32>
+}"""
+BASE = {"IDT": "i64", "TROW": "8", "OROW": "8", "ITER": "parallel", "ROWSRC": "%i",
+        "COLDIM": "1", "YIELD": "linalg.yield %v : f32"}
+
+
+@pytest.mark.parametrize("change, reason", [
+    ({}, None),
+    ({"ITER": "reduction"}, "lookup generic has a reduction"),
+    ({"%row = arith.index_cast ROWSRC : IDT to index":
+      "%rowi = arith.fptosi %i : f32 to i64\n    %row = arith.index_cast %rowi : i64 to index",
+      "IDT": "f32"}, "index tensor is not integer"),
+    ({"YIELD": "%z = arith.addf %v, %o : f32\n    linalg.yield %z : f32"}, "body reads the output"),
+    ({"ROWSRC": "%c0i",
+      "^bb0(%i: IDT, %o: f32):": "^bb0(%i: IDT, %o: f32):\n    %c0i = arith.constant 0 : i64"},
+     "row is not the index input"),
+    ({"OROW": "6"}, "result rows do not match the table's rows"),
+], ids=["lookup", "reduction", "float-ids", "reads-output", "constant-row", "narrow-rows"])
+def test_each_check_of_a_generic_lookup(change, reason):
+    text = LOOKUP
+    for key, value in change.items():
+        text = text.replace(key, value)
+    for key, value in BASE.items():
+        text = text.replace(key, value)
+    with ir.Context():
+        module = ir.Module.parse(text)
+        assert module.operation.verify()
+        func = module.body.operations[0]
+        op = next(o.operation for o in func.regions[0].blocks[0].operations
+                  if o.operation.name == LINALG_GENERIC)
+        if reason is None:
+            match_generic_lookup(op)
+            return
+        with pytest.raises(NoMatch) as failed:
+            match_generic_lookup(op)
+        assert str(failed.value) == reason
