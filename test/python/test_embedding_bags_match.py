@@ -1,0 +1,51 @@
+"""match_embedding_bag's checks, each on the lit file's fixed-length bag changed to fail it
+alone (IR the verifier admits): the reason is the check's; the bag as written matches. These
+are checks no lit case reached (test/decline_coverage.py)."""
+
+from __future__ import annotations
+
+import pytest
+from iree.compiler import ir
+
+from iree_fusions.compiler.ir_helpers import LINALG_GENERIC
+from iree_fusions.compiler.protocol import NoMatch
+from iree_fusions.passes.rewrite_embedding_bags.match import match_embedding_bag
+from support import passes
+
+BAG = "%bag = linalg.generic"
+
+
+def _bag_case() -> str:
+    return passes.lit_cases("rewrite-embedding-bags")["embedding_bag"]
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    (None, None, None),
+    ("%zero = arith.constant 0.0 : f32", "%zero = arith.constant 1.0 : f32",
+     "bag sum does not start from zero"),
+    ("%16 = arith.addf %extracted_1, %out : f32", "%16 = arith.mulf %extracted_1, %out : f32",
+     "body does not accumulate a sum"),
+    ("%17 = arith.select %13, %16, %out : f32", "%17 = arith.select %13, %out, %16 : f32",
+     "body does not select between out and out + row"),
+    ("%16 = arith.addf %extracted_1, %out : f32", "%16 = arith.addf %out, %out : f32",
+     "summand is not a table element"),
+    ("%extracted_1 = tensor.extract %t0[%14, %15] : tensor<10x4xf32>",
+     "%extracted_1 = tensor.extract %t0[%15, %15] : tensor<10x4xf32>",
+     "table element is not [idx[j], d]"),
+], ids=["bag", "sum-from-one", "product", "select-swapped", "no-table", "row-not-an-id"])
+def test_each_check_of_a_fixed_length_bag(old, new, reason):
+    text = _bag_case() if old is None else _bag_case().replace(old, new)
+    assert old is None or text != _bag_case(), "the change must apply"
+    with ir.Context():
+        module = ir.Module.parse(text)
+        assert module.operation.verify()
+        func = next(o for o in module.body.operations if "embedding_bag" in str(
+            o.operation.attributes["sym_name"]))
+        op = [o.operation for o in func.regions[0].blocks[0].operations
+              if o.operation.name == LINALG_GENERIC][-1]
+        if reason is None:
+            match_embedding_bag(op)
+            return
+        with pytest.raises(NoMatch) as failed:
+            match_embedding_bag(op)
+        assert str(failed.value) == reason
