@@ -492,3 +492,20 @@ def test_projection_forms_slow(form):
                                   "onnx-params", "onnx-dynamic-seq"])
 def test_bert_tiny_forms(form):
     _check_form("bert-tiny", form)
+
+
+@pytest.mark.parametrize("case, option, reason", [
+    ("collapse_between", "propagate-reshapes=false",
+     "operand 0 (linalg.batch_matmul): a reshape sits between producer and consumer "
+     "(propagate-reshapes=false)"),
+    ("multi_use", "merge-multi-use=false",
+     "operand 0 (linalg.matmul): value has 2 users (merge-multi-use=false)"),
+])
+def test_an_option_that_turns_a_step_off_declines_with_its_name(case, option, reason):
+    """The lit cases that change by default (a reshape between producer and consumer, a value
+    with two permuted readers) are left with the option's reason when it is off."""
+    text = passes.lit_cases(PASS)[case]
+    _, (default,) = passes.run_pass(text, PASS)
+    assert default.changes
+    _, (report,) = passes.run_pass(text, f"{PASS}{{{option}}}")
+    assert not report.changes and [s.reason for s in report.skipped] == [reason]
