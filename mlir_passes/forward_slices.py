@@ -233,7 +233,7 @@ class ForwardSlices(CandidatePass[SlicePlan]):
             op = op.operation
             if op.name != TENSOR_EXTRACT_SLICE:
                 continue
-            key = structural_key("forward-slice", h.op_signature(op))
+            key = structural_key("forward-slices", h.op_signature(op))
             # Not `sure`: IREE clones some such slices into their reading dispatch (small
             # cases do), so the compile driver weighs the change against stock.
             yield Candidate.of(key, op, f"{op.results[0].type} slice",

@@ -143,7 +143,7 @@ class MergeCacheScatters(CandidatePass[ScatterPair]):
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[ScatterPair]]:
         positions = round_analysis(h.block_positions, block)
         for first, second in pairs(block):
-            key = structural_key("cache-scatters", h.op_signature(first),
+            key = structural_key("merge-cache-scatters", h.op_signature(first),
                                  h.op_signature(second))
             candidate = Candidate.of(
                 key, second, "two scatters into one cache",

@@ -218,7 +218,8 @@ class MergeSiblingContractions(CandidatePass[SiblingGroup]):
                 chunk = members[start:start + self.max_group]
                 if len(chunk) < 2:
                     continue
-                key = structural_key("sibling-contractions", len(chunk), h.op_signature(chunk[0]))
+                key = structural_key("merge-sibling-contractions", len(chunk),
+                                     h.op_signature(chunk[0]))
                 candidate = Candidate.of(key, chunk[0], f"{len(chunk)} sibling contractions",
                                          lambda chunk=chunk: plan_group(chunk, positions))
                 if not candidate.blocked:

@@ -337,7 +337,7 @@ class MergeSiblingGenerics(CandidatePass[SiblingGenerics]):
             ctx.selected_pass("merge-cache-scatters") is not None
         for members, split in _groups(facts):
             if split:
-                key = structural_key("sibling-generics-split", h.op_signature(members[0]))
+                key = structural_key("merge-sibling-generics-split", h.op_signature(members[0]))
                 yield Candidate(key, members[0], "an elementwise generic read by scatters",
                                 None, SPLIT)
             if len(members) < 2:
@@ -346,7 +346,7 @@ class MergeSiblingGenerics(CandidatePass[SiblingGenerics]):
                 chunk = members[start:start + self.max_group]
                 if len(chunk) < 2:
                     continue
-                key = structural_key("sibling-generics", len(chunk),
+                key = structural_key("merge-sibling-generics", len(chunk),
                                      tuple(h.op_signature(op) for op in chunk))
                 candidate = Candidate.of(
                     key, chunk[0], f"{len(chunk)} elementwise generics read by scatters",

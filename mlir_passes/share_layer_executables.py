@@ -166,7 +166,7 @@ class ShareLayerExecutables(CandidatePass[SharePlan]):
             summary = f"{len(slices)} slices of {h.type_text(first.operands[0])}"
 
             candidate = Candidate.of(
-                structural_key("layer-slices", key, len(slices)), first, summary,
+                structural_key("share-layer-executables", key, len(slices)), first, summary,
                 lambda slices=slices: plan_group(slices, self.min_group), gain="compile-time")
             if gpu and not candidate.blocked:
                 candidate.declined = GPU_RULE  # a decisions file measured on the GPU may apply it

@@ -78,7 +78,7 @@ def collect_lookups(block: ir.Block, unroll_means: bool
         try:
             lookups.append(match_lookup(op, unroll_means))
         except NoMatch as e:
-            key = structural_key("gathers-lookup", h.op_signature(op))
+            key = structural_key("batch-gathers-lookup", h.op_signature(op))
             blocked.append(Candidate(key, op, "lookup-like op", None, str(e)))
     return lookups, blocked
 
@@ -94,7 +94,7 @@ def group_key(kind: str, members: list[Lookup], layout: str = "stacked") -> str:
     tables = distinct_tables(members)
     indices = list(dict.fromkeys(member.index for member in members))
     return structural_key(
-        "gathers-group", kind if layout == "stacked" else f"{kind}-{layout}", len(members),
+        "batch-gathers-group", kind if layout == "stacked" else f"{kind}-{layout}", len(members),
         first.dim, str(first.elem), str(first.index_elem),
         tuple(str(member.index.type) for member in members), first.pooling, first.pool_axis,
         tuple(str(member.table.type) for member in members),

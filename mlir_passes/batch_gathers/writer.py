@@ -71,7 +71,7 @@ def writer_candidates(concats: list[Concat], lookups: list[Lookup], placements: 
             continue
         kinds = tuple("gathered" if slot in gathered else "produced" if slot in produced
                       else "value" for slot in range(len(concat.slots)))
-        key = structural_key("gathers-concat", concat.batch_text, str(concat.elem),
+        key = structural_key("batch-gathers-concat", concat.batch_text, str(concat.elem),
                              tuple(concat.widths), kinds)
         out.append(Candidate.of(key, concat.final, f"concat of {len(concat.slots)} slots",
                                 lambda concat=concat, gathered=gathered, count=len(produced),

@@ -176,7 +176,7 @@ def pad_groups(lone: list[Tower]) -> list[TowerGroup]:
 
 # ---------------------------------------------------------------- candidate keys
 
-KEY_FAMILY = "mlp-towers"
+KEY_FAMILY = "batch-mlp-towers"
 
 
 def group_key(group: TowerGroup, stack_layout: str | None) -> str:

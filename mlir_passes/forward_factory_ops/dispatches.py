@@ -150,7 +150,7 @@ def dynamic_generators(block: ir.Block, options: DispatchOptions
                          for res, dims in dynamic)
         reason = (f"a generated tensor of dynamic shape ({what}): a clone would need its "
                   "sizes inside the consuming dispatch (only static ones are cloned)")
-        key = structural_key("forward-dispatch", h.op_signature(op), "dynamic generator")
+        key = structural_key("forward-factory-dispatches", h.op_signature(op), "dynamic generator")
         yield Candidate(key, op, f"{len(dynamic)} dynamic result(s)", None, reason)
 
 
@@ -214,13 +214,14 @@ def consumer_candidates(producer: FactoryDispatch, options: DispatchOptions
             problem = (f"reads the factory tensor in {', '.join(readers)} (not in "
                        f"consumers={','.join(allowed)})")
         if problem is not None:
-            key = structural_key("forward-dispatch", signature, str(view), problem)
+            key = structural_key("forward-factory-dispatches", signature, str(view), problem)
             yield Candidate(key, user, f"a read of {view}", None, problem)
             continue
         reads.setdefault(user, []).append((operand, result, view))
         names.setdefault(user, []).append((str(view), readers))
     for consumer, forwarded in reads.items():
-        key = structural_key("forward-dispatch", signature, tuple(sorted(names[consumer])),
+        key = structural_key("forward-factory-dispatches", signature,
+                             tuple(sorted(names[consumer])),
                              tuple(h.type_text(reader) for reader in consumer.results))
         views = ", ".join(str(view_t) for _, _, view_t in forwarded)
         yield Candidate.of(key, consumer, f"{op_location(producer.op)} ({views}) read here",

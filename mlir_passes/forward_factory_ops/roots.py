@@ -154,17 +154,18 @@ def root_key(root: Root) -> str:
         read_map = str(h.indexing_maps(consumer)[operand])
         reads.append((consumer.name, tuple(h.type_text(result) for result in consumer.results),
                       tuple(h.iterator_types(consumer)), read_map))
-    return structural_key("forward-factory", _chain_signature(root.factory), tuple(sorted(reads)),
-                          tuple(sorted(root.blocked)))
+    return structural_key("forward-factory-ops", _chain_signature(root.factory),
+                          tuple(sorted(reads)), tuple(sorted(root.blocked)))
 
 
 def generator_key(value: ir.Value) -> str:
-    return structural_key("forward-factory", h.op_signature(h.defining_op(value)),
+    return structural_key("forward-factory-ops", h.op_signature(h.defining_op(value)),
                           h.type_text(value), "expensive generator")
 
 
 def compact_key(roots: list[Root]) -> str:
-    return structural_key("compact-factory", *[_chain_signature(root.factory) for root in roots])
+    return structural_key("forward-factory-ops-compact",
+                          *[_chain_signature(root.factory) for root in roots])
 
 
 # ---------------------------------------------------------------- decisions

@@ -76,10 +76,10 @@ class ForwardSliceDispatches(CandidatePass[SliceFold]):
             except WholeCopy:  # not a slice
                 continue
             except NoMatch as e:  # a copy of a slice left as it is: reported, with why
-                yield Candidate(structural_key("copy-dispatch", h.op_signature(op)), op,
+                yield Candidate(structural_key("forward-slice-dispatches", h.op_signature(op)), op,
                                 f"a {op.results[0].type} copy", None, str(e))
                 continue
-            key = structural_key("copy-dispatch", h.type_text(copy.source),
+            key = structural_key("forward-slice-dispatches", h.type_text(copy.source),
                                  h.type_text(op.results[0]), tuple(copy.sliced))
             yield Candidate.of(key, op, f"{op.results[0].type} copy of {copy.source.type}",
                                lambda copy=copy: plan_fold(copy))

@@ -57,7 +57,7 @@ def match_consumer(consumer: ir.Operation, options: MatchOptions
     traced = {i: path for i in permuted if (path := trace_path(consumer, i)).producer is not None}
     if not traced:
         return None
-    key = structural_key("interchange", h.op_signature(consumer), *[
+    key = structural_key("interchange-permuted-consumers", h.op_signature(consumer), *[
         (i, [h.op_signature(op) for op in path.ops], h.op_signature(path.producer),
          len(h.users(path.value))) for i, path in traced.items()])
     summary = f"{consumer.name} reading {len(traced)} permuted producer result(s)"

@@ -190,7 +190,7 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             op = op.operation
             if op.name != ATTENTION:
                 continue
-            key = structural_key("attention", h.op_signature(op))
+            key = structural_key("rewrite-attention", h.op_signature(op))
             block = 0 if gpu else self.query_block  # GPU memory is not the limit: one pass
             sync, scores, heads = self.host_sync, self.block_scores, self.kv_heads
             columns, whole = self.reads_value_columns(ctx), self.whole_scores

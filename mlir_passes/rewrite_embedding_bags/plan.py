@@ -59,10 +59,10 @@ def _bag_key(op: ir.Operation) -> str:
     ids, offsets = (h.static_type(operand) for operand in h.dps_inputs(op))
     res = h.static_type(op.results[0])
     if ids is None or offsets is None or res is None or ids.rank != 1 or res.rank == 0:
-        return structural_key("gathers-bag", h.op_signature(op))
+        return structural_key("rewrite-embedding-bags", h.op_signature(op))
     bags = offsets.shape[0] if offsets.rank else 1
-    return structural_key("gathers-bag", bags, ids.shape[0] // max(bags, 1), res.shape[-1],
-                          str(res.element_type), str(ids.element_type))
+    return structural_key("rewrite-embedding-bags", bags, ids.shape[0] // max(bags, 1),
+                          res.shape[-1], str(res.element_type), str(ids.element_type))
 
 
 def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: OffsetsOptions
@@ -91,7 +91,7 @@ def offsets_key(members: list[OffsetsBag]) -> str:
 
     first = members[0]
     return structural_key(
-        "gathers-offsets", len(members), first.bags, first.dim, str(first.elem),
+        "rewrite-embedding-bags-offsets", len(members), first.bags, first.dim, str(first.elem),
         tuple((member.n, str(member.table.type), h.value_origin(member.table), str(member.ids.type),
                str(member.offsets.type), member.row_first) for member in members),
         sharing([member.table for member in members]),

@@ -33,7 +33,7 @@
 // PAD-NOT: linalg.matmul
 // PAD: util.return %[[S0]], %[[S1]]
 // PAD-REPORT: [batch-mlp-towers] 1 change(s), 0 skipped
-// PAD-REPORT-NEXT: changed [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, relu, shared input, widths 4x2/8x3): 4 linalg.matmul -> 2 batched contraction(s), 8 epilogue generic(s) -> 4 (relu); padded to 8x3 with zeros; saves 2 layer dispatch(es) + 0 stack copies, adds 2 result copies (net +0; -80 bytes between dispatches), 26% of the batched work is padding
+// PAD-REPORT-NEXT: changed [batch-mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, relu, shared input, widths 4x2/8x3): 4 linalg.matmul -> 2 batched contraction(s), 8 epilogue generic(s) -> 4 (relu); padded to 8x3 with zeros; saves 2 layer dispatch(es) + 0 stack copies, adds 2 result copies (net +0; -80 bytes between dispatches), 26% of the batched work is padding
 util.func public @padded_heads(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tensor<4x3xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32
@@ -122,7 +122,7 @@ util.func public @padded_heads(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tensor
 // PAD-COUNT-6: linalg.matmul
 // PAD-NOT: batch_matmul
 // PAD-REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
-// PAD-REPORT-NEXT: skipped [mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 3 towers (depth 2, relu, shared input, widths 2x2/3x2/16x2): 56% of the batched work would be zero padding (max-padding-waste=0.5)
+// PAD-REPORT-NEXT: skipped [batch-mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 3 towers (depth 2, relu, shared input, widths 2x2/3x2/16x2): 56% of the batched work would be zero padding (max-padding-waste=0.5)
 util.func public @padding_waste(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32

@@ -7,7 +7,7 @@
 // CHECK-LABEL: util.func public @run_time_offset
 // CHECK: flow.dispatch.workgroups(%{{.+}}, %{{.+}}) : (tensor<4x16xf32>, index) -> tensor<4x8xf32>
 // REPORT: [forward-slice-dispatches] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [copy-dispatch-{{[0-9a-f]+}}] flow.dispatch.workgroups at {{.+}}: dim 1 of the source is sliced at offsets, sizes or strides known only at run time
+// REPORT-NEXT: skipped [forward-slice-dispatches-{{[0-9a-f]+}}] flow.dispatch.workgroups at {{.+}}: dim 1 of the source is sliced at offsets, sizes or strides known only at run time
 util.func public @run_time_offset(%q: tensor<4x16xf32>, %at: index) -> tensor<4x8xf32> {
   // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="dim 1 of the source is sliced at offsets, sizes or strides known only at run time"}}
   %c = flow.dispatch.workgroups(%q, %at) : (tensor<4x16xf32>, index) -> tensor<4x8xf32> =

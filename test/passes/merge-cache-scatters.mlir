@@ -13,10 +13,10 @@
 // generic).
 // RUN: iree-fusions-opt %s --split-input-file -p merge-sibling-generics,merge-cache-scatters --iree-dispatch-creation-enable-aggressive-fusion --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=PIPELINE
 // AGGRESSIVE: [merge-cache-scatters] 0 change(s), 1 skipped
-// AGGRESSIVE-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: IREE's aggressive fusion puts an update's elementwise producer in its scatter's dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured with shark-ai's LLM flags: one dispatch more a layer); stacked by a selecting generic it would not, but a piece comes from a linalg.generic with 2 results, which IREE fuses into no consumer: a dispatch of its own
+// AGGRESSIVE-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: IREE's aggressive fusion puts an update's elementwise producer in its scatter's dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured with shark-ai's LLM flags: one dispatch more a layer); stacked by a selecting generic it would not, but a piece comes from a linalg.generic with 2 results, which IREE fuses into no consumer: a dispatch of its own
 // PIPELINE: [merge-sibling-generics] 0 change(s), 0 skipped
 // PIPELINE: [merge-cache-scatters] 0 change(s), 1 skipped
-// PIPELINE-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: IREE's aggressive fusion puts an update's elementwise producer in its scatter's dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured with shark-ai's LLM flags: one dispatch more a layer); stacked by a selecting generic it would not, but a piece comes from a linalg.generic with 2 results, which IREE fuses into no consumer: a dispatch of its own
+// PIPELINE-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: IREE's aggressive fusion puts an update's elementwise producer in its scatter's dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured with shark-ai's LLM flags: one dispatch more a layer); stacked by a selecting generic it would not, but a piece comes from a linalg.generic with 2 results, which IREE fuses into no consumer: a dispatch of its own
 
 // Decode's paged-cache write (sharktank's Llama, 2 partitions x 4 heads x 32 positions per
 // page): K's rows are ((page * 2 + 0) * 4 + head) * 32 + pos, V's ((page * 2 + 1) * 4 + head)
@@ -34,7 +34,7 @@
 // CHECK-NOT: iree_linalg_ext.scatter
 // CHECK: util.return %[[S]]
 // REPORT: [merge-cache-scatters] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16>
+// REPORT-NEXT: changed [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16>
 #b2 = affine_map<(d0, d1) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @decode_kv_write(%page: tensor<4xi64>, %start: tensor<4xi64>,
@@ -106,7 +106,7 @@ util.func public @decode_kv_write(%page: tensor<4xi64>, %start: tensor<4xi64>,
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // CHECK-NOT: tensor.concat
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
 #b2 = affine_map<(d0, d1) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @same_rows(%page: tensor<4xi64>, %start: tensor<4xi64>,
@@ -171,7 +171,7 @@ util.func public @same_rows(%page: tensor<4xi64>, %start: tensor<4xi64>,
 // CHECK-LABEL: util.func public @unbounded_position
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
 #b2 = affine_map<(d0, d1) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @unbounded_position(%page: tensor<4xi64>, %start: tensor<4xi64>,
@@ -234,7 +234,7 @@ util.func public @unbounded_position(%page: tensor<4xi64>, %start: tensor<4xi64>
 // CHECK-LABEL: util.func public @update_read_twice
 // CHECK-COUNT-3: iree_linalg_ext.scatter
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: an update is also read by iree_linalg_ext.scatter: concatenated, it would be copied
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: an update is also read by iree_linalg_ext.scatter: concatenated, it would be copied
 #b2 = affine_map<(d0, d1) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @update_read_twice(%page: tensor<4xi64>, %start: tensor<4xi64>,
@@ -308,7 +308,7 @@ util.func public @update_read_twice(%page: tensor<4xi64>, %start: tensor<4xi64>,
 // CHECK-LABEL: util.func public @prefill_tokens
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: updates or indices with a dynamic size (prefill's tokens): the concatenation would copy them
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: updates or indices with a dynamic size (prefill's tokens): the concatenation would copy them
 #b2 = affine_map<(d0, d1) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @prefill_tokens(%page: tensor<4xi64>, %start: tensor<4xi64>,
@@ -384,7 +384,7 @@ util.func public @prefill_tokens(%page: tensor<4xi64>, %start: tensor<4xi64>,
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // CHECK-NOT: tensor.concat
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
 #i1 = affine_map<(d0) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @i32_wrap(%page: tensor<4xi32>, %kf: tensor<4x32xf32>, %vf: tensor<4x32xf32>,
@@ -436,7 +436,7 @@ util.func public @i32_wrap(%page: tensor<4xi32>, %kf: tensor<4x32xf32>, %vf: ten
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // CHECK-NOT: tensor.concat
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the indices' residues modulo 256 overlap
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the indices' residues modulo 256 overlap
 #i1 = affine_map<(d0) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @zero_extended(%page: tensor<4xi64>, %kf: tensor<4x32xf32>, %vf: tensor<4x32xf32>,
@@ -496,13 +496,13 @@ util.func public @zero_extended(%page: tensor<4xi64>, %kf: tensor<4x32xf32>, %vf
 // CHECK: iree_linalg_ext.scatter
 // CHECK-NOT: iree_linalg_ext.scatter
 // REPORT: [merge-cache-scatters] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16>
+// REPORT-NEXT: changed [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16>
 // AGGRESSIVE: [merge-cache-scatters] 1 change(s), 0 skipped
-// AGGRESSIVE-NEXT: changed [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16> (pieces stacked by a selecting generic)
+// AGGRESSIVE-NEXT: changed [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16> (pieces stacked by a selecting generic)
 // PIPELINE: [merge-sibling-generics] 0 change(s), 1 skipped
-// PIPELINE-NEXT: skipped [sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: the ends index a cache's K and V scatters, which merge-cache-scatters stacks under IREE's aggressive fusion into one scatter with each index generic fused into it; merged into one multi-result generic, they would be a dispatch of their own
+// PIPELINE-NEXT: skipped [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: the ends index a cache's K and V scatters, which merge-cache-scatters stacks under IREE's aggressive fusion into one scatter with each index generic fused into it; merged into one multi-result generic, they would be a dispatch of their own
 // PIPELINE: [merge-cache-scatters] 1 change(s), 0 skipped
-// PIPELINE-NEXT: changed [cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16> (pieces stacked by a selecting generic)
+// PIPELINE-NEXT: changed [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16> (pieces stacked by a selecting generic)
 // STACKED-LABEL: util.func public @decode_kv_write_rope
 // STACKED-NOT: tensor.concat
 // STACKED: %[[V:.+]] = linalg.generic {{.*}} ins(%{{.+}} : tensor<16x32xf16>)

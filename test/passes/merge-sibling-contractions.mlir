@@ -46,12 +46,12 @@
 // CHECK-NOT: linalg.matmul
 // CHECK-NEXT: util.return %[[H]]#0, %[[H]]#1
 // REPORT: [merge-sibling-contractions] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: 2 contractions of one tensor<?x256xf16> into tensor<?x64xf32> -> one multi-result contraction and one epilogue generic
+// REPORT-NEXT: changed [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: 2 contractions of one tensor<?x256xf16> into tensor<?x64xf32> -> one multi-result contraction and one epilogue generic
 // CPU: [merge-sibling-contractions] 0 change(s), 1 skipped
-// CPU-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on llvm-cpu a multi-result contraction measured slower than its matmuls (on-cpu=true merges; a decisions file may apply it)
+// CPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on llvm-cpu a multi-result contraction measured slower than its matmuls (on-cpu=true merges; a decisions file may apply it)
 // ONCPU: [merge-sibling-contractions] 1 change(s), 0 skipped
 // GPU: [merge-sibling-contractions] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on GPU targets a multi-result contraction measured slower than its matmuls in decode on CUDA (IREE gives it TileAndFuse where each matmul gets its matvec configuration) and no faster in prefill (on-gpu=true merges; a decisions file may apply it)
+// GPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on GPU targets a multi-result contraction measured slower than its matmuls in decode on CUDA (IREE gives it TileAndFuse where each matmul gets its matvec configuration) and no faster in prefill (on-gpu=true merges; a decisions file may apply it)
 // ONGPU: [merge-sibling-contractions] 1 change(s), 0 skipped
 #mm_a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #mm_b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -120,12 +120,12 @@ util.func public @kv_projections(%x: tensor<?x256xf16>, %wk: tensor<64x256xf16>,
 // CHECK-NOT: linalg.fill
 // CHECK-NEXT: util.return %[[H]]#0, %[[H]]#1, %[[H]]#2
 // REPORT: [merge-sibling-contractions] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: 3 contractions of one tensor<4x32xf32> into tensor<4x16xf32> -> one multi-result contraction and one epilogue generic
+// REPORT-NEXT: changed [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: 3 contractions of one tensor<4x32xf32> into tensor<4x16xf32> -> one multi-result contraction and one epilogue generic
 // CPU: [merge-sibling-contractions] 0 change(s), 1 skipped
-// CPU-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on llvm-cpu a multi-result contraction measured slower
+// CPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on llvm-cpu a multi-result contraction measured slower
 // ONCPU: [merge-sibling-contractions] 1 change(s), 0 skipped
 // GPU: [merge-sibling-contractions] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on GPU targets a multi-result contraction measured slower
+// GPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on GPU targets a multi-result contraction measured slower
 // ONGPU: [merge-sibling-contractions] 1 change(s), 0 skipped
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @separate_fills(%x: tensor<4x32xf32>, %w0: tensor<32x16xf32>, %w1: tensor<32x16xf32>, %w2: tensor<32x16xf32>) -> (tensor<4x16xf16>, tensor<4x16xf16>, tensor<4x16xf16>) {
@@ -169,7 +169,7 @@ util.func public @separate_fills(%x: tensor<4x32xf32>, %w0: tensor<32x16xf32>, %
 // CHECK-COUNT-3: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: the result feeds linalg.generic, not a one-input elementwise generic
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: the result feeds linalg.generic, not a one-input elementwise generic
 #bias = affine_map<(d0, d1) -> (d1)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @left_alone(%x: tensor<4x32xf32>, %wq: tensor<32x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>, %b: tensor<8xf32>) -> (tensor<4x32xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
@@ -203,7 +203,7 @@ util.func public @left_alone(%x: tensor<4x32xf32>, %wq: tensor<32x32xf32>, %w1: 
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a contraction result with 2 users (one epilogue each)
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a contraction result with 2 users (one epilogue each)
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @two_users(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf16>) {
   %zero = arith.constant 0.0 : f32
@@ -234,7 +234,7 @@ util.func public @two_users(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: te
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an epilogue that permutes or broadcasts
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an epilogue that permutes or broadcasts
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #tr2 = affine_map<(d0, d1) -> (d1, d0)>
 util.func public @permuting_epilogues(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
@@ -266,7 +266,7 @@ util.func public @permuting_epilogues(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an init that is not a linalg.fill
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an init that is not a linalg.fill
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @init_not_fill(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>, %acc: tensor<4x8xf32>) -> (tensor<4x8xf16>, tensor<4x8xf16>) {
   %e16 = tensor.empty() : tensor<4x8xf16>
@@ -293,7 +293,7 @@ util.func public @init_not_fill(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: inits filled with different scalars
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: inits filled with different scalars
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @different_fill_scalars(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>) -> (tensor<4x8xf16>, tensor<4x8xf16>) {
   %zero = arith.constant 0.0 : f32
@@ -326,7 +326,7 @@ util.func public @different_fill_scalars(%x: tensor<4x32xf32>, %w1: tensor<32x8x
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a weight is defined by linalg.generic after the first contraction
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a weight is defined by linalg.generic after the first contraction
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @weight_after_first(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>) -> (tensor<4x8xf16>, tensor<4x8xf16>) {
   %zero = arith.constant 0.0 : f32
@@ -363,7 +363,7 @@ util.func public @weight_after_first(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: epilogues of different kinds
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: epilogues of different kinds
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @different_epilogues(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>) -> (tensor<4x8xf16>, tensor<4x8xbf16>) {
   %zero = arith.constant 0.0 : f32
@@ -396,7 +396,7 @@ util.func public @different_epilogues(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a value the body of linalg.generic captures is defined by tensor.extract after the first contraction
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a value the body of linalg.generic captures is defined by tensor.extract after the first contraction
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @epilogue_captures_later(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>, %scales: tensor<2xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %c0 = arith.constant 0 : index
@@ -430,7 +430,7 @@ util.func public @epilogue_captures_later(%x: tensor<4x32xf32>, %w1: tensor<32x8
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an epilogue reads its init (outs) in its body: a new, empty init would change its result
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an epilogue reads its init (outs) in its body: a new, empty init would change its result
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @epilogue_reads_init(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>, %r1: tensor<4x8xf32>, %r2: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.0 : f32

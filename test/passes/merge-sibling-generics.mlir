@@ -6,7 +6,7 @@
 // stacked case: merge-cache-scatters.mlir, PIPELINE).
 // RUN: iree-fusions-opt %s --split-input-file -p merge-sibling-generics --iree-dispatch-creation-enable-aggressive-fusion --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=AGGRESSIVE
 // AGGRESSIVE: [merge-sibling-generics] 1 change(s), 0 skipped
-// AGGRESSIVE-NEXT: changed [sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 3 elementwise generics over tensor<4x4xi64> with 2 results read by scatters or returns -> one generic (1 op moved up)
+// AGGRESSIVE-NEXT: changed [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 3 elementwise generics over tensor<4x4xi64> with 2 results read by scatters or returns -> one generic (1 op moved up)
 
 // Decode's paged-cache write (sharktank's Llama): K's and V's page indices, each a chain
 // from the same page base (%base) and positions (%pos), each read by a scatter; V's chain
@@ -44,7 +44,7 @@
 // CHECK-NOT: linalg.generic
 // CHECK: util.return %[[SV]]
 // REPORT: [merge-sibling-generics] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 3 elementwise generics over tensor<4x4xi64> with 2 results read by scatters or returns -> one generic (1 op moved up)
+// REPORT-NEXT: changed [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 3 elementwise generics over tensor<4x4xi64> with 2 results read by scatters or returns -> one generic (1 op moved up)
 #b2 = affine_map<(d0, d1) -> (d0)>
 #p2 = affine_map<(d0, d1) -> (d1)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
@@ -122,7 +122,7 @@ util.func public @decode_kv_indices(%base: tensor<4xi64>, %pos: tensor<4xi64>,
 // CHECK-NOT: linalg.generic
 // CHECK: util.return %[[SV]]
 // REPORT: [merge-sibling-generics] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 elementwise generics over tensor<4x?xi64> with 2 results read by scatters or returns -> one generic
+// REPORT-NEXT: changed [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 elementwise generics over tensor<4x?xi64> with 2 results read by scatters or returns -> one generic
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @prefill_kv_indices(%page: tensor<4x?xi64>, %k: tensor<?x64xf16>, %v: tensor<?x64xf16>,
     %cache: tensor<?x64xf16>) -> tensor<?x64xf16> {
@@ -285,7 +285,7 @@ util.func public @left_alone(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %i: tenso
 // CHECK-NEXT: } -> (tensor<?x8xi64>, tensor<?x8xi64>)
 // CHECK-NEXT: util.return %[[R]]#0, %[[R]]#1
 // REPORT: [merge-sibling-generics] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 elementwise generics over tensor<?x8xi64> with 2 results read by scatters or returns -> one generic (2 ops moved up)
+// REPORT-NEXT: changed [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 elementwise generics over tensor<?x8xi64> with 2 results read by scatters or returns -> one generic (2 ops moved up)
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @captured_scalar_moved(%x: tensor<?x8xi64>, %t: tensor<i64>) -> (tensor<?x8xi64>, tensor<?x8xi64>) {
   %c0 = arith.constant 0 : index
@@ -317,7 +317,7 @@ util.func public @captured_scalar_moved(%x: tensor<?x8xi64>, %t: tensor<i64>) ->
 // CHECK-LABEL: util.func public @captured_extract_between
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-generics] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: a later chain needs tensor.extract from between the chain ends
+// REPORT-NEXT: skipped [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: a later chain needs tensor.extract from between the chain ends
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @captured_extract_between(%x: tensor<?x8xi64>, %t: tensor<2xi64>) -> (tensor<?x8xi64>, tensor<?x8xi64>) {
   %c0 = arith.constant 0 : index
@@ -348,7 +348,7 @@ util.func public @captured_extract_between(%x: tensor<?x8xi64>, %t: tensor<2xi64
 // CHECK-LABEL: util.func public @init_is_member
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-generics] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: an operand of the merged generic is defined by linalg.generic after the first generic of the group
+// REPORT-NEXT: skipped [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: an operand of the merged generic is defined by linalg.generic after the first generic of the group
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @init_is_member(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %e = tensor.empty() : tensor<4x8xf32>

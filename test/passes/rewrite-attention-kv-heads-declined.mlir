@@ -11,7 +11,7 @@
 // CHECK-NOT: tensor<4x4x?x32xf16>
 // CHECK: util.return
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, k and v stay repeated per query head: only one of k and v repeats its heads, 8 to 64 query rows at a time
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, k and v stay repeated per query head: only one of k and v repeats its heads, 8 to 64 query rows at a time
 util.func public @k_repeated_only(%q: tensor<32x?x32xf16>, %k4: tensor<4x?x4x32xf16>, %v: tensor<32x32x?xf16>, %mask3: tensor<4x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>

@@ -13,7 +13,7 @@
 // CHECK-NOT: tensor<4x4x?x32xf16>
 // CHECK: util.return
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time
 util.func public @prefill_gqa(%q: tensor<32x?x32xf16>, %k4: tensor<4x?x4x32xf16>, %v4: tensor<4x?x4x32xf16>, %mask3: tensor<4x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>

@@ -23,7 +23,7 @@
 // SMALL: scf.for {{.+}} step %[[STEP]] {{.+}} -> (tensor<8x130x32xf16>, index)
 // CHECK: linalg.generic {{.+}} outs(%{{.+}} : tensor<8x?x130xf32>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 util.func public @prefill_static(%q: tensor<8x130x32xf16>, %k: tensor<8x130x32xf16>, %v: tensor<8x130x32xf16>, %mask: tensor<8x130x130xf16>) -> tensor<8x130x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x130x32xf16>

@@ -12,21 +12,21 @@
 // RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-attention{gpu-gathered=true}' --fusions-target=rocm:gfx942 | filecheck %s --check-prefix=GPUIR
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:znver3 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=CPU
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused, measured faster than the decomposition where IREE compiles it (CUDA decode); iree-fusions-compile compiles again with gpu-gathered=true if IREE crashes on it
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused, measured faster than the decomposition where IREE compiles it (CUDA decode); iree-fusions-compile compiles again with gpu-gathered=true if IREE crashes on it
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 
 // Prefill (sharktank's paged Llama at global-optimization): q and k [B*H, S, d], v transposed
@@ -107,9 +107,9 @@
 // WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?x?xf32>)
 // WHOLE: util.return
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
@@ -139,14 +139,14 @@ util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: 
 // CHECK: %[[MB:.+]] = tensor.collapse_shape %[[MB4]] {{\[\[}}0, 1], [2], [3]] : tensor<4x8x?x?xf16> into tensor<32x?x?xf16>
 // CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[MB]] : tensor<32x?x?xf32>, tensor<32x?x?xf16>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 // WHOLE-LABEL: util.func public @prefill_broadcast_mask
 // WHOLE-NOT: scf.for
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: tensor.collapse_shape
 // WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?x?xf32>)
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @prefill_broadcast_mask(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask3: tensor<4x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -188,9 +188,9 @@ util.func public @prefill_broadcast_mask(%q: tensor<32x?x32xf16>, %k: tensor<32x
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?xf32>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @decode(%q: tensor<32x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?xf16>) -> tensor<32x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<32x32xf16>
@@ -221,7 +221,7 @@ util.func public @decode(%q: tensor<32x32xf16>, %k: tensor<32x?x32xf16>, %v: ten
 // GPUIR: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?xf32>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // GATHERED: [rewrite-attention] 1 change(s), 0 skipped
-// GATHERED-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
+// GATHERED-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
 util.func public @decode_paged(%q: tensor<32x32xf16>, %kc: tensor<?x32x32xf16>, %vc: tensor<?x32x32xf16>, %pages: tensor<32x?xi64>, %mask: tensor<32x?xf16>) -> tensor<32x32xf16> {
   %c1 = arith.constant 1 : index
   %n = tensor.dim %pages, %c1 : tensor<32x?xi64>
@@ -257,9 +257,9 @@ util.func public @decode_paged(%q: tensor<32x32xf16>, %kc: tensor<?x32x32xf16>, 
 // GPUIR: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?x?xf32>)
 // GPUIR: util.return
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host{{$}}
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host{{$}}
 // GATHERED: [rewrite-attention] 1 change(s), 0 skipped
-// GATHERED-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics{{$}}
+// GATHERED-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics{{$}}
 util.func public @prefill_paged(%q: tensor<32x?x32xf16>, %kc: tensor<?x32x32xf16>, %vc: tensor<?x32x32xf16>, %pages: tensor<32x?xi64>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
@@ -313,9 +313,9 @@ util.func public @prefill_paged(%q: tensor<32x?x32xf16>, %kc: tensor<?x32x32xf16
 // WHOLE: linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<4x4x2x?x32xf16>, tensor<4x4x?x32xf16>) outs(%{{.+}} : tensor<4x4x2x?x?xf32>)
 // WHOLE: tensor.collapse_shape %{{.+}} {{\[\[}}0, 1, 2], [3], [4]] : tensor<4x4x2x?x32xf16> into tensor<32x?x32xf16>
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, k and v read once per KV head (32 heads as 4 x 4 x 2), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, k and v read once per KV head (32 heads as 4 x 4 x 2), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @prefill_gqa(%q: tensor<32x?x32xf16>, %k4: tensor<4x?x4x32xf16>, %v4: tensor<4x?x4x32xf16>, %mask3: tensor<4x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
@@ -369,9 +369,9 @@ util.func public @prefill_gqa(%q: tensor<32x?x32xf16>, %k4: tensor<4x?x4x32xf16>
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: math.tanh
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @score_modified(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf16>, %v: tensor<8x?x32xf16>, %cap: f32) -> tensor<8x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<8x?x32xf16>
@@ -395,7 +395,7 @@ util.func public @score_modified(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf16>,
 // CHECK-LABEL: util.func public @score_by_position
 // CHECK: iree_linalg_ext.attention
 // REPORT: [rewrite-attention] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a score modification region with iree_linalg_ext.index (only arith and math ops are decomposed: position-dependent scores are left to IREE)
+// REPORT-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a score modification region with iree_linalg_ext.index (only arith and math ops are decomposed: position-dependent scores are left to IREE)
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
 util.func public @score_by_position(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf16>, %v: tensor<8x?x32xf16>) -> tensor<8x?x32xf16> {
   %c1 = arith.constant 1 : index
@@ -434,9 +434,9 @@ util.func public @score_by_position(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf1
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x16x32xf16> -> contractions, reductions and elementwise generics{{$}}
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x16x32xf16> -> contractions, reductions and elementwise generics{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>, %v: tensor<8x16x32xf16>, %mask: tensor<8x16x16xi1>) -> tensor<8x16x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x16x32xf16>
@@ -473,8 +473,8 @@ util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>,
 // WHOLE: arith.trunci %{{.+}} : i8 to i1
 // WHOLE: util.return
 // REPORT: [rewrite-attention] 2 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<?x?x16xf32> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<?x?x16xf32> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<?x?x16xf32> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<?x?x16xf32> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 // GATHERED: [rewrite-attention] 0 change(s), 2 skipped
 util.func public @chained_dynamic_batch(%q: tensor<?x?x16xf32>, %k: tensor<?x?x16xf32>, %v: tensor<?x?x16xf32>, %mask: tensor<?x?x?xi8>) -> tensor<?x?x16xf32> {
   %c0 = arith.constant 0 : index
@@ -511,7 +511,7 @@ util.func public @chained_dynamic_batch(%q: tensor<?x?x16xf32>, %k: tensor<?x?x1
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: util.return
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 module attributes {stream.affinity.default = #hal.device.affinity<@__device_0>} {
 util.func public @prefill_one_device(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
@@ -541,7 +541,7 @@ util.func public @prefill_one_device(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x3
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: util.return
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 module attributes {stream.affinity.default = #hal.device.affinity<@__device_0>} {
 util.func public @prefill_two_devices(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
@@ -574,9 +574,9 @@ util.func public @prefill_two_devices(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x
 // WHOLE-LABEL: util.func public @prefill_value_columns
 // WHOLE: outs(%{{.+}} : tensor<16x?x128xf32>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
+// REPORT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @prefill_value_columns(%q: tensor<16x?x192xf16>, %k: tensor<16x?x192xf16>, %v: tensor<16x192x?xf16>, %mask: tensor<16x?x?xf16>) -> tensor<4x4x?x128xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<16x?x192xf16>
@@ -606,10 +606,10 @@ util.func public @prefill_value_columns(%q: tensor<16x?x192xf16>, %k: tensor<16x
 // WHOLE-LABEL: util.func public @decode_value_columns
 // WHOLE: outs(%{{.+}} : tensor<16x128xf32>)
 // GATHERED: [rewrite-attention] 0 change(s), 2 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // REPORT: [rewrite-attention] 2 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read){{$}}
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics{{$}}
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read){{$}}
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics{{$}}
 util.func public @decode_value_columns(%q: tensor<16x192xf16>, %k: tensor<16x?x192xf16>, %v: tensor<16x192x?xf16>, %mask: tensor<16x?xf16>) -> (tensor<4x4x128xf16>, tensor<4x4x128xf16>) {
   %scale = arith.constant 0.0721687824 : f32
   %scale2 = arith.constant 0.0625 : f32
@@ -646,9 +646,9 @@ util.func public @decode_value_columns(%q: tensor<16x192xf16>, %k: tensor<16x?x1
 // WHOLE-NOT: scf.for
 // WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<8x130x130xf32>)
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 135200 scores fit whole-scores)
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 135200 scores fit whole-scores)
 util.func public @prefill_static(%q: tensor<8x130x32xf16>, %k: tensor<8x130x32xf16>, %v: tensor<8x130x32xf16>, %mask: tensor<8x130x130xf16>) -> tensor<8x130x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x130x32xf16>
@@ -675,9 +675,9 @@ util.func public @prefill_static(%q: tensor<8x130x32xf16>, %k: tensor<8x130x32xf
 // WHOLE-NOT: scf.for
 // WHOLE: outs(%{{.+}} : tensor<16x?x128xf32>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host{{$}}
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @prefill_value_columns_sliced(%q: tensor<16x?x192xf16>, %k: tensor<16x?x192xf16>, %v: tensor<16x192x?xf16>, %mask: tensor<16x?x?xf16>) -> tensor<16x?x128xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<16x?x192xf16>
@@ -708,9 +708,9 @@ util.func public @prefill_value_columns_sliced(%q: tensor<16x?x192xf16>, %k: ten
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: outs(%{{.+}} : tensor<8x48x64xf32>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x64x32xf16> -> contractions, reductions and elementwise generics{{$}}
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x64x32xf16> -> contractions, reductions and elementwise generics{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
 util.func public @transposed_output_rows(%q: tensor<8x64x32xf16>, %k: tensor<8x64x32xf16>, %v: tensor<8x64x48xf16>) -> tensor<8x48x16xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x48x64xf16>

@@ -10,7 +10,7 @@
 // own table, in increasing order from the fill value (the additions of the scan, same order).
 // No table is stacked (each case reads its own), so an id is never read from another table.
 // DEFAULT: [rewrite-embedding-bags] 1 change(s), 0 skipped
-// DEFAULT-NEXT: changed [gathers-offsets-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 embedding_bag(s) with run-time offsets
+// DEFAULT-NEXT: changed [rewrite-embedding-bags-offsets-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 2 embedding_bag(s) with run-time offsets
 util.func public @offsets_bags(%ids0: tensor<10xi64>, %offs0: tensor<4xi64>, %ids1: tensor<7xi64>, %offs1: tensor<4xi64>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>

@@ -28,15 +28,15 @@
 // CHECK-NEXT: util.return
 // REPORT: [share-layer-executables] 1 change(s), 0 skipped
 // GPU: [share-layer-executables] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [layer-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: a GPU target: dynamic plane offsets not measured on a GPU (on-gpu=true applies them)
+// GPU-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: a GPU target: dynamic plane offsets not measured on a GPU (on-gpu=true applies them)
 // ONGPU: [share-layer-executables] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [layer-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: 8 slices of tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16> read their plane (dim(s) 1, 2) from an operand: IREE can compile one executable for all of them
+// REPORT-NEXT: changed [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: 8 slices of tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16> read their plane (dim(s) 1, 2) from an operand: IREE can compile one executable for all of them
 // REPORT: [share-layer-executables] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [layer-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: 3 alike slice(s), fewer than min-group=4
+// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: 3 alike slice(s), fewer than min-group=4
 // REPORT: [share-layer-executables] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [layer-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: no dim picks one layer per tensor (each tensor sliced at one offset of it, another one per tensor): planes of one tensor read side by side (a batched result, packed ids), not one per layer
+// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: no dim picks one layer per tensor (each tensor sliced at one offset of it, another one per tensor): planes of one tensor read side by side (a batched result, packed ids), not one per layer
 // REPORT: [share-layer-executables] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [layer-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: their offsets differ in dim 4, which they do not cut to one plane (size 2): a dynamic offset there is not a layer's
+// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: their offsets differ in dim 4, which they do not cut to one plane (size 2): a dynamic offset there is not a layer's
 util.func public @kv_cache_layers(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tensor<?x8x2x2x4x4xf16>, %c2: tensor<?x8x2x2x4x4xf16>, %c3: tensor<?x8x2x2x4x4xf16>) -> (tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>) {
   %i0 = arith.constant 0 : index
   %n = tensor.dim %c0, %i0 : tensor<?x8x2x2x4x4xf16>
@@ -116,7 +116,7 @@ util.func public @offsets_in_a_whole_dim(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tens
 // CHECK-LABEL: util.func public @same_offsets
 // CHECK-NOT: util.optimization_barrier
 // REPORT: [share-layer-executables] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [layer-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: the slices read the same offsets (nothing to share)
+// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: the slices read the same offsets (nothing to share)
 util.func public @same_offsets(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tensor<?x8x2x2x4x4xf16>, %c2: tensor<?x8x2x2x4x4xf16>, %c3: tensor<?x8x2x2x4x4xf16>) -> (tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>) {
   %i0 = arith.constant 0 : index
   %n = tensor.dim %c0, %i0 : tensor<?x8x2x2x4x4xf16>

@@ -326,7 +326,7 @@ def test_item7_an_empty_pass_selection_is_an_error(good, selection):
 
 def test_item7_a_decision_for_another_pass_is_refused():
     target = Target("local", "llvm-cpu", "x")
-    key = "interchange-0123456789"
+    key = "interchange-permuted-consumers-0123456789"
     file = DecisionSet(target, "d.json", entries={key: Decision(key, "batch-gathers", True,
                                                                  "d.json")})
     decider = Decider(target, [file])

@@ -285,12 +285,12 @@ def test_the_bag_options_are_rewrite_embedding_bags(option):
 
 
 def test_decisions_for_bag_keys_name_rewrite_embedding_bags():
-    """The embedding_bag keys (`gathers-bag-*`, `gathers-offsets-*`) are rewrite-embedding-bags'
+    """The embedding_bag keys (`rewrite-embedding-bags-*`, `rewrite-embedding-bags-offsets-*`) are rewrite-embedding-bags'
     (the keys did not change in the split): a decision that names batch-gathers for one is
     refused, as for any key of another pass."""
     target = Target("local", "llvm-cpu", "x")
-    bag, offsets, group = "gathers-bag-0123456789", "gathers-offsets-0123456789", \
-        "gathers-group-0123456789"
+    bag, offsets, group = "rewrite-embedding-bags-0123456789", "rewrite-embedding-bags-offsets-0123456789", \
+        "batch-gathers-group-0123456789"
     file = DecisionSet(target, "d.json", entries={
         k: Decision(k, p, False, "d.json") for k, p in ((bag, BAGS), (offsets, PASS),
                                                         (group, PASS))})

@@ -152,7 +152,8 @@ def test_keep_or_revert_is_judged_per_function(tmp_path):
     # The one change kept is in minilm_query (the merged module lists it second).
     starts = [i + 1 for i, line in enumerate(seed.read_text().splitlines())
               if "util.func public @" in line]
-    changed = re.findall(r"changed \[interchange-[0-9a-f]+\] .*two\.mlir:(\d+):", res.stderr)
+    changed = re.findall(r"changed \[interchange-permuted-consumers-[0-9a-f]+\] .*two\.mlir:(\d+):",
+                         res.stderr)
     assert len(starts) == 2 and len(changed) == 1 and int(changed[0]) > starts[1], res.stderr
 
 
@@ -179,7 +180,8 @@ def test_changes_that_buy_nothing_are_reverted_and_reported(tmp_path):
                      r"between dispatches \(the \d+ dispatch\(es\) holding its changes' ops and "
                      r"the \d+ bytes they pass on are unchanged, whatever the other passes "
                      r"gained; all passes: dispatches 1 -> 1", res.stderr), res.stderr
-    assert re.search(r"skipped \[interchange-[0-9a-f]{10}\] .*: reverted: ", res.stderr)
+    assert re.search(r"skipped \[interchange-permuted-consumers-[0-9a-f]{10}\] .*: reverted: ",
+                     res.stderr)
     _run(tool("iree-compile"), str(seed), *CPU_FLAGS, "--compile-to=flow", "-o",
          str(tmp_path / "s.mlir"))
     assert (tmp_path / "b.mlir").read_text() == (tmp_path / "s.mlir").read_text()

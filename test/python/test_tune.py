@@ -452,9 +452,10 @@ def test_no_extra_rounds_once_the_budget_is_spent(monkeypatch):
 
 
 def test_a_decision_under_a_renamed_key_family_is_followed_with_a_warning():
-    """Issue 44: key families name their pass (`siblings-` became `sibling-contractions-`,
-    the digest unchanged). A decision stored under the old key is still followed, for one
-    release, with a warning naming both keys; the new key wins where both are stored."""
+    """Key families name their pass (issue 44: `siblings-` became `sibling-contractions-`;
+    issue 59: `merge-sibling-contractions-`, the digest unchanged). A decision stored under any
+    old key is still followed, for one release, with a warning naming both keys; the new key
+    wins where both are stored."""
     import pathlib
     import re
 
@@ -465,11 +466,11 @@ def test_a_decision_under_a_renamed_key_family_is_followed_with_a_warning():
     old = Decision("siblings-0123456789", "merge-sibling-contractions", True, "d.json")
     decider = Decider(target, [DecisionSet(target, "d.json", entries={old.key: old})])
     with pytest.warns(FutureWarning, match="'siblings-0123456789' is the old name of "
-                                           "'sibling-contractions-0123456789'"):
-        assert decider.lookup("sibling-contractions-0123456789",
+                                           "'merge-sibling-contractions-0123456789'"):
+        assert decider.lookup("merge-sibling-contractions-0123456789",
                               "merge-sibling-contractions") is old
-    assert decider.lookup("sibling-contractions-ffffffffff") is None
-    new = Decision("sibling-contractions-0123456789", "merge-sibling-contractions", False,
+    assert decider.lookup("merge-sibling-contractions-ffffffffff") is None
+    new = Decision("merge-sibling-contractions-0123456789", "merge-sibling-contractions", False,
                    "d.json")
     both = Decider(target, [DecisionSet(target, "d.json",
                                         entries={old.key: old, new.key: new})])
@@ -477,9 +478,14 @@ def test_a_decision_under_a_renamed_key_family_is_followed_with_a_warning():
     # The new families are the ones the passes make keys of; the old ones none makes.
     sources = "".join(p.read_text() for p in
                       (pathlib.Path(__file__).parents[2] / "mlir_passes").rglob("*.py"))
-    families = set(re.findall(r'structural_key\("([a-z-]+)"', sources))
+    families = set(re.findall(r'structural_key\(\s*"([a-z-]+)"', sources))
+    families |= set(re.findall(r'KEY_FAMILY = "([a-z-]+)"', sources))
+    # and each family is its pass's name, or that name and a kind after it
+    from iree_fusions.compiler.registry import REGISTRY
+    assert all(any(f == name or f.startswith(name + "-") for name in REGISTRY)
+               for f in families), families
     assert set(RENAMED_FAMILIES) <= families
-    assert not set(RENAMED_FAMILIES.values()) & families
+    assert not {old for olds in RENAMED_FAMILIES.values() for old in olds} & families
 
 
 def test_a_gpu_decision_applies_a_plan_the_gpu_rule_declines(tmp_path):
@@ -498,7 +504,7 @@ def test_a_gpu_decision_applies_a_plan_the_gpu_rule_declines(tmp_path):
     declined = subprocess.run(base + ["-o", str(tmp_path / "a.mlir")],
                               capture_output=True, text=True, check=True)
     assert "0 change(s), 1 skipped" in declined.stderr, declined.stderr
-    key = re.search(r"skipped \[(layer-slices-[0-9a-f]+)\]", declined.stderr).group(1)
+    key = re.search(r"skipped \[(share-layer-executables-[0-9a-f]+)\]", declined.stderr).group(1)
     decisions = tmp_path / "cuda.json"
     decisions.write_text(json.dumps({
         "format": FORMAT, "target": Target.parse("cuda:sm_80").to_json(),

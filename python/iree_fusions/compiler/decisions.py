@@ -7,8 +7,9 @@ A decisions file is JSON:
      "target": {"device": "local", "backend": "llvm-cpu", "chip": "znver4"},
      "device": "local-task",            # the runtime device it was measured on
      "tools": {"iree-fusions": "0.1.0", "iree-base-compiler": "3.13.0", ...},
-     "decisions": {"interchange-9aeb81caae": {"pass": "interchange-permuted-consumers",
-                   "apply": false, "ms_with": 0.41, "ms_without": 0.30, ...}, ...}}
+     "decisions": {"interchange-permuted-consumers-9aeb81caae": {
+                       "pass": "interchange-permuted-consumers", "apply": false,
+                       "ms_with": 0.41, "ms_without": 0.30, ...}, ...}}
 
 It applies only to modules compiled for its target (backend and chip); a key it holds
 decides that candidate, any other key falls back to the pass's own rule. The package ships
@@ -31,12 +32,29 @@ from .files import InputError, UserError, read_input, write_file
 from .target import Target
 
 FORMAT = "iree-fusions-decisions/1"
-# Key families renamed to name their pass (0.2: issue 44) -> the old family. A decision stored
-# under the old key (same digest) is still followed, with a warning, for one release.
-RENAMED_FAMILIES = {"sibling-generics": "generators",
-                    "sibling-generics-split": "generators-split",
-                    "sibling-contractions": "siblings",
-                    "forward-slice": "slice"}
+# Key families, each its pass's name (and a kind after it where a pass has several) -> the
+# families they had before (issue 59; issue 44 before it), newest first. A decision stored
+# under an old key (the same digest) is still followed, with a warning, for one release.
+RENAMED_FAMILIES = {
+    "rewrite-attention": ("attention",),
+    "merge-cache-scatters": ("cache-scatters",),
+    "forward-factory-ops": ("forward-factory",),
+    "forward-factory-ops-compact": ("compact-factory",),
+    "forward-factory-dispatches": ("forward-dispatch",),
+    "forward-slice-dispatches": ("copy-dispatch",),
+    "forward-slices": ("forward-slice", "slice"),
+    "batch-gathers-lookup": ("gathers-lookup",),
+    "batch-gathers-group": ("gathers-group",),
+    "batch-gathers-concat": ("gathers-concat",),
+    "rewrite-embedding-bags": ("gathers-bag",),
+    "rewrite-embedding-bags-offsets": ("gathers-offsets",),
+    "interchange-permuted-consumers": ("interchange",),
+    "share-layer-executables": ("layer-slices",),
+    "merge-sibling-contractions": ("sibling-contractions", "siblings"),
+    "merge-sibling-generics": ("sibling-generics", "generators"),
+    "merge-sibling-generics-split": ("sibling-generics-split", "generators-split"),
+    "batch-mlp-towers": ("mlp-towers",),
+}
 SHIPPED_DIR = os.path.join(os.path.dirname(__file__), "decisions")
 
 
@@ -234,10 +252,12 @@ class Decider:
         family name too, with a warning: `RENAMED_FAMILIES`). `pass_name`: the pass asking; a
         decision recorded for another pass is refused (DecisionsError), never applied."""
         family, _, digest = key.rpartition("-")
-        old_key = f"{RENAMED_FAMILIES[family]}-{digest}" if family in RENAMED_FAMILIES else None
+        old_keys = [f"{old}-{digest}" for old in RENAMED_FAMILIES.get(family, ())]
         for f in self.files:
             d = f.lookup(key)
-            if d is None and old_key is not None:
+            for old_key in old_keys:
+                if d is not None:
+                    break
                 d = f.lookup(old_key)
                 if d is not None:
                     warnings.warn(
