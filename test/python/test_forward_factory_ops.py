@@ -198,7 +198,7 @@ def test_skip_a_compaction_candidate():
     text = lit_cases()["rope_tables_kept"]
     _, reports = run_pass(text)
     (key,), _ = keys(reports[0])
-    assert key.startswith("compact-factory-")
+    assert key.startswith("forward-factory-ops-compact-")
     out, reports = run_pass(text, f"{PASS}{{skip={key}}}")
     assert functions_text(out) == functions_text(text)
     assert not reports[0].changes

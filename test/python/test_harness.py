@@ -306,7 +306,7 @@ def test_compile_output_passes_are_typed_reports(tmp_path):
     change = summary.changes[0]
     assert (change.key, change.location, change.what, change.decided_by) == tuple(
         report["changes"][0][k] for k in ("key", "location", "what", "decided_by"))
-    assert change.key.startswith("interchange-") and "t.mlir:" in change.location
+    assert change.key.startswith("interchange-permuted-consumers-") and "t.mlir:" in change.location
     assert summary.skipped == () and summary.error is None
 
 

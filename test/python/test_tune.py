@@ -43,7 +43,7 @@ def test_tuning_records_target_keys_and_times(tuned):
     assert data["target"]["backend"] == "llvm-cpu" and data["target"]["chip"]
     assert data["tools"]["iree-base-compiler"].startswith("3.13")
     (key, entry), = data["decisions"].items()
-    assert key.startswith("interchange-") and entry["pass"] == PASS
+    assert key.startswith("interchange-permuted-consumers-") and entry["pass"] == PASS
     assert entry["ms_with"] > 0 and entry["ms_without"] > 0 and entry["default"] is True
     assert data["checks"][MODEL][0]["ms_stock"] > 0
     assert "1/1 keys" in log  # progress

@@ -169,7 +169,7 @@ def test_tuning_a_form_writes_decisions_at_its_sizes(tmp_path, form, extra):
     labels = [f"{n}={s}" for n, values in sizes.parse_sizes(extra[1:]).items() for s in values]
     assert data.get("sizes") == ({form: sizes.parse_sizes(extra[1:])} if extra else None)
     (key, entry), = data["decisions"].items()  # the projection's interchange
-    assert key.startswith("interchange-") and entry["model"] == form
+    assert key.startswith("interchange-permuted-consumers-") and entry["model"] == form
     if labels:
         assert list(entry["sizes"]) == labels and entry["size"] in labels
     else:
