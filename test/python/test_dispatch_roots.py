@@ -59,3 +59,31 @@ def test_roots_and_reductions():
         "linalg.generic.2-parallel": (False, False),
         "iree_linalg_ext.scatter": (False, True),
     }
+
+
+DYNAMIC_SCATTER = """
+util.func public @g(%dst: tensor<?x8xf32>, %u: tensor<2x8xf32>, %i: tensor<2x1xi32>)
+    -> tensor<?x8xf32> {
+  %sc = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
+      ins(%u, %i : tensor<2x8xf32>, tensor<2x1xi32>) outs(%dst : tensor<?x8xf32>) {
+  ^bb0(%x: f32, %y: f32):
+    iree_linalg_ext.yield %x : f32
+  } -> tensor<?x8xf32>
+  util.return %sc : tensor<?x8xf32>
+}
+"""
+
+
+def test_linalg_ext_ops_without_segment_sizes_are_ins_then_inits():
+    """IREE 3.13's scatter (like attention and gather) carries no operandSegmentSizes: its
+    inits are its last operands, one per result; a result's dynamic dim is its init's."""
+    with ir.Context():
+        module = ir.Module.parse(DYNAMIC_SCATTER)
+        func = module.body.operations[0]
+        block = func.regions[0].blocks[0]
+        scatter = next(op.operation for op in block.operations
+                       if op.operation.name == "iree_linalg_ext.scatter")
+        assert "operandSegmentSizes" not in scatter.attributes
+        dst, u, i = block.arguments
+        assert h.dps_inputs(scatter) == [u, i] and h.dps_inits(scatter) == [dst]
+        assert h.dim_key(scatter.results[0], 0) == h.dim_key(dst, 0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from iree.compiler import ir
 
 from .names import (
-    LINALG_EXT_ATTENTION, LINALG_EXT_PREFIX, TENSOR_CAST, TENSOR_COLLAPSE_SHAPE, TENSOR_DIM,
+    LINALG_EXT_PREFIX, TENSOR_CAST, TENSOR_COLLAPSE_SHAPE, TENSOR_DIM,
     TENSOR_EMPTY, TENSOR_EXPAND_SHAPE, TENSOR_EXTRACT_SLICE, FLOW_TENSOR_CONSTANT
 )
 from .locations import describe_value
@@ -59,11 +59,9 @@ def dim_key(value: ir.Value, dim: int) -> DimKey:
         big = [d for d in group if src[d] != 1]
         if len(big) == 1:
             return dim_key(op.operands[0], big[0])
-    elif op.name == LINALG_EXT_ATTENTION:  # one result; its init last (no segment sizes)
-        return dim_key(op.operands[-1], dim)
-    elif "operandSegmentSizes" in op.attributes and \
-            op.name.startswith(("linalg.", LINALG_EXT_PREFIX)):
-        inits = dps_inits(op)
+    elif op.name.startswith(("linalg.", LINALG_EXT_PREFIX)) and \
+            ("operandSegmentSizes" in op.attributes or op.name.startswith(LINALG_EXT_PREFIX)):
+        inits = dps_inits(op)  # (linalg_ext: no segment sizes, the inits last)
         i = result_index(value)
         if i < len(inits):
             return dim_key(inits[i], dim)

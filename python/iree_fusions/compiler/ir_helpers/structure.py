@@ -36,10 +36,14 @@ def _ins_outs(operation: ir.Operation) -> tuple[int, int]:
     """(number of ins, number of outs) of a destination-passing-style op. A linalg op on
     tensors has one init per result after its inputs, so the counts come from the operand
     and result counts (reading `operandSegmentSizes`, a property, costs far more:
-    bench/results/code-costs.md)."""
+    bench/results/code-costs.md); so do IREE 3.13's linalg_ext ops, which carry no segment
+    sizes (attention, gather, scatter: their inits last, one per result)."""
+    name = operation.name
     n_out, n_operands = len(operation.results), len(operation.operands)
-    if 0 < n_out <= n_operands and operation.name.startswith("linalg.") and \
-            operation.name not in _NOT_INS_OUTS:
+    if 0 < n_out <= n_operands and (
+            name.startswith("linalg.") and name not in _NOT_INS_OUTS or
+            name.startswith(LINALG_EXT_PREFIX) and
+            "operandSegmentSizes" not in operation.attributes):
         return n_operands - n_out, n_out
     n_in, n_out = segment_sizes(operation)[:2]
     return n_in, n_out
