@@ -1,0 +1,61 @@
+"""The checks of a tower matmul (`_check_matmul`), each on a contraction failing it alone (IR
+the verifier admits): the reason is the check's; the matmul as built passes. Checks no lit
+case reached (test/decline_coverage.py)."""
+
+from __future__ import annotations
+
+import pytest
+from iree.compiler import ir
+
+from iree_fusions.compiler.protocol import NoMatch
+from iree_fusions.passes.batch_mlp_towers.match import _check_matmul
+
+# y[m, n] = sum_k x[m, k] * w[n, k], w a weight argument, the accumulator a fill.
+MATMUL = """util.func public @f(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %e = tensor.empty() : tensor<4x16xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %ew = tensor.empty() : tensor<16x8xf32>
+  %wr = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<16x8xf32>) outs(%ew : tensor<16x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<16x8xf32>
+  %y = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> XMAP>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, WEIGHT : XTYPE, tensor<16x8xf32>) outs(INIT : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, PRODUCT : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  util.return %y : tensor<4x16xf32>
+}"""
+BASE = {"XMAP": "(d0, d2)", "WEIGHT": "%w", "XTYPE": "tensor<4x8xf32>", "INIT": "%f",
+        "PRODUCT": "%b"}
+
+
+@pytest.mark.parametrize("change, reason", [
+    ({}, None),
+    ({"INIT": "%e"}, "matmul accumulator is not a linalg.fill"),
+    ({"WEIGHT": "%wr"}, "weight is computed at run time (not a tower layer)"),
+    ({"PRODUCT": "%two"}, "matmul body uses values from above"),
+    ({"XMAP": "(d2, d0)", "%x: tensor<4x8xf32>": "%x: tensor<8x4xf32>",
+      "XTYPE": "tensor<8x4xf32>"},
+     "unsupported matmul indexing maps (expects x[m,k] * W[n,k] or W[k,n])"),
+], ids=["matmul", "empty-init", "computed-weight", "captured-value", "transposed-x"])
+def test_each_check_of_a_tower_matmul(change, reason):
+    text = MATMUL
+    for key, value in {**BASE, **change}.items():
+        text = text.replace(key, value)
+    with ir.Context():
+        module = ir.Module.parse(text)
+        assert module.operation.verify()
+        func = module.body.operations[0]
+        matmul = [op.operation for op in func.regions[0].blocks[0].operations
+                  if op.operation.name == "linalg.generic"][-1]
+        if reason is None:
+            _check_matmul(matmul)
+            return
+        with pytest.raises(NoMatch) as failed:
+            _check_matmul(matmul)
+        assert str(failed.value) == reason
