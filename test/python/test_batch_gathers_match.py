@@ -39,7 +39,21 @@ BASE = {"IDT": "i64", "TROW": "8", "OROW": "8", "ITER": "parallel", "ROWSRC": "%
       "^bb0(%i: IDT, %o: f32):": "^bb0(%i: IDT, %o: f32):\n    %c0i = arith.constant 0 : i64"},
      "row is not the index input"),
     ({"OROW": "6"}, "result rows do not match the table's rows"),
-], ids=["lookup", "reduction", "float-ids", "reads-output", "constant-row", "narrow-rows"])
+    ({"ins(%ids : tensor<4xIDT>)": "ins(%ids, %ids : tensor<4xIDT>, tensor<4xIDT>)",
+      "indexing_maps = [": "indexing_maps = [affine_map<(d0, d1) -> (d0)>, ",
+      "^bb0(%i: IDT, %o: f32):": "^bb0(%i: IDT, %j: IDT, %o: f32):"},
+     "expects one index input and one output"),
+    ({"    YIELD": "    %w = tensor.extract %table[%row, %col] : tensor<10xTROWxf32>\n    YIELD"},
+     "body has no single tensor.extract"),
+    ({"%v = tensor.extract %table[%row, %col] : tensor<10xTROWxf32>":
+      "%v = tensor.extract %vec[%row] : tensor<10xf32>",
+      "%table: tensor<10xTROWxf32>)": "%table: tensor<10xTROWxf32>, %vec: tensor<10xf32>)"},
+     "extract is not from a captured 2-d table"),
+    ({"YIELD": "linalg.yield %half : f32",
+      "  %e = tensor.empty()": "  %half = arith.constant 0.5 : f32\n  %e = tensor.empty()"},
+     "body does not yield the extracted element"),
+], ids=["lookup", "reduction", "float-ids", "reads-output", "constant-row", "narrow-rows",
+        "two-inputs", "two-extracts", "a-1-d-table", "yields-another-value"])
 def test_each_check_of_a_generic_lookup(change, reason):
     text = LOOKUP
     for key, value in change.items():
