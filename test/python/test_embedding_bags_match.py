@@ -32,7 +32,17 @@ def _bag_case() -> str:
     ("%extracted_1 = tensor.extract %t0[%14, %15] : tensor<10x4xf32>",
      "%extracted_1 = tensor.extract %t0[%15, %15] : tensor<10x4xf32>",
      "table element is not [idx[j], d]"),
-], ids=["bag", "sum-from-one", "product", "select-swapped", "no-table", "row-not-an-id"])
+    ("%o = arith.muli %bi, %c5_i64 : i64", "%o = arith.muli %bi, %c1_i64 : i64",
+     "offsets are not b * L (variable-length bags)"),
+    ("%17 = arith.select %13, %16, %out : f32",
+     "%17 = arith.select %13, %16, %out : f32\n    %n = arith.negf %17 : f32",
+     "unexpected arith.negf in the bag body"),
+    ("%17 = arith.select %13, %16, %out : f32",
+     "%17 = arith.select %13, %16, %out : f32\n"
+     "    %x = tensor.extract %t0[%c0, %c0] : tensor<10x4xf32>",
+     "body reads an unknown tensor"),
+], ids=["bag", "sum-from-one", "product", "select-swapped", "no-table", "row-not-an-id",
+        "offsets-not-b-times-l", "another-op", "another-tensor"])
 def test_each_check_of_a_fixed_length_bag(old, new, reason):
     text = _bag_case() if old is None else _bag_case().replace(old, new)
     assert old is None or text != _bag_case(), "the change must apply"
