@@ -59,3 +59,48 @@ def test_each_check_of_a_tower_matmul(change, reason):
         with pytest.raises(NoMatch) as failed:
             _check_matmul(matmul)
         assert str(failed.value) == reason
+
+
+# An epilogue of the matmul's result y: z = y + b[n] (b a bias argument), identity maps.
+EPILOGUE = """util.func public @g(%y: tensor<4x16xf32>, %other: tensor<4x16xf32>, %b: BTYPE)
+    -> tensor<4x16xf32> {
+  %e = tensor.empty() : tensor<4x16xf32>
+  %z = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(READ, %b : tensor<4x16xf32>, BTYPE) outs(%e : tensor<4x16xf32>) {
+  ^bb0(%a: f32, %c: f32, %o: f32):
+    %s = arith.addf %a, SECOND : f32
+    linalg.yield %s : f32
+  } -> tensor<4x16xf32>
+  util.return %z : tensor<4x16xf32>
+}"""
+EPI_BASE = {"BTYPE": "tensor<16xf32>", "READ": "%y", "SECOND": "%c"}
+
+
+@pytest.mark.parametrize("change, reason", [
+    ({}, None),
+    ({"SECOND": "%o"}, "epilogue reads its init"),
+    ({"    %s = arith.addf %a, %c : f32":
+      "    %i = linalg.index 1 : index\n    %f = arith.index_cast %i : index to i32\n"
+      "    %g = arith.sitofp %f : i32 to f32\n    %s = arith.addf %a, %g : f32"},
+     "epilogue body reads its loop indices"),
+    ({"READ": "%other"}, "does not read the chain"),
+    ({"BTYPE": "tensor<?xf32>"}, "parameter is not a static tensor"),
+], ids=["epilogue", "reads-init", "reads-index", "reads-another-value", "dynamic-bias"])
+def test_each_check_of_an_epilogue(change, reason):
+    from iree_fusions.passes.batch_mlp_towers.match import _epilogue_roles
+
+    text = EPILOGUE
+    for key, value in {**EPI_BASE, **change}.items():
+        text = text.replace(key, value)
+    with ir.Context():
+        module = ir.Module.parse(text)
+        assert module.operation.verify()
+        func = module.body.operations[0]
+        y = func.regions[0].blocks[0].arguments[0]
+        epilogue = [op.operation for op in func.regions[0].blocks[0].operations
+                    if op.operation.name == "linalg.generic"][-1]
+        if reason is None:
+            _epilogue_roles(epilogue, [y], [[0, 1]], [], [])
+            return
+        with pytest.raises(NoMatch) as failed:
+            _epilogue_roles(epilogue, [y], [[0, 1]], [], [])
+        assert str(failed.value) == reason
