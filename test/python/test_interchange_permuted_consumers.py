@@ -509,3 +509,38 @@ def test_an_option_that_turns_a_step_off_declines_with_its_name(case, option, re
     assert default.changes
     _, (report,) = passes.run_pass(text, f"{PASS}{{{option}}}")
     assert not report.changes and [s.reason for s in report.skipped] == [reason]
+
+
+_SQ = """  %sq = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%m : tensor<64x80xf32>) outs(%e : tensor<64x80xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.mulf %in, %in : f32"""
+
+
+@pytest.mark.parametrize("old, new, reason", [
+    (_SQ, """  %x = arith.constant dense<2.0> : tensor<64x80xf32>
+  %sq = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %x : tensor<64x80xf32>, tensor<64x80xf32>) outs(%e : tensor<64x80xf32>) {
+  ^bb0(%in: f32, %xin: f32, %out: f32):
+    %s = arith.mulf %in, %xin : f32""",
+     "siblings depend on each other or on values defined between them"),
+    (_SQ, """  %x = arith.constant dense<2.0> : tensor<1x80xf32>
+  %sq = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
+      ins(%m, %x : tensor<64x80xf32>, tensor<1x80xf32>) outs(%e : tensor<64x80xf32>) {
+  ^bb0(%in: f32, %xin: f32, %out: f32):
+    %s = arith.mulf %in, %xin : f32""",
+     "a sibling has a non-permutation map"),
+    ("""  ^bb0(%in: f32, %out: f32):
+    %s = arith.negf %in : f32""", """  ^bb0(%in: f32, %out: f32):
+    %c0 = arith.constant 0 : index
+    %wv = tensor.extract %w[%c0, %c0] : tensor<96x80xf32>
+    %s = arith.addf %in, %wv : f32""", "consumer reads a tensor inside its body"),
+], ids=["input-defined-between", "constant-map", "reads-a-tensor"])
+def test_readers_of_a_multi_use_value_that_cannot_merge(old, new, reason):
+    """The multi_use lit case (two readers of one matmul result, one through a transpose),
+    changed so that one check of merging the readers fails: left, with that check's reason."""
+    text = passes.lit_cases(PASS)["multi_use"]
+    assert old in text
+    _, (report,) = passes.run_pass(text.replace(old, new), PASS)
+    assert not report.changes
+    assert any(reason in s.reason for s in report.skipped), [s.reason for s in report.skipped]
