@@ -72,3 +72,35 @@ def test_each_check_of_a_generic_lookup(change, reason):
         with pytest.raises(NoMatch) as failed:
             match_generic_lookup(op)
         assert str(failed.value) == reason
+
+
+GATHER = """util.func public @g(%t: tensor<ROWSx4xf32>, %i: tensor<6xi64>) -> tensor<6x4xf32> {
+  %e = tensor.empty() : tensor<6x4xf32>
+  %g = iree_linalg_ext.gather dimension_map = [0] ins(%t, %i : tensor<ROWSx4xf32>, tensor<6xi64>) outs(%e : tensor<6x4xf32>) -> tensor<6x4xf32>
+  util.return %g : tensor<6x4xf32>
+}"""
+
+
+@pytest.mark.parametrize("rows, reason", [
+    ("10", None),
+    ("?", "the source's shape tensor<?x4xf32> is dynamic (a table's rows and columns are "
+          "stacked at load: they must be static)"),
+])
+def test_an_ext_gather_of_rows(rows, reason):
+    """iree_linalg_ext.gather of a table's rows: matched; of a table whose rows are known only
+    at run time: declined (the stack of tables is built at load)."""
+    from iree_fusions.passes.batch_gathers.match import match_ext_gather
+
+    with ir.Context():
+        module = ir.Module.parse(GATHER.replace("ROWS", rows))
+        assert module.operation.verify()
+        func = module.body.operations[0]
+        op = next(o.operation for o in func.regions[0].blocks[0].operations
+                  if o.operation.name == "iree_linalg_ext.gather")
+        if reason is None:
+            lookup = match_ext_gather(op)
+            assert (lookup.rows, lookup.dim) == (10, 4)
+            return
+        with pytest.raises(NoMatch) as failed:
+            match_ext_gather(op)
+        assert str(failed.value) == reason
