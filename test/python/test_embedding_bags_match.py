@@ -41,10 +41,15 @@ def _bag_case() -> str:
      "%17 = arith.select %13, %16, %out : f32\n"
      "    %x = tensor.extract %t0[%c0, %c0] : tensor<10x4xf32>",
      "body reads an unknown tensor"),
+    ("%t0 = arith.constant dense<1.0> : tensor<10x4xf32>",
+     "%t0 = arith.constant dense<1.0> : tensor<10x5xf32>",
+     "summand is not a row of a captured table"),
 ], ids=["bag", "sum-from-one", "product", "select-swapped", "no-table", "row-not-an-id",
-        "offsets-not-b-times-l", "another-op", "another-tensor"])
+        "offsets-not-b-times-l", "another-op", "another-tensor", "wider-table"])
 def test_each_check_of_a_fixed_length_bag(old, new, reason):
     text = _bag_case() if old is None else _bag_case().replace(old, new)
+    if "tensor<10x5xf32>" in text:  # the table's other reads follow its type
+        text = text.replace("%t0[%14, %15] : tensor<10x4xf32>", "%t0[%14, %15] : tensor<10x5xf32>")
     assert old is None or text != _bag_case(), "the change must apply"
     with ir.Context():
         module = ir.Module.parse(text)
