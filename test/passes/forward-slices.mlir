@@ -5,7 +5,7 @@
 // columns is folded like any other.
 // RUN: iree-fusions-opt %s --split-input-file -p forward-slices --fusions-target=cuda:sm_80 | filecheck %s --check-prefix=GPU
 // A slice left to another pass is left only where that pass is selected (PassContext.selected):
-// RUN: iree-fusions-opt %s --split-input-file -p forward-slices,rewrite-attention --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=DEFER
+// forward-slices-with-rewrite-attention.mlir.
 
 // RoPE on an interleaved projection (sharktank's Llama): the even and odd columns of
 // %q ([B, S, H, 32], S dynamic, computed by a generic) as strided slices, read by
@@ -263,7 +263,6 @@ util.func public @mla_slices(%a: tensor<4x576xf32>) -> (tensor<4x512xf32>, tenso
 // CHECK: linalg.generic {{.+}} ins(%{{.+}} : tensor<4x4x?x3x64xf16>)
 // REPORT: [forward-slices] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [forward-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: tensor<4x4x?x128xf16> slice of tensor<4x4x?x192xf16> read as tensor<4x4x?x3x64xf16> by 1 generic(s)
-// DEFER: skipped [forward-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: the first value columns of an attention's result: rewrite-attention computes only those (llvm-cpu; read-columns)
 // GPU-LABEL: util.func public @attention_value_columns
 // GPU-NOT: tensor.extract_slice
 // GPU: linalg.generic {{.+}} ins(%{{.+}} : tensor<4x4x?x3x64xf16>)

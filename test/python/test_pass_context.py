@@ -5,8 +5,8 @@ The deferrals: forward-slices leaves an attention's first value columns to rewri
 (llvm-cpu, read-columns) and a contraction's slices to forward-slice-dispatches;
 merge-sibling-generics leaves a stacked K/V scatter pair's index chains to
 merge-cache-scatters (aggressive fusion). Each is tested both ways here and in lit
-(forward-slices.mlir DEFER, forward-slices-after-contractions.mlir, merge-cache-scatters.mlir
-PIPELINE); a reason that names another pass is only written by a pass that asks whether that
+(forward-slices-with-rewrite-attention.mlir, forward-slices-after-contractions.mlir,
+merge-cache-scatters.mlir PIPELINE); a reason that names another pass is only written by a pass that asks whether that
 pass is selected (checked over the sources)."""
 
 from __future__ import annotations
