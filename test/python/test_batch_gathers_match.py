@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 from iree.compiler import ir
 
-from iree_fusions.compiler.ir_helpers import LINALG_GENERIC
-from iree_fusions.compiler.protocol import NoMatch
+from iree_fusions.compiler.ir_helpers import LINALG_EXT_GATHER, LINALG_GENERIC
 from iree_fusions.passes.batch_gathers.match import match_generic_lookup
+from support.matchers import last_op, matches_or_declines, parsed
 
 # A row lookup: out[b, d] = table[ids[b], d], with the parts each case replaces.
 LOOKUP = """util.func public @f(%ids: tensor<4xIDT>, %table: tensor<10xTROWxf32>)
@@ -61,17 +61,9 @@ def test_each_check_of_a_generic_lookup(change, reason):
     for key, value in BASE.items():
         text = text.replace(key, value)
     with ir.Context():
-        module = ir.Module.parse(text)
-        assert module.operation.verify()
-        func = module.body.operations[0]
-        op = next(o.operation for o in func.regions[0].blocks[0].operations
-                  if o.operation.name == LINALG_GENERIC)
-        if reason is None:
-            match_generic_lookup(op)
-            return
-        with pytest.raises(NoMatch) as failed:
-            match_generic_lookup(op)
-        assert str(failed.value) == reason
+        module = parsed(text)
+        op = last_op(module, LINALG_GENERIC)
+        matches_or_declines(lambda: match_generic_lookup(op), reason)
 
 
 GATHER = """util.func public @g(%t: tensor<ROWSx4xf32>, %i: tensor<6xi64>) -> tensor<6x4xf32> {
@@ -92,15 +84,8 @@ def test_an_ext_gather_of_rows(rows, reason):
     from iree_fusions.passes.batch_gathers.match import match_ext_gather
 
     with ir.Context():
-        module = ir.Module.parse(GATHER.replace("ROWS", rows))
-        assert module.operation.verify()
-        func = module.body.operations[0]
-        op = next(o.operation for o in func.regions[0].blocks[0].operations
-                  if o.operation.name == "iree_linalg_ext.gather")
+        module = parsed(GATHER.replace("ROWS", rows))
+        op = last_op(module, LINALG_EXT_GATHER)
+        lookup = matches_or_declines(lambda: match_ext_gather(op), reason)
         if reason is None:
-            lookup = match_ext_gather(op)
             assert (lookup.rows, lookup.dim) == (10, 4)
-            return
-        with pytest.raises(NoMatch) as failed:
-            match_ext_gather(op)
-        assert str(failed.value) == reason

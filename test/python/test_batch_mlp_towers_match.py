@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 from iree.compiler import ir
 
-from iree_fusions.compiler.protocol import NoMatch
+from iree_fusions.compiler.ir_helpers import LINALG_GENERIC
 from iree_fusions.passes.batch_mlp_towers.match import _check_matmul
+from support.matchers import last_op, matches_or_declines, parsed
 
 # y[m, n] = sum_k x[m, k] * w[n, k], w a weight argument, the accumulator a fill.
 MATMUL = """util.func public @f(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
@@ -48,17 +49,9 @@ def test_each_check_of_a_tower_matmul(change, reason):
     for key, value in {**BASE, **change}.items():
         text = text.replace(key, value)
     with ir.Context():
-        module = ir.Module.parse(text)
-        assert module.operation.verify()
-        func = module.body.operations[0]
-        matmul = [op.operation for op in func.regions[0].blocks[0].operations
-                  if op.operation.name == "linalg.generic"][-1]
-        if reason is None:
-            _check_matmul(matmul)
-            return
-        with pytest.raises(NoMatch) as failed:
-            _check_matmul(matmul)
-        assert str(failed.value) == reason
+        module = parsed(text)
+        matmul = last_op(module, LINALG_GENERIC)
+        matches_or_declines(lambda: _check_matmul(matmul), reason)
 
 
 # An epilogue of the matmul's result y: z = y + b[n] (b a bias argument), identity maps.
@@ -92,15 +85,7 @@ def test_each_check_of_an_epilogue(change, reason):
     for key, value in {**EPI_BASE, **change}.items():
         text = text.replace(key, value)
     with ir.Context():
-        module = ir.Module.parse(text)
-        assert module.operation.verify()
-        func = module.body.operations[0]
-        y = func.regions[0].blocks[0].arguments[0]
-        epilogue = [op.operation for op in func.regions[0].blocks[0].operations
-                    if op.operation.name == "linalg.generic"][-1]
-        if reason is None:
-            _epilogue_roles(epilogue, [y], [[0, 1]], [], [])
-            return
-        with pytest.raises(NoMatch) as failed:
-            _epilogue_roles(epilogue, [y], [[0, 1]], [], [])
-        assert str(failed.value) == reason
+        module = parsed(text)
+        y = module.body.operations[0].regions[0].blocks[0].arguments[0]
+        epilogue = last_op(module, LINALG_GENERIC)
+        matches_or_declines(lambda: _epilogue_roles(epilogue, [y], [[0, 1]], [], []), reason)

@@ -8,9 +8,9 @@ import pytest
 from iree.compiler import ir
 
 from iree_fusions.compiler.ir_helpers import LINALG_GENERIC
-from iree_fusions.compiler.protocol import NoMatch
 from iree_fusions.passes.rewrite_embedding_bags.match import match_embedding_bag
 from support import passes
+from support.matchers import last_op, matches_or_declines, parsed
 
 BAG = "%bag = linalg.generic"
 
@@ -52,15 +52,6 @@ def test_each_check_of_a_fixed_length_bag(old, new, reason):
         text = text.replace("%t0[%14, %15] : tensor<10x4xf32>", "%t0[%14, %15] : tensor<10x5xf32>")
     assert old is None or text != _bag_case(), "the change must apply"
     with ir.Context():
-        module = ir.Module.parse(text)
-        assert module.operation.verify()
-        func = next(o for o in module.body.operations if "embedding_bag" in str(
-            o.operation.attributes["sym_name"]))
-        op = [o.operation for o in func.regions[0].blocks[0].operations
-              if o.operation.name == LINALG_GENERIC][-1]
-        if reason is None:
-            match_embedding_bag(op)
-            return
-        with pytest.raises(NoMatch) as failed:
-            match_embedding_bag(op)
-        assert str(failed.value) == reason
+        module = parsed(text)
+        op = last_op(module, LINALG_GENERIC, function="embedding_bag")
+        matches_or_declines(lambda: match_embedding_bag(op), reason)
