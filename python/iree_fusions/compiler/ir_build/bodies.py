@@ -33,8 +33,7 @@ def generic(inputs: Sequence[ir.Value], inits: Sequence[ir.Value],
 
         b.generic([x], [init], [m, m], ["parallel"], lambda a: arith.NegFOp(a[0]).result)
     """
-    gen = _new_generic(inputs, inits, maps, iterators)
-    block = _append_body_block(gen, [*inputs, *inits])
+    gen, block = _new_generic(inputs, inits, maps, iterators)
     with ir.InsertionPoint(block):
         yielded = body(list(block.arguments))
         linalg.YieldOp([yielded] if isinstance(yielded, ir.Value) else list(yielded))
@@ -46,18 +45,21 @@ def cloned_generic(src: ir.Operation, inputs: Sequence[ir.Value], inits: Sequenc
                    index_map: dict[int, int] | None = None) -> ir.Operation:
     """A linalg.generic (as `generic`) whose body is `src`'s cloned, its block arguments by
     position, its `linalg.index` dims renumbered by `index_map` (`clone_body`'s)."""
-    gen = _new_generic(inputs, inits, maps, iterators)
-    block = _append_body_block(gen, [*inputs, *inits])
+    gen, block = _new_generic(inputs, inits, maps, iterators)
     clone_body(src, block, list(range(len(inputs) + len(inits))), index_map)
     return gen
 
 
 def _new_generic(inputs: Sequence[ir.Value], inits: Sequence[ir.Value],
-                 maps: Sequence[ir.AffineMapAttr], iterators: Sequence[str]) -> ir.Operation:
-    """A linalg.generic (no body yet) at the current insertion point and location."""
+                 maps: Sequence[ir.AffineMapAttr], iterators: Sequence[str]
+                 ) -> tuple[ir.Operation, ir.Block]:
+    """A linalg.generic at the current insertion point and location, and its empty body
+    block: one argument per operand, of its element type."""
     op = linalg.GenericOp([v.type for v in inits], list(inputs), list(inits),
                           ir.ArrayAttr.get(list(maps)), iterator_types_attr(iterators))
-    return op.operation
+    types = [ir.RankedTensorType(v.type).element_type if isinstance(v.type, ir.RankedTensorType)
+             else v.type for v in [*inputs, *inits]]
+    return op.operation, op.operation.regions[0].blocks.append(*types)
 
 
 def fill(scalar: ir.Value, init: ir.Value) -> ir.Value:
@@ -71,13 +73,6 @@ def fill(scalar: ir.Value, init: ir.Value) -> ir.Value:
     with ir.InsertionPoint(block):
         linalg.YieldOp([block.arguments[0]])
     return op.results[0]
-
-
-def _append_body_block(op: ir.Operation, values: Sequence[ir.Value]) -> ir.Block:
-    """The body block of a new generic: one argument per operand, of its element type."""
-    types = [ir.RankedTensorType(v.type).element_type if isinstance(v.type, ir.RankedTensorType)
-             else v.type for v in values]
-    return op.regions[0].blocks.append(*types)
 
 
 def clone_body(src: ir.Operation, dst_block: ir.Block,
@@ -149,9 +144,9 @@ def multi_result_generic(
     arg map (`clone_body`'s; or a function of the values the earlier bodies yield, for a body
     that reads another's result). It yields what every body yields, in order, or
     `results(yields per body)`. Several generics or contractions become one this way."""
-    gen = _new_generic([value for value, _ in ins], [value for value, _ in inits],
-                       [ir.AffineMapAttr.get(amap) for _, amap in [*ins, *inits]], iterators)
-    block = _append_body_block(gen, [value for value, _ in [*ins, *inits]])
+    gen, block = _new_generic([value for value, _ in ins], [value for value, _ in inits],
+                              [ir.AffineMapAttr.get(amap) for _, amap in [*ins, *inits]],
+                              iterators)
     yields: list[list[ir.Value]] = []
     for src, arg_map in bodies:
         yielded: list[ir.Value] = []
