@@ -65,7 +65,8 @@ def _dims_of_source(op: ir.Operation) -> list[int | None]:
     a unit dim's index is 0 either way."""
     kept = h.kept_dims(h.i64_array(op, "static_sizes"), list(op.results[0].type.shape))
     if kept is None:
-        raise NoMatch("a rank-reducing slice whose dropped dims cannot be told")
+        raise NoMatch("rank-reduced-dims",
+                      "a rank-reducing slice whose dropped dims cannot be told")
     return kept
 
 
@@ -100,35 +101,40 @@ def plan_slice(op: ir.Operation, after_contractions: bool = True,
     `attention_columns`: leave the slice of an attention's first value columns to
     rewrite-attention (a CPU target: it computes only those)."""
     if h.has_dynamic_offsets(op):
-        raise NoMatch("offsets or strides known only at run time")
+        raise NoMatch("runtime-offsets", "offsets or strides known only at run time")
     if attention_columns and is_attention_column_slice(op):
-        raise NoMatch("the first value columns of an attention's result: rewrite-attention "
+        raise NoMatch("attention-value-columns",
+                      "the first value columns of an attention's result: rewrite-attention "
                       "computes only those (llvm-cpu; read-columns)")
     if not after_contractions and _from_contraction(op.operands[0]):
-        raise NoMatch("a slice of a contraction's result (RoPE's halves of Q or K): left to "
+        raise NoMatch("contraction-slice",
+                      "a slice of a contraction's result (RoPE's halves of Q or K): left to "
                       "forward-slice-dispatches, which folds IREE's copy of it after dispatch "
                       "creation where IREE makes one (after-contractions=false)")
     source = op.operands[0]
     producer = h.defining_op(source)
     if producer is None:
-        raise NoMatch("a slice of a block argument (IREE moves it into the reading dispatch)")
+        raise NoMatch("block-argument",
+                      "a slice of a block argument (IREE moves it into the reading dispatch)")
     if producer.name in _CONSTANT_SOURCES:
-        raise NoMatch(f"a slice of {producer.name} (folded at compile time)")
+        raise NoMatch("folded-slice", f"a slice of {producer.name} (folded at compile time)")
     if _contiguous(op):
-        raise NoMatch("contiguous in memory (IREE makes it a flow.tensor.slice, no copy "
+        raise NoMatch("contiguous",
+                      "contiguous in memory (IREE makes it a flow.tensor.slice, no copy "
                       "dispatch)")
     result = op.results[0]
     readers: dict[ir.Operation, list[int]] = {}
     for use in result.uses:
         user = h.use_owner(use)
         if not h.is_elementwise_generic(user):
-            raise NoMatch(f"read by {user.name} (only elementwise linalg.generic inputs read "
+            raise NoMatch("reader-not-elementwise",
+                          f"read by {user.name} (only elementwise linalg.generic inputs read "
                           "through a map)")
         if use.operand_number >= len(h.dps_inputs(user)):
-            raise NoMatch("written in place by a linalg.generic (an init operand)")
+            raise NoMatch("in-place-init", "written in place by a linalg.generic (an init operand)")
         readers.setdefault(user, []).append(use.operand_number)
     if not readers:
-        raise NoMatch("no reader")
+        raise NoMatch("no-reader", "no reader")
     offsets = h.i64_array(op, "static_offsets")
     strides = h.i64_array(op, "static_strides")
     sizes = h.i64_array(op, "static_sizes")
@@ -162,7 +168,7 @@ def _split_dim(offset: int, stride: int, size: int, full: int, dim: ir.AffineExp
     `d + offset`: that crashes IREE 3.13's dispatch naming (SIGSEGV in inferConvolutionDims);
     and a plain dim on a longer dim would set the loop's range."""
     if ir.ShapedType.is_dynamic_size(full) or ir.ShapedType.is_dynamic_size(size):
-        raise NoMatch("part of a dynamic dim")
+        raise NoMatch("dynamic-dim-part", "part of a dynamic dim")
     const = ir.AffineConstantExpr.get
     if stride == 1:
         block = math.gcd(math.gcd(full, offset), size)
@@ -177,7 +183,8 @@ def _split_dim(offset: int, stride: int, size: int, full: int, dim: ir.AffineExp
         group = size * stride  # whole groups of `size` members, read at one member
         return [full // group, size, stride], [const(offset // group), dim,
                                                 const(offset % group)]
-    raise NoMatch(f"{size} of {full} from {offset} at stride {stride}: no split of the dim "
+    raise NoMatch("no-split",
+                  f"{size} of {full} from {offset} at stride {stride}: no split of the dim "
                   "holds it as whole blocks or as one member of each group")
 
 

@@ -105,12 +105,14 @@ def _scalar_fact(value: ir.Value) -> ir.Value | tuple[str, str]:
 def _epilogue(op: ir.Operation) -> ir.Operation:
     users = h.users(op.results[0])
     if len(users) != 1:
-        raise NoMatch(f"a contraction result with {len(users)} users (one epilogue each)")
+        raise NoMatch("result-users",
+                      f"a contraction result with {len(users)} users (one epilogue each)")
     epi = users[0]
     if not h.is_elementwise(epi) or len(h.dps_inputs(epi)) != 1 or len(epi.results) != 1:
-        raise NoMatch(f"the result feeds {epi.name}, not a one-input elementwise generic")
+        raise NoMatch("epilogue-kind",
+                      f"the result feeds {epi.name}, not a one-input elementwise generic")
     if any(amap != ir.AffineMap.get_identity(amap.n_dims) for amap in h.indexing_maps(epi)):
-        raise NoMatch("an epilogue that permutes or broadcasts")
+        raise NoMatch("epilogue-permutes", "an epilogue that permutes or broadcasts")
     return epi
 
 
@@ -121,17 +123,17 @@ def plan_group(members: list[ir.Operation], positions: dict[ir.Operation, int]
     for op in members:
         fill = h.defining_op(h.dps_inits(op)[0])
         if fill is None or fill.name != LINALG_FILL:
-            raise NoMatch("an init that is not a linalg.fill")
+            raise NoMatch("init-not-fill", "an init that is not a linalg.fill")
         scalars.append(fill.operands[0])
     if len({_scalar_fact(scalar) for scalar in scalars}) != 1:
-        raise NoMatch("inits filled with different scalars")
+        raise NoMatch("fills-differ", "inits filled with different scalars")
     # The merged ops go before the first contraction: what they use must exist there.
     first = positions[members[0]]
     check_defined_before([op.operands[1] for op in members[1:]], first, positions,
                          "a weight", WHERE)
     epilogues = [_epilogue(op) for op in members]
     if len({(tuple(h.body_op_names(e)), str(e.results[0].type)) for e in epilogues}) != 1:
-        raise NoMatch("epilogues of different kinds")
+        raise NoMatch("epilogues-differ", "epilogues of different kinds")
     for epi in epilogues:  # the merged epilogue's inits are new tensor.empty ops
         check_init_unread(epi, "an epilogue")
     for op in members + epilogues:
@@ -225,9 +227,9 @@ class MergeSiblingContractions(CandidatePass[SiblingGroup]):
                 if not candidate.blocked:
                     candidate.sure = SURE
                     if is_llvm_cpu(ctx.target) and not self.on_cpu:
-                        candidate.declined = CPU_RULE
+                        candidate.decline("cpu", CPU_RULE)
                     elif is_gpu(ctx.target) and not self.on_gpu:
-                        candidate.declined = GPU_RULE
+                        candidate.decline("gpu", GPU_RULE)
                 yield candidate
 
     def footprint(self, candidate: Candidate[SiblingGroup], ctx: PassContext) -> Footprint:

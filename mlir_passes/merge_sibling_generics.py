@@ -242,9 +242,10 @@ def plan_group(members: list[ir.Operation], facts: BlockFacts,
     ends = [op for op in members
             if facts.joinable[op] or any(u not in member_set for u in h.users(op.results[0]))]
     if len(ends) < 2:
-        raise NoMatch("one chain end: IREE fuses the chain into one dispatch already")
+        raise NoMatch("one-chain-end",
+                      "one chain end: IREE fuses the chain into one dispatch already")
     if defer_to_cache_scatters and _feeds_stacked_pair(ends, facts.positions):
-        raise NoMatch(AGGRESSIVE)
+        raise NoMatch("aggressive", AGGRESSIVE)
     first = facts.positions[members[0]]
     moved: set[ir.Operation] = set()
     work = [v for op in members[1:] for v in list(op.operands) + captured_values(op)]
@@ -258,13 +259,14 @@ def plan_group(members: list[ir.Operation], facts: BlockFacts,
         if producer.name not in _MOVABLE and not (
                 producer.name.startswith("arith.") or
                 (h.is_elementwise_generic(producer) and not _has_side_effects(producer))):
-            raise NoMatch(f"a later chain needs {producer.name} from between the chain ends")
+            raise NoMatch("later-chain-needs",
+                          f"a later chain needs {producer.name} from between the chain ends")
         moved.add(producer)
         work += list(producer.operands)
         if producer.regions:
             work += captured_values(producer)
     if any(h.defining_op(v) in member_set for op in moved for v in op.operands):
-        raise NoMatch("a later chain reads a chain end through another op")
+        raise NoMatch("later-chain-reads", "a later chain reads a chain end through another op")
     # The merged generic goes before the first member, after the moved ops: what it and the
     # moved ops use must exist there (a member's result only as another member's input).
     operands = [v for op in members for v in h.dps_inputs(op)
@@ -338,8 +340,8 @@ class MergeSiblingGenerics(CandidatePass[SiblingGenerics]):
         for members, split in _groups(facts):
             if split:
                 key = structural_key("merge-sibling-generics-split", h.op_signature(members[0]))
-                yield Candidate(key, members[0], "an elementwise generic read by scatters",
-                                None, SPLIT)
+                yield Candidate.refused(key, members[0], "an elementwise generic read by scatters",
+                                        NoMatch("split-by-scatters", SPLIT))
             if len(members) < 2:
                 continue
             for start in range(0, len(members), self.max_group):

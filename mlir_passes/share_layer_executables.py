@@ -71,18 +71,21 @@ def _group_key(op: ir.Operation) -> tuple:
 def plan_group(slices: list[ir.Operation], min_group: int) -> SharePlan:
     """The plan for one group of alike slices, or NoMatch at the check that fails."""
     if len(slices) < min_group:
-        raise NoMatch(f"{len(slices)} alike slice(s), fewer than min-group={min_group}")
+        raise NoMatch("min-group",
+                      f"{len(slices)} alike slice(s), fewer than min-group={min_group}")
     offsets = [h.i64_array(op, "static_offsets") for op in slices]
     sizes = h.i64_array(slices[0], "static_sizes")
     dims = [d for d in range(len(sizes)) if len({o[d] for o in offsets}) > 1]
     if not dims:
-        raise NoMatch("the slices read the same offsets (nothing to share)")
+        raise NoMatch("same-offsets", "the slices read the same offsets (nothing to share)")
     for d in dims:
         if sizes[d] != 1:
-            raise NoMatch(f"their offsets differ in dim {d}, which they do not cut to one "
+            raise NoMatch("offsets-dim-not-plane",
+                          f"their offsets differ in dim {d}, which they do not cut to one "
                           f"plane (size {sizes[d]}): a dynamic offset there is not a layer's")
     if not any(_picks_one_layer_per_tensor(slices, offsets, d) for d in dims):
-        raise NoMatch("no dim picks one layer per tensor (each tensor sliced at one offset "
+        raise NoMatch("no-layer-dim",
+                      "no dim picks one layer per tensor (each tensor sliced at one offset "
                       "of it, another one per tensor): planes of one tensor read side by "
                       "side (a batched result, packed ids), not one per layer")
     return SharePlan(slices, dims)
@@ -169,7 +172,8 @@ class ShareLayerExecutables(CandidatePass[SharePlan]):
                 structural_key("share-layer-executables", key, len(slices)), first, summary,
                 lambda slices=slices: plan_group(slices, self.min_group), gain="compile-time")
             if gpu and not candidate.blocked:
-                candidate.declined = GPU_RULE  # a decisions file measured on the GPU may apply it
+                # (a decisions file measured on the GPU may apply it)
+                candidate.decline("gpu", GPU_RULE)
             yield candidate
 
     def footprint(self, candidate: Candidate[SharePlan], ctx: PassContext) -> Footprint:

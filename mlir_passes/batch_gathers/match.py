@@ -177,19 +177,19 @@ def _classify_assert(op: ir.Operation, index_arg: ir.Value, rows: int) -> str | 
 def match_generic_lookup(op: ir.Operation) -> Lookup:
     """A generic over the index tensor whose body extracts full table rows."""
     if op.name != LINALG_GENERIC or len(op.results) != 1:
-        raise NoMatch("not a single-result linalg.generic")
+        raise NoMatch("not-one-result-generic", "not a single-result linalg.generic")
     if any(iterator != "parallel" for iterator in h.iterator_types(op)):
-        raise NoMatch("lookup generic has a reduction")
+        raise NoMatch("lookup-reduces", "lookup generic has a reduction")
     ins, outs = h.dps_inputs(op), h.dps_inits(op)
     if len(ins) != 1 or len(outs) != 1:
-        raise NoMatch("expects one index input and one output")
+        raise NoMatch("not-one-index-one-output", "expects one index input and one output")
     res_t, idx_t = h.tensor_type(op.results[0]), h.tensor_type(ins[0])
     if res_t is None or idx_t is None:
-        raise NoMatch("operands are not ranked tensors")
+        raise NoMatch("lookup-unranked", "operands are not ranked tensors")
     if idx_t.rank != res_t.rank - 1:
-        raise NoMatch(_not_a_row_gather(op, idx_t.rank, res_t.rank))
+        raise NoMatch("not-row-gather", _not_a_row_gather(op, idx_t.rank, res_t.rank))
     if not isinstance(idx_t.element_type, ir.IntegerType):
-        raise NoMatch("index tensor is not integer")
+        raise NoMatch("index-not-integer", "index tensor is not integer")
     rank = res_t.rank
     in_map, out_map = h.indexing_maps(op)
     # Any loop order (ONNX imports, interchanged generics): the result's dims are a
@@ -197,44 +197,44 @@ def match_generic_lookup(op: ir.Operation) -> Lookup:
     # column loop is the loop of its last dim.
     out_dims, in_dims = h.map_dim_positions(out_map), h.map_dim_positions(in_map)
     if not h.is_permutation(out_dims, rank) or in_dims != out_dims[:rank - 1]:
-        raise NoMatch("index map is not the result's leading dims")
+        raise NoMatch("index-map-not-leading", "index map is not the result's leading dims")
     column_loop = out_dims[-1]
     block = h.body_block(op)
     in_arg, out_arg = block.arguments[0], block.arguments[1]
     if list(out_arg.uses):
-        raise NoMatch("body reads the output")
+        raise NoMatch("body-reads-output", "body reads the output")
     body = [body_op.operation for body_op in block.operations]
     extra = sorted({body_op.name for body_op in body if body_op.name not in LOOKUP_BODY_OPS})
     if extra:
-        raise NoMatch(_wrap_reason(body, in_arg) or
+        raise NoMatch("body-not-lookup", _wrap_reason(body, in_arg) or
                       f"body does more than a bounds-checked row extract ({', '.join(extra)})")
     extracts = [body_op for body_op in body if body_op.name == TENSOR_EXTRACT]
     if len(extracts) != 1:
-        raise NoMatch("body has no single tensor.extract")
+        raise NoMatch("no-single-extract", "body has no single tensor.extract")
     extract = extracts[0]
     table, row = extract.operands[0], extract.operands[1]
     col = extract.operands[2] if len(extract.operands) == 3 else None
     tab_t = h.static_type(table)
     if col is None or tab_t is None or tab_t.rank != 2 or h.defined_inside(table, op):
-        raise NoMatch("extract is not from a captured 2-d table")
+        raise NoMatch("extract-not-table", "extract is not from a captured 2-d table")
     col_op = h.defining_op(col)
     if col_op is None or col_op.name != LINALG_INDEX or \
             ir.IntegerAttr(col_op.attributes["dim"]).value != column_loop:
-        raise NoMatch("column is not the loop of the result's last dim")
+        raise NoMatch("column-not-last-loop", "column is not the loop of the result's last dim")
     if not h.traces_to(row, in_arg):
-        raise NoMatch("row is not the index input")
+        raise NoMatch("row-not-index", "row is not the index input")
     if tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
-        raise NoMatch("result rows do not match the table's rows")
+        raise NoMatch("rows-mismatch", "result rows do not match the table's rows")
     yields = body[-1]
     if yields.name != LINALG_YIELD or yields.operands[0] != extract.results[0]:
-        raise NoMatch("body does not yield the extracted element")
+        raise NoMatch("yields-other", "body does not yield the extracted element")
     checks: dict[str, str] = {}
     for assert_op in body:
         if assert_op.name != CF_ASSERT:
             continue
         kind = _classify_assert(assert_op, in_arg, tab_t.shape[0])
         if kind is None or kind in checks:
-            raise NoMatch("bounds check not understood")
+            raise NoMatch("bounds-check-unknown", "bounds check not understood")
         checks[kind] = ir.StringAttr(assert_op.attributes["msg"]).value
     index, wrapped = ins[0], None
     if not checks and (raw := unwrap_index(ins[0], tab_t.shape[0])) is not None:
@@ -357,19 +357,21 @@ def match_ext_gather(op: ir.Operation) -> Lookup:
     """iree_linalg_ext.gather of full rows of a 2-d source along dim 0 (no bounds checks)."""
     if list(op.attributes["dimension_map"]) != [0] or op.regions and \
             len(op.regions[0].blocks) and len(op.regions[0].blocks[0].operations) > 1:
-        raise NoMatch("gather is not a row gather along dim 0")
+        raise NoMatch("gather-not-dim0", "gather is not a row gather along dim 0")
     if len(op.operands) != 3 or len(op.results) != 1:  # (source, indices, init)
-        raise NoMatch("unexpected gather operands")
+        raise NoMatch("gather-operands", "unexpected gather operands")
     source, indices = op.operands[0], op.operands[1]
     src_t, idx_t = h.tensor_type(source), h.tensor_type(indices)
     res_t = h.tensor_type(op.results[0])
     if src_t is None or idx_t is None or res_t is None:
-        raise NoMatch("operands are not ranked tensors")
+        raise NoMatch("gather-unranked", "operands are not ranked tensors")
     if src_t.rank != 2:
-        raise NoMatch(f"gathers {_slice_text(src_t)} of a {src_t.rank}-d source ({src_t}): "
+        raise NoMatch("gather-not-rows",
+                      f"gathers {_slice_text(src_t)} of a {src_t.rank}-d source ({src_t}): "
                       "batching supports row gathers of 2-d tables")
     if not src_t.has_static_shape:
-        raise NoMatch(f"the source's shape {src_t} is dynamic (a table's rows and columns are "
+        raise NoMatch("dynamic-table",
+                      f"the source's shape {src_t} is dynamic (a table's rows and columns are "
                       "stacked at load: they must be static)")
     sizes = h.shape_keys(indices)
     if len(sizes) == res_t.rank and sizes[-1] == 1:
@@ -377,7 +379,7 @@ def match_ext_gather(op: ir.Operation) -> Lookup:
     pattern = [size if isinstance(size, int) else None for size in sizes] + [src_t.shape[1]]
     if [None if ir.ShapedType.is_dynamic_size(dim) else dim for dim in res_t.shape] != pattern or \
             not sizes:
-        raise NoMatch("result shape is not indices x row")
+        raise NoMatch("gather-result-shape", "result shape is not indices x row")
     return Lookup(op, source, indices, src_t.shape[0], src_t.shape[1], res_t.element_type,
                   idx_t.element_type, sizes, (None, None))
 
@@ -397,7 +399,8 @@ def match_lookup(op: ir.Operation, unroll_means: bool) -> Lookup:
             lookup.mean, lookup.divisor = mean
     consumer = absorbing_consumer(lookup.result)
     if consumer is not None:
-        raise NoMatch(f"its only consumer ({consumer.name}) fuses it in stock IREE: batching "
+        raise NoMatch("fused-by-stock",
+                      f"its only consumer ({consumer.name}) fuses it in stock IREE: batching "
                       "would add a dispatch")
     return lookup
 

@@ -79,7 +79,7 @@ def collect_lookups(block: ir.Block, unroll_means: bool
             lookups.append(match_lookup(op, unroll_means))
         except NoMatch as e:
             key = structural_key("batch-gathers-lookup", h.op_signature(op))
-            blocked.append(Candidate(key, op, "lookup-like op", None, str(e)))
+            blocked.append(Candidate.refused(key, op, "lookup-like op", e))
     return lookups, blocked
 
 
@@ -116,8 +116,8 @@ def not_constant_reason(table: ir.Value) -> str:
     return NOT_CONSTANT
 
 
-def _left_alone(key: str, lookup: Lookup, reason: str) -> Candidate[GroupPlan]:
-    return Candidate(key, lookup.op, "lookup left alone", None, reason)
+def _left_alone(key: str, lookup: Lookup, why: NoMatch) -> Candidate[GroupPlan]:
+    return Candidate.refused(key, lookup.op, "lookup left alone", why)
 
 
 def group_candidates(lookups: list[Lookup], order: dict, sizes: SameSizes,
@@ -147,15 +147,17 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, sizes: SameSizes,
         if h.is_constant_like(lookup.table):
             constant.append(lookup)
         elif same_shape[lookup.shape_key()] > 1:
-            left_alone[lookup] = (1, _left_alone(group_key("cross", [lookup]), lookup,
-                                             not_constant_reason(lookup.table)))
+            left_alone[lookup] = (1, _left_alone(
+                group_key("cross", [lookup]), lookup,
+                NoMatch("table-not-constant", not_constant_reason(lookup.table))))
     for bucket in batching.buckets(constant, Lookup.shape_key):
         for group in batching.independent_groups(bucket, order):
             if len(group) == 1:
                 if same_shape[group[0].shape_key()] > 1:
-                    reason = _alone(group[0], bucket) if len(bucket) > 1 else OTHERS_NOT_CONSTANT
+                    why = NoMatch("alone-in-shape", _alone(group[0], bucket)) \
+                        if len(bucket) > 1 else NoMatch("others-not-constant", OTHERS_NOT_CONSTANT)
                     left_alone[group[0]] = (1, _left_alone(group_key("cross", group), group[0],
-                                                           reason))
+                                                           why))
                 continue
             if len(distinct_tables(group)) < 2:
                 continue  # one table: the same-table stage merges these
@@ -164,7 +166,8 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, sizes: SameSizes,
                                 f"cross-table group of {len(group)} lookups",
                                 lambda group=group, layout=layout: _cross_plan(group, layout, opts))
             if cand.blocked:
-                left_alone.update({member: (len(group), _left_alone(cand.key, member, cand.reason))
+                why = NoMatch(cand.code, cand.reason)
+                left_alone.update({member: (len(group), _left_alone(cand.key, member, why))
                                    for member in group})
             else:
                 groups.append(cand)
@@ -190,7 +193,7 @@ def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
                 size, cross = left_alone.get(member, (0, None))
                 placed_apart = cand.reason == ELSEWHERE  # the reason that matters most
                 yield cross if size >= len(group) and not placed_apart else \
-                    _left_alone(cand.key, member, cand.reason)
+                    _left_alone(cand.key, member, NoMatch(cand.code, cand.reason))
 
 
 Layout = tuple[Literal["stacked", "flat"], list[SizeCheck], str | None]
@@ -226,9 +229,10 @@ def group_layout(group: list[Lookup], sizes: SameSizes) -> Layout:
 def _cross_plan(group: list[Lookup], layout: Layout, opts: GroupOptions) -> GroupPlan:
     _check_size(group, opts)
     if layout[2] is not None:
-        raise NoMatch(layout[2])
+        raise NoMatch("bag-shapes", layout[2])
     if h.value_bytes(distinct_tables(group)) > opts.max_table_bytes:
-        raise NoMatch(f"stacking the tables would exceed max-table-bytes={opts.max_table_bytes}")
+        raise NoMatch("max-table-bytes",
+                      f"stacking the tables would exceed max-table-bytes={opts.max_table_bytes}")
     check_no_parameter_stack(distinct_tables(group), "tables", opts.stack_parameters)
     _check_indices(group, opts)
     return GroupPlan(group, "cross", layout[0], layout[1])
@@ -238,13 +242,14 @@ def _same_plan(group: list[Lookup], bucket: list[Lookup], layout: Layout,
                opts: GroupOptions) -> GroupPlan:
     if len(group) == 1 and len(group) < opts.min_group_size:
         if len(bucket) == 1:
-            raise NoMatch(f"no other lookup with {group[0].describe()} (or of the same table)")
-        raise NoMatch(_alone(group[0], bucket))
+            raise NoMatch("alone",
+                          f"no other lookup with {group[0].describe()} (or of the same table)")
+        raise NoMatch("alone-in-bucket", _alone(group[0], bucket))
     _check_size(group, opts)
     if not opts.same_table:
-        raise NoMatch("lookups of one table are not merged (same-table=false)")
+        raise NoMatch("same-table-off", "lookups of one table are not merged (same-table=false)")
     if layout[2] is not None:
-        raise NoMatch(layout[2])
+        raise NoMatch("bag-shapes-same-table", layout[2])
     _check_indices(group, opts)
     return GroupPlan(group, "same", layout[0], layout[1])
 
@@ -258,15 +263,17 @@ def _alone(lookup: Lookup, bucket: list[Lookup]) -> str:
 
 def _check_size(group: list[Lookup], opts: GroupOptions) -> None:
     if len(group) < opts.min_group_size:
-        raise NoMatch(f"{len(group)} candidate lookup(s), below "
+        raise NoMatch("min-group-size", f"{len(group)} candidate lookup(s), below "
                       f"min-group-size={opts.min_group_size}")
 
 
 def _check_indices(group: list[Lookup], opts: GroupOptions) -> None:
     count = index_count(group, opts.dynamic_dim_estimate)
     if group[0].pool is None and count < opts.min_sliced_indices:
-        raise NoMatch(f"{count} indices in all candidates, below min-sliced-indices="
+        raise NoMatch("min-sliced-indices",
+                      f"{count} indices in all candidates, below min-sliced-indices="
                       f"{opts.min_sliced_indices} (results would be sliced back)")
     if group[0].pool is not None and count < opts.min_pooled_indices:
-        raise NoMatch(f"{count} indices in all candidate bags, below min-pooled-indices="
+        raise NoMatch("min-pooled-indices",
+                      f"{count} indices in all candidate bags, below min-pooled-indices="
                       f"{opts.min_pooled_indices}")

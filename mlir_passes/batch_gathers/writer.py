@@ -127,27 +127,30 @@ def _writer_plan(concat: Concat, gathered: dict[int, Lookup], produced: int, siz
                  opts: WriterOptions, unstacked: list[str]) -> WriterPlan:
     if not gathered and unstacked:  # it would only copy values (dlrm-b64 --form params:
         # 0.91x of stock on local-sync)
-        raise NoMatch("concat: the writer would gather none of its lookups (their tables are "
+        raise NoMatch("concat-no-lookup",
+                      "concat: the writer would gather none of its lookups (their tables are "
                       f"external parameters, not stacked: {parameter_names_text(unstacked)}; "
                       "stack-parameters=true stacks them), only copy values; left to IREE")
     if produced < opts.min_concat_slots:
-        raise NoMatch(f"concat: {produced} slot(s) from lookups, fewer than "
+        raise NoMatch("min-concat-slots", f"concat: {produced} slot(s) from lookups, fewer than "
                       f"min-concat-slots={opts.min_concat_slots}")
     narrow = None
     if concat.chunk < MIN_WRITER_CHUNK and not concat.unit_batch:
         why = (f"concat: slot widths {sorted(set(concat.widths))} share only "
                f"{concat.chunk}-column chunks (< {MIN_WRITER_CHUNK})")
         if opts.narrow_concat == "off":
-            raise NoMatch(f"{why} and narrow-concat=off")
+            raise NoMatch("narrow-concat-off", f"{why} and narrow-concat=off")
         if opts.narrow_concat == "run":
             run = produced_run(concat, gathered)
             width = math.gcd(*concat.widths[run[0]:run[1]])
             if width < MIN_WRITER_CHUNK:
-                raise NoMatch(f"{why}, and so do the slots from the first to the last lookup "
+                raise NoMatch("concat-narrow-run",
+                              f"{why}, and so do the slots from the first to the last lookup "
                               f"({width}-column chunks; narrow-concat=run)")
         narrow = opts.narrow_concat
     elif concat.chunk < MIN_WRITER_CHUNK:
-        raise NoMatch(f"concat: slot widths {sorted(set(concat.widths))} share only "
+        raise NoMatch("concat-widths",
+                      f"concat: slot widths {sorted(set(concat.widths))} share only "
                       f"{concat.chunk}-column chunks (< {MIN_WRITER_CHUNK})")
     return WriterPlan(concat, gathered, _writer_checks(concat, gathered, sizes), narrow)
 
@@ -180,7 +183,8 @@ def _writer_checks(concat: Concat, gathered: dict[int, Lookup], sizes: SameSizes
         if rows == concat.batch:
             continue
         if not sizes.same(rows, concat.batch):
-            raise NoMatch(f"concat: slot {slot} has {h.size_text(rows)} rows, not known to equal "
+            raise NoMatch("concat-rows",
+                          f"concat: slot {slot} has {h.size_text(rows)} rows, not known to equal "
                           f"the concat's {h.size_text(concat.batch)}")
         checks.append((rows, concat.batch))
     return list(dict.fromkeys(checks))

@@ -79,7 +79,8 @@ from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext
 from .build import BuildOptions, auto_weight_layout, build_group, change_text
 from .towers import (TowerGroup, find_layers, group_key, group_towers, link_towers, matmul_key,
                      place_towers)
-from .plan import GroupPlan, PlanOptions, cpu_dynamic_rows_declined, declined, plan_group
+from .plan import (GroupPlan, PlanOptions, cpu_dynamic_rows_declined, decline_by_cost,
+                   plan_group)
 from .arrange import arrange_towers
 
 __all__ = ["BatchMlpTowers", "GroupPlan"]
@@ -137,9 +138,9 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
         in block order of its first matmul (a tower without a partner is blocked)."""
         positions = h.block_positions(block)
         layers, rejected = find_layers(block, positions)
-        for matmul, reason in rejected:
-            yield Candidate(matmul_key(matmul), matmul, "linalg.matmul (no tower layer)",
-                            None, reason)
+        for matmul, why in rejected:
+            yield Candidate.refused(matmul_key(matmul), matmul, "linalg.matmul (no tower layer)",
+                                    why)
         towers = link_towers(layers)
         place_towers(towers, h.block_placements(block))
         options = self.option_values(PlanOptions)
@@ -154,8 +155,9 @@ class BatchMlpTowers(CandidatePass[GroupPlan]):
         cand = Candidate.of(key, group.first_mm, group.describe(),
                             lambda: plan_group(group, arrangement, block, positions, options))
         if cand.plan is not None:
-            cand.declined = declined(cand.plan, options) or (
-                None if self.cpu_dynamic_rows else cpu_dynamic_rows_declined(group, ctx.target))
+            decline_by_cost(cand, options)
+            if cand.declined is None and not self.cpu_dynamic_rows:
+                cand.decline("cpu-dynamic-rows", cpu_dynamic_rows_declined(group, ctx.target))
         return cand
 
     def apply(self, candidate: Candidate[GroupPlan], ctx: PassContext) -> str:

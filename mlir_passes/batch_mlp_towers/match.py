@@ -164,7 +164,7 @@ def body_signature(op: ir.Operation, captured: list[ir.Value]) -> tuple:
     for j, bop in enumerate(block.operations):
         bop = bop.operation
         if len(bop.regions):
-            raise NoMatch("epilogue body has an op with a region")
+            raise NoMatch("epilogue-region-op", "epilogue body has an op with a region")
         operands = []
         for operand in bop.operands:
             if operand in names:
@@ -187,31 +187,33 @@ def _check_matmul(matmul: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operatio
     """(lhs, weight, accumulator fill, weight layout, body signature) of a tower matmul."""
     ins, inits = h.dps_inputs(matmul), h.dps_inits(matmul)
     if len(ins) != 2 or len(inits) != 1:
-        raise NoMatch("matmul with unexpected operands")
+        raise NoMatch("matmul-operands", "matmul with unexpected operands")
     lhs, weight = ins
     for value in (lhs, weight, matmul.results[0]):
         value_t = value.type
         if not isinstance(value_t, ir.RankedTensorType) or value_t.rank != 2:
-            raise NoMatch("operands are not 2-D tensors")
+            raise NoMatch("matmul-not-2d", "operands are not 2-D tensors")
     a_map, b_map, c_map = (h.map_dim_positions(map_) for map_ in h.indexing_maps(matmul))
     if a_map != [0, 2] or c_map != [0, 1] or b_map not in ([1, 2], [2, 1]):
-        raise NoMatch("unsupported matmul indexing maps (expects x[m,k] * W[n,k] or W[k,n])")
+        raise NoMatch("matmul-maps",
+                      "unsupported matmul indexing maps (expects x[m,k] * W[n,k] or W[k,n])")
     _check_static_except_rows(lhs, weight, matmul.results[0], "nk" if b_map == [1, 2] else "kn")
     fill = h.defining_op(inits[0])
     if fill is None or fill.name != LINALG_FILL:
-        raise NoMatch("matmul accumulator is not a linalg.fill")
+        raise NoMatch("accumulator-not-fill", "matmul accumulator is not a linalg.fill")
     if not is_param_like(weight):
         mutable = h.mutable_global_read(weight)
         if mutable is not None:
-            raise NoMatch(f"weight is read from the mutable global @{mutable} (it can change "
+            raise NoMatch("mutable-weight",
+                          f"weight is read from the mutable global @{mutable} (it can change "
                           "between calls: never stacked)")
-        raise NoMatch("weight is computed at run time (not a tower layer)")
+        raise NoMatch("runtime-weight", "weight is computed at run time (not a tower layer)")
     if len(h.body_block(matmul).arguments) != 3:
-        raise NoMatch("matmul body without 3 arguments")
+        raise NoMatch("matmul-body-arity", "matmul body without 3 arguments")
     mm_captured: list[ir.Value] = []
     mm_body = body_signature(matmul, mm_captured)
     if mm_captured:
-        raise NoMatch("matmul body uses values from above")
+        raise NoMatch("matmul-body-captures", "matmul body uses values from above")
     return lhs, weight, fill, "nk" if b_map == [1, 2] else "kn", mm_body
 
 
@@ -224,7 +226,8 @@ def _check_static_except_rows(lhs: ir.Value, weight: ir.Value, result: ir.Value,
                                (weight, "weight", weight_dims)):
         for dim, size in enumerate(value.type.shape):
             if ir.ShapedType.is_dynamic_size(size) and names[dim] != "M":
-                raise NoMatch(f"dynamic dim {dim} ({names[dim]}) of the matmul {what}: only "
+                raise NoMatch("dynamic-matmul-dim",
+                              f"dynamic dim {dim} ({names[dim]}) of the matmul {what}: only "
                               "the rows (M: batch, tokens) may be dynamic")
 
 
@@ -235,34 +238,35 @@ def _epilogue_roles(op: ir.Operation, chain: list[ir.Value], chain_dims: list[li
     and its loop dims (row / column); appends its parameters and captured values. NoMatch if
     it is no epilogue."""
     if not h.is_elementwise_generic(op) or len(op.results) != 1 or len(h.dps_inits(op)) != 1:
-        raise NoMatch("not a single-result elementwise generic")
+        raise NoMatch("epilogue-not-elementwise", "not a single-result elementwise generic")
     maps = h.indexing_maps(op)
     read = [chain.index(operand) for operand in h.dps_inputs(op) if operand in chain]
     if not read:
-        raise NoMatch("does not read the chain")
+        raise NoMatch("epilogue-not-on-chain", "does not read the chain")
     dims = chain_dims[read[0]]
     if maps[0].n_dims != len(dims) or not h.is_identity_map(maps[-1]) or \
             any(chain_dims[read_idx] != dims for read_idx in read):
-        raise NoMatch("epilogue iteration space differs from the matmul result")
+        raise NoMatch("epilogue-space", "epilogue iteration space differs from the matmul result")
     if len(list(h.body_block(op).arguments[-1].uses)):
-        raise NoMatch("epilogue reads its init")
+        raise NoMatch("epilogue-reads-init", "epilogue reads its init")
     if LINALG_INDEX in h.body_op_names(op):
-        raise NoMatch("epilogue body reads its loop indices")
+        raise NoMatch("epilogue-reads-indices", "epilogue body reads its loop indices")
     split_rows = dims.count(0) > 1  # after a row view: the rows are several dims
     roles, new_params = [], []
     for operand, map_ in zip(h.dps_inputs(op), maps):
         if operand in chain:
             if not h.is_identity_map(map_):
-                raise NoMatch("chain value read through a non-identity map")
+                raise NoMatch("chain-map", "chain value read through a non-identity map")
             roles.append(("chain", chain.index(operand)))
             continue
         pdims = h.map_dim_positions(map_)
         if pdims is None or len(set(pdims)) != len(pdims) or not is_param_like(operand):
-            raise NoMatch("operand is neither the chain nor a parameter")
+            raise NoMatch("epilogue-operand", "operand is neither the chain nor a parameter")
         if not isinstance(operand.type, ir.RankedTensorType) or not operand.type.has_static_shape:
-            raise NoMatch("parameter is not a static tensor")
+            raise NoMatch("parameter-not-static", "parameter is not a static tensor")
         if split_rows and any(dims[dim] == 0 for dim in pdims):
-            raise NoMatch("parameter indexed by a token dim (rows split by a reshape)")
+            raise NoMatch("parameter-token-dim",
+                          "parameter indexed by a token dim (rows split by a reshape)")
         roles.append(("param", len(params) + len(new_params)))
         new_params.append(operand)
     local_captured: list[ir.Value] = []

@@ -11,7 +11,7 @@ from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.invariants import check_no_parameter_stack
-from iree_fusions.compiler.protocol import NoMatch, block_ops, round_analysis
+from iree_fusions.compiler.protocol import Candidate, NoMatch, block_ops, round_analysis
 from iree_fusions.compiler.target import is_llvm_cpu
 
 from .arrange import MTN, TN, Arrangement, Node, Stack, build_trie
@@ -181,15 +181,17 @@ def plan_group(group: TowerGroup, arrangement: Arrangement | None, block: ir.Blo
     if len(group.towers) < 2:
         lone = group.towers[0]
         if group.elsewhere:
-            raise NoMatch(f"tower of {len(lone.layers)} layer(s) ({lone.layers[0].kind}): the "
+            raise NoMatch("lone-tower",
+                          f"tower of {len(lone.layers)} layer(s) ({lone.layers[0].kind}): the "
                           "other towers of equal structure read inputs placed on other devices (a "
                           "multi-device program): ops on different devices are never merged")
-        raise NoMatch(f"tower of {len(lone.layers)} layer(s) ({lone.layers[0].kind}) has no other "
+        raise NoMatch("lone-tower-no-group",
+                      f"tower of {len(lone.layers)} layer(s) ({lone.layers[0].kind}) has no other "
                       "tower of equal structure")
     try:
         return _plan_batched(group, arrangement, block, positions, options)
     except NoMatch as e:
-        raise NoMatch(f"{group.describe()}: {e}") from None
+        raise NoMatch(e.code, f"{group.describe()}: {e}") from None
 
 
 def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, positions: h.Positions,
@@ -198,9 +200,9 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
     root = build_trie(towers, arr.sig_id, 0, len(towers), 0)
     if group.padded and (root.chain_length() != len(towers[0].layers)
                          or any(trie_node.size != len(towers) for trie_node in root.walk())):
-        raise NoMatch("padded towers must batch on every layer")
+        raise NoMatch("padded-partial", "padded towers must batch on every layer")
     if root.chain_length() < options.min_layers:
-        raise NoMatch(f"only {root.chain_length()} layer(s) batch "
+        raise NoMatch("min-layers", f"only {root.chain_length()} layer(s) batch "
                       f"(min-layers={options.min_layers}); left to IREE")
     nodes = list(root.walk())
     rowless = options.drop_unit_rows and towers[0].layers[0].result_type.shape[0] == 1
@@ -230,8 +232,8 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
     budget = options.runtime_stack_bytes_per_dispatch
     if runtime_bytes and runtime_bytes > saved * budget:
         raise NoMatch(
-            f"stacking run-time tensors would copy {runtime_bytes} bytes per call to save "
-            f"{saved} dispatches (runtime-stack-bytes-per-dispatch={budget})")
+            "runtime-stack-bytes", f"stacking run-time tensors would copy {runtime_bytes} bytes "
+            f"per call to save {saved} dispatches (runtime-stack-bytes-per-dispatch={budget})")
     stack_copies, stack_bytes = _stack_copies(stack, towers)
     copies, copy_bytes = _result_copies(towers, nodes, group_ops | consumed)
     gain = Gain(saved, stack_copies, stack_bytes, copies, copy_bytes,
@@ -240,16 +242,17 @@ def _plan_batched(group: TowerGroup, arr: Arrangement, block: ir.Block, position
                      consumed, anchor, sink, runtime_bytes, positions, gain)
 
 
-def declined(plan: GroupPlan, options: PlanOptions) -> str | None:
-    """The pass's cost rule on a feasible plan (None: apply)."""
+def decline_by_cost(cand: Candidate[GroupPlan], options: PlanOptions) -> None:
+    """The pass's cost rule on a feasible plan (`Candidate.decline`)."""
+    plan = cand.plan
     gain = plan.gain
     if gain.net < options.min_net_dispatches:
-        return (f"{plan.group.describe()}: {gain.describe()}: below "
-                f"min-net-dispatches={options.min_net_dispatches}; left to IREE")
-    if gain.padding_waste > options.max_padding_waste:
-        return (f"{plan.group.describe()}: {gain.padding_waste:.0%} of the batched work "
-                f"would be zero padding (max-padding-waste={options.max_padding_waste})")
-    return None
+        cand.decline("min-net-dispatches", f"{plan.group.describe()}: {gain.describe()}: "
+                     f"below min-net-dispatches={options.min_net_dispatches}; left to IREE")
+    elif gain.padding_waste > options.max_padding_waste:
+        cand.decline("padding-waste", f"{plan.group.describe()}: {gain.padding_waste:.0%} of "
+                     "the batched work would be zero padding (max-padding-waste="
+                     f"{options.max_padding_waste})")
 
 
 CPU_DYNAMIC_ROWS_RULE = (
@@ -277,10 +280,12 @@ def _plan_padding(plans: list[NodePlan]) -> None:
     for plan in plans:
         first = plan.layers[0]
         if any(lay.kind == "other" for lay in plan.layers):
-            raise NoMatch("padded towers need known activations (padded columns must stay "
+            raise NoMatch("padded-unknown-input",
+                          "padded towers need known activations (padded columns must stay "
                           "finite)")
         if any(kind == "runtime" for kind in plan.slot_kinds):
-            raise NoMatch("padded towers need constant weights and parameters (padded once, "
+            raise NoMatch("padded-runtime-weight",
+                          "padded towers need constant weights and parameters (padded once, "
                           "at load time)")
         if k_pad is None:
             k_pad = first.lhs.type.shape[1]
@@ -289,7 +294,8 @@ def _plan_padding(plans: list[NodePlan]) -> None:
                                    for j in range(len(first.params))]
         for kind, shape, values in zip(plan.slot_kinds, plan.pad_shapes, plan.slots):
             if kind == "shared" and list(values[0].type.shape) != shape:
-                raise NoMatch("a parameter shared by towers of different widths")
+                raise NoMatch("parameter-widths",
+                              "a parameter shared by towers of different widths")
         k_pad = plan.width
 
 
@@ -306,7 +312,7 @@ def _param_pad_shape(layer: Layer, slot: int, width: int) -> list[int]:
                     col = epi.dims[dim] == 1 and size == cols
                     out.append(width if col else size)
                 return out
-    raise NoMatch("parameter read by no epilogue op")
+    raise NoMatch("parameter-unread", "parameter read by no epilogue op")
 
 
 def _choose_layouts(nodes: list[Node], towers: list[Tower], stack: Stack | None,
@@ -348,7 +354,8 @@ def plan_node(node: Node, parent: int | None, towers: list[Tower], shared: bool,
             stack_inputs = [lay.lhs for lay in layers]
             rows = list(dict.fromkeys(h.dim_key(value, 0) for value in stack_inputs))
             if len(rows) > 1:
-                raise NoMatch("separate inputs whose rows M are sizes not provably equal ("
+                raise NoMatch("rows-not-equal",
+                              "separate inputs whose rows M are sizes not provably equal ("
                               + " vs ".join(h.size_text(key) for key in rows[:3]) + "): they "
                               "cannot be stacked (shape facts relating them would tell)")
             externals += stack_inputs
@@ -392,10 +399,11 @@ def _check_same_values_from_above(layers: list[Layer]) -> None:
     for lay in layers[1:]:
         for ours, theirs in zip(lay.captured, first.captured):
             if ours != theirs and not h.same_constant(ours, theirs):
-                raise NoMatch("epilogue bodies use different values from above")
+                raise NoMatch("epilogue-captures-differ",
+                              "epilogue bodies use different values from above")
         if lay.fill_scalar != first.fill_scalar and not h.same_constant(lay.fill_scalar,
                                                                      first.fill_scalar):
-            raise NoMatch("accumulators are filled with different values")
+            raise NoMatch("fills-differ", "accumulators are filled with different values")
 
 
 def placement(block: ir.Block, positions: h.Positions, externals: list[ir.Value],
@@ -426,15 +434,18 @@ def placement(block: ir.Block, positions: h.Positions, externals: list[ir.Value]
         if op in sink:
             continue
         if op in ext_defs:
-            raise NoMatch("towers depend on each other (a tower's input is computed from "
+            raise NoMatch("towers-dependent",
+                          "towers depend on each other (a tower's input is computed from "
                           "another tower's result)")
         if not op.name.startswith(MOVABLE_PREFIXES):
-            raise NoMatch(f"a user of a tower result ({op.name}) comes before the group's "
+            raise NoMatch("user-before-inputs",
+                          f"a user of a tower result ({op.name}) comes before the group's "
                           "inputs are all available and cannot be moved")
         sink.add(op)
         work += early_users(op)
     ops = round_analysis(block_ops, block)  # in block order, listed once per round
     anchor = next((op for op in ops[last + 1:] if op not in removed and op not in sink), None)
     if anchor is None:
-        raise NoMatch("no op after the group's inputs to put the batched ops before")
+        raise NoMatch("no-insertion-point",
+                      "no op after the group's inputs to put the batched ops before")
     return anchor, sorted(sink, key=lambda op: h.position(op, positions))

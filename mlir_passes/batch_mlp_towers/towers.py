@@ -91,10 +91,10 @@ def next_layer(layer: Layer, layers: dict[ir.Operation, Layer]
 
 
 def find_layers(block: ir.Block, positions: h.Positions
-                ) -> tuple[dict[ir.Operation, Layer], list[tuple[ir.Operation, str]]]:
-    """The tower layers of the block's matmuls, and (matmul, reason) for the others."""
+                ) -> tuple[dict[ir.Operation, Layer], list[tuple[ir.Operation, NoMatch]]]:
+    """The tower layers of the block's matmuls, and (matmul, why not) for the others."""
     layers: dict[ir.Operation, Layer] = {}
-    rejected: list[tuple[ir.Operation, str]] = []
+    rejected: list[tuple[ir.Operation, NoMatch]] = []
     for op in block.operations:
         op = op.operation
         if op.name != LINALG_MATMUL:
@@ -102,7 +102,7 @@ def find_layers(block: ir.Block, positions: h.Positions
         try:
             layers[op] = analyze_layer(op, positions)
         except NoMatch as e:
-            rejected.append((op, str(e)))
+            rejected.append((op, e))
     return layers, rejected
 
 

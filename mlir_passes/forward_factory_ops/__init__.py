@@ -66,7 +66,8 @@ from dataclasses import dataclass
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.protocol import Candidate, CandidatePass, PassContext, option
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, NoMatch, PassContext,
+                                         option)
 
 from .analysis import OP_COST, Factory, FactoryAnalysis
 from .dispatches import (CloneForward, DispatchOptions, clone_into, consumer_candidates,
@@ -142,8 +143,9 @@ class ForwardFactoryOps(CandidatePass[FactoryPlan], FactoryCostOptions):
                                    dynamic_estimate=self.dynamic_dim_estimate)
         roots, generators = collect_roots(block, analysis)
         for value, reason in generators:
-            yield Candidate(generator_key(value), h.defining_op(value),
-                            f"{value.type} generator", None, reason)
+            yield Candidate.refused(generator_key(value), h.defining_op(value),
+                                    f"{value.type} generator",
+                                    NoMatch("expensive-generator", reason))
         cost = self.option_values(ForwardCost)
         materialized = []
         for root in roots:

@@ -151,7 +151,8 @@ def dynamic_generators(block: ir.Block, options: DispatchOptions
         reason = (f"a generated tensor of dynamic shape ({what}): a clone would need its "
                   "sizes inside the consuming dispatch (only static ones are cloned)")
         key = structural_key("forward-factory-dispatches", h.op_signature(op), "dynamic generator")
-        yield Candidate(key, op, f"{len(dynamic)} dynamic result(s)", None, reason)
+        yield Candidate.refused(key, op, f"{len(dynamic)} dynamic result(s)",
+                                NoMatch("dynamic-generator", reason))
 
 
 def _read_by(producer: ir.Operation, names: tuple[str, ...]) -> bool:
@@ -215,7 +216,8 @@ def consumer_candidates(producer: FactoryDispatch, options: DispatchOptions
                        f"consumers={','.join(allowed)})")
         if problem is not None:
             key = structural_key("forward-factory-dispatches", signature, str(view), problem)
-            yield Candidate(key, user, f"a read of {view}", None, problem)
+            yield Candidate.refused(key, user, f"a read of {view}",
+                                    NoMatch("unclonable-read", problem))
             continue
         reads.setdefault(user, []).append((operand, result, view))
         names.setdefault(user, []).append((str(view), readers))
@@ -258,7 +260,8 @@ def _plan(producer: FactoryDispatch, consumer: ir.Operation,
     # the reading op's tiles); the saving is the write and the read of the tensor.
     budget = options.ops_per_byte * 2 * nbytes
     if not options.ignore_cost and cost * elements > budget + options.ops_per_dispatch:
-        raise NoMatch(f"recomputing {elements} elements x {cost:g} ops costs more than moving "
+        raise NoMatch("recompute-costs-more",
+                      f"recomputing {elements} elements x {cost:g} ops costs more than moving "
                       f"{nbytes} bytes")
     return CloneForward(producer, consumer, reads)
 

@@ -188,21 +188,23 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardCost
     elements = h.estimated_numel(factory.value, estimate)
     nbytes = h.estimated_bytes(factory.value, estimate)
     if len(factory.ops) == 1 and factory.ops[0].name in (LINALG_FILL, ARITH_CONSTANT):
-        raise NoMatch("a fill/splat: IREE already clones it into its consumers")
+        raise NoMatch("fill-or-splat", "a fill/splat: IREE already clones it into its consumers")
     if root.escapes:
-        raise NoMatch("the value is a function result (materialized anyway)")
+        raise NoMatch("function-result", "the value is a function result (materialized anyway)")
     if not root.consumers:
-        raise NoMatch("; ".join(sorted(set(root.blocked))))
+        raise NoMatch("no-consumer", "; ".join(sorted(set(root.blocked))))
     consumers = [consumer for consumer, _ in root.consumers]  # per reading operand
     if not factory.leaves and not root.blocked and all(
             chain_op.name in _STOCK_FUSES_INDEX_CHAIN for chain_op in factory.ops) \
             and all(h.is_elementwise_generic(consumer) for consumer in consumers) \
             and (len(consumers) == 1 or not any(chain_op.name in RESHAPES
                                                 for chain_op in factory.ops)):
-        raise NoMatch("computed from indices only and read by elementwise generics: IREE "
+        raise NoMatch("index-generic-fused",
+                      "computed from indices only and read by elementwise generics: IREE "
                       "fuses it into them itself")
     if _clones_constant_broadcast(factory):
-        raise NoMatch("one elementwise generic of constants (a broadcast bias): IREE clones it "
+        raise NoMatch("constant-broadcast",
+                      "one elementwise generic of constants (a broadcast bias): IREE clones it "
                       "into the dispatches that read it itself")
     # The consumer body recomputes the value once per iteration (broadcast dims repeat it).
     iterations = sum(h.numel([h.estimated_size(key, estimate) for key in h.loop_keys(consumer)])
@@ -216,7 +218,7 @@ def plan_forward(root: Root, analysis: FactoryAnalysis, options: ForwardCost
               + (_estimate_note(factory.value, consumers, estimate)))
     if not options.ignore_cost and extra > budget:
         root.not_forwarded = f"recomputing costs more than it saves ({detail})"
-        raise NoMatch(root.not_forwarded)
+        raise NoMatch("costs-more", root.not_forwarded)
     return ForwardPlan(root, detail, analysis)
 
 
@@ -291,7 +293,7 @@ def _plan_compaction(group: list[tuple[Root, bool]], block: ir.Block,
         _leaf_after_first_reader(group, block) or \
         next(filter(None, (_broadcast_in_chain(root) for root, _ in group)), None)
     if problem is not None:
-        raise NoMatch(problem)
+        raise NoMatch("not-compactable", problem)
     return CompactPlan([root for root, _ in group], block, analysis)
 
 

@@ -76,8 +76,9 @@ class ForwardSliceDispatches(CandidatePass[SliceFold]):
             except WholeCopy:  # not a slice
                 continue
             except NoMatch as e:  # a copy of a slice left as it is: reported, with why
-                yield Candidate(structural_key("forward-slice-dispatches", h.op_signature(op)), op,
-                                f"a {op.results[0].type} copy", None, str(e))
+                yield Candidate.refused(structural_key("forward-slice-dispatches",
+                                                       h.op_signature(op)), op,
+                                        f"a {op.results[0].type} copy", e)
                 continue
             key = structural_key("forward-slice-dispatches", h.type_text(copy.source),
                                  h.type_text(op.results[0]), tuple(copy.sliced))

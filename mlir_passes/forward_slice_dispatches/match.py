@@ -80,15 +80,17 @@ def match_copy(op: ir.Operation) -> CopySlice:
     dispatch = h.Workgroups(op)
     load, store = copy_like(op)
     if h.tied_operands(op)[0] != -1:  # its one result
-        raise NoMatch("a copy into an operand tied to its result (written in place)")
+        raise NoMatch("copy-in-place",
+                      "a copy into an operand tied to its result (written in place)")
     args = dispatch.body_arguments
     if store.operands[0] != load.results[0] or \
             load.operands[0] not in args[:len(dispatch.arguments)]:
-        raise NoMatch("a copy that stores something else than what it loads from an operand")
+        raise NoMatch("copy-stores-other",
+                      "a copy that stores something else than what it loads from an operand")
     result_type = op.results[0].type
     s_off, s_size, s_stride = h.static_parts(store)
     if any(s_off) or any(st != 1 for st in s_stride) or s_size != list(result_type.shape):
-        raise NoMatch("a copy that writes part of its result")
+        raise NoMatch("copy-partial-store", "a copy that writes part of its result")
     arg_no = args.index(load.operands[0])
     source = dispatch.arguments[arg_no]
     src_shape = list(source.type.shape)
@@ -108,16 +110,18 @@ def match_copy(op: ir.Operation) -> CopySlice:
         if whole:
             sliced.append(None)
         elif DYN in (offsets[d], sizes[d], strides[d], extent):
-            raise NoMatch(f"dim {d} of the source is sliced at offsets, sizes or strides "
+            raise NoMatch("runtime-slice-dim",
+                          f"dim {d} of the source is sliced at offsets, sizes or strides "
                           "known only at run time")
         else:
             sliced.append((offsets[d], sizes[d], strides[d]))
     if all(part is None for part in sliced):
-        raise WholeCopy("a copy of the whole source (no slice to load in place)")
+        raise WholeCopy("whole-copy", "a copy of the whole source (no slice to load in place)")
     kept = h.kept_dims([extent if part is None else part[1]
                         for extent, part in zip(src_shape, sliced)], list(result_type.shape))
     if kept is None:
-        raise NoMatch("a copy whose result drops a dim that is not a unit dim of its part")
+        raise NoMatch("copy-drops-dim",
+                      "a copy whose result drops a dim that is not a unit dim of its part")
     source_dims = [op.operands[i] for i in h.argument_dims(op)[arg_no]]
     result_dims = dispatch.result_dims
     return CopySlice(op, source, source_dims, sliced, kept, result_dims)
@@ -148,22 +152,25 @@ def find_reads(copy: CopySlice) -> list[Read]:
         else:
             reads.append(_read(user, use.operand_number, None))
     if not reads:
-        raise NoMatch("nothing reads the copy")
+        raise NoMatch("no-reader", "nothing reads the copy")
     return reads
 
 
 def _read(reader: ir.Operation, operand: int, reshape: ir.Operation | None) -> Read:
     if reader.name != WORKGROUPS:
-        raise NoMatch(f"read by {reader.name}, which cannot load the slice itself")
+        raise NoMatch("reader-not-dispatch",
+                      f"read by {reader.name}, which cannot load the slice itself")
     dispatch = h.Workgroups(reader)
     argument = dispatch.argument_number(operand)
     if argument is None:
-        raise NoMatch("read as a workload or dim of a dispatch")
+        raise NoMatch("read-as-workload", "read as a workload or dim of a dispatch")
     if argument in h.tied_operands(reader):
-        raise NoMatch("read by a dispatch operand tied to its result (written in place)")
+        raise NoMatch("reader-in-place",
+                      "read by a dispatch operand tied to its result (written in place)")
     arg = dispatch.body_arguments[argument]
     if not _static_loads(arg, reader.operands[operand].type.rank):
-        raise NoMatch("a reading dispatch loads it at offsets known only at run time, or "
+        raise NoMatch("reader-runtime-load",
+                      "a reading dispatch loads it at offsets known only at run time, or "
                       "passes it on")
     return Read(reader, operand, reshape)
 

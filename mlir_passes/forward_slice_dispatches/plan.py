@@ -66,17 +66,18 @@ def reshaped_slices(copy: CopySlice, reshape: ir.Operation) -> list[tuple[int, V
             inner = math.prod(split[1:])
             if not split or DYN in split or math.prod(split) != size or stride != 1 or \
                     offset % inner or src_shape[d] % inner:
-                raise NoMatch(f"the reshape to {view} splits sliced dim {d} where the slice "
+                raise NoMatch("reshape-splits-slice",
+                              f"the reshape to {view} splits sliced dim {d} where the slice "
                               "does not fall on whole rows of the split")
             out.append((d, ViewSlice(src_shape[d] // inner, offset // inner, 1, d,
                                      len(split))))
         else:
-            raise NoMatch(f"the reshape to {view} moves sliced dim {d}")
+            raise NoMatch("reshape-moves-slice", f"the reshape to {view} moves sliced dim {d}")
     return out
 
 
 # ---------------------------------------------------------------- invariant checks
-# Each raises NoMatch("<check>: ...") rather than let the fold load other elements.
+# Each raises NoMatch("<check>", ...) rather than let the fold load other elements.
 
 def _inside(offset: int, size: int, stride: int, extent: int) -> bool:
     """The part (size kDynamic: known at run time) starts and, if static, ends in [0, extent)."""
@@ -85,17 +86,17 @@ def _inside(offset: int, size: int, stride: int, extent: int) -> bool:
 
 
 def check_part_in_source(copy: CopySlice) -> None:
-    """part-in-source: the copy's part of each sliced dim is inside the source's extent."""
+    """the copy's part of each sliced dim is inside the source's extent."""
     for d, part in enumerate(copy.sliced):
         if part is not None and not _inside(*part, copy.source.type.shape[d]):
-            raise NoMatch(f"part-in-source: the copy's part {list(part)} (offset, size, stride) "
+            raise NoMatch("part-in-source", f"the copy's part {list(part)} (offset, size, stride) "
                           f"of source dim {d} is not inside its extent "
                           f"{copy.source.type.shape[d]}")
 
 
 def check_reader_part_in_copy(copy: CopySlice, read: Read,
                               placed: list[tuple[int, ViewSlice]] | None) -> None:
-    """reader-part-in-copy: each load of the reader reads inside the copy's part of every sliced
+    """each load of the reader reads inside the copy's part of every sliced
     dim (its result dim, or the view dim it became): composed, inside the source's part."""
     extents = {copy.kept[d]: part[1] for d, part in enumerate(copy.sliced)
                if part is not None and copy.kept[d] is not None} if placed is None else \
@@ -104,37 +105,38 @@ def check_reader_part_in_copy(copy: CopySlice, read: Read,
     for load in h.users(h.Workgroups(reader).body_argument(read.operand)):
         for k, part in enumerate(zip(*h.static_parts(load))):
             if k in extents and not _inside(*part, extents[k]):
-                raise NoMatch(f"reader-part-in-copy: a reader loads {list(part)} (offset, size, "
+                raise NoMatch("reader-part-in-copy", f"a reader loads {list(part)} (offset, size, "
                               f"stride) of dim {k} of extent {extents[k]}, outside the copy's part")
 
 
 def check_own_view_dims(placed: list[tuple[int, ViewSlice]], view: list[int]) -> None:
-    """own-view-dim: each sliced dim becomes view dims of its own (not two unit dims on one)."""
+    """each sliced dim becomes view dims of its own (not two unit dims on one)."""
     owner: dict[int, int] = {}
     for j, part in placed:
         for k in range(j, j + part.span):
             if owner.setdefault(k, part.source_dim) != part.source_dim:
-                raise NoMatch(f"own-view-dim: sliced dims {owner[k]} and {part.source_dim} both "
+                raise NoMatch("own-view-dim", f"sliced dims {owner[k]} and {part.source_dim} both "
                               f"become dim {k} of the reshape to {view}")
 
 
 def check_view_order(placed: list[tuple[int, ViewSlice]], view: list[int]) -> None:
-    """view-dim-order: the sliced dims keep their order in the view (unit dims could swap)."""
+    """the sliced dims keep their order in the view (unit dims could swap)."""
     in_order = sorted(placed, key=lambda placement: placement[1].source_dim)
     for (j, first), (k, second) in itertools.pairwise(in_order):
         if k < j + first.span:
-            raise NoMatch(f"view-dim-order: sliced dims {first.source_dim} and "
+            raise NoMatch("view-dim-order", f"sliced dims {first.source_dim} and "
                           f"{second.source_dim} become dims {j} and {k} of the reshape to "
                           f"{view}, in the other order")
 
 
 def check_element_count(copy: CopySlice, reshape: ir.Operation, wide: list[int]) -> None:
-    """element-count: the widened view has the source's element count. The view has the copy's,
+    """the widened view has the source's element count. The view has the copy's,
     so prod(wide) / prod(view) must be prod(source) / prod(copy): exact fractions over the dims
     that differ (static), the run-time ones the same values (the copy's and its reshape's)."""
     if not ia.same_values(copy.result_dims, reshape_dims(reshape)[0]) or \
             not ia.same_values(copy.result_dims, copy.source_dims):
-        raise NoMatch("element-count: the copy or its reshape has other run-time dims than the "
+        raise NoMatch("element-count-dims",
+                      "the copy or its reshape has other run-time dims than the "
                       "source")
     view = list(reshape.results[0].type.shape)
     # (wide is the view with its placed dims widened: as long, and those dims static, as the
@@ -143,7 +145,7 @@ def check_element_count(copy: CopySlice, reshape: ir.Operation, wide: list[int])
     sliced = math.prod(Fraction(extent, part[1]) for extent, part in
                        zip(copy.source.type.shape, copy.sliced) if part is not None)
     if widened != sliced:
-        raise NoMatch(f"element-count: the widened view {wide} has {widened} times the elements "
+        raise NoMatch("element-count", f"the widened view {wide} has {widened} times the elements "
                       f"of the view {view}, the source {sliced} times the copy's")
 
 

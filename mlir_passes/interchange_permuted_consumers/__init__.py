@@ -108,7 +108,8 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
                 cand = match_consumer(op, options)
                 if cand is not None:
                     if not cand.blocked and not self.gpu_dynamic:
-                        cand.declined = gpu_dynamic_declined(cand.plan.path, ctx.target)
+                        cand.decline("gpu-dynamic",
+                                     gpu_dynamic_declined(cand.plan.path, ctx.target))
                     yield cand
 
     def footprint(self, candidate: Candidate[InterchangePlan], ctx: PassContext) -> Footprint:
@@ -156,14 +157,14 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
                 plan = first_plan if step == 0 and first_plan is not None else \
                     plan_bubble_expand(path, reshape)
                 if isinstance(plan, str):
-                    raise NoMatch(plan)
+                    raise NoMatch("expand-not-bubbled", plan)
                 names = ", ".join(op.name for op, _ in plan)
                 apply_bubble(plan, reshape)
                 steps.append(f"expand_shape moved above {names} (loops split)")
             else:
                 plan = plan_sink_collapse(path, reshape)
                 if isinstance(plan, str):
-                    raise NoMatch(plan)
+                    raise NoMatch("collapse-not-sunk", plan)
                 names = ", ".join(op.name for op, _ in plan)
                 consumer = apply_sink(plan)
                 steps.append(f"collapse_shape moved below {names} (loops split)")
@@ -171,7 +172,7 @@ class InterchangePermutedConsumers(CandidatePass[InterchangePlan]):
             if path is None:
                 return f"{'; '.join(steps)} (consumer no longer permuted)"
         if path.reshapes:
-            raise NoMatch("reshapes remain on the path")
+            raise NoMatch("reshapes-remain", "reshapes remain on the path")
         # 2. The permutation moves into C's output map, P's layout, or a folded copy.
         tail = path.value
         siblings = list(dict.fromkeys(user for user in h.users(tail) if user.name != TENSOR_DIM))

@@ -68,15 +68,16 @@ def match_consumer(consumer: ir.Operation, options: MatchOptions
 def _choose_path(consumer: ir.Operation, traced: dict[int, Path], identity: list[int],
                  options: MatchOptions) -> InterchangePlan:
     if h.body_reads_tensor(consumer):
-        raise NoMatch("consumer reads a tensor inside its body")
-    plans, reasons = [], []
+        raise NoMatch("consumer-reads-tensor", "consumer reads a tensor inside its body")
+    plans, declines = [], []
     for operand, path in traced.items():
         try:
             plans.append(InterchangePlan(path, feasibility(path, options)))
         except NoMatch as e:
-            reasons.append(f"operand {operand} ({path.producer.name}): {e}")
-    if not plans:
-        raise NoMatch("; ".join(reasons))
+            declines.append((operand, path, e))
+    if not plans:  # one operand's code (the first's): the reason names each operand's
+        raise NoMatch(declines[0][2].code, "; ".join(
+            f"operand {operand} ({path.producer.name}): {e}" for operand, path, e in declines))
     best = max(plans, key=lambda plan: plan.score)
     for operand in identity:
         path = trace_path(consumer, operand)
@@ -87,10 +88,11 @@ def _choose_path(consumer: ir.Operation, traced: dict[int, Path], identity: list
         except NoMatch:
             continue
         if score >= best.score:
-            raise NoMatch(f"already reads {path.producer.name} (operand {operand}) with the "
+            raise NoMatch("identity-already",
+                          f"already reads {path.producer.name} (operand {operand}) with the "
                           "identity map and fuses there")
     if options.leave_to_stock and stock_interchanges_it(consumer, best.path, options):
-        raise NoMatch(STOCK_DOES_IT)
+        raise NoMatch("stock-does-it", STOCK_DOES_IT)
     return best
 
 
@@ -140,9 +142,10 @@ MAP_DOES_NOT_MATTER = {
 def feasibility(path: Path, options: MatchOptions) -> tuple:
     """Score (higher is better) if C could join P's dispatch after the rewrite."""
     if path.producer.name in MAP_DOES_NOT_MATTER:
-        raise NoMatch(MAP_DOES_NOT_MATTER[path.producer.name])
+        raise NoMatch("map-does-not-matter", MAP_DOES_NOT_MATTER[path.producer.name])
     if path.reshapes and not options.propagate_reshapes:
-        raise NoMatch("a reshape sits between producer and consumer (propagate-reshapes=false)")
+        raise NoMatch("reshape-between",
+                      "a reshape sits between producer and consumer (propagate-reshapes=false)")
     # Every value between P and C but the last must flow to the next op only.
     values = [path.producer.results[0]] if path.producer.results else []
     values += [op.results[0] for op in path.ops]
@@ -150,15 +153,16 @@ def feasibility(path: Path, options: MatchOptions) -> tuple:
     for value, nxt in zip(values[:-1], chain_ops[:-1]):
         users = {user for user in h.users(value) if user.name != TENSOR_DIM}
         if users != {nxt}:
-            raise NoMatch(f"{h.defining_op(value).name} result has {len(users)} users (IREE fuses "
+            raise NoMatch("multi-use-result",
+                          f"{h.defining_op(value).name} result has {len(users)} users (IREE fuses "
                           "consumers only into single-consumer producers)")
     if len(path.producer.results) != 1:
-        raise NoMatch(f"producer {path.producer.name} has several results")
+        raise NoMatch("multi-result-producer", f"producer {path.producer.name} has several results")
     for reshape in path.reshapes:
         plan = (plan_bubble_expand(path, reshape) if reshape.name == TENSOR_EXPAND_SHAPE
                 else plan_sink_collapse(path, reshape))
         if isinstance(plan, str):
-            raise NoMatch(plan)
+            raise NoMatch("reshape-not-movable", plan)
         break  # later reshapes are planned after the first one is gone
     tail = path.value
     siblings = list(dict.fromkeys(user for user in h.users(tail) if user.name != TENSOR_DIM))
@@ -174,29 +178,34 @@ def check_siblings(siblings: list[ir.Operation], value: ir.Value,
                    options: MatchOptions) -> None:
     """The readers of a multi-use value can be interchanged and merged into one generic."""
     if not options.merge_multi_use:
-        raise NoMatch(f"value has {len(siblings)} users (merge-multi-use=false)")
+        raise NoMatch("merge-multi-use-off",
+                      f"value has {len(siblings)} users (merge-multi-use=false)")
     rank = ir.RankedTensorType(value.type).rank
     for sibling in siblings:
         if not h.is_elementwise(sibling) or h.body_reads_tensor(sibling):
-            raise NoMatch(f"value has {len(siblings)} users, {sibling.name} is not a mergeable "
+            raise NoMatch("sibling-not-mergeable",
+                          f"value has {len(siblings)} users, {sibling.name} is not a mergeable "
                           "elementwise op")
         maps = h.indexing_maps(sibling)
         loops = maps[0].n_dims
         if loops != rank:
-            raise NoMatch("value has several users with different iteration spaces")
+            raise NoMatch("sibling-spaces",
+                          "value has several users with different iteration spaces")
         for operand, map_ in zip(h.dps_inputs(sibling), maps):
             dims = h.map_dim_positions(map_)
             if operand == value and (dims is None or not h.is_permutation(dims, loops)):
-                raise NoMatch("value has several users, one reads it through a broadcast")
+                raise NoMatch("sibling-broadcast",
+                              "value has several users, one reads it through a broadcast")
         for map_ in maps:
             if h.map_dim_positions(map_) is None:
-                raise NoMatch("a sibling has a non-permutation map")
+                raise NoMatch("sibling-map", "a sibling has a non-permutation map")
     block = siblings[0].parent
     if any(sibling.parent != block for sibling in siblings):
-        raise NoMatch("siblings in different blocks")
+        raise NoMatch("sibling-blocks", "siblings in different blocks")
     placements = round_analysis(h.block_placements, siblings[0].block)
     if len({placements[sibling] for sibling in siblings}) > 1:
-        raise NoMatch("the readers take inputs placed on different devices (a multi-device "
+        raise NoMatch("multi-device",
+                      "the readers take inputs placed on different devices (a multi-device "
                       "program): ops on different devices are never merged")
     positions = round_analysis(h.block_positions, siblings[0].block)
     first = min(siblings, key=lambda sibling: positions[sibling])
@@ -204,7 +213,8 @@ def check_siblings(siblings: list[ir.Operation], value: ir.Value,
     for sibling in siblings:
         for operand in sibling.operands:
             if not h.defined_before(operand, pos, positions):
-                raise NoMatch("siblings depend on each other or on values defined between them")
+                raise NoMatch("siblings-dependent",
+                              "siblings depend on each other or on values defined between them")
 
 
 def plan_footprint(path: Path) -> Footprint:

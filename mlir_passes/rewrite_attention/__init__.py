@@ -203,16 +203,16 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             work = None if candidate.blocked or gpu or not least else \
                 multiply_adds(candidate.plan)
             if work is not None and work < least:
-                candidate.declined = (f"small: {work} multiply-adds, fewer than {least} "
-                                      f"({source}): IREE's fused op measured faster")
+                candidate.decline("small", f"small: {work} multiply-adds, fewer than {least} "
+                                  f"({source}): IREE's fused op measured faster")
             if not candidate.blocked and gpu and not self.on_gpu:
                 plan = candidate.plan
                 if not (gathered(plan.k) or gathered(plan.v)):
-                    candidate.declined = GPU_RULE
+                    candidate.decline("gpu", GPU_RULE)
                 elif self.gpu_gathered:
                     candidate.sure = GPU_GATHER
                 else:
-                    candidate.declined = GPU_GATHER_FUSED
+                    candidate.decline("gpu-gathered", GPU_GATHER_FUSED)
             yield candidate
 
     def reads_value_columns(self, ctx: PassContext) -> bool:

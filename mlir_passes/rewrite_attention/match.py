@@ -67,10 +67,11 @@ def _dims(amap: ir.AffineMap) -> list[int]:
     dims = []
     for expr in amap.results:
         if not isinstance(expr, ir.AffineDimExpr):
-            raise NoMatch(f"an indexing map that is not a projection ({amap})")
+            raise NoMatch("map-not-projection",
+                          f"an indexing map that is not a projection ({amap})")
         dims.append(expr.position)
     if len(set(dims)) != len(dims):
-        raise NoMatch(f"an indexing map that repeats a loop ({amap})")
+        raise NoMatch("map-repeats-loop", f"an indexing map that repeats a loop ({amap})")
     return dims
 
 
@@ -81,12 +82,14 @@ def score_modification(op: ir.Operation) -> tuple[ir.Operation, ...]:
     block = op.regions[0].blocks[0]
     *body, terminator = list(block.operations)
     if len(block.arguments) != 1 or len(terminator.operands) != 1:
-        raise NoMatch("a score region with other arguments or results than the score")
+        raise NoMatch("score-region-signature",
+                      "a score region with other arguments or results than the score")
     for inner in body:
         name = inner.operation.name
         if not name.startswith(("arith.", "math.")) or len(inner.operation.regions) \
                 or len(inner.operation.results) != 1:
-            raise NoMatch(f"a score modification region with {name} (only arith and math "
+            raise NoMatch("score-region-op",
+                          f"a score modification region with {name} (only arith and math "
                           "ops are decomposed: position-dependent scores are left to IREE)")
     return tuple(inner.operation for inner in body)
 
@@ -96,20 +99,21 @@ def match_attention(op: ir.Operation) -> AttentionPlan:
     operands = list(op.operands)
     maps = h.indexing_maps(op)
     if len(operands) not in (5, 6) or len(maps) != len(operands) or len(op.results) != 1:
-        raise NoMatch("an attention with other operands than q, k, v, scale, [mask], out")
+        raise NoMatch("operands",
+                      "an attention with other operands than q, k, v, scale, [mask], out")
     names = ["q", "k", "v", "scale"] + (["mask"] if len(operands) == 6 else []) + ["out"]
     values = dict(zip(names, operands))
     modification = score_modification(op)
     if not isinstance(values["scale"].type, ir.FloatType):
-        raise NoMatch("a scale that is not a float scalar")
+        raise NoMatch("scale-not-float", "a scale that is not a float scalar")
     for name in ("q", "k", "v", "out"):
         t = h.tensor_type(values[name])
         if t is None or not isinstance(t.element_type, ir.FloatType):
-            raise NoMatch(f"a {name} that is not a float tensor")
+            raise NoMatch("operand-not-float", f"a {name} that is not a float tensor")
     if "mask" in values:
         t = h.tensor_type(values["mask"])
         if t is None or not isinstance(t.element_type, (ir.FloatType, ir.IntegerType)):
-            raise NoMatch("a mask that is neither a float nor a boolean tensor")
+            raise NoMatch("mask-type", "a mask that is neither a float nor a boolean tensor")
     dims = {name: _dims(m) for name, m in zip(names, maps)}
     roles = attention_roles(dims, maps[0].n_dims)
     return AttentionPlan(op, values["q"], values["k"], values["v"], values["scale"],
@@ -123,18 +127,18 @@ def attention_roles(dims: dict[str, list[int]], n_loops: int) -> dict[str, list[
     loop one of them reads outside its roles has none), a role is missing, or the mask
     reads a head-dim or value loop."""
     if dims["scale"]:
-        raise NoMatch("a scale that is not a scalar")
+        raise NoMatch("scale-not-scalar", "a scale that is not a scalar")
     q, k, v, o = (set(dims[n]) for n in ("q", "k", "v", "out"))
     batch = q & k & v & o
     roles = {"batch": batch, "m": (q & o) - batch, "k1": (q & k) - batch,
              "k2": (k & v) - batch, "n": (v & o) - batch}
     every = set(range(n_loops))
     if set().union(*roles.values()) != every or sum(map(len, roles.values())) != len(every):
-        raise NoMatch("loops that are not batch, query, head-dim, key or value loops")
+        raise NoMatch("loop-kinds", "loops that are not batch, query, head-dim, key or value loops")
     if not roles["k1"] or not roles["k2"] or not roles["n"]:
-        raise NoMatch("an attention without a head-dim, key or value loop")
+        raise NoMatch("missing-loop", "an attention without a head-dim, key or value loop")
     if "mask" in dims and set(dims["mask"]) - batch - roles["m"] - roles["k2"]:
-        raise NoMatch("a mask indexed by a head-dim or value loop")
+        raise NoMatch("mask-map", "a mask indexed by a head-dim or value loop")
     return {role: sorted(roles[role]) for role in ROLES}
 
 

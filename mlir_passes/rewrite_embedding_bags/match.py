@@ -139,19 +139,19 @@ def _bag_loops(op: ir.Operation, dynamic: bool = False
     elif its == ["reduction", "parallel"]:
         dims, expect = (None, 0, 1), [[0], [], [1]]
     else:
-        raise NoMatch("not a (bag, position, column) generic")
+        raise NoMatch("not-bag-generic", "not a (bag, position, column) generic")
     ins, outs = h.dps_inputs(op), h.dps_inits(op)
     if len(ins) != 2 or len(outs) != 1:
-        raise NoMatch("expects indices and offsets")
+        raise NoMatch("operands", "expects indices and offsets")
     if [h.map_dim_positions(map_) for map_ in h.indexing_maps(op)] != expect:
-        raise NoMatch("unexpected indexing maps")
+        raise NoMatch("maps", "unexpected indexing maps")
     idx_t, off_t = h.tensor_type(ins[0]), h.tensor_type(ins[1])
     res_t = h.tensor_type(op.results[0])
     if idx_t is None or off_t is None or res_t is None:
-        raise NoMatch("operands are not ranked tensors")
+        raise NoMatch("unranked", "operands are not ranked tensors")
     if not dynamic and not (idx_t.has_static_shape and off_t.has_static_shape and
                             res_t.has_static_shape):
-        raise NoMatch("dynamic shapes")
+        raise NoMatch("dynamic-shapes", "dynamic shapes")
 
     def static(size: int) -> int | None:
         return None if ir.ShapedType.is_dynamic_size(size) else size
@@ -170,25 +170,25 @@ def _bag_summand(op: ir.Operation, dims: tuple[int | None, int, int]
     yielded = body[-1].operands[0]
     sel = h.defining_op(yielded)
     if sel is None or sel.name != ARITH_SELECT or sel.operands[2] != out_arg:
-        raise NoMatch("body does not select between out and out + row")
+        raise NoMatch("body-not-select", "body does not select between out and out + row")
     add = h.defining_op(sel.operands[1])
     if add is None or add.name != ARITH_ADDF or out_arg not in list(add.operands):
-        raise NoMatch("body does not accumulate a sum")
+        raise NoMatch("body-not-sum", "body does not accumulate a sum")
     row_first = add.operands[1] == out_arg
     row = add.operands[0] if row_first else add.operands[1]
     extract = h.defining_op(row)
     if extract is None or extract.name != TENSOR_EXTRACT or len(extract.operands) != 3:
-        raise NoMatch("summand is not a table element")
+        raise NoMatch("summand-not-extract", "summand is not a table element")
     table = extract.operands[0]
     tab_t = h.static_type(table)
     if tab_t is None or tab_t.rank != 2 or h.defined_inside(table, op) or \
             tab_t.shape[1] != res_t.shape[-1] or tab_t.element_type != res_t.element_type:
-        raise NoMatch("summand is not a row of a captured table")
+        raise NoMatch("summand-not-table", "summand is not a row of a captured table")
     col = h.defining_op(extract.operands[2])
     if col is None or col.name != LINALG_INDEX or \
             ir.IntegerAttr(col.attributes["dim"]).value != dims[2] or \
             not h.traces_to(extract.operands[1], idx_arg):
-        raise NoMatch("table element is not [idx[j], d]")
+        raise NoMatch("table-index", "table element is not [idx[j], d]")
     return sel, extract, row_first
 
 
@@ -200,12 +200,12 @@ def _check_body_ops(op: ir.Operation, extract: ir.Operation, known_offsets: list
     for body_op in h.body_block(op).operations:
         body_op = body_op.operation
         if body_op.name not in BAG_BODY_OPS:
-            raise NoMatch(f"unexpected {body_op.name} in the bag body")
+            raise NoMatch("body-op", f"unexpected {body_op.name} in the bag body")
         if body_op.name == TENSOR_EXTRACT and body_op != extract and \
                 body_op.operands[0] != offsets and \
                 (known_offsets is None or
                  _known_int_vector(body_op.operands[0]) != known_offsets):
-            raise NoMatch("body reads an unknown tensor")
+            raise NoMatch("body-reads-tensor", "body reads an unknown tensor")
 
 
 def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
@@ -220,18 +220,18 @@ def match_embedding_bag(op: ir.Operation) -> EmbeddingBag:
     if id_count is None or bags is None:
         return _match_dynamic_embedding_bag(op, dims)
     if bags == 0 or id_count % bags:
-        raise VariableBags("bags are not of one fixed length")
+        raise VariableBags("variable-bags", "bags are not of one fixed length")
     length = id_count // bags
     ins = h.dps_inputs(op)
     offsets = _known_int_vector(ins[1])
     if offsets != [bag * length for bag in range(bags)]:
-        raise VariableBags("offsets are not b * L (variable-length bags)")
+        raise VariableBags("offsets-not-strided", "offsets are not b * L (variable-length bags)")
     sel, extract, _ = _bag_summand(op, dims)
     _check_body_ops(op, extract, offsets)
     _check_bag_condition(op, sel.operands[0], dims, [offsets], id_count,
                          "bag condition does not select [b*L, b*L+L)")
     if not h.is_zero_fill(h.dps_inits(op)[0]):
-        raise NoMatch("bag sum does not start from zero")
+        raise NoMatch("nonzero-start", "bag sum does not start from zero")
     return EmbeddingBag(op, extract.operands[0], ins[0], bags, length)
 
 
@@ -250,7 +250,8 @@ def _match_dynamic_embedding_bag(op: ir.Operation, dims: tuple) -> EmbeddingBag:
     exprs = [_size_expr(ids, 0), _size_expr(res, 0),
              _size_expr(offsets, 0) if h.tensor_type(offsets).rank else ([], lambda env: 1)]
     if any(expr is None for expr in exprs):
-        raise NoMatch("embedding_bag with dynamic sizes IREE holds no value for")
+        raise NoMatch("unknown-dynamic-size",
+                      "embedding_bag with dynamic sizes IREE holds no value for")
     sel, extract, _ = _bag_summand(op, dims)
     captured = [value for inner in h.walk_ops(op) for value in inner.operands
                 if not h.defined_inside(value, op) and isinstance(value.type, (ir.IntegerType,
@@ -263,7 +264,8 @@ def _match_dynamic_embedding_bag(op: ir.Operation, dims: tuple) -> EmbeddingBag:
     leaves = _free_sizes([value for roots, _ in exprs for value in roots] + captured)
     if len(leaves) != 1:
         names = ", ".join(sorted(h.size_text(value) for value in leaves))
-        raise NoMatch(f"the bag count and the ids' length come from separate dynamic sizes "
+        raise NoMatch("separate-dynamic-sizes",
+                      f"the bag count and the ids' length come from separate dynamic sizes "
                       f"({names}): nothing in the IR says the bags have one fixed length")
     leaf = leaves.pop()
     length = None
@@ -272,19 +274,20 @@ def _match_dynamic_embedding_bag(op: ir.Operation, dims: tuple) -> EmbeddingBag:
         try:
             id_count, rows, bags = (size(env) for _, size in exprs)
         except (_Unknown, KeyError):
-            raise NoMatch("embedding_bag sizes not understood") from None
+            raise NoMatch("sizes-unknown", "embedding_bag sizes not understood") from None
         if bags != rows or bags == 0 or id_count % bags or \
                 (length is not None and id_count // bags != length):
-            raise VariableBags("bags are not of one fixed length")
+            raise VariableBags("variable-bags-op", "bags are not of one fixed length")
         length = id_count // bags
         vector = _known_int_vector(offsets, env, bags)
         if vector != [bag * length for bag in range(bags)]:
-            raise VariableBags("offsets are not b * L (variable-length bags)")
+            raise VariableBags("offsets-not-strided-op",
+                               "offsets are not b * L (variable-length bags)")
         _check_body_ops(op, extract, vector)
         _check_bag_condition(op, sel.operands[0], dims, [vector], id_count,
                              "bag condition does not select [b*L, b*L+L)", env)
     if not h.is_zero_fill(h.dps_inits(op)[0]):
-        raise NoMatch("bag sum does not start from zero")
+        raise NoMatch("nonzero-start-op", "bag sum does not start from zero")
     return EmbeddingBag(op, extract.operands[0], ids, h.dim_value(res, 0), length)
 
 
@@ -388,7 +391,7 @@ def match_offsets_bag(op: ir.Operation) -> OffsetsBag:
     _check_bag_condition(op, sel.operands[0], dims, _trial_offsets(bags, id_count), id_count,
                          "bag condition does not select [offsets[b], offsets[b+1])")
     if not h.is_zero_fill(h.dps_inits(op)[0]):
-        raise NoMatch("bag sum does not start from zero")
+        raise NoMatch("nonzero-start-offsets", "bag sum does not start from zero")
     ids, offsets = h.dps_inputs(op)
     return OffsetsBag(op, extract.operands[0], ids, offsets, bags, id_count, row_first)
 
@@ -431,6 +434,6 @@ def _check_bag_condition(op: ir.Operation, cond: ir.Value, dims: tuple,
                 try:
                     got = _eval_int(cond, env, tensors, {})
                 except (_Unknown, KeyError):
-                    raise NoMatch("bag condition not understood") from None
+                    raise NoMatch("bag-condition", "bag condition not understood") from None
                 if bool(got) != (start <= pos < end):
-                    raise NoMatch(mismatch)
+                    raise NoMatch("bag-condition-mismatch", mismatch)

@@ -46,12 +46,12 @@ def bag_candidate(op: ir.Operation) -> Candidate[EmbeddingBag] | OffsetsBag | No
         try:
             return match_offsets_bag(op)
         except NoMatch as e:
-            reason = f"embedding_bag-like generic with run-time offsets: {e}"
+            why = NoMatch(e.code, f"embedding_bag-like generic with run-time offsets: {e}")
     except NoMatch as e:
-        reason = f"embedding_bag-like generic: {e}"
+        why = NoMatch(e.code, f"embedding_bag-like generic: {e}")
     if not h.reads_table_in_body(op):
         return None
-    return Candidate(_bag_key(op), op, "embedding_bag generic", None, reason)
+    return Candidate.refused(_bag_key(op), op, "embedding_bag generic", why)
 
 
 def _bag_key(op: ir.Operation) -> str:
@@ -78,7 +78,7 @@ def offsets_bag_candidates(bags: list[OffsetsBag], order: dict, opts: OffsetsOpt
                                 f"{len(group)} embedding_bag(s) with run-time offsets",
                                 lambda group=group: _offsets_plan(group, opts), gain="work")
             if not cand.blocked:
-                cand.declined = offsets_declined(group, opts)
+                cand.decline("offsets-cost", offsets_declined(group, opts))
             yield cand
 
 
@@ -110,6 +110,6 @@ def offsets_declined(group: list[OffsetsBag], opts: OffsetsOptions) -> str | Non
 
 def _offsets_plan(group: list[OffsetsBag], opts: OffsetsOptions) -> OffsetsBagGroup:
     if not opts.offsets_bags:
-        raise NoMatch("embedding_bags with run-time offsets are not rewritten "
+        raise NoMatch("offsets-bags-off", "embedding_bags with run-time offsets are not rewritten "
                       "(offsets-bags=false)")
     return OffsetsBagGroup(group)

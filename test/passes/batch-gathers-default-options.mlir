@@ -5,8 +5,8 @@
 // Two tables stacked once at load (t0 rows 0-9, t1 rows 10-29); one gather; each index is
 // bounds-checked against its own table's rows (10 or 20) before the offset is added.
 // DEFAULT: [batch-gathers] 0 change(s), 2 skipped
-// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
-// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
+// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back) [batch-gathers/min-sliced-indices]
+// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 16 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back) [batch-gathers/min-sliced-indices]
 util.func public @cross_table_offsets(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -46,8 +46,8 @@ util.func public @cross_table_offsets(%i0: tensor<8xi64>, %i1: tensor<8xi64>) ->
 // Two bags (gather of 8x5 ids then a sum over the 5): one gather writing [2, 8, 4], the sum
 // unrolled in the body from 0.0 over l = 0..4 like the reduction it replaces.
 // DEFAULT: [batch-gathers] 0 change(s), 2 skipped
-// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
-// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
+// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256 [batch-gathers/min-pooled-indices]
+// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256 [batch-gathers/min-pooled-indices]
 util.func public @pooled_bags(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -149,8 +149,8 @@ util.func public @concat_writer(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %v: tens
 // itself and reads the bags' sums straight from the batched gather (no copy of its slices).
 // DEFAULT: [batch-gathers] 1 change(s), 2 skipped
 // DEFAULT-NEXT: changed [batch-gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat of 5 slots (widths 4) written in place by one generic in 4-column chunks (2 lookups gathered in it from 1 table group(s), 0 from batched gathers, 3 copied values); 5 insert_slices removed
-// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
-// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256
+// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256 [batch-gathers/min-pooled-indices]
+// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 80 indices in all candidate bags, below min-pooled-indices=256 [batch-gathers/min-pooled-indices]
 util.func public @bags_into_concat(%i0: tensor<8x5xi64>, %i1: tensor<8x5xi64>, %i2: tensor<8xi64>, %i3: tensor<8xi64>, %v: tensor<8x4xf32>) -> (tensor<8x20xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
@@ -312,7 +312,7 @@ util.func public @dynamic_bags_into_concat(%i0: tensor<?x5xi64>, %i1: tensor<?x5
 // are equal): one flat gather over [N0 + N1, 4], segment starts and sizes computed on the
 // host, each result a slice with a dynamic offset.
 // DEFAULT: [batch-gathers] 0 change(s), 2 skipped
-// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 128 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
+// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 128 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back) [batch-gathers/min-sliced-indices]
 util.func public @dynamic_lookups_flat(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %b0 = tensor.dim %i0, %c0 : tensor<?xi64>
@@ -344,7 +344,7 @@ util.func public @dynamic_lookups_flat(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -
 // util.assume.int value): stacked [2, ?, 4], no run-time check; the assumed upper bound
 // (umax = 16) is what the thresholds count.
 // DEFAULT: [batch-gathers] 0 change(s), 2 skipped
-// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 32 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back)
+// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: 32 indices in all candidates, below min-sliced-indices=1024 (results would be sliced back) [batch-gathers/min-sliced-indices]
 util.func public @dynamic_shared_batch(%i0: tensor<?xi64>, %i1: tensor<?xi64>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %d = tensor.dim %i0, %c0 : tensor<?xi64>

@@ -7,7 +7,7 @@
 // writer covers the run of lookup slots in 4-column chunks and the dense slot is inserted as
 // it was; narrow-concat=columns writes every slot in 1-column chunks; off leaves it to stock.
 // OFF: [batch-gathers] 0 change(s), 4 skipped
-// OFF-NEXT: skipped [batch-gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat: slot widths [3, 4] share only 1-column chunks (< 4) and narrow-concat=off
+// OFF-NEXT: skipped [batch-gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat: slot widths [3, 4] share only 1-column chunks (< 4) and narrow-concat=off [batch-gathers/narrow-concat-off]
 util.func public @narrow_concat(%d: tensor<8x3xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>, %i2: tensor<8xi64>) -> (tensor<8x15xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>

@@ -15,8 +15,8 @@
 // an initializer that reads the parameters at load; with no other reader left, the
 // parameters are read only there.
 // DEFAULT: [batch-gathers] 0 change(s), 4 skipped
-// DEFAULT-NEXT: skipped [batch-gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat: the writer would gather none of its lookups (their tables are external parameters, not stacked: model::t0, model::t1, model::t2; stack-parameters=true stacks them), only copy values; left to IREE
-// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: tables read from external parameters (model::t0, model::t1, model::t2): stacked at load they would be a second resident copy beside the parameter file (resident memory never grows; measured on dlrm-b64 --form params: MiB held 4 -> 7); stack-parameters=true stacks them at load
+// DEFAULT-NEXT: skipped [batch-gathers-concat-{{[0-9a-f]+}}] tensor.insert_slice at {{.+}}: concat: the writer would gather none of its lookups (their tables are external parameters, not stacked: model::t0, model::t1, model::t2; stack-parameters=true stacks them), only copy values; left to IREE [batch-gathers/concat-no-lookup]
+// DEFAULT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] linalg.generic at {{.+}}: tables read from external parameters (model::t0, model::t1, model::t2): stacked at load they would be a second resident copy beside the parameter file (resident memory never grows; measured on dlrm-b64 --form params: MiB held 4 -> 7); stack-parameters=true stacks them at load [batch-gathers/stacks-parameters]
 // DEFAULT-NOT: util.initializer
 // DEFAULT-LABEL: util.func public @parameter_tables
 // DEFAULT-COUNT-3: flow.tensor.constant #flow.parameter.named

@@ -438,7 +438,7 @@ util.func public @mixed_lengths(%i0: tensor<8xi64>, %i1: tensor<2x3xi64>) -> (te
 util.func public @below_threshold(%i0: tensor<8xi64>) -> (tensor<8x4xf32>) {
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table) [batch-gathers/alone]"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -467,7 +467,7 @@ util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (ten
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<10x8xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table) [batch-gathers/alone]"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -482,7 +482,7 @@ util.func public @different_dims(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (ten
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
   %l1_e = tensor.empty() : tensor<8x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 8, f32, i64 indices of shape 8 (or of the same table)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 8, f32, i64 indices of shape 8 (or of the same table) [batch-gathers/alone]"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x8xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -512,7 +512,7 @@ util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, ten
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses [batch-gathers/alone-in-shape]"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -533,7 +533,7 @@ util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, ten
     linalg.yield %v : i64
   } -> tensor<8xi64>
   %l1_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses [batch-gathers/alone-in-shape]"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -559,7 +559,7 @@ util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, ten
 // IDEM: [batch-gathers] 0 change(s)
 util.func public @non_constant_tables(%ta: tensor<10x4xf32>, %tb: tensor<20x4xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
   %l0_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="table is not a constant (stacking it would copy it on every call); only lookups of the same table merge"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="table is not a constant (stacking it would copy it on every call); only lookups of the same table merge [batch-gathers/table-not-constant]"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -574,7 +574,7 @@ util.func public @non_constant_tables(%ta: tensor<10x4xf32>, %tb: tensor<20x4xf3
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
   %l1_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="table is not a constant (stacking it would copy it on every call); only lookups of the same table merge"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="table is not a constant (stacking it would copy it on every call); only lookups of the same table merge [batch-gathers/table-not-constant]"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -647,7 +647,7 @@ util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<4x20xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8 (or of the same table) [batch-gathers/alone]"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -662,7 +662,7 @@ util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
   %l1_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="column is not the loop of the result's last dim"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="column is not the loop of the result's last dim [batch-gathers/column-not-last-loop]"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -677,7 +677,7 @@ util.func public @wrong_axis(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %s: tensor<
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
   %ge_e = tensor.empty() : tensor<4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="gather is not a row gather along dim 0"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="gather is not a row gather along dim 0 [batch-gathers/gather-not-dim0]"}}
   %g = iree_linalg_ext.gather dimension_map = [0, 1] ins(%s, %k : tensor<10x4xf32>, tensor<4x2xi64>) outs(%ge_e : tensor<4xf32>) -> tensor<4xf32>
   util.return %l0, %l1, %g : tensor<8x4xf32>, tensor<8x4xf32>, tensor<4xf32>
 }
@@ -749,7 +749,7 @@ util.func public @absorbed_by_consumer(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch [batch-gathers/fused-by-stock]"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -770,7 +770,7 @@ util.func public @absorbed_by_consumer(%i0: tensor<8xi64>, %i1: tensor<8xi64>) -
     linalg.yield %v : f32
   } -> tensor<8x4xf32>
   %l1_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="its only consumer (linalg.generic) fuses it in stock IREE: batching would add a dispatch [batch-gathers/fused-by-stock]"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1195,7 +1195,7 @@ util.func public @expert_weight_gather(%ids: tensor<2xi64>) -> (tensor<2x4x4xf32
   %c0_i64 = arith.constant 0 : i64
   %c10_i64 = arith.constant 10 : i64
   %e = tensor.empty() : tensor<2x4x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="gathers whole [4x4] slices of a 3-d table (tensor<10x4x4xf32>) by index (`W[ids]`, index_select: e.g. MoE expert weights): batching supports row gathers of 2-d tables"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="gathers whole [4x4] slices of a 3-d table (tensor<10x4x4xf32>) by index (`W[ids]`, index_select: e.g. MoE expert weights): batching supports row gathers of 2-d tables [batch-gathers/not-row-gather]"}}
   %g = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%ids : tensor<2xi64>) outs(%e : tensor<2x4x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %neg = arith.cmpi slt, %in, %c0_i64 : i64
@@ -1222,7 +1222,7 @@ util.func public @indexed_rows(%ids: tensor<8xi64>) -> (tensor<8x4xf32>) {
   %c0_i64 = arith.constant 0 : i64
   %c10_i64 = arith.constant 10 : i64
   %e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="body wraps negative indices (i < 0 ? i + rows : i, as `W[ids]` indexing lowers): batching supports F.embedding's bounds-checked row extract"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="body wraps negative indices (i < 0 ? i + rows : i, as `W[ids]` indexing lowers): batching supports F.embedding's bounds-checked row extract [batch-gathers/body-not-lookup]"}}
   %g = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<8xi64>) outs(%e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %neg = arith.cmpi slt, %in, %c0_i64 : i64
@@ -1421,7 +1421,7 @@ util.func public @dynamic_bags_unrelated(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %g0_e = tensor.empty(%b0) : tensor<?x5x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="the bags' index shapes differ (dim 0 of argument 1 vs dim 0 of argument 0: dynamic dims not known to be equal) and bags are batched only stacked"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="the bags' index shapes differ (dim 0 of argument 1 vs dim 0 of argument 0: dynamic dims not known to be equal) and bags are batched only stacked [batch-gathers/bag-shapes]"}}
   %g0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i0 : tensor<?x5xi64>) outs(%g0_e : tensor<?x5x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1438,7 +1438,7 @@ util.func public @dynamic_bags_unrelated(%i0: tensor<?x5xi64>, %i1: tensor<?x5xi
     linalg.yield %s : f32
   } -> tensor<?x4xf32>
   %g1_e = tensor.empty(%b1) : tensor<?x5x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="the bags' index shapes differ (dim 0 of argument 1 vs dim 0 of argument 0: dynamic dims not known to be equal) and bags are batched only stacked"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="the bags' index shapes differ (dim 0 of argument 1 vs dim 0 of argument 0: dynamic dims not known to be equal) and bags are batched only stacked [batch-gathers/bag-shapes]"}}
   %g1 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%i1 : tensor<?x5xi64>) outs(%g1_e : tensor<?x5x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1533,7 +1533,7 @@ util.func public @mutable_global_table(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %
   %m = util.global.load @m : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="table is the mutable global @m (it can change between calls: never stacked); only lookups of the same table merge"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="table is the mutable global @m (it can change between calls: never stacked); only lookups of the same table merge [batch-gathers/table-not-constant]"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1542,7 +1542,7 @@ util.func public @mutable_global_table(%i0: tensor<8xi64>, %i1: tensor<8xi64>, %
     linalg.yield %x : f32
   } -> tensor<8x4xf32>
   %l1_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="the other lookups of this shape read tables that are not constants (stacking them would copy them on every call)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="the other lookups of this shape read tables that are not constants (stacking them would copy them on every call) [batch-gathers/others-not-constant]"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i1 : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -1793,7 +1793,7 @@ util.func public @onnx_column_select(%ids: tensor<4x3xi64>) -> tensor<4x8xf32> {
     linalg.yield %x : i64
   } -> tensor<4xi64>
   %le = tensor.empty() : tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 8, f32, i64 indices of shape 4 (or of the same table)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 8, f32, i64 indices of shape 4 (or of the same table) [batch-gathers/alone]"}}
   %l = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%col : tensor<4xi64>) outs(%le : tensor<4x8xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index

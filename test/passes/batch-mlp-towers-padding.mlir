@@ -122,7 +122,7 @@ util.func public @padded_heads(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tensor
 // PAD-COUNT-6: linalg.matmul
 // PAD-NOT: batch_matmul
 // PAD-REPORT: [batch-mlp-towers] 0 change(s), 1 skipped
-// PAD-REPORT-NEXT: skipped [batch-mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 3 towers (depth 2, relu, shared input, widths 2x2/3x2/16x2): 56% of the batched work would be zero padding (max-padding-waste=0.5)
+// PAD-REPORT-NEXT: skipped [batch-mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 3 towers (depth 2, relu, shared input, widths 2x2/3x2/16x2): 56% of the batched work would be zero padding (max-padding-waste=0.5) [batch-mlp-towers/padding-waste]
 util.func public @padding_waste(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>) {
   %zero = arith.constant 0.000000e+00 : f32
   %one = arith.constant 1.000000e+00 : f32

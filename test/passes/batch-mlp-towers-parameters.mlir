@@ -10,7 +10,7 @@
 // parameter file (DEFAULT). With stack-parameters=true they are stacked once, in an
 // initializer that reads the parameters at load time; never per call.
 // DEFAULT: [batch-mlp-towers] 0 change(s), 1 skipped
-// DEFAULT-NEXT: skipped [batch-mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none/relu, shared input): weights or epilogue parameters read from external parameters (model::w0, model::w1): stacked at load they would be a second resident copy beside the parameter file (resident memory never grows; measured on dlrm-b64 --form params: MiB held 4 -> 7); stack-parameters=true stacks them at load
+// DEFAULT-NEXT: skipped [batch-mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none/relu, shared input): weights or epilogue parameters read from external parameters (model::w0, model::w1): stacked at load they would be a second resident copy beside the parameter file (resident memory never grows; measured on dlrm-b64 --form params: MiB held 4 -> 7); stack-parameters=true stacks them at load [batch-mlp-towers/stacks-parameters]
 // DEFAULT-NOT: util.initializer
 // DEFAULT-LABEL: util.func public @parameter_weights
 // DEFAULT-COUNT-4: linalg.matmul

@@ -504,7 +504,7 @@ util.func public @different_k(%x0: tensor<4x16xf32>, %x1: tensor<4x12xf32>) -> (
   %c185 = arith.constant dense<0.60> : tensor<8x16xf32>
   %e186 = tensor.empty() : tensor<4x8xf32>
   %f187 = linalg.fill ins(%zero : f32) outs(%e186 : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (relu) has no other tower of equal structure"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (relu) has no other tower of equal structure [batch-mlp-towers/lone-tower-no-group]"}}
   %mm188 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x0, %c185 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f187 : tensor<4x8xf32>) -> tensor<4x8xf32>
   %e190 = tensor.empty() : tensor<4x8xf32>
   %g191 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c189, %mm188 : tensor<8xf32>, tensor<4x8xf32>) outs(%e190 : tensor<4x8xf32>) {
@@ -537,7 +537,7 @@ util.func public @different_k(%x0: tensor<4x16xf32>, %x1: tensor<4x12xf32>) -> (
   } -> tensor<4x8xf32>
   %e204 = tensor.empty() : tensor<4x8xf32>
   %f205 = linalg.fill ins(%zero : f32) outs(%e204 : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (relu) has no other tower of equal structure"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (relu) has no other tower of equal structure [batch-mlp-towers/lone-tower-no-group]"}}
   %mm206 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x1, %c203 : tensor<4x12xf32>, tensor<8x12xf32>) outs(%f205 : tensor<4x8xf32>) -> tensor<4x8xf32>
   %e208 = tensor.empty() : tensor<4x8xf32>
   %g209 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c207, %mm206 : tensor<8xf32>, tensor<4x8xf32>) outs(%e208 : tensor<4x8xf32>) {
@@ -584,12 +584,12 @@ util.func public @different_m_batch(%x0: tensor<4x16xf32>, %x1: tensor<2x16xf32>
   %v1 = arith.constant dense<0.4> : tensor<8x8xf32>
   %e0 = tensor.empty() : tensor<4x8xf32>
   %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (none) has no other tower of equal structure"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (none) has no other tower of equal structure [batch-mlp-towers/lone-tower-no-group]"}}
   %a0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x0, %w0 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f0 : tensor<4x8xf32>) -> tensor<4x8xf32>
   %a1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a0, %v0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f0 : tensor<4x8xf32>) -> tensor<4x8xf32>
   %e1 = tensor.empty() : tensor<2x8xf32>
   %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x8xf32>) -> tensor<2x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (none) has no other tower of equal structure"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (none) has no other tower of equal structure [batch-mlp-towers/lone-tower-no-group]"}}
   %b0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x1, %w1 : tensor<2x16xf32>, tensor<8x16xf32>) outs(%f1 : tensor<2x8xf32>) -> tensor<2x8xf32>
   %b1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%b0, %v1 : tensor<2x8xf32>, tensor<8x8xf32>) outs(%f1 : tensor<2x8xf32>) -> tensor<2x8xf32>
   util.return %a1, %b1 : tensor<4x8xf32>, tensor<2x8xf32>
@@ -612,7 +612,7 @@ util.func public @single_tower(%x: tensor<4x16xf32>) -> (tensor<4x4xf32>) {
   %c221 = arith.constant dense<0.70> : tensor<8x16xf32>
   %e222 = tensor.empty() : tensor<4x8xf32>
   %f223 = linalg.fill ins(%zero : f32) outs(%e222 : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 3 layer(s) (silu) has no other tower of equal structure"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 3 layer(s) (silu) has no other tower of equal structure [batch-mlp-towers/lone-tower-no-group]"}}
   %mm224 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %c221 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f223 : tensor<4x8xf32>) -> tensor<4x8xf32>
   %e226 = tensor.empty() : tensor<4x8xf32>
   %g227 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c225, %mm224 : tensor<8xf32>, tensor<4x8xf32>) outs(%e226 : tensor<4x8xf32>) {
@@ -701,7 +701,7 @@ util.func public @dependent_towers(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, ten
   %v1 = arith.constant dense<0.4> : tensor<8x8xf32>
   %e = tensor.empty() : tensor<4x8xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 2 towers (depth 2, none, separate input): towers depend on each other (a tower's input is computed from another tower's result)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 2 towers (depth 2, none, separate input): towers depend on each other (a tower's input is computed from another tower's result) [batch-mlp-towers/towers-dependent]"}}
   %a0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %a1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a0, %v0 : tensor<4x8xf32>, tensor<8x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   // The second tower's input is computed from the first tower's result.
@@ -723,7 +723,7 @@ util.func public @runtime_weights(%x: tensor<4x256xf32>, %w0: tensor<64x256xf32>
   %zero = arith.constant 0.000000e+00 : f32
   %e = tensor.empty() : tensor<4x64xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x64xf32>) -> tensor<4x64xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 2 towers (depth 2, none, shared input): stacking run-time tensors would copy 163840 bytes per call to save 2 dispatches (runtime-stack-bytes-per-dispatch=32768)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 2 towers (depth 2, none, shared input): stacking run-time tensors would copy 163840 bytes per call to save 2 dispatches (runtime-stack-bytes-per-dispatch=32768) [batch-mlp-towers/runtime-stack-bytes]"}}
   %a0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<4x256xf32>, tensor<64x256xf32>) outs(%f : tensor<4x64xf32>) -> tensor<4x64xf32>
   %a1 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%a0, %v0 : tensor<4x64xf32>, tensor<64x64xf32>) outs(%f : tensor<4x64xf32>) -> tensor<4x64xf32>
   %b0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x256xf32>, tensor<64x256xf32>) outs(%f : tensor<4x64xf32>) -> tensor<4x64xf32>
@@ -913,7 +913,7 @@ util.func public @single_layer_towers(%x: tensor<4x16xf32>) -> (tensor<4x8xf32>,
   %c326 = arith.constant dense<0.90> : tensor<8x16xf32>
   %e327 = tensor.empty() : tensor<4x8xf32>
   %f328 = linalg.fill ins(%zero : f32) outs(%e327 : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 3 towers (depth 1, relu, shared input): saves 2 layer dispatch(es) + 0 stack copies, adds 3 result copies (net -1; -384 bytes between dispatches): below min-net-dispatches=0; left to IREE"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 3 towers (depth 1, relu, shared input): saves 2 layer dispatch(es) + 0 stack copies, adds 3 result copies (net -1; -384 bytes between dispatches): below min-net-dispatches=0; left to IREE [batch-mlp-towers/min-net-dispatches]"}}
   %mm329 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %c326 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f328 : tensor<4x8xf32>) -> tensor<4x8xf32>
   %e331 = tensor.empty() : tensor<4x8xf32>
   %g332 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%c330, %mm329 : tensor<8xf32>, tensor<4x8xf32>) outs(%e331 : tensor<4x8xf32>) {
@@ -1161,7 +1161,7 @@ util.func public @intermediate_also_used(%x: tensor<4x16xf32>) -> (tensor<4x8xf3
   %v1 = arith.constant dense<0.4> : tensor<8x8xf32>
   %e = tensor.empty() : tensor<4x8xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 2 towers (depth 2, none/relu, shared input): saves 2 layer dispatch(es) + 0 stack copies, adds 4 result copies (net -2; -512 bytes between dispatches): below min-net-dispatches=0; left to IREE"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 2 towers (depth 2, none/relu, shared input): saves 2 layer dispatch(es) + 0 stack copies, adds 4 result copies (net -2; -512 bytes between dispatches): below min-net-dispatches=0; left to IREE [batch-mlp-towers/min-net-dispatches]"}}
   %a0 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %a0r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a0 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -1242,7 +1242,7 @@ util.func public @padded_heads(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tensor
   %b32 = arith.constant dense<0.18> : tensor<3xf32>
   %e2 = tensor.empty() : tensor<4x4xf32>
   %f3 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x4xf32>) -> tensor<4x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 2 towers (depth 2, relu, shared input, widths 4x2/8x3): 26% of the batched work would be zero padding (max-padding-waste=0.0)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 2 towers (depth 2, relu, shared input, widths 4x2/8x3): 26% of the batched work would be zero padding (max-padding-waste=0.0) [batch-mlp-towers/padding-waste]"}}
   %mm4 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x16xf32>, tensor<4x16xf32>) outs(%f3 : tensor<4x4xf32>) -> tensor<4x4xf32>
   %e6 = tensor.empty() : tensor<4x4xf32>
   %g7 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b5, %mm4 : tensor<4xf32>, tensor<4x4xf32>) outs(%e6 : tensor<4x4xf32>) {
@@ -1330,7 +1330,7 @@ util.func public @padding_waste(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tenso
   %b50 = arith.constant dense<0.30> : tensor<2xf32>
   %e2 = tensor.empty() : tensor<4x2xf32>
   %f3 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x2xf32>) -> tensor<4x2xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 3 towers (depth 2, relu, shared input, widths 2x2/3x2/16x2): 56% of the batched work would be zero padding (max-padding-waste=0.0)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 3 towers (depth 2, relu, shared input, widths 2x2/3x2/16x2): 56% of the batched work would be zero padding (max-padding-waste=0.0) [batch-mlp-towers/padding-waste]"}}
   %mm4 = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x16xf32>, tensor<2x16xf32>) outs(%f3 : tensor<4x2xf32>) -> tensor<4x2xf32>
   %e6 = tensor.empty() : tensor<4x2xf32>
   %g7 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%b5, %mm4 : tensor<2xf32>, tensor<4x2xf32>) outs(%e6 : tensor<4x2xf32>) {
@@ -1526,7 +1526,7 @@ util.func public @towers_of_two_precisions(%x: tensor<4x16xbf16>) -> (tensor<4x8
   %out = tensor.empty() : tensor<4x8xbf16>
   %out16 = tensor.empty() : tensor<4x8xf16>
   %f = linalg.fill ins(%zero : f32) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (none) has no other tower of equal structure"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (none) has no other tower of equal structure [batch-mlp-towers/lone-tower-no-group]"}}
   %m0a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0a : tensor<4x16xbf16>, tensor<8x16xbf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %t0a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m0a : tensor<4x8xf32>) outs(%out : tensor<4x8xbf16>) {
   ^bb0(%in: f32, %o: bf16):
@@ -1549,7 +1549,7 @@ util.func public @towers_of_two_precisions(%x: tensor<4x16xbf16>) -> (tensor<4x8
     %r = arith.addf %b, %in : bf16
     linalg.yield %r : bf16
   } -> tensor<4x8xbf16>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (none) has no other tower of equal structure"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="tower of 2 layer(s) (none) has no other tower of equal structure [batch-mlp-towers/lone-tower-no-group]"}}
   %m1a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1a : tensor<4x16xbf16>, tensor<8x16xbf16>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %t1a = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m1a : tensor<4x8xf32>) outs(%out16 : tensor<4x8xf16>) {
   ^bb0(%in: f32, %o: f16):
@@ -1621,9 +1621,9 @@ util.func public @dynamic_k(%x: tensor<4x?xf32>, %w0: tensor<8x?xf32>, %w1: tens
   %zero = arith.constant 0.000000e+00 : f32
   %e = tensor.empty() : tensor<4x8xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="dynamic dim 1 (K) of the matmul input: only the rows (M: batch, tokens) may be dynamic"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="dynamic dim 1 (K) of the matmul input: only the rows (M: batch, tokens) may be dynamic [batch-mlp-towers/dynamic-matmul-dim]"}}
   %a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<4x?xf32>, tensor<8x?xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="dynamic dim 1 (K) of the matmul input: only the rows (M: batch, tokens) may be dynamic"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="dynamic dim 1 (K) of the matmul input: only the rows (M: batch, tokens) may be dynamic [batch-mlp-towers/dynamic-matmul-dim]"}}
   %b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x?xf32>, tensor<8x?xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   util.return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
 }
@@ -1642,9 +1642,9 @@ util.func public @mutable_global_weights(%x: tensor<4x16xf32>) -> (tensor<4x8xf3
   %w1 = util.global.load @w1 : tensor<8x16xf32>
   %e = tensor.empty() : tensor<4x8xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="weight is read from the mutable global @w0 (it can change between calls: never stacked)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="weight is read from the mutable global @w0 (it can change between calls: never stacked) [batch-mlp-towers/mutable-weight]"}}
   %a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w0 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="weight is read from the mutable global @w1 (it can change between calls: never stacked)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="weight is read from the mutable global @w1 (it can change between calls: never stacked) [batch-mlp-towers/mutable-weight]"}}
   %b = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x, %w1 : tensor<4x16xf32>, tensor<8x16xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   util.return %a, %b : tensor<4x8xf32>, tensor<4x8xf32>
 }
@@ -1765,7 +1765,7 @@ util.func public @separate_unrelated_rows(%x0: tensor<?x16xf32>, %x1: tensor<?x1
   %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<?x8xf32>) -> tensor<?x8xf32>
   %e1 = tensor.empty(%m1) : tensor<?x8xf32>
   %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x8xf32>) -> tensor<?x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 2 towers (depth 1, relu, separate input): separate inputs whose rows M are sizes not provably equal (dim 0 of argument 0 vs dim 0 of argument 1): they cannot be stacked (shape facts relating them would tell)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-mlp-towers | Remark="group of 2 towers (depth 1, relu, separate input): separate inputs whose rows M are sizes not provably equal (dim 0 of argument 0 vs dim 0 of argument 1): they cannot be stacked (shape facts relating them would tell) [batch-mlp-towers/rows-not-equal]"}}
   %a = linalg.matmul indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>] ins(%x0, %w0 : tensor<?x16xf32>, tensor<8x16xf32>) outs(%f0 : tensor<?x8xf32>) -> tensor<?x8xf32>
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%a : tensor<?x8xf32>) outs(%e0 : tensor<?x8xf32>) {
   ^bb0(%in: f32, %out: f32):

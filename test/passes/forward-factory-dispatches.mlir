@@ -117,7 +117,7 @@ util.func public @not_an_attention_consumer(%start: tensor<i64>, %x: tensor<32xf
     %x0, %y0, %z0 = iree_tensor_ext.dispatch.workgroup_count_from_slice()
     flow.return %x0, %y0, %z0 : index, index, index
   }
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-dispatches | Remark="reads the factory tensor in linalg.generic (not in consumers=iree_linalg_ext.attention)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-dispatches | Remark="reads the factory tensor in linalg.generic (not in consumers=iree_linalg_ext.attention) [forward-factory-dispatches/unclonable-read]"}}
   %r = flow.dispatch.workgroups(%x, %m) : (tensor<32xf32>, tensor<32xf32>) -> tensor<32xf32> =
       (%a0: !iree_tensor_ext.dispatch.tensor<readonly:tensor<32xf32>>, %a1: !iree_tensor_ext.dispatch.tensor<readonly:tensor<32xf32>>, %a2: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<32xf32>>) {
     %lx = iree_tensor_ext.dispatch.tensor.load %a0, offsets = [0], sizes = [32], strides = [1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<32xf32>> -> tensor<32xf32>
@@ -150,7 +150,7 @@ util.func public @dynamic_mask_into_attention(%s: index, %start: tensor<i64>, %q
   %c16 = arith.constant 16 : index
   %ss = arith.muli %s, %s overflow<nsw> : index
   %n = arith.muli %ss, %c16 overflow<nsw> : index
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-dispatches | Remark="a generated tensor of dynamic shape (tensor<?xf32>: dim(s) 0 dynamic): a clone would need its sizes inside the consuming dispatch (only static ones are cloned)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-dispatches | Remark="a generated tensor of dynamic shape (tensor<?xf32>: dim(s) 0 dynamic): a clone would need its sizes inside the consuming dispatch (only static ones are cloned) [forward-factory-dispatches/dynamic-generator]"}}
   %m = flow.dispatch.workgroups[%n, %s](%n, %s, %start) : (index, index, tensor<i64>) -> tensor<?xf32>{%n} =
       (%a0: index, %a1: index, %a2: !iree_tensor_ext.dispatch.tensor<readonly:tensor<i64>>, %a3: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<?xf32>>) {
     %zero = arith.constant 0.000000e+00 : f32

@@ -51,7 +51,7 @@ util.func public @mask_used_by_two_dispatches(%start: tensor<i64>, %a: tensor<4x
     linalg.yield %m : f32
   } -> tensor<8x8xf32>
   %e48 = tensor.empty() : tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers [forward-factory-ops/fill-or-splat]"}}
   %init = linalg.fill ins(%zero : f32) outs(%e48 : tensor<4x8xf32>) -> tensor<4x8xf32>
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %mask : tensor<4x8x8xf32>, tensor<8x8xf32>) outs(%init : tensor<4x8xf32>) {
@@ -116,7 +116,7 @@ util.func public @unary_chain(%start: tensor<i32>, %x: tensor<16x32xf32>) -> ten
     linalg.yield %c : f32
   } -> tensor<32xf32>
   %e = tensor.empty() : tensor<16xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers [forward-factory-ops/fill-or-splat]"}}
   %init = linalg.fill ins(%zero : f32) outs(%e : tensor<16xf32>) -> tensor<16xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]}
       ins(%x, %cos : tensor<16x32xf32>, tensor<32xf32>) outs(%init : tensor<16xf32>) {
@@ -182,7 +182,7 @@ util.func public @chain_ending_at_binary_op(%start: tensor<i64>, %a: tensor<8x4x
   // expected-remark@below {{(6 op chain) into 1 consuming generic(s); 7 weighted ops/element x 64 iterations vs 64 elements: 0 extra ops; 512 bytes saved, budget 8.02e+06"}}
   %dist3 = tensor.expand_shape %dist [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
   %e = tensor.empty() : tensor<8x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers [forward-factory-ops/fill-or-splat]"}}
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<8x8xf32>) -> tensor<8x8xf32>
   %mm = linalg.matmul ins(%a, %b : tensor<8x4xf32>, tensor<4x8xf32>) outs(%fill : tensor<8x8xf32>) -> tensor<8x8xf32>
   %mm3 = tensor.expand_shape %mm [[0, 1], [2]] output_shape [2, 4, 8] : tensor<8x8xf32> into tensor<2x4x8xf32>
@@ -261,7 +261,7 @@ util.func public @rope_concat(%start: tensor<i64>, %inv: tensor<2xf32>, %q: tens
 util.func public @function_result(%start: tensor<i64>, %a: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>) {
   %zero = arith.constant 0.0 : f32
   %e8 = tensor.empty() : tensor<8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="the value is a function result (materialized anyway)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="the value is a function result (materialized anyway) [forward-factory-ops/function-result]"}}
   %pos = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
       ins(%start : tensor<i64>) outs(%e8 : tensor<8xf32>) {
   ^bb0(%s: i64, %o: f32):
@@ -298,7 +298,7 @@ util.func public @rng_like(%a: tensor<4x64xf32>, %b: tensor<4x64xf32>) -> (tenso
   %c16 = arith.constant 16 : i32
   %scale = arith.constant 2.3283064e-10 : f32
   %e = tensor.empty() : tensor<4x64xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="expensive generator: 66 ops per element > max-element-ops=40"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="expensive generator: 66 ops per element > max-element-ops=40 [forward-factory-ops/expensive-generator]"}}
   %rng = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%e : tensor<4x64xf32>) {
   ^bb0(%o: f32):
     %i = linalg.index 0 : index
@@ -443,8 +443,8 @@ util.func public @rope_tables_kept(%start: tensor<i64>, %q: tensor<32x256x64xf32
     linalg.yield %c : f32
   } -> tensor<256x64xf32>
   %eq = tensor.empty() : tensor<32x256x64xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="recomputing costs more than it saves (606 weighted ops/element x 1048576 iterations vs 16384 elements: 6.26e+08 extra ops; 196608 bytes saved, budget 1.43e+07)"}}
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="recomputing costs more than it saves (606 weighted ops/element x 1048576 iterations vs 16384 elements: 6.26e+08 extra ops; 196608 bytes saved, budget 1.43e+07)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="recomputing costs more than it saves (606 weighted ops/element x 1048576 iterations vs 16384 elements: 6.26e+08 extra ops; 196608 bytes saved, budget 1.43e+07) [forward-factory-ops/costs-more]"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="recomputing costs more than it saves (606 weighted ops/element x 1048576 iterations vs 16384 elements: 6.26e+08 extra ops; 196608 bytes saved, budget 1.43e+07) [forward-factory-ops/costs-more]"}}
   %rq = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
       ins(%q, %cos, %sin : tensor<32x256x64xf32>, tensor<256x64xf32>, tensor<256x64xf32>) outs(%eq : tensor<32x256x64xf32>) {
   ^bb0(%x: f32, %c: f32, %s: f32, %o: f32):
@@ -475,7 +475,7 @@ util.func public @rope_tables_kept(%start: tensor<i64>, %q: tensor<32x256x64xf32
 util.func public @nothing_to_forward(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<64x64xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers [forward-factory-ops/fill-or-splat]"}}
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
   %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%a : tensor<64x64xf32>) outs(%e : tensor<64x64xf32>) {
@@ -529,7 +529,7 @@ util.func public @dynamic_mask_two_reductions(%start: tensor<i64>, %a: tensor<4x
     linalg.yield %m : f32
   } -> tensor<?x?xf32>
   %e4s = tensor.empty(%s) : tensor<4x?xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers [forward-factory-ops/fill-or-splat]"}}
   %init = linalg.fill ins(%zero : f32) outs(%e4s : tensor<4x?xf32>) -> tensor<4x?xf32>
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %mask : tensor<4x?x?xf32>, tensor<?x?xf32>) outs(%init : tensor<4x?xf32>) {
@@ -648,9 +648,9 @@ util.func public @dynamic_batch_unbounded(%start: tensor<i64>, %a: tensor<?x64x6
     linalg.yield %m : f32
   } -> tensor<64x64xf32>
   %en = tensor.empty(%n) : tensor<?x64xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers [forward-factory-ops/fill-or-splat]"}}
   %init = linalg.fill ins(%zero : f32) outs(%en : tensor<?x64xf32>) -> tensor<?x64xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="recomputing costs more than it saves (4 weighted ops/element x 8388608 iterations vs 4096 elements: 3.35e+07 extra ops; 49152 bytes saved, budget 9.57e+06 (dynamic sizes: consumer loop(s) 0 as 1024 (dynamic-dim-estimate)))"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="recomputing costs more than it saves (4 weighted ops/element x 8388608 iterations vs 4096 elements: 3.35e+07 extra ops; 49152 bytes saved, budget 9.57e+06 (dynamic sizes: consumer loop(s) 0 as 1024 (dynamic-dim-estimate))) [forward-factory-ops/costs-more]"}}
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%at, %mask : tensor<?x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<?x64xf32>) {
   ^bb0(%x: f32, %m: f32, %acc: f32):
@@ -704,7 +704,7 @@ util.func public @dynamic_batch_bounded(%start: tensor<i64>, %a: tensor<?x64x64x
     linalg.yield %m : f32
   } -> tensor<64x64xf32>
   %en = tensor.empty(%n) : tensor<?x64xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers [forward-factory-ops/fill-or-splat]"}}
   %init = linalg.fill ins(%zero : f32) outs(%en : tensor<?x64xf32>) -> tensor<?x64xf32>
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%at, %mask : tensor<?x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<?x64xf32>) {
@@ -753,7 +753,7 @@ util.func public @onnx_folded_positions(%start: tensor<i64>, %a: tensor<4x64x64x
     linalg.yield %m : f32
   } -> tensor<64x64xf32>
   %e4 = tensor.empty() : tensor<4x64xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers [forward-factory-ops/fill-or-splat]"}}
   %init = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4x64xf32>) -> tensor<4x64xf32>
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %mask : tensor<4x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<4x64xf32>) {
@@ -802,7 +802,7 @@ util.func public @onnx_parameter_positions(%start: tensor<i64>, %a: tensor<4x64x
     linalg.yield %m : f32
   } -> tensor<64x64xf32>
   %e4 = tensor.empty() : tensor<4x64xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers [forward-factory-ops/fill-or-splat]"}}
   %init = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4x64xf32>) -> tensor<4x64xf32>
   %ra = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]}
       ins(%a, %mask : tensor<4x64x64xf32>, tensor<64x64xf32>) outs(%init : tensor<4x64xf32>) {
@@ -857,10 +857,10 @@ util.func public @mask_broadcast_over_heads(%lens: tensor<4xi64>, %v: tensor<32x
     linalg.yield %in : f32
   } -> tensor<4x8x?x?xf32>
   // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="the chain ends in a broadcast of tensor<4x?x?xf32> to tensor<4x8x?x?xf32> (8x the elements) of dynamic shape: compacted, the larger value would be materialized (a rewrite never makes a tensor bigger)}}
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="consumer linalg.batch_matmul is not a linalg.generic"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="consumer linalg.batch_matmul is not a linalg.generic [forward-factory-ops/no-consumer]"}}
   %m = tensor.collapse_shape %b [[0, 1], [2], [3]] : tensor<4x8x?x?xf32> into tensor<32x?x?xf32>
   %zf = tensor.empty(%s, %s) : tensor<32x?x?xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers [forward-factory-ops/fill-or-splat]"}}
   %f = linalg.fill ins(%zero : f32) outs(%zf : tensor<32x?x?xf32>) -> tensor<32x?x?xf32>
   %o = linalg.batch_matmul ins(%m, %v : tensor<32x?x?xf32>, tensor<32x?x?xf32>) outs(%f : tensor<32x?x?xf32>) -> tensor<32x?x?xf32>
   util.return %o : tensor<32x?x?xf32>
@@ -888,7 +888,7 @@ util.func public @index_chain_through_collapse_one_reader(%x: tensor<?xf32>) -> 
     %d = arith.index_cast %c : index to i64
     linalg.yield %d : i64
   } -> tensor<8x?xi64>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="computed from indices only and read by elementwise generics: IREE fuses it into them itself"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="computed from indices only and read by elementwise generics: IREE fuses it into them itself [forward-factory-ops/index-generic-fused]"}}
   %col = tensor.collapse_shape %iota [[0, 1]] : tensor<8x?xi64> into tensor<?xi64>
   %e2 = tensor.empty(%m) : tensor<?xf32>
   %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
@@ -935,7 +935,7 @@ util.func public @index_chain_through_collapse_two_readers(%x: tensor<?xf32>) ->
     linalg.yield %g : f32
   } -> tensor<?xf32>
   %e3 = tensor.empty() : tensor<f32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-factory-ops | Remark="a fill/splat: IREE already clones it into its consumers [forward-factory-ops/fill-or-splat]"}}
   %init = linalg.fill ins(%zero : f32) outs(%e3 : tensor<f32>) -> tensor<f32>
   %s = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> ()>], iterator_types = ["reduction"]}
       ins(%r : tensor<?xf32>) outs(%init : tensor<f32>) {

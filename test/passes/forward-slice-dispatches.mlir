@@ -7,9 +7,9 @@
 // CHECK-LABEL: util.func public @run_time_offset
 // CHECK: flow.dispatch.workgroups(%{{.+}}, %{{.+}}) : (tensor<4x16xf32>, index) -> tensor<4x8xf32>
 // REPORT: [forward-slice-dispatches] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [forward-slice-dispatches-{{[0-9a-f]+}}] flow.dispatch.workgroups at {{.+}}: dim 1 of the source is sliced at offsets, sizes or strides known only at run time
+// REPORT-NEXT: skipped [forward-slice-dispatches-{{[0-9a-f]+}}] flow.dispatch.workgroups at {{.+}}: dim 1 of the source is sliced at offsets, sizes or strides known only at run time [forward-slice-dispatches/runtime-slice-dim]
 util.func public @run_time_offset(%q: tensor<4x16xf32>, %at: index) -> tensor<4x8xf32> {
-  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="dim 1 of the source is sliced at offsets, sizes or strides known only at run time"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="dim 1 of the source is sliced at offsets, sizes or strides known only at run time [forward-slice-dispatches/runtime-slice-dim]"}}
   %c = flow.dispatch.workgroups(%q, %at) : (tensor<4x16xf32>, index) -> tensor<4x8xf32> =
       (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x16xf32>>, %i: index, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x8xf32>>) {
     %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, %i], sizes = [4, 8], strides = [1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x16xf32>> -> tensor<4x8xf32>
@@ -117,7 +117,7 @@ util.func public @odd_through_reshape(%k: tensor<4x?x4x32xf16>, %n: index, %p: i
 // CHECK: iree_tensor_ext.dispatch.tensor.load %{{.+}}, offsets = [0, 0], sizes = [4, 8], strides = [1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x8xf32>> -> tensor<4x8xf32>
 // CHECK: util.return %[[C]], %[[R]]
 util.func public @copy_returned(%q: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
-  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="read by util.return, which cannot load the slice itself"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="read by util.return, which cannot load the slice itself [forward-slice-dispatches/reader-not-dispatch]"}}
   %c = flow.dispatch.workgroups(%q) : (tensor<4x16xf32>) -> tensor<4x8xf32> =
       (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x16xf32>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x8xf32>>) {
     %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 8], sizes = [4, 8], strides = [1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x16xf32>> -> tensor<4x8xf32>
@@ -215,7 +215,7 @@ util.func public @part_of_the_copy(%x: tensor<4x8x192xf16>) -> tensor<4x8x64xf16
 // CHECK: %[[V:.+]] = flow.tensor.reshape %[[C]] : tensor<4x64xf16> -> tensor<4x1x1x32x2xf16>
 // CHECK-NEXT: flow.dispatch.workgroups(%[[V]]) : (tensor<4x1x1x32x2xf16>) -> tensor<4x1x1x32x2xf16> =
 util.func public @split_off_rows(%x: tensor<4x1x128xf16>) -> tensor<4x1x1x32x2xf16> {
-  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="the reshape to [4, 1, 1, 32, 2] splits sliced dim 2 where the slice does not fall on whole rows of the split"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="the reshape to [4, 1, 1, 32, 2] splits sliced dim 2 where the slice does not fall on whole rows of the split [forward-slice-dispatches/reshape-splits-slice]"}}
   %c = flow.dispatch.workgroups(%x) : (tensor<4x1x128xf16>) -> tensor<4x64xf16> =
       (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x128xf16>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x64xf16>>) {
     %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 0, 36], sizes = [4, 1, 64], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x128xf16>> -> tensor<4x64xf16>
@@ -245,7 +245,7 @@ util.func public @split_off_rows(%x: tensor<4x1x128xf16>) -> tensor<4x1x1x32x2xf
 // CHECK-NEXT: flow.dispatch.workgroups(%[[V]]) : (tensor<4x1x64xf32>) -> tensor<4x1x64xf32> =
 // CHECK: iree_tensor_ext.dispatch.tensor.load %{{.+}}, offsets = [0, 0, 0], sizes = [4, 1, 64], strides = [1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x64xf32>> -> tensor<4x1x64xf32>
 util.func public @two_unit_dims_one_view_dim(%x: tensor<4x3x5x64xf32>) -> tensor<4x1x64xf32> {
-  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="own-view-dim: sliced dims 1 and 2 both become dim 1 of the reshape to [4, 1, 64]"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="sliced dims 1 and 2 both become dim 1 of the reshape to [4, 1, 64] [forward-slice-dispatches/own-view-dim]"}}
   %c = flow.dispatch.workgroups(%x) : (tensor<4x3x5x64xf32>) -> tensor<4x64xf32> =
       (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x3x5x64xf32>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x64xf32>>) {
     %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 1, 2, 0], sizes = [4, 1, 1, 64], strides = [1, 1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x3x5x64xf32>> -> tensor<4x64xf32>
@@ -282,7 +282,7 @@ util.func public @two_unit_dims_one_view_dim(%x: tensor<4x3x5x64xf32>) -> tensor
 // CHECK-NEXT: flow.dispatch.workgroups(%[[V]]) : (tensor<4x1x1x16xf32>) -> tensor<4x1x1x16xf32> =
 // CHECK: iree_tensor_ext.dispatch.tensor.load %{{.+}}, offsets = [0, 0, 0, 0], sizes = [4, 1, 1, 16], strides = [1, 1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x1x16xf32>> -> tensor<4x1x1x16xf32>
 util.func public @unit_dims_swapped(%x: tensor<4x1x3x5x1x16xf32>) -> tensor<4x1x1x16xf32> {
-  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="view-dim-order: sliced dims 2 and 3 become dims 2 and 1 of the reshape to [4, 1, 1, 16], in the other order"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="sliced dims 2 and 3 become dims 2 and 1 of the reshape to [4, 1, 1, 16], in the other order [forward-slice-dispatches/view-dim-order]"}}
   %c = flow.dispatch.workgroups(%x) : (tensor<4x1x3x5x1x16xf32>) -> tensor<4x16xf32> =
       (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x3x5x1x16xf32>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x16xf32>>) {
     %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 0, 2, 1, 0, 0], sizes = [4, 1, 1, 1, 1, 16], strides = [1, 1, 1, 1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x1x3x5x1x16xf32>> -> tensor<4x16xf32>
@@ -351,7 +351,7 @@ util.func public @strided_unit_dim_is_whole(%x: tensor<1x4x64xf32>) -> tensor<1x
 // CHECK: flow.dispatch.workgroups(%[[C]]) : (tensor<3x8xf32>) -> tensor<3x8xf32> =
 // CHECK: iree_tensor_ext.dispatch.tensor.load %{{.+}}, offsets = [0, 0], sizes = [3, 8], strides = [1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<3x8xf32>> -> tensor<3x8xf32>
 util.func public @part_outside_source(%x: tensor<4x64xf32>) -> tensor<3x8xf32> {
-  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="part-in-source: the copy's part [60, 8, 1] (offset, size, stride) of source dim 1 is not inside its extent 64"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="the copy's part [60, 8, 1] (offset, size, stride) of source dim 1 is not inside its extent 64 [forward-slice-dispatches/part-in-source]"}}
   %c = flow.dispatch.workgroups(%x) : (tensor<4x64xf32>) -> tensor<3x8xf32> =
       (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x64xf32>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<3x8xf32>>) {
     %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 60], sizes = [3, 8], strides = [1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x64xf32>> -> tensor<3x8xf32>
@@ -385,7 +385,7 @@ util.func public @part_outside_source(%x: tensor<4x64xf32>) -> tensor<3x8xf32> {
 // CHECK: flow.dispatch.workgroups(%[[C]]) : (tensor<4x8xf32>) -> tensor<3x8xf32> =
 // CHECK: iree_tensor_ext.dispatch.tensor.load %{{.+}}, offsets = [0, 4], sizes = [3, 8], strides = [1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x8xf32>> -> tensor<3x8xf32>
 util.func public @reader_outside_copy(%x: tensor<4x64xf32>) -> tensor<3x8xf32> {
-  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="reader-part-in-copy: a reader loads [4, 8, 1] (offset, size, stride) of dim 1 of extent 8, outside the copy's part"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="a reader loads [4, 8, 1] (offset, size, stride) of dim 1 of extent 8, outside the copy's part [forward-slice-dispatches/reader-part-in-copy]"}}
   %c = flow.dispatch.workgroups(%x) : (tensor<4x64xf32>) -> tensor<4x8xf32> =
       (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x64xf32>>, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x8xf32>>) {
     %v = iree_tensor_ext.dispatch.tensor.load %a, offsets = [0, 16], sizes = [4, 8], strides = [1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x64xf32>> -> tensor<4x8xf32>
@@ -420,7 +420,7 @@ util.func public @reader_outside_copy(%x: tensor<4x64xf32>) -> tensor<3x8xf32> {
 // CHECK-NEXT: flow.dispatch.workgroups[%[[M]]](%[[V]], %[[M]]) : (tensor<4x?x2x8xf32>{%[[M]]}, index) -> tensor<4x?x2x8xf32>{%[[M]]} =
 // CHECK: iree_tensor_ext.dispatch.tensor.load %{{.+}}, offsets = [0, 0, 0, 0], sizes = [4, %{{.+}}, 2, 8], strides = [1, 1, 1, 1] : !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x?x2x8xf32>>{%{{.+}}} -> tensor<4x?x2x8xf32>
 util.func public @other_run_time_dims(%x: tensor<4x?x64xf32>, %n: index, %m: index) -> tensor<4x?x2x8xf32> {
-  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="element-count: the copy or its reshape has other run-time dims than the source"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slice-dispatches | Remark="the copy or its reshape has other run-time dims than the source [forward-slice-dispatches/element-count-dims]"}}
   %c = flow.dispatch.workgroups[%n](%x, %n) : (tensor<4x?x64xf32>{%n}, index) -> tensor<4x?x16xf32>{%m} =
       (%a: !iree_tensor_ext.dispatch.tensor<readonly:tensor<4x?x64xf32>>, %an: index, %o: !iree_tensor_ext.dispatch.tensor<writeonly:tensor<4x?x16xf32>>) {
     %d = iree_tensor_ext.dispatch.workload.ordinal %an, 0 : index

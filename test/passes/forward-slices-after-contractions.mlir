@@ -27,9 +27,9 @@ util.func public @k_projection_halves(%x: tensor<4x256xf32>, %w: tensor<256x64xf
     linalg.yield %t : f16
   } -> tensor<4x64xf16>
   %k = tensor.expand_shape %h [[0], [1, 2]] output_shape [4, 2, 32] : tensor<4x64xf16> into tensor<4x2x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="a slice of a contraction's result (RoPE's halves of Q or K): left to forward-slice-dispatches, which folds IREE's copy of it after dispatch creation where IREE makes one (after-contractions=false)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="a slice of a contraction's result (RoPE's halves of Q or K): left to forward-slice-dispatches, which folds IREE's copy of it after dispatch creation where IREE makes one (after-contractions=false) [forward-slices/contraction-slice]"}}
   %lo = tensor.extract_slice %k[0, 0, 0] [4, 2, 16] [1, 1, 1] : tensor<4x2x32xf16> to tensor<4x2x16xf16>
-  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="a slice of a contraction's result (RoPE's halves of Q or K): left to forward-slice-dispatches, which folds IREE's copy of it after dispatch creation where IREE makes one (after-contractions=false)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="a slice of a contraction's result (RoPE's halves of Q or K): left to forward-slice-dispatches, which folds IREE's copy of it after dispatch creation where IREE makes one (after-contractions=false) [forward-slices/contraction-slice]"}}
   %hi = tensor.extract_slice %k[0, 0, 16] [4, 2, 16] [1, 1, 1] : tensor<4x2x32xf16> to tensor<4x2x16xf16>
   %e = tensor.empty() : tensor<4x2x16xf16>
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%lo, %hi : tensor<4x2x16xf16>, tensor<4x2x16xf16>) outs(%e : tensor<4x2x16xf16>) {

@@ -6,7 +6,7 @@
 // target: read-columns); alone, forward-slices folds it (forward-slices.mlir). MLA's output
 // read back as its first 128 of 192 value columns (sharktank pads v): v is sliced to them.
 // DEFER: [forward-slices] 0 change(s), 1 skipped
-// DEFER-NEXT: skipped [forward-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: the first value columns of an attention's result: rewrite-attention computes only those (llvm-cpu; read-columns)
+// DEFER-NEXT: skipped [forward-slices-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: the first value columns of an attention's result: rewrite-attention computes only those (llvm-cpu; read-columns) [forward-slices/attention-value-columns]
 // DEFER: [rewrite-attention] 1 change(s)
 // DEFER-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: {{.+}}128 of 192 value columns (the others are not read)
 // CHECK-LABEL: util.func public @attention_value_columns

@@ -130,7 +130,7 @@ util.func public @left_alone(%arg: tensor<8x32xf32>, %w: tensor<16x16xf32>, %n: 
     %n2 = math.exp %v : f32
     linalg.yield %n2 : f32
   } -> tensor<8x32xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="contiguous in memory (IREE makes it a flow.tensor.slice, no copy dispatch)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="contiguous in memory (IREE makes it a flow.tensor.slice, no copy dispatch) [forward-slices/contiguous]"}}
   %rows = tensor.extract_slice %x[2, 0] [4, 32] [1, 1] : tensor<8x32xf32> to tensor<4x32xf32>
   // expected-remark@below {{[Passed] changed | Category:forward-slices | Remark="tensor<8x16xf32> slice of tensor<8x32xf32> read as tensor<8x2x16xf32> by 1 generic(s)"}}
   %h0 = tensor.extract_slice %x[0, 0] [8, 16] [1, 1] : tensor<8x32xf32> to tensor<8x16xf32>
@@ -142,22 +142,22 @@ util.func public @left_alone(%arg: tensor<8x32xf32>, %w: tensor<16x16xf32>, %n: 
     %s2 = arith.subf %v, %u : f32
     linalg.yield %s2 : f32
   } -> tensor<8x16xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="a slice of arith.constant (folded at compile time)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="a slice of arith.constant (folded at compile time) [forward-slices/folded-slice]"}}
   %c = tensor.extract_slice %cst[0, 0] [8, 16] [1, 2] : tensor<8x32xf32> to tensor<8x16xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="a slice of a block argument (IREE moves it into the reading dispatch)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="a slice of a block argument (IREE moves it into the reading dispatch) [forward-slices/block-argument]"}}
   %a = tensor.extract_slice %arg[0, 0] [8, 16] [1, 2] : tensor<8x32xf32> to tensor<8x16xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="read by linalg.matmul (only elementwise linalg.generic inputs read through a map)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="read by linalg.matmul (only elementwise linalg.generic inputs read through a map) [forward-slices/reader-not-elementwise]"}}
   %m = tensor.extract_slice %x[0, 0] [8, 16] [1, 2] : tensor<8x32xf32> to tensor<8x16xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x16xf32>) -> tensor<8x16xf32>
   %mm = linalg.matmul ins(%m, %w : tensor<8x16xf32>, tensor<16x16xf32>) outs(%f : tensor<8x16xf32>) -> tensor<8x16xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="written in place by a linalg.generic (an init operand)"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="written in place by a linalg.generic (an init operand) [forward-slices/in-place-init]"}}
   %o = tensor.extract_slice %x[0, 1] [8, 16] [1, 2] : tensor<8x32xf32> to tensor<8x16xf32>
   %g = linalg.generic {indexing_maps = [#id2], iterator_types = ["parallel", "parallel"]} outs(%o : tensor<8x16xf32>) {
   ^bb0(%v: f32):
     %neg = arith.negf %v : f32
     linalg.yield %neg : f32
   } -> tensor<8x16xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="offsets or strides known only at run time"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="offsets or strides known only at run time [forward-slices/runtime-offsets]"}}
   %d = tensor.extract_slice %x[0, %i] [8, 16] [1, 1] : tensor<8x32xf32> to tensor<8x16xf32>
   util.return %rows, %rot, %c, %a, %mm, %g, %d : tensor<4x32xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
 }
@@ -188,9 +188,9 @@ util.func public @left_alone_splits(%a: tensor<4x?xf32>, %b: tensor<4x7xf32>) ->
     %e2 = math.exp %v : f32
     linalg.yield %e2 : f32
   } -> tensor<4x7xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="part of a dynamic dim"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="part of a dynamic dim [forward-slices/dynamic-dim-part]"}}
   %sa = tensor.extract_slice %x[0, 0] [4, 2] [1, 1] : tensor<4x?xf32> to tensor<4x2xf32>
-  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="3 of 7 from 1 at stride 1: no split of the dim holds it as whole blocks or as one member of each group"}}
+  // expected-remark@below {{[Missed] skipped | Category:forward-slices | Remark="3 of 7 from 1 at stride 1: no split of the dim holds it as whole blocks or as one member of each group [forward-slices/no-split]"}}
   %sb = tensor.extract_slice %y[0, 1] [4, 3] [1, 1] : tensor<4x7xf32> to tensor<4x3xf32>
   %e2a = tensor.empty() : tensor<4x2xf32>
   %ra = linalg.generic {indexing_maps = [#id2s, #id2s], iterator_types = ["parallel", "parallel"]} ins(%sa : tensor<4x2xf32>) outs(%e2a : tensor<4x2xf32>) {

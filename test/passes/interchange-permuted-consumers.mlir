@@ -16,7 +16,7 @@ util.func public @seed_matmul_transpose(%a: tensor<128x384xf32>, %w: tensor<384x
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<128x384xf32>) -> tensor<128x384xf32>
   %gemm = linalg.matmul ins(%a, %w : tensor<128x384xf32>, tensor<384x384xf32>) outs(%f : tensor<128x384xf32>) -> tensor<128x384xf32>
   %e2 = tensor.empty() : tensor<384x128xf32>
-  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="IREE's own iree-dispatch-creation-transpose-generic-ops interchanges this consumer the same way (single-use producer read through a permutation): nothing to gain"}}
+  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="IREE's own iree-dispatch-creation-transpose-generic-ops interchanges this consumer the same way (single-use producer read through a permutation): nothing to gain [interchange-permuted-consumers/stock-does-it]"}}
   %generic = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%gemm, %b : tensor<128x384xf32>, tensor<384xf32>) outs(%e2 : tensor<384x128xf32>) {
   ^bb0(%in: f32, %bias: f32, %out: f32):
@@ -302,7 +302,7 @@ util.func public @two_producers(%a: tensor<16x32x8xf32>, %b: tensor<16x8x24xf32>
   %f1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<24x16xf32>) -> tensor<24x16xf32>
   %mm = linalg.matmul ins(%x, %y : tensor<24x64xf32>, tensor<64x16xf32>) outs(%f1 : tensor<24x16xf32>) -> tensor<24x16xf32>
   %e2 = tensor.empty() : tensor<32x24x16xf32>
-  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="IREE's own iree-dispatch-creation-transpose-generic-ops interchanges this consumer the same way (single-use producer read through a permutation): nothing to gain"}}
+  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="IREE's own iree-dispatch-creation-transpose-generic-ops interchanges this consumer the same way (single-use producer read through a permutation): nothing to gain [interchange-permuted-consumers/stock-does-it]"}}
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d2)>, affine_map<(d0, d1, d2) -> (d2, d0, d1)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
       ins(%mm, %bm : tensor<24x16xf32>, tensor<16x32x24xf32>) outs(%e2 : tensor<32x24x16xf32>) {
   ^bb0(%in: f32, %in_0: f32, %out: f32):
@@ -362,7 +362,7 @@ util.func public @index_in_body(%a: tensor<32x16xf32>, %w: tensor<16x48xf32>) ->
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<32x48xf32>) -> tensor<32x48xf32>
   %m = linalg.matmul ins(%a, %w : tensor<32x16xf32>, tensor<16x48xf32>) outs(%f : tensor<32x48xf32>) -> tensor<32x48xf32>
   %e2 = tensor.empty() : tensor<48x32xf32>
-  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="IREE's own iree-dispatch-creation-transpose-generic-ops interchanges this consumer the same way (single-use producer read through a permutation): nothing to gain"}}
+  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="IREE's own iree-dispatch-creation-transpose-generic-ops interchanges this consumer the same way (single-use producer read through a permutation): nothing to gain [interchange-permuted-consumers/stock-does-it]"}}
   %t = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%m : tensor<32x48xf32>) outs(%e2 : tensor<48x32xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -456,7 +456,7 @@ util.func public @multi_use_returned(%a: tensor<32x16xf32>, %w: tensor<16x48xf32
   %f = linalg.fill ins(%cst : f32) outs(%e : tensor<32x48xf32>) -> tensor<32x48xf32>
   %m = linalg.matmul ins(%a, %w : tensor<32x16xf32>, tensor<16x48xf32>) outs(%f : tensor<32x48xf32>) -> tensor<32x48xf32>
   %e2 = tensor.empty() : tensor<48x32xf32>
-  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="operand 0 (linalg.matmul): value has 2 users, util.return is not a mergeable elementwise op"}}
+  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="operand 0 (linalg.matmul): value has 2 users, util.return is not a mergeable elementwise op [interchange-permuted-consumers/sibling-not-mergeable]"}}
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%m : tensor<32x48xf32>) outs(%e2 : tensor<48x32xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -492,7 +492,7 @@ util.func public @index_blocks_expand(%x: tensor<64x96xf32>) -> tensor<4x64x24xf
   } -> tensor<64x96xf32>
   %rx = tensor.expand_shape %red [[0], [1, 2]] output_shape [64, 4, 24] : tensor<64x96xf32> into tensor<64x4x24xf32>
   %e2 = tensor.empty() : tensor<4x64x24xf32>
-  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="operand 0 (linalg.generic): cannot expand linalg.generic: the body uses linalg.index on a loop that would be split"}}
+  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="operand 0 (linalg.generic): cannot expand linalg.generic: the body uses linalg.index on a loop that would be split [interchange-permuted-consumers/reshape-not-movable]"}}
   %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
       ins(%rx : tensor<64x4x24xf32>) outs(%e2 : tensor<4x64x24xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -679,7 +679,7 @@ util.func public @gather_producer(%pages: tensor<8x4x32xf16>) -> tensor<4x3x32xf
   %g = iree_linalg_ext.gather dimension_map = [0] ins(%pages, %ids : tensor<8x4x32xf16>, tensor<3xi64>)
       outs(%e : tensor<3x4x32xf16>) -> tensor<3x4x32xf16>
   %e2 = tensor.empty() : tensor<4x3x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="operand 0 (iree_linalg_ext.gather): IREE fuses iree_linalg_ext.gather into its readers' dispatch whichever map they read it through: nothing to gain"}}
+  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="operand 0 (iree_linalg_ext.gather): IREE fuses iree_linalg_ext.gather into its readers' dispatch whichever map they read it through: nothing to gain [interchange-permuted-consumers/map-does-not-matter]"}}
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1, d0, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]}
       ins(%g : tensor<3x4x32xf16>) outs(%e2 : tensor<4x3x32xf16>) {
   ^bb0(%in: f16, %out: f16):
@@ -704,7 +704,7 @@ util.func public @scatter_producer(%upd: tensor<8xf16>, %idx: tensor<8x2xi64>, %
     iree_linalg_ext.yield %a : f16
   } -> tensor<16x4xf16>
   %e = tensor.empty() : tensor<4x16xi1>
-  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="operand 0 (iree_linalg_ext.scatter): IREE fuses no reader into iree_linalg_ext.scatter's dispatch, whichever map it reads the scatter through: nothing to gain"}}
+  // expected-remark@below {{[Missed] skipped | Category:interchange-permuted-consumers | Remark="operand 0 (iree_linalg_ext.scatter): IREE fuses no reader into iree_linalg_ext.scatter's dispatch, whichever map it reads the scatter through: nothing to gain [interchange-permuted-consumers/map-does-not-matter]"}}
   %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]}
       ins(%s : tensor<16x4xf16>) outs(%e : tensor<4x16xi1>) {
   ^bb0(%in: f16, %out: i1):

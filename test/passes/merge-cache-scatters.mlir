@@ -13,10 +13,10 @@
 // generic).
 // RUN: iree-fusions-opt %s --split-input-file -p merge-sibling-generics,merge-cache-scatters --iree-dispatch-creation-enable-aggressive-fusion --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=PIPELINE
 // AGGRESSIVE: [merge-cache-scatters] 0 change(s), 1 skipped
-// AGGRESSIVE-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: IREE's aggressive fusion puts an update's elementwise producer in its scatter's dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured with shark-ai's LLM flags: one dispatch more a layer); stacked by a selecting generic it would not, but a piece comes from a linalg.generic with 2 results, which IREE fuses into no consumer: a dispatch of its own
+// AGGRESSIVE-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: IREE's aggressive fusion puts an update's elementwise producer in its scatter's dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured with shark-ai's LLM flags: one dispatch more a layer); stacked by a selecting generic it would not, but a piece comes from a linalg.generic with 2 results, which IREE fuses into no consumer: a dispatch of its own [merge-cache-scatters/aggressive-piece]
 // PIPELINE: [merge-sibling-generics] 0 change(s), 0 skipped
 // PIPELINE: [merge-cache-scatters] 0 change(s), 1 skipped
-// PIPELINE-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: IREE's aggressive fusion puts an update's elementwise producer in its scatter's dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured with shark-ai's LLM flags: one dispatch more a layer); stacked by a selecting generic it would not, but a piece comes from a linalg.generic with 2 results, which IREE fuses into no consumer: a dispatch of its own
+// PIPELINE-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: IREE's aggressive fusion puts an update's elementwise producer in its scatter's dispatch (RoPE on K): concatenated, it would be a dispatch of its own (measured with shark-ai's LLM flags: one dispatch more a layer); stacked by a selecting generic it would not, but a piece comes from a linalg.generic with 2 results, which IREE fuses into no consumer: a dispatch of its own [merge-cache-scatters/aggressive-piece]
 
 // Decode's paged-cache write (sharktank's Llama, 2 partitions x 4 heads x 32 positions per
 // page): K's rows are ((page * 2 + 0) * 4 + head) * 32 + pos, V's ((page * 2 + 1) * 4 + head)
@@ -106,7 +106,7 @@ util.func public @decode_kv_write(%page: tensor<4xi64>, %start: tensor<4xi64>,
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // CHECK-NOT: tensor.concat
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues) [merge-cache-scatters/indices-not-disjoint]
 #b2 = affine_map<(d0, d1) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @same_rows(%page: tensor<4xi64>, %start: tensor<4xi64>,
@@ -154,7 +154,7 @@ util.func public @same_rows(%page: tensor<4xi64>, %start: tensor<4xi64>,
   ^bb0(%u: f16, %d: f16):
     iree_linalg_ext.yield %u : f16
   } -> tensor<?x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues) [merge-cache-scatters/indices-not-disjoint]"}}
   %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
       ins(%v, %vi : tensor<16x32xf16>, tensor<16xi64>) outs(%sk : tensor<?x32xf16>) {
   ^bb0(%u: f16, %d: f16):
@@ -171,7 +171,7 @@ util.func public @same_rows(%page: tensor<4xi64>, %start: tensor<4xi64>,
 // CHECK-LABEL: util.func public @unbounded_position
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues) [merge-cache-scatters/indices-not-disjoint]
 #b2 = affine_map<(d0, d1) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @unbounded_position(%page: tensor<4xi64>, %start: tensor<4xi64>,
@@ -219,7 +219,7 @@ util.func public @unbounded_position(%page: tensor<4xi64>, %start: tensor<4xi64>
   ^bb0(%u: f16, %d: f16):
     iree_linalg_ext.yield %u : f16
   } -> tensor<?x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues) [merge-cache-scatters/indices-not-disjoint]"}}
   %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
       ins(%v, %vi : tensor<16x32xf16>, tensor<16xi64>) outs(%sk : tensor<?x32xf16>) {
   ^bb0(%u: f16, %d: f16):
@@ -234,7 +234,7 @@ util.func public @unbounded_position(%page: tensor<4xi64>, %start: tensor<4xi64>
 // CHECK-LABEL: util.func public @update_read_twice
 // CHECK-COUNT-3: iree_linalg_ext.scatter
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: an update is also read by iree_linalg_ext.scatter: concatenated, it would be copied
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: an update is also read by iree_linalg_ext.scatter: concatenated, it would be copied{{.*}} [merge-cache-scatters/piece-shared]
 #b2 = affine_map<(d0, d1) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @update_read_twice(%page: tensor<4xi64>, %start: tensor<4xi64>,
@@ -288,7 +288,7 @@ util.func public @update_read_twice(%page: tensor<4xi64>, %start: tensor<4xi64>,
   ^bb0(%u: f16, %d: f16):
     iree_linalg_ext.yield %u : f16
   } -> tensor<?x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="an update is also read by iree_linalg_ext.scatter: concatenated, it would be copied (IREE writes a producer's result in place only for its one reader)"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="an update is also read by iree_linalg_ext.scatter: concatenated, it would be copied (IREE writes a producer's result in place only for its one reader) [merge-cache-scatters/piece-shared]"}}
   %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
       ins(%v, %vi : tensor<16x32xf16>, tensor<16xi64>) outs(%sk : tensor<?x32xf16>) {
   ^bb0(%u: f16, %d: f16):
@@ -308,7 +308,7 @@ util.func public @update_read_twice(%page: tensor<4xi64>, %start: tensor<4xi64>,
 // CHECK-LABEL: util.func public @prefill_tokens
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: updates or indices with a dynamic size (prefill's tokens): the concatenation would copy them
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: updates or indices with a dynamic size (prefill's tokens): the concatenation would copy them [merge-cache-scatters/dynamic-updates]
 #b2 = affine_map<(d0, d1) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @prefill_tokens(%page: tensor<4xi64>, %start: tensor<4xi64>,
@@ -366,7 +366,7 @@ util.func public @prefill_tokens(%page: tensor<4xi64>, %start: tensor<4xi64>,
   ^bb0(%u: f16, %d: f16):
     iree_linalg_ext.yield %u : f16
   } -> tensor<?x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="updates or indices with a dynamic size (prefill's tokens): the concatenation would copy them"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="updates or indices with a dynamic size (prefill's tokens): the concatenation would copy them [merge-cache-scatters/dynamic-updates]"}}
   %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
       ins(%v, %vic : tensor<?x32xf16>, tensor<?xi64>) outs(%sk : tensor<?x32xf16>) {
   ^bb0(%u: f16, %d: f16):
@@ -384,7 +384,7 @@ util.func public @prefill_tokens(%page: tensor<4xi64>, %start: tensor<4xi64>,
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // CHECK-NOT: tensor.concat
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues) [merge-cache-scatters/indices-not-disjoint]
 #i1 = affine_map<(d0) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @i32_wrap(%page: tensor<4xi32>, %kf: tensor<4x32xf32>, %vf: tensor<4x32xf32>,
@@ -418,7 +418,7 @@ util.func public @i32_wrap(%page: tensor<4xi32>, %kf: tensor<4x32xf32>, %vf: ten
   ^bb0(%u: f16, %d: f16):
     iree_linalg_ext.yield %u : f16
   } -> tensor<?x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues)"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the first index set is unbounded (no power-of-two modulus bounds its residues) [merge-cache-scatters/indices-not-disjoint]"}}
   %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
       ins(%v, %idx#1 : tensor<4x32xf16>, tensor<4xi32>) outs(%sk : tensor<?x32xf16>) {
   ^bb0(%u: f16, %d: f16):
@@ -436,7 +436,7 @@ util.func public @i32_wrap(%page: tensor<4xi32>, %kf: tensor<4x32xf32>, %vf: ten
 // CHECK-COUNT-2: iree_linalg_ext.scatter
 // CHECK-NOT: tensor.concat
 // REPORT: [merge-cache-scatters] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the indices' residues modulo 256 overlap
+// REPORT-NEXT: skipped [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: cannot prove the two scatters' indices disjoint: the indices' residues modulo 256 overlap [merge-cache-scatters/indices-not-disjoint]
 #i1 = affine_map<(d0) -> (d0)>
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @zero_extended(%page: tensor<4xi64>, %kf: tensor<4x32xf32>, %vf: tensor<4x32xf32>,
@@ -473,7 +473,7 @@ util.func public @zero_extended(%page: tensor<4xi64>, %kf: tensor<4x32xf32>, %vf
   ^bb0(%u: f16, %d: f16):
     iree_linalg_ext.yield %u : f16
   } -> tensor<?x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the indices' residues modulo 256 overlap"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-cache-scatters | Remark="cannot prove the two scatters' indices disjoint: the indices' residues modulo 256 overlap [merge-cache-scatters/indices-not-disjoint]"}}
   %sv = iree_linalg_ext.scatter dimension_map = [0] unique_indices(true)
       ins(%v, %idx#1 : tensor<4x32xf16>, tensor<4xi64>) outs(%sk : tensor<?x32xf16>) {
   ^bb0(%u: f16, %d: f16):
@@ -500,7 +500,7 @@ util.func public @zero_extended(%page: tensor<4xi64>, %kf: tensor<4x32xf32>, %vf
 // AGGRESSIVE: [merge-cache-scatters] 1 change(s), 0 skipped
 // AGGRESSIVE-NEXT: changed [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16> (pieces stacked by a selecting generic)
 // PIPELINE: [merge-sibling-generics] 0 change(s), 1 skipped
-// PIPELINE-NEXT: skipped [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: the ends index a cache's K and V scatters, which merge-cache-scatters stacks under IREE's aggressive fusion into one scatter with each index generic fused into it; merged into one multi-result generic, they would be a dispatch of their own
+// PIPELINE-NEXT: skipped [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: the ends index a cache's K and V scatters, which merge-cache-scatters stacks under IREE's aggressive fusion into one scatter with each index generic fused into it; merged into one multi-result generic, they would be a dispatch of their own [merge-sibling-generics/aggressive]
 // PIPELINE: [merge-cache-scatters] 1 change(s), 0 skipped
 // PIPELINE-NEXT: changed [merge-cache-scatters-{{[0-9a-f]+}}] iree_linalg_ext.scatter at {{.+}}: two scatters of tensor<16x32xf16> into tensor<?x32xf16>, indices proven disjoint -> one scatter of tensor<32x32xf16> (pieces stacked by a selecting generic)
 // STACKED-LABEL: util.func public @decode_kv_write_rope

@@ -48,10 +48,10 @@
 // REPORT: [merge-sibling-contractions] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: 2 contractions of one tensor<?x256xf16> into tensor<?x64xf32> -> one multi-result contraction and one epilogue generic
 // CPU: [merge-sibling-contractions] 0 change(s), 1 skipped
-// CPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on llvm-cpu a multi-result contraction measured slower than its matmuls (on-cpu=true merges; a decisions file may apply it)
+// CPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on llvm-cpu a multi-result contraction measured slower than its matmuls (on-cpu=true merges; a decisions file may apply it) [merge-sibling-contractions/cpu]
 // ONCPU: [merge-sibling-contractions] 1 change(s), 0 skipped
 // GPU: [merge-sibling-contractions] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on GPU targets a multi-result contraction measured slower than its matmuls in decode on CUDA (IREE gives it TileAndFuse where each matmul gets its matvec configuration) and no faster in prefill (on-gpu=true merges; a decisions file may apply it)
+// GPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on GPU targets a multi-result contraction measured slower than its matmuls in decode on CUDA (IREE gives it TileAndFuse where each matmul gets its matvec configuration) and no faster in prefill (on-gpu=true merges; a decisions file may apply it) [merge-sibling-contractions/gpu]
 // ONGPU: [merge-sibling-contractions] 1 change(s), 0 skipped
 #mm_a = affine_map<(d0, d1, d2) -> (d0, d2)>
 #mm_b = affine_map<(d0, d1, d2) -> (d1, d2)>
@@ -122,10 +122,10 @@ util.func public @kv_projections(%x: tensor<?x256xf16>, %wk: tensor<64x256xf16>,
 // REPORT: [merge-sibling-contractions] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: 3 contractions of one tensor<4x32xf32> into tensor<4x16xf32> -> one multi-result contraction and one epilogue generic
 // CPU: [merge-sibling-contractions] 0 change(s), 1 skipped
-// CPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on llvm-cpu a multi-result contraction measured slower
+// CPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on llvm-cpu a multi-result contraction measured slower{{.*}} [merge-sibling-contractions/cpu]
 // ONCPU: [merge-sibling-contractions] 1 change(s), 0 skipped
 // GPU: [merge-sibling-contractions] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on GPU targets a multi-result contraction measured slower
+// GPU-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: on GPU targets a multi-result contraction measured slower{{.*}} [merge-sibling-contractions/gpu]
 // ONGPU: [merge-sibling-contractions] 1 change(s), 0 skipped
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @separate_fills(%x: tensor<4x32xf32>, %w0: tensor<32x16xf32>, %w1: tensor<32x16xf32>, %w2: tensor<32x16xf32>) -> (tensor<4x16xf16>, tensor<4x16xf16>, tensor<4x16xf16>) {
@@ -169,7 +169,7 @@ util.func public @separate_fills(%x: tensor<4x32xf32>, %w0: tensor<32x16xf32>, %
 // CHECK-COUNT-3: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: the result feeds linalg.generic, not a one-input elementwise generic
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: the result feeds linalg.generic, not a one-input elementwise generic [merge-sibling-contractions/epilogue-kind]
 #bias = affine_map<(d0, d1) -> (d1)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @left_alone(%x: tensor<4x32xf32>, %wq: tensor<32x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>, %b: tensor<8xf32>) -> (tensor<4x32xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
@@ -179,7 +179,7 @@ util.func public @left_alone(%x: tensor<4x32xf32>, %wq: tensor<32x32xf32>, %w1: 
   %q = linalg.matmul ins(%x, %wq : tensor<4x32xf32>, tensor<32x32xf32>) outs(%fq : tensor<4x32xf32>) -> tensor<4x32xf32>
   %e = tensor.empty() : tensor<4x8xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="the result feeds linalg.generic, not a one-input elementwise generic"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="the result feeds linalg.generic, not a one-input elementwise generic [merge-sibling-contractions/epilogue-kind]"}}
   %p1 = linalg.matmul ins(%x, %w1 : tensor<4x32xf32>, tensor<32x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %p2 = linalg.matmul ins(%x, %w2 : tensor<4x32xf32>, tensor<32x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %a1 = linalg.generic {indexing_maps = [#id2, #bias, #id2], iterator_types = ["parallel", "parallel"]} ins(%p1, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%e : tensor<4x8xf32>) {
@@ -203,14 +203,14 @@ util.func public @left_alone(%x: tensor<4x32xf32>, %wq: tensor<32x32xf32>, %w1: 
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a contraction result with 2 users (one epilogue each)
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a contraction result with 2 users (one epilogue each) [merge-sibling-contractions/result-users]
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @two_users(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf16>, tensor<4x8xf16>) {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x8xf32>
   %e16 = tensor.empty() : tensor<4x8xf16>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="a contraction result with 2 users (one epilogue each)"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="a contraction result with 2 users (one epilogue each) [merge-sibling-contractions/result-users]"}}
   %p1 = linalg.matmul ins(%x, %w1 : tensor<4x32xf32>, tensor<32x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %h1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p1 : tensor<4x8xf32>) outs(%e16 : tensor<4x8xf16>) {
   ^bb0(%in: f32, %out: f16):
@@ -234,7 +234,7 @@ util.func public @two_users(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: te
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an epilogue that permutes or broadcasts
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an epilogue that permutes or broadcasts [merge-sibling-contractions/epilogue-permutes]
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #tr2 = affine_map<(d0, d1) -> (d1, d0)>
 util.func public @permuting_epilogues(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>) -> (tensor<8x4xf32>, tensor<8x4xf32>) {
@@ -242,7 +242,7 @@ util.func public @permuting_epilogues(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32
   %e = tensor.empty() : tensor<4x8xf32>
   %et = tensor.empty() : tensor<8x4xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="an epilogue that permutes or broadcasts"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="an epilogue that permutes or broadcasts [merge-sibling-contractions/epilogue-permutes]"}}
   %p1 = linalg.matmul ins(%x, %w1 : tensor<4x32xf32>, tensor<32x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %t1 = linalg.generic {indexing_maps = [#tr2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p1 : tensor<4x8xf32>) outs(%et : tensor<8x4xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -266,11 +266,11 @@ util.func public @permuting_epilogues(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an init that is not a linalg.fill
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an init that is not a linalg.fill [merge-sibling-contractions/init-not-fill]
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @init_not_fill(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>, %acc: tensor<4x8xf32>) -> (tensor<4x8xf16>, tensor<4x8xf16>) {
   %e16 = tensor.empty() : tensor<4x8xf16>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="an init that is not a linalg.fill"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="an init that is not a linalg.fill [merge-sibling-contractions/init-not-fill]"}}
   %p1 = linalg.matmul ins(%x, %w1 : tensor<4x32xf32>, tensor<32x8xf32>) outs(%acc : tensor<4x8xf32>) -> tensor<4x8xf32>
   %h1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p1 : tensor<4x8xf32>) outs(%e16 : tensor<4x8xf16>) {
   ^bb0(%in: f32, %out: f16):
@@ -293,7 +293,7 @@ util.func public @init_not_fill(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: inits filled with different scalars
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: inits filled with different scalars [merge-sibling-contractions/fills-differ]
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @different_fill_scalars(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>) -> (tensor<4x8xf16>, tensor<4x8xf16>) {
   %zero = arith.constant 0.0 : f32
@@ -302,7 +302,7 @@ util.func public @different_fill_scalars(%x: tensor<4x32xf32>, %w1: tensor<32x8x
   %e16 = tensor.empty() : tensor<4x8xf16>
   %f0 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   %f1 = linalg.fill ins(%one : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="inits filled with different scalars"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="inits filled with different scalars [merge-sibling-contractions/fills-differ]"}}
   %p1 = linalg.matmul ins(%x, %w1 : tensor<4x32xf32>, tensor<32x8xf32>) outs(%f0 : tensor<4x8xf32>) -> tensor<4x8xf32>
   %h1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p1 : tensor<4x8xf32>) outs(%e16 : tensor<4x8xf16>) {
   ^bb0(%in: f32, %out: f16):
@@ -326,7 +326,7 @@ util.func public @different_fill_scalars(%x: tensor<4x32xf32>, %w1: tensor<32x8x
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a weight is defined by linalg.generic after the first contraction
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a weight is defined by linalg.generic after the first contraction [merge-sibling-contractions/defined-after]
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @weight_after_first(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>) -> (tensor<4x8xf16>, tensor<4x8xf16>) {
   %zero = arith.constant 0.0 : f32
@@ -334,7 +334,7 @@ util.func public @weight_after_first(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>
   %ew = tensor.empty() : tensor<32x8xf32>
   %e16 = tensor.empty() : tensor<4x8xf16>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="a weight is defined by linalg.generic after the first contraction"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="a weight is defined by linalg.generic after the first contraction [merge-sibling-contractions/defined-after]"}}
   %p1 = linalg.matmul ins(%x, %w1 : tensor<4x32xf32>, tensor<32x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %h1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p1 : tensor<4x8xf32>) outs(%e16 : tensor<4x8xf16>) {
   ^bb0(%in: f32, %out: f16):
@@ -363,7 +363,7 @@ util.func public @weight_after_first(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: epilogues of different kinds
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: epilogues of different kinds [merge-sibling-contractions/epilogues-differ]
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @different_epilogues(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>) -> (tensor<4x8xf16>, tensor<4x8xbf16>) {
   %zero = arith.constant 0.0 : f32
@@ -371,7 +371,7 @@ util.func public @different_epilogues(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32
   %e16 = tensor.empty() : tensor<4x8xf16>
   %eb16 = tensor.empty() : tensor<4x8xbf16>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="epilogues of different kinds"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="epilogues of different kinds [merge-sibling-contractions/epilogues-differ]"}}
   %p1 = linalg.matmul ins(%x, %w1 : tensor<4x32xf32>, tensor<32x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %h1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p1 : tensor<4x8xf32>) outs(%e16 : tensor<4x8xf16>) {
   ^bb0(%in: f32, %out: f16):
@@ -396,7 +396,7 @@ util.func public @different_epilogues(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a value the body of linalg.generic captures is defined by tensor.extract after the first contraction
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: a value the body of linalg.generic captures is defined by tensor.extract after the first contraction [merge-sibling-contractions/defined-after]
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @epilogue_captures_later(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>, %scales: tensor<2xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %c0 = arith.constant 0 : index
@@ -405,7 +405,7 @@ util.func public @epilogue_captures_later(%x: tensor<4x32xf32>, %w1: tensor<32x8
   %e = tensor.empty() : tensor<4x8xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   %s1 = tensor.extract %scales[%c0] : tensor<2xf32>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="a value the body of linalg.generic captures is defined by tensor.extract after the first contraction"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="a value the body of linalg.generic captures is defined by tensor.extract after the first contraction [merge-sibling-contractions/defined-after]"}}
   %p1 = linalg.matmul ins(%x, %w1 : tensor<4x32xf32>, tensor<32x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %a1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p1 : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
   ^bb0(%in: f32, %out: f32):
@@ -430,13 +430,13 @@ util.func public @epilogue_captures_later(%x: tensor<4x32xf32>, %w1: tensor<32x8
 // CHECK-COUNT-2: linalg.matmul
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-contractions] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an epilogue reads its init (outs) in its body: a new, empty init would change its result
+// REPORT-NEXT: skipped [merge-sibling-contractions-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: an epilogue reads its init (outs) in its body: a new, empty init would change its result [merge-sibling-contractions/reads-init]
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @epilogue_reads_init(%x: tensor<4x32xf32>, %w1: tensor<32x8xf32>, %w2: tensor<32x8xf32>, %r1: tensor<4x8xf32>, %r2: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %zero = arith.constant 0.0 : f32
   %e = tensor.empty() : tensor<4x8xf32>
   %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="an epilogue reads its init (outs) in its body: a new, empty init would change its result"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-contractions | Remark="an epilogue reads its init (outs) in its body: a new, empty init would change its result [merge-sibling-contractions/reads-init]"}}
   %p1 = linalg.matmul ins(%x, %w1 : tensor<4x32xf32>, tensor<32x8xf32>) outs(%f : tensor<4x8xf32>) -> tensor<4x8xf32>
   %a1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p1 : tensor<4x8xf32>) outs(%r1 : tensor<4x8xf32>) {
   ^bb0(%in: f32, %out: f32):

@@ -212,7 +212,7 @@ util.func public @left_alone(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %i: tenso
     %t: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
   %e = tensor.empty() : tensor<4x8xf32>
   %zero = arith.constant 0.0 : f32
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-generics | Remark="one chain end: IREE fuses the chain into one dispatch already"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-generics | Remark="one chain end: IREE fuses the chain into one dispatch already [merge-sibling-generics/one-chain-end]"}}
   %p = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
       ins(%t : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
   ^bb0(%in: f32, %o: f32):
@@ -225,7 +225,7 @@ util.func public @left_alone(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %i: tenso
     %m = arith.addf %in, %in : f32
     linalg.yield %m : f32
   } -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-generics | Remark="a later chain needs linalg.generic from between the chain ends"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-generics | Remark="a later chain needs linalg.generic from between the chain ends [merge-sibling-generics/later-chain-needs]"}}
   %a = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
   ^bb0(%in: f32, %o: f32):
@@ -249,7 +249,7 @@ util.func public @left_alone(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %i: tenso
   } -> tensor<4x8xf32>
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
   %mm = linalg.matmul ins(%x, %w : tensor<4x8xf32>, tensor<8x8xf32>) outs(%fill : tensor<4x8xf32>) -> tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-generics | Remark="a contraction, reduction or attention lies between it and the chain end before"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-generics | Remark="a contraction, reduction or attention lies between it and the chain end before [merge-sibling-generics/split-by-scatters]"}}
   %c = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
   ^bb0(%in: f32, %o: f32):
@@ -317,14 +317,14 @@ util.func public @captured_scalar_moved(%x: tensor<?x8xi64>, %t: tensor<i64>) ->
 // CHECK-LABEL: util.func public @captured_extract_between
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-generics] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: a later chain needs tensor.extract from between the chain ends
+// REPORT-NEXT: skipped [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: a later chain needs tensor.extract from between the chain ends [merge-sibling-generics/later-chain-needs]
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @captured_extract_between(%x: tensor<?x8xi64>, %t: tensor<2xi64>) -> (tensor<?x8xi64>, tensor<?x8xi64>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %d = tensor.dim %x, %c0 : tensor<?x8xi64>
   %e = tensor.empty(%d) : tensor<?x8xi64>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-generics | Remark="a later chain needs tensor.extract from between the chain ends"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-generics | Remark="a later chain needs tensor.extract from between the chain ends [merge-sibling-generics/later-chain-needs]"}}
   %a = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<?x8xi64>) outs(%e : tensor<?x8xi64>) {
   ^bb0(%in: i64, %o: i64):
@@ -348,11 +348,11 @@ util.func public @captured_extract_between(%x: tensor<?x8xi64>, %t: tensor<2xi64
 // CHECK-LABEL: util.func public @init_is_member
 // CHECK-NOT: linalg.generic {{.*}} -> (tensor
 // REPORT: [merge-sibling-generics] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: an operand of the merged generic is defined by linalg.generic after the first generic of the group
+// REPORT-NEXT: skipped [merge-sibling-generics-{{[0-9a-f]+}}] linalg.generic at {{.+}}: an operand of the merged generic is defined by linalg.generic after the first generic of the group [merge-sibling-generics/defined-after]
 #i2 = affine_map<(d0, d1) -> (d0, d1)>
 util.func public @init_is_member(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %e = tensor.empty() : tensor<4x8xf32>
-  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-generics | Remark="an operand of the merged generic is defined by linalg.generic after the first generic of the group"}}
+  // expected-remark@below {{[Missed] skipped | Category:merge-sibling-generics | Remark="an operand of the merged generic is defined by linalg.generic after the first generic of the group [merge-sibling-generics/defined-after]"}}
   %a = linalg.generic {indexing_maps = [#i2, #i2], iterator_types = ["parallel", "parallel"]}
       ins(%x : tensor<4x8xf32>) outs(%e : tensor<4x8xf32>) {
   ^bb0(%in: f32, %o: f32):

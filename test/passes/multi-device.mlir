@@ -14,8 +14,8 @@
 // CHECK-COUNT-2: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<100x16xf32>
 // CHECK-NOT: tensor.extract_slice
 // REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] {{.+}}: the other candidate lookups read inputs placed on other devices (a multi-device program): ops on different devices are never merged
-// REPORT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] {{.+}}: the other candidate lookups read inputs placed on other devices
+// REPORT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] {{.+}}: the other candidate lookups read inputs placed on other devices (a multi-device program): ops on different devices are never merged [batch-gathers/alone-in-bucket]
+// REPORT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] {{.+}}: the other candidate lookups read inputs placed on other devices{{.*}} [batch-gathers/alone-in-bucket]
 util.func public @lookups_on_two_devices(%t0: tensor<100x16xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
   %a = flow.tensor.transfer %i0 : tensor<8xi64> to #hal.device.affinity<@dev_a>
   %b = flow.tensor.transfer %i1 : tensor<8xi64> to #hal.device.affinity<@dev_b>
@@ -45,8 +45,8 @@ util.func public @lookups_on_two_devices(%t0: tensor<100x16xf32>, %i0: tensor<8x
 // CHECK: linalg.matmul
 // CHECK-COUNT-2: linalg.generic
 // IPC: [interchange-permuted-consumers] 0 change(s), 2 skipped
-// IPC-NEXT: skipped [interchange-permuted-consumers-{{[0-9a-f]+}}] {{.+}}: operand 0 (linalg.matmul): the readers take inputs placed on different devices (a multi-device program): ops on different devices are never merged
-// IPC-NEXT: skipped [interchange-permuted-consumers-{{[0-9a-f]+}}] {{.+}}: operand 0 (linalg.matmul): the readers take inputs placed on different devices
+// IPC-NEXT: skipped [interchange-permuted-consumers-{{[0-9a-f]+}}] {{.+}}: operand 0 (linalg.matmul): the readers take inputs placed on different devices (a multi-device program): ops on different devices are never merged [interchange-permuted-consumers/multi-device]
+// IPC-NEXT: skipped [interchange-permuted-consumers-{{[0-9a-f]+}}] {{.+}}: operand 0 (linalg.matmul): the readers take inputs placed on different devices{{.*}} [interchange-permuted-consumers/multi-device]
 // Without the transfer (one device), the same readers are merged.
 // ONE: [interchange-permuted-consumers] 1 change(s)
 // ONE-NEXT: changed [interchange-permuted-consumers-{{[0-9a-f]+}}] {{.+}}: reading linalg.matmul: interchanged and merged 2 readers
@@ -76,8 +76,8 @@ util.func public @readers_on_two_devices(%x: tensor<16x8xf32>, %w: tensor<8x16xf
 // TOWERS-COUNT-4: linalg.matmul
 // TOWERS-NOT: linalg.batch_matmul
 // TOWERS-REPORT: [batch-mlp-towers] 0 change(s), 2 skipped
-// TOWERS-REPORT-NEXT: skipped [batch-mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (none): the other towers of equal structure read inputs placed on other devices (a multi-device program): ops on different devices are never merged
-// TOWERS-REPORT-NEXT: skipped [batch-mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (none): the other towers of equal structure read inputs placed on other devices
+// TOWERS-REPORT-NEXT: skipped [batch-mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (none): the other towers of equal structure read inputs placed on other devices (a multi-device program): ops on different devices are never merged [batch-mlp-towers/lone-tower]
+// TOWERS-REPORT-NEXT: skipped [batch-mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: tower of 2 layer(s) (none): the other towers of equal structure read inputs placed on other devices{{.*}} [batch-mlp-towers/lone-tower]
 // Both inputs on one device: the towers are one group.
 // TOWERS-ONE: [batch-mlp-towers] 1 change(s), 0 skipped
 // TOWERS-ONE-NEXT: changed [batch-mlp-towers-{{[0-9a-f]+}}] linalg.matmul at {{.+}}: group of 2 towers (depth 2, none, separate input)

@@ -17,9 +17,9 @@
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<2x8x16xf32> -> contractions, reductions and elementwise generics{{$}}
 // AVX2: [rewrite-attention] 0 change(s), 1 skipped
-// AVX2-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: small: 4096 multiply-adds, fewer than 16384 (fused-below for avx2 CPUs): IREE's fused op measured faster
+// AVX2-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: small: 4096 multiply-adds, fewer than 16384 (fused-below for avx2 CPUs): IREE's fused op measured faster [rewrite-attention/small]
 // AVX512: [rewrite-attention] 0 change(s), 1 skipped
-// AVX512-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: small: 4096 multiply-adds, fewer than 131072 (fused-below for avx512 CPUs): IREE's fused op measured faster
+// AVX512-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: small: 4096 multiply-adds, fewer than 131072 (fused-below for avx512 CPUs): IREE's fused op measured faster [rewrite-attention/small]
 // BASELINE: [rewrite-attention] 1 change(s), 0 skipped
 // BASELINE-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<2x8x16xf32> -> contractions, reductions and elementwise generics{{$}}
 util.func public @tiny_static(%q: tensor<2x8x16xf32>, %k: tensor<2x8x16xf32>, %v: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {

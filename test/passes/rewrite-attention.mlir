@@ -12,21 +12,21 @@
 // RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-attention{gpu-gathered=true}' --fusions-target=rocm:gfx942 | filecheck %s --check-prefix=GPUIR
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:znver3 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=CPU
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused, measured faster than the decomposition where IREE compiles it (CUDA decode); iree-fusions-compile compiles again with gpu-gathered=true if IREE crashes on it
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused, measured faster than the decomposition where IREE compiles it (CUDA decode); iree-fusions-compile compiles again with gpu-gathered=true if IREE crashes on it [rewrite-attention/gpu-gathered]
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: on a GPU target, k or v gathered from a paged cache: left fused{{.*}} [rewrite-attention/gpu-gathered]
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 // GPU: [rewrite-attention] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GPU-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 
 // Prefill (sharktank's paged Llama at global-optimization): q and k [B*H, S, d], v transposed
@@ -109,7 +109,7 @@
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
@@ -146,7 +146,7 @@ util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: 
 // WHOLE: tensor.collapse_shape
 // WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?x?xf32>)
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 util.func public @prefill_broadcast_mask(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask3: tensor<4x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %c2 = arith.constant 2 : index
@@ -190,7 +190,7 @@ util.func public @prefill_broadcast_mask(%q: tensor<32x?x32xf16>, %k: tensor<32x
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x32xf16> -> contractions, reductions and elementwise generics{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 util.func public @decode(%q: tensor<32x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?xf16>) -> tensor<32x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<32x32xf16>
@@ -315,7 +315,7 @@ util.func public @prefill_paged(%q: tensor<32x?x32xf16>, %kc: tensor<?x32x32xf16
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, k and v read once per KV head (32 heads as 4 x 4 x 2), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 util.func public @prefill_gqa(%q: tensor<32x?x32xf16>, %k4: tensor<4x?x4x32xf16>, %v4: tensor<4x?x4x32xf16>, %mask3: tensor<4x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
@@ -371,7 +371,7 @@ util.func public @prefill_gqa(%q: tensor<32x?x32xf16>, %k4: tensor<4x?x4x32xf16>
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 util.func public @score_modified(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf16>, %v: tensor<8x?x32xf16>, %cap: f32) -> tensor<8x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<8x?x32xf16>
@@ -395,14 +395,14 @@ util.func public @score_modified(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf16>,
 // CHECK-LABEL: util.func public @score_by_position
 // CHECK: iree_linalg_ext.attention
 // REPORT: [rewrite-attention] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a score modification region with iree_linalg_ext.index (only arith and math ops are decomposed: position-dependent scores are left to IREE)
+// REPORT-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a score modification region with iree_linalg_ext.index (only arith and math ops are decomposed: position-dependent scores are left to IREE) [rewrite-attention/score-region-op]
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
 util.func public @score_by_position(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf16>, %v: tensor<8x?x32xf16>) -> tensor<8x?x32xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<8x?x32xf16>
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty(%m) : tensor<8x?x32xf16>
-  // expected-remark@below {{[Missed] skipped | Category:rewrite-attention | Remark="a score modification region with iree_linalg_ext.index (only arith and math ops are decomposed: position-dependent scores are left to IREE)"}}
+  // expected-remark@below {{[Missed] skipped | Category:rewrite-attention | Remark="a score modification region with iree_linalg_ext.index (only arith and math ops are decomposed: position-dependent scores are left to IREE) [rewrite-attention/score-region-op]"}}
   %p = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale : tensor<8x?x32xf16>, tensor<8x?x32xf16>, tensor<8x?x32xf16>, f32) outs(%e : tensor<8x?x32xf16>) {
   ^bb0(%s: f32):
     %j = iree_linalg_ext.index 4 : index
@@ -436,7 +436,7 @@ util.func public @score_by_position(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf1
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x16x32xf16> -> contractions, reductions and elementwise generics{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>, %v: tensor<8x16x32xf16>, %mask: tensor<8x16x16xi1>) -> tensor<8x16x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x16x32xf16>
@@ -511,7 +511,7 @@ util.func public @chained_dynamic_batch(%q: tensor<?x?x16xf32>, %k: tensor<?x?x1
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: util.return
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 module attributes {stream.affinity.default = #hal.device.affinity<@__device_0>} {
 util.func public @prefill_one_device(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
@@ -541,7 +541,7 @@ util.func public @prefill_one_device(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x3
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: util.return
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 module attributes {stream.affinity.default = #hal.device.affinity<@__device_0>} {
 util.func public @prefill_two_devices(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: tensor<32x32x?xf16>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
   %c1 = arith.constant 1 : index
@@ -576,7 +576,7 @@ util.func public @prefill_two_devices(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 util.func public @prefill_value_columns(%q: tensor<16x?x192xf16>, %k: tensor<16x?x192xf16>, %v: tensor<16x192x?xf16>, %mask: tensor<16x?x?xf16>) -> tensor<4x4x?x128xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<16x?x192xf16>
@@ -606,7 +606,7 @@ util.func public @prefill_value_columns(%q: tensor<16x?x192xf16>, %k: tensor<16x
 // WHOLE-LABEL: util.func public @decode_value_columns
 // WHOLE: outs(%{{.+}} : tensor<16x128xf32>)
 // GATHERED: [rewrite-attention] 0 change(s), 2 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 // REPORT: [rewrite-attention] 2 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read){{$}}
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x192xf16> -> contractions, reductions and elementwise generics{{$}}
@@ -646,7 +646,7 @@ util.func public @decode_value_columns(%q: tensor<16x192xf16>, %k: tensor<16x?x1
 // WHOLE-NOT: scf.for
 // WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<8x130x130xf32>)
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 135200 scores fit whole-scores)
 util.func public @prefill_static(%q: tensor<8x130x32xf16>, %k: tensor<8x130x32xf16>, %v: tensor<8x130x32xf16>, %mask: tensor<8x130x130xf16>) -> tensor<8x130x32xf16> {
@@ -677,7 +677,7 @@ util.func public @prefill_static(%q: tensor<8x130x32xf16>, %k: tensor<8x130x32xf
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 util.func public @prefill_value_columns_sliced(%q: tensor<16x?x192xf16>, %k: tensor<16x?x192xf16>, %v: tensor<16x192x?xf16>, %mask: tensor<16x?x?xf16>) -> tensor<16x?x128xf16> {
   %c1 = arith.constant 1 : index
   %m = tensor.dim %q, %c1 : tensor<16x?x192xf16>
@@ -710,7 +710,7 @@ util.func public @prefill_value_columns_sliced(%q: tensor<16x?x192xf16>, %k: ten
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x64x32xf16> -> contractions, reductions and elementwise generics{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
-// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 util.func public @transposed_output_rows(%q: tensor<8x64x32xf16>, %k: tensor<8x64x32xf16>, %v: tensor<8x64x48xf16>) -> tensor<8x48x16xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x48x64xf16>

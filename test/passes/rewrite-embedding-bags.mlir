@@ -48,7 +48,7 @@ util.func public @embedding_bag(%ids: tensor<8x5xi64>) -> (tensor<8x4xf32>) {
   %flat = tensor.collapse_shape %ids [[0, 1]] : tensor<8x5xi64> into tensor<40xi64>
   %e = tensor.empty() : tensor<8x4xf32>
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8x5, pooled (or of the same table)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 8x5, pooled (or of the same table) [batch-gathers/alone]"}}
   // expected-remark@below {{[Passed] changed | Category:rewrite-embedding-bags | Remark="embedding_bag 8 bags x 5 ids: quadratic scan -> lookup + pooled sum"}}
   %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%flat, %offsets : tensor<40xi64>, tensor<8xi64>) outs(%fill : tensor<8x4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
@@ -101,7 +101,7 @@ util.func public @embedding_bag_unit_batch(%ids: tensor<5xi64>) -> (tensor<4xf32
   %offsets = linalg.fill ins(%c0_i64 : i64) outs(%oe : tensor<i64>) -> tensor<i64>
   %e = tensor.empty() : tensor<4xf32>
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<4xf32>) -> tensor<4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 5, pooled (or of the same table)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape 5, pooled (or of the same table) [batch-gathers/alone]"}}
   // expected-remark@below {{[Passed] changed | Category:rewrite-embedding-bags | Remark="embedding_bag 1 bags x 5 ids: quadratic scan -> lookup + pooled sum"}}
   %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%ids, %offsets : tensor<5xi64>, tensor<i64>) outs(%fill : tensor<4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
@@ -251,7 +251,7 @@ util.func public @offsets_bag_unit_batch(%ids0: tensor<5xi64>, %offs0: tensor<i6
   %b0_z = arith.constant 0.0 : f32
   %b0_e = tensor.empty() : tensor<4xf32>
   %b0_f = linalg.fill ins(%b0_z : f32) outs(%b0_e : tensor<4xf32>) -> tensor<4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:rewrite-embedding-bags | Remark="1 bag(s) per table, below min-offsets-batch=2 (stock's scan is linear there)"}}
+  // expected-remark@below {{[Missed] skipped | Category:rewrite-embedding-bags | Remark="1 bag(s) per table, below min-offsets-batch=2 (stock's scan is linear there) [rewrite-embedding-bags/offsets-cost]"}}
   %b0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> (d1)>], iterator_types = ["reduction", "parallel"]} ins(%ids0, %offs0 : tensor<5xi64>, tensor<i64>) outs(%b0_f : tensor<4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
     %n = arith.constant 5 : i64
@@ -380,7 +380,7 @@ util.func public @offsets_bag_off_by_one(%ids0: tensor<10xi64>, %offs0: tensor<4
   %b0_z = arith.constant 0.0 : f32
   %b0_e = tensor.empty() : tensor<4x4xf32>
   %b0_f = linalg.fill ins(%b0_z : f32) outs(%b0_e : tensor<4x4xf32>) -> tensor<4x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:rewrite-embedding-bags | Remark="embedding_bag-like generic with run-time offsets: bag condition does not select [offsets[b], offsets[b+1])"}}
+  // expected-remark@below {{[Missed] skipped | Category:rewrite-embedding-bags | Remark="embedding_bag-like generic with run-time offsets: bag condition does not select [offsets[b], offsets[b+1]) [rewrite-embedding-bags/bag-condition-mismatch]"}}
   %b0 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%ids0, %offs0 : tensor<10xi64>, tensor<4xi64>) outs(%b0_f : tensor<4x4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
     %c0 = arith.constant 0 : index
@@ -458,7 +458,7 @@ util.func public @dynamic_embedding_bag(%ids: tensor<?x5xi64>) -> (tensor<?x4xf3
   %flat = tensor.collapse_shape %idsb [[0, 1]] : tensor<?x5xi64> into tensor<?xi64>
   %e = tensor.empty(%bags) : tensor<?x4xf32>
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4xf32>) -> tensor<?x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape ?x5, pooled (or of the same table)"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="no other lookup with dim 4, f32, i64 indices of shape ?x5, pooled (or of the same table) [batch-gathers/alone]"}}
   // expected-remark@below {{[Passed] changed | Category:rewrite-embedding-bags | Remark="embedding_bag ? bags x 5 ids: quadratic scan -> lookup + pooled sum"}}
   %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%flat, %offsets : tensor<?xi64>, tensor<?xi64>) outs(%fill : tensor<?x4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
@@ -520,7 +520,7 @@ util.func public @dynamic_embedding_bag_no_facts(%ids: tensor<?x5xi64>, %other: 
   %flat = tensor.collapse_shape %ids [[0, 1]] : tensor<?x5xi64> into tensor<?xi64>
   %e = tensor.empty(%bags) : tensor<?x4xf32>
   %fill = linalg.fill ins(%zero : f32) outs(%e : tensor<?x4xf32>) -> tensor<?x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:rewrite-embedding-bags | Remark="embedding_bag-like generic: the bag count and the ids' length come from separate dynamic sizes (dim 0 of argument 0, dim 0 of argument 1): nothing in the IR says the bags have one fixed length"}}
+  // expected-remark@below {{[Missed] skipped | Category:rewrite-embedding-bags | Remark="embedding_bag-like generic: the bag count and the ids' length come from separate dynamic sizes (dim 0 of argument 0, dim 0 of argument 1): nothing in the IR says the bags have one fixed length [rewrite-embedding-bags/separate-dynamic-sizes]"}}
   %bag = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d1)>, affine_map<(d0, d1, d2) -> (d0)>, affine_map<(d0, d1, d2) -> (d0, d2)>], iterator_types = ["parallel", "reduction", "parallel"]} ins(%flat, %offsets : tensor<?xi64>, tensor<?xi64>) outs(%fill : tensor<?x4xf32>) {
   ^bb0(%in: i64, %in_0: i64, %out: f32):
     %0 = linalg.index 0 : index

@@ -28,15 +28,15 @@
 // CHECK-NEXT: util.return
 // REPORT: [share-layer-executables] 1 change(s), 0 skipped
 // GPU: [share-layer-executables] 0 change(s), 1 skipped
-// GPU-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: a GPU target: dynamic plane offsets not measured on a GPU (on-gpu=true applies them)
+// GPU-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: a GPU target: dynamic plane offsets not measured on a GPU (on-gpu=true applies them) [share-layer-executables/gpu]
 // ONGPU: [share-layer-executables] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: 8 slices of tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16> read their plane (dim(s) 1, 2) from an operand: IREE can compile one executable for all of them
 // REPORT: [share-layer-executables] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: 3 alike slice(s), fewer than min-group=4
+// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: 3 alike slice(s), fewer than min-group=4 [share-layer-executables/min-group]
 // REPORT: [share-layer-executables] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: no dim picks one layer per tensor (each tensor sliced at one offset of it, another one per tensor): planes of one tensor read side by side (a batched result, packed ids), not one per layer
+// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: no dim picks one layer per tensor (each tensor sliced at one offset of it, another one per tensor): planes of one tensor read side by side (a batched result, packed ids), not one per layer [share-layer-executables/no-layer-dim]
 // REPORT: [share-layer-executables] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: their offsets differ in dim 4, which they do not cut to one plane (size 2): a dynamic offset there is not a layer's
+// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: their offsets differ in dim 4, which they do not cut to one plane (size 2): a dynamic offset there is not a layer's [share-layer-executables/offsets-dim-not-plane]
 util.func public @kv_cache_layers(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tensor<?x8x2x2x4x4xf16>, %c2: tensor<?x8x2x2x4x4xf16>, %c3: tensor<?x8x2x2x4x4xf16>) -> (tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>) {
   %i0 = arith.constant 0 : index
   %n = tensor.dim %c0, %i0 : tensor<?x8x2x2x4x4xf16>
@@ -61,7 +61,7 @@ util.func public @kv_cache_layers(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tensor<?x8x
 util.func public @too_few_layers(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tensor<?x8x2x2x4x4xf16>, %c2: tensor<?x8x2x2x4x4xf16>) -> (tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>) {
   %i0 = arith.constant 0 : index
   %n = tensor.dim %c0, %i0 : tensor<?x8x2x2x4x4xf16>
-  // expected-remark@below {{[Missed] skipped | Category:share-layer-executables | Remark="3 alike slice(s), fewer than min-group=4"}}
+  // expected-remark@below {{[Missed] skipped | Category:share-layer-executables | Remark="3 alike slice(s), fewer than min-group=4 [share-layer-executables/min-group]"}}
   %s0 = tensor.extract_slice %c0[0, 0, 0, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
   %s1 = tensor.extract_slice %c1[0, 1, 0, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
   %s2 = tensor.extract_slice %c2[0, 2, 0, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
@@ -77,7 +77,7 @@ util.func public @too_few_layers(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tensor<?x8x2
 util.func public @planes_of_one_tensor(%c0: tensor<?x8x2x2x4x4xf16>) -> (tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>) {
   %i0 = arith.constant 0 : index
   %n = tensor.dim %c0, %i0 : tensor<?x8x2x2x4x4xf16>
-  // expected-remark@below {{[Missed] skipped | Category:share-layer-executables | Remark="no dim picks one layer per tensor (each tensor sliced at one offset of it, another one per tensor): planes of one tensor read side by side (a batched result, packed ids), not one per layer"}}
+  // expected-remark@below {{[Missed] skipped | Category:share-layer-executables | Remark="no dim picks one layer per tensor (each tensor sliced at one offset of it, another one per tensor): planes of one tensor read side by side (a batched result, packed ids), not one per layer [share-layer-executables/no-layer-dim]"}}
   %s0 = tensor.extract_slice %c0[0, 0, 0, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
   %s1 = tensor.extract_slice %c0[0, 1, 0, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
   %s2 = tensor.extract_slice %c0[0, 2, 0, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
@@ -97,7 +97,7 @@ util.func public @planes_of_one_tensor(%c0: tensor<?x8x2x2x4x4xf16>) -> (tensor<
 util.func public @offsets_in_a_whole_dim(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tensor<?x8x2x2x4x4xf16>, %c2: tensor<?x8x2x2x4x4xf16>, %c3: tensor<?x8x2x2x4x4xf16>) -> (tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>, tensor<?x2x2x4xf16>) {
   %i0 = arith.constant 0 : index
   %n = tensor.dim %c0, %i0 : tensor<?x8x2x2x4x4xf16>
-  // expected-remark@below {{[Missed] skipped | Category:share-layer-executables | Remark="their offsets differ in dim 4, which they do not cut to one plane (size 2): a dynamic offset there is not a layer's"}}
+  // expected-remark@below {{[Missed] skipped | Category:share-layer-executables | Remark="their offsets differ in dim 4, which they do not cut to one plane (size 2): a dynamic offset there is not a layer's [share-layer-executables/offsets-dim-not-plane]"}}
   %s0 = tensor.extract_slice %c0[0, 0, 0, 0, 0, 0] [%n, 1, 1, 2, 2, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x2x4xf16>
   %s1 = tensor.extract_slice %c0[0, 0, 0, 0, 2, 0] [%n, 1, 1, 2, 2, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x2x4xf16>
   %s2 = tensor.extract_slice %c1[0, 0, 0, 0, 0, 0] [%n, 1, 1, 2, 2, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x2x4xf16>
@@ -116,11 +116,11 @@ util.func public @offsets_in_a_whole_dim(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tens
 // CHECK-LABEL: util.func public @same_offsets
 // CHECK-NOT: util.optimization_barrier
 // REPORT: [share-layer-executables] 0 change(s), 1 skipped
-// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: the slices read the same offsets (nothing to share)
+// REPORT-NEXT: skipped [share-layer-executables-{{[0-9a-f]+}}] tensor.extract_slice at {{.+}}: the slices read the same offsets (nothing to share) [share-layer-executables/same-offsets]
 util.func public @same_offsets(%c0: tensor<?x8x2x2x4x4xf16>, %c1: tensor<?x8x2x2x4x4xf16>, %c2: tensor<?x8x2x2x4x4xf16>, %c3: tensor<?x8x2x2x4x4xf16>) -> (tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>, tensor<?x2x4x4xf16>) {
   %i0 = arith.constant 0 : index
   %n = tensor.dim %c0, %i0 : tensor<?x8x2x2x4x4xf16>
-  // expected-remark@below {{[Missed] skipped | Category:share-layer-executables | Remark="the slices read the same offsets (nothing to share)"}}
+  // expected-remark@below {{[Missed] skipped | Category:share-layer-executables | Remark="the slices read the same offsets (nothing to share) [share-layer-executables/same-offsets]"}}
   %s0 = tensor.extract_slice %c0[0, 3, 1, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
   %s1 = tensor.extract_slice %c1[0, 3, 1, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>
   %s2 = tensor.extract_slice %c2[0, 3, 1, 0, 0, 0] [%n, 1, 1, 2, 4, 4] [1, 1, 1, 1, 1, 1] : tensor<?x8x2x2x4x4xf16> to tensor<?x2x4x4xf16>

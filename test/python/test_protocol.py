@@ -231,12 +231,12 @@ class NegToAbsPass(CandidatePass[ir.Operation]):
 
     def _plan(self, op):
         if any(u.owner.name == "util.return" for u in op.results[0].uses):
-            raise NoMatch("its result is returned")
+            raise NoMatch("returned", "its result is returned")
         return op
 
     def apply(self, candidate, ctx):
         if self.refuse_in_apply:
-            raise NoMatch("refused while applying")
+            raise NoMatch("refused", "refused while applying")
         op = candidate.plan
         with ir.InsertionPoint(op), op.location:
             new = ir.Operation.create("math.absf", [op.results[0].type], [op.operands[0]])
@@ -278,7 +278,8 @@ def test_skip_and_only_options_deselect_by_key():
 def test_nomatch_raised_in_apply_is_a_skip():
     out, report = _run_toy(refuse_in_apply=True)
     assert "math.absf" not in out and not report.changes
-    assert "refused while applying" in [s.reason for s in report.skipped]
+    assert [("refused while applying", "refused")] == [
+        (s.reason, s.code) for s in report.skipped if s.reason == "refused while applying"]
 
 
 def test_driver_stops_at_its_bound_with_a_note():
@@ -294,10 +295,14 @@ def test_report_json_objects_carry_key_pass_and_location():
     assert set(change) == {"key", "pass", "what", "location", "decided_by", "gain"}
     assert change["pass"] == "test-neg-to-abs"
     (skip,) = data["skipped"]
-    assert set(skip) == {"key", "pass", "reason", "location", "decided_by", "feasible"}
+    assert set(skip) == {"key", "pass", "reason", "location", "decided_by", "feasible",
+                         "code"}
+    assert skip["code"] == "returned"  # the check's code; the report prints it after the pass
     text = report.format()
     assert f"changed [{change['key']}] arith.negf at " in text
     assert f"skipped [{skip['key']}] arith.negf at " in text
+    assert ": its result is returned [test-neg-to-abs/returned]" in text
+    assert PassReport.from_json(data).skipped[0].code == "returned"
 
 
 def test_the_report_the_api_reads_is_the_passes_report():

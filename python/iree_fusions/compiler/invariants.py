@@ -50,7 +50,7 @@ def check_defined_before(values: Iterable[ir.Value], index: int, positions: h.Po
         producer = h.defining_op(value)
         if producer in moved:
             continue
-        raise NoMatch(f"{what} is defined by {producer.name} after {where}")
+        raise NoMatch("defined-after", f"{what} is defined by {producer.name} after {where}")
 
 
 def reads_init(op: ir.Operation | ir.OpView) -> bool:
@@ -65,7 +65,8 @@ def check_init_unread(op: ir.Operation | ir.OpView, what: str) -> None:
     """Raises NoMatch when `op`'s body reads its init: a rewrite that gives it a new init
     (a fresh `tensor.empty`) would change its result. The reason names `what` the op is."""
     if reads_init(op):
-        raise NoMatch(f"{what} reads its init (outs) in its body: a new, empty init would "
+        raise NoMatch("reads-init",
+                      f"{what} reads its init (outs) in its body: a new, empty init would "
                       "change its result")
 
 
@@ -83,7 +84,8 @@ def check_no_parameter_stack(values: Iterable[ir.Value], what: str, allowed: boo
     names = [h.parameter_name(value) for value in values]
     names = [name for name in names if name is not None]
     if names:
-        raise NoMatch(STACK_PARAMETERS_RULE.format(what=what, names=parameter_names_text(names)))
+        raise NoMatch("stacks-parameters",
+                      STACK_PARAMETERS_RULE.format(what=what, names=parameter_names_text(names)))
 
 
 def parameter_names_text(names: Iterable[str]) -> str:

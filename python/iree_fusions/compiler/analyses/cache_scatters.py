@@ -57,32 +57,36 @@ def plan_pair(first: ir.Operation, second: ir.Operation,
     """The pair's plan, or NoMatch at the check that fails."""
     for attr in ("dimension_map", "unique_indices"):
         if str(first.attributes[attr]) != str(second.attributes[attr]):
-            raise NoMatch(f"scatters with different {attr}")
+            raise NoMatch("scatter-attrs", f"scatters with different {attr}")
     if not ir.BoolAttr(first.attributes["unique_indices"]).value:
-        raise NoMatch("a scatter whose indices are not declared unique (the order of its "
+        raise NoMatch("indices-not-unique",
+                      "a scatter whose indices are not declared unique (the order of its "
                       "writes matters)")
     if not (_overwrites(first) and _overwrites(second)):
-        raise NoMatch("a scatter that combines with the cache (only overwrites are merged)")
+        raise NoMatch("scatter-combines",
+                      "a scatter that combines with the cache (only overwrites are merged)")
     shapes = [h.static_shape(op.operands[i]) for op in (first, second) for i in (0, 1)]
     if any(shape is None for shape in shapes):
-        raise NoMatch("updates or indices with a dynamic size (prefill's tokens): the "
+        raise NoMatch("dynamic-updates",
+                      "updates or indices with a dynamic size (prefill's tokens): the "
                       "concatenation would copy them")
     if shapes[0][1:] != shapes[2][1:] or shapes[1][1:] != shapes[3][1:] or \
             first.operands[0].type.element_type != second.operands[0].type.element_type or \
             first.operands[1].type.element_type != second.operands[1].type.element_type:
-        raise NoMatch("updates or indices of different types beyond the batch dim")
+        raise NoMatch("update-types", "updates or indices of different types beyond the batch dim")
     producers = []
     for op in (first, second):
         for value, what in ((op.operands[0], "update"), (op.operands[1], "index tensor")):
             producer = h.producer_through_views(value)
             if producer is None or not h.is_linalg(producer):
-                raise NoMatch(f"an {what} not computed by a linalg op ("
+                raise NoMatch("piece-not-linalg", f"an {what} not computed by a linalg op ("
                               f"{producer.name if producer else 'an argument'}: IREE writes it "
                               "in place of its own; concatenated, it would be copied)")
             producers.append(producer)
             others = _other_readers(value, op)
             if others:
-                raise NoMatch(f"an {what} is also read by {others[0].name}: concatenated, it "
+                raise NoMatch("piece-shared",
+                              f"an {what} is also read by {others[0].name}: concatenated, it "
                               "would be copied (IREE writes a producer's result in place only "
                               "for its one reader)")
     stacked = aggressive_fusion and any(h.is_elementwise_generic(p) for p in producers[::2])
@@ -91,7 +95,8 @@ def plan_pair(first: ir.Operation, second: ir.Operation,
     analysis = IndexAnalysis()
     why = disjoint(analysis.tensor(first.operands[1]), analysis.tensor(second.operands[1]))
     if why is not None:
-        raise NoMatch(f"cannot prove the two scatters' indices disjoint: {why}")
+        raise NoMatch("indices-not-disjoint",
+                      f"cannot prove the two scatters' indices disjoint: {why}")
 
     def produced_at(op: ir.Operation) -> int:
         producer = h.producer_through_views(op.operands[0])
@@ -106,10 +111,11 @@ def _check_stackable(shapes: list[list[int]], producers: list[ir.Operation]) -> 
     """NoMatch unless the pieces can be stacked by one generic that IREE fuses with their
     producers into the scatter's dispatch: the same sizes, single-result producers."""
     if shapes[0] != shapes[2] or shapes[1] != shapes[3]:
-        raise NoMatch(AGGRESSIVE.format(why="the two scatters write different numbers of rows"))
+        raise NoMatch("aggressive-rows",
+                      AGGRESSIVE.format(why="the two scatters write different numbers of rows"))
     for producer in producers:
         if len(producer.results) != 1:
-            raise NoMatch(AGGRESSIVE.format(
+            raise NoMatch("aggressive-piece", AGGRESSIVE.format(
                 why=f"a piece comes from a {producer.name} with {len(producer.results)} "
                     "results, which IREE fuses into no consumer: a dispatch of its own"))
 

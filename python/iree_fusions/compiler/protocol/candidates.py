@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -19,23 +20,39 @@ from ..ir_helpers import capsule_address, location_keys, op_location
 class NoMatch(Exception):
     """Raised at the check that failed: the candidate is left alone, for this reason.
 
+    `code` names the check (lowercase words joined by `-`, one check per code in a pass);
+    reports print it as `pass/code` after the reason, lit tests check it, and
+    `test/decline_coverage.py` counts the codes no test reaches. `reason` is the prose a
+    user reads (`str(e)`). A check that passes on another's decline keeps its code
+    (`NoMatch(e.code, f"...: {e}")`).
+
     With `$IREE_FUSIONS_DECLINE_LOG` set to a file, each process appends the place of every
-    check that raised (`file:line` of the call, once per place): what
-    `test/decline_coverage.py` compares with the checks in the sources, to count the
-    declines no test reaches."""
+    check that raised (`file:line` of the call and the code, once per place)."""
 
-    def __init__(self, *args: Any) -> None:
-        super().__init__(*args)
-        if _DECLINE_LOG:
-            frame = sys._getframe(1)
-            while frame is not None and frame.f_code.co_name == "__init__":  # a subclass's
-                frame = frame.f_back
-            if frame is not None:
-                _log_decline(f"{frame.f_code.co_filename}:{frame.f_lineno}")
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(reason)
+        self.code = _checked_code(code)
+        self.reason = reason
 
 
+DECLINE_CODE = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*")
 _DECLINE_LOG = os.environ.get("IREE_FUSIONS_DECLINE_LOG")
 _LOGGED: set[str] = set()
+
+
+def _checked_code(code: str) -> str:
+    """`code`, once it is a decline code; logged with the place of the check that gave it
+    (the first caller outside `__init__`s and this module) when a decline log is set."""
+    if not DECLINE_CODE.fullmatch(code):
+        raise ValueError(f"decline code {code!r} is not lowercase words joined by '-'")
+    if _DECLINE_LOG:
+        frame = sys._getframe(1)
+        while frame is not None and (frame.f_code.co_name == "__init__" or
+                                     frame.f_code.co_filename == __file__):
+            frame = frame.f_back
+        if frame is not None:
+            _log_decline(f"{frame.f_code.co_filename}:{frame.f_lineno} {code}")
+    return code
 
 
 def _log_decline(place: str) -> None:
@@ -69,9 +86,11 @@ class Candidate(Generic[P]):
     summary: str  # what the candidate is, in words (used in the report)
     plan: P | None = None
     reason: str | None = None  # why it is blocked (set at the check that failed)
+    code: str | None = None  # the failed check's `NoMatch.code`
     # Why the pass's own cost rule would not apply a feasible plan; a measured decision
     # (a decisions file) may still apply it.
     declined: str | None = None
+    declined_code: str | None = None  # the rule's code (`decline`)
     # What the rewrite saves: "dispatches" (fewer dispatches or bytes between them: the
     # driver reverts linalg changes that reduce neither), "work" (less computation, e.g. a
     # quadratic scan made linear: kept even at equal dispatch counts) or "time" (measured
@@ -91,6 +110,13 @@ class Candidate(Generic[P]):
             self.at = self.location.operation.location
             self.location = op_location(self.location)
 
+    def decline(self, code: str, reason: str | None) -> None:
+        """The pass's own rule declines this feasible candidate, for `reason` under `code`
+        (as `NoMatch`'s); `reason` None: the rule does not decline it."""
+        if reason is not None:
+            self.declined_code = _checked_code(code)
+            self.declined = reason
+
     @property
     def blocked(self) -> bool:
         return self.plan is None
@@ -104,7 +130,14 @@ class Candidate(Generic[P]):
         try:
             return Candidate(key, where, summary, make_plan(), gain=gain)
         except NoMatch as e:
-            return Candidate(key, where, summary, None, str(e), gain=gain)
+            return Candidate.refused(key, where, summary, e, gain=gain)
+
+    @staticmethod
+    def refused(key: str, where: ir.Operation | ir.OpView | str, summary: str, e: NoMatch,
+                gain: Literal["dispatches", "work", "time", "compile-time"] = "dispatches"
+                ) -> Candidate[P]:
+        """A candidate blocked at the check that raised `e`."""
+        return Candidate(key, where, summary, None, e.reason, code=e.code, gain=gain)
 
 
 def op_id(op: ir.Operation | ir.OpView) -> int:

@@ -16,7 +16,7 @@ from typing import Any
 from iree.compiler import ir
 
 from ..ir_helpers import location_keys
-from .candidates import Candidate, Footprint
+from .candidates import Candidate, Footprint, NoMatch
 from iree_fusions.compiler.ir_helpers.names import FLOW_DISPATCH, LINALG_INDEX, LINALG_YIELD
 
 
@@ -54,19 +54,30 @@ class Skip:
     location: str
     decided_by: str = "rule"
     feasible: bool = False  # the plan exists: a decision could apply it
+    code: str | None = None  # the failed check's or the rule's code; None: an option, a decision
     at: ir.Location | None = field(default=None, compare=False, repr=False)  # for remarks
 
     @staticmethod
     def of(cand: Candidate, reason: str, decided_by: str = "rule",
-           feasible: bool | None = None) -> Skip:
-        """A candidate left alone (`feasible`: default, whether it has a plan)."""
+           feasible: bool | None = None, code: str | None = None) -> Skip:
+        """A candidate left alone (`feasible`: default, whether it has a plan; `code`:
+        default, the blocked candidate's)."""
+        if code is None:
+            code = cand.code if cand.blocked and reason == cand.reason else \
+                cand.declined_code if reason == cand.declined else None
         return Skip(cand.key, reason, cand.location, decided_by,
-                    not cand.blocked if feasible is None else feasible, cand.at)
+                    not cand.blocked if feasible is None else feasible, code, cand.at)
+
+    @staticmethod
+    def refused(cand: Candidate, e: NoMatch) -> Skip:
+        """A candidate whose apply raised `e` before it changed anything."""
+        return Skip.of(cand, e.reason, feasible=False, code=e.code)
 
     @staticmethod
     def from_json(entry: dict[str, Any]) -> Skip:
         return Skip(entry["key"], entry["reason"], entry["location"],
-                    entry.get("decided_by", "rule"), bool(entry.get("feasible")))
+                    entry.get("decided_by", "rule"), bool(entry.get("feasible")),
+                    entry.get("code"))
 
 
 @dataclass
@@ -146,12 +157,17 @@ class PassReport:
         lines += [f"  changed [{c.key}] {c.location}: {c.what}{_by(c.decided_by)}"
                   for c in self.changes]
         if verbose:
-            lines += [f"  skipped [{s.key}] {s.location}: {s.reason}{_by(s.decided_by)}"
-                      for s in self.skipped]
+            lines += [f"  skipped [{s.key}] {s.location}: {s.reason}"
+                      f"{self._code(s)}{_by(s.decided_by)}" for s in self.skipped]
         delta = _format_op_delta(self.ops_before, self.ops_after)
         if delta:
             lines.append(f"  ops: {delta}")
         return "\n".join(lines)
+
+    def _code(self, skip: Skip) -> str:
+        """` [pass/code]` after a skip's reason (what lit checks); empty where no check or
+        rule of the pass gave the reason (an option, a decisions file, the driver)."""
+        return f" [{self.pass_name}/{skip.code}]" if skip.code else ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -194,7 +210,8 @@ class PassReport:
         for s in self.skipped:
             if s.at is not None:
                 s.at.emit_remark(ir.RemarkKind.MISSED, "skipped", category=self.pass_name,
-                                 message=s.reason + _by(s.decided_by), args=[("key", s.key)])
+                                 message=s.reason + self._code(s) + _by(s.decided_by),
+                                 args=[("key", s.key)])
 
 
 def _json_fields(record: Change | Skip, *leave_out: str) -> dict[str, Any]:

@@ -141,7 +141,7 @@ def _run_round(pass_: CandidatePass, block: ir.Block, ctx: PassContext) -> bool:
             try:
                 what = pass_.apply(cand, ctx)
             except NoMatch as e:  # found unworkable before anything changed
-                skipped.append(Skip.of(cand, str(e), feasible=False))
+                skipped.append(Skip.refused(cand, e))
                 continue
         report.applied(cand, what, decided_by, fp)
         report.stats["applied"] += 1
@@ -178,7 +178,7 @@ def _run_round_first(pass_: CandidatePass, block: ir.Block, ctx: PassContext) ->
             try:
                 what = pass_.apply(cand, ctx)
             except NoMatch as e:
-                skipped.append(Skip.of(cand, str(e), feasible=False))
+                skipped.append(Skip.refused(cand, e))
                 continue
         report.applied(cand, what, decided_by)
         report.stats["applied"] += 1
