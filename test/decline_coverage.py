@@ -1,6 +1,6 @@
 """The decline codes no test reaches: every `NoMatch("code", ...)` and rule's
-`candidate.decline("code", ...)` in the sources (a literal code: one check) against the codes the test suite made raise (`$IREE_FUSIONS_DECLINE_LOG`,
-written by `NoMatch` in every process of the run).
+`candidate.decline("code", ...)` in the sources (a literal code: one check) against the codes
+the test suite made raise (`$IREE_FUSIONS_DECLINE_LOG`, written in every process of the run).
 
     export IREE_FUSIONS_DECLINE_LOG=/tmp/declines.log
     lit -q test && pytest -q                              # (lit passes the variable on)
@@ -30,10 +30,11 @@ DECLINE_CLASSES = ("NoMatch", "WholeCopy", "VariableBags")  # and NoMatch's subc
 
 def owner(path: pathlib.Path) -> str:
     """The pass a source file's checks belong to (`shared`: the compiler's helpers)."""
-    if path.is_relative_to(PASSES):
-        parts = path.relative_to(PASSES).parts
-        return (parts[0] if len(parts) > 1 else path.stem).replace("_", "-")
-    return "shared"
+    parts = path.parts  # (any checkout: a log may come from another tree's run)
+    if "mlir_passes" not in parts:
+        return "shared"
+    inner = parts[len(parts) - parts[::-1].index("mlir_passes"):]
+    return (inner[0] if len(inner) > 1 else path.stem).replace("_", "-")
 
 
 def is_decline(func: ast.expr) -> bool:

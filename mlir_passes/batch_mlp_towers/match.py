@@ -185,10 +185,8 @@ def body_signature(op: ir.Operation, captured: list[ir.Value]) -> tuple:
 
 def _check_matmul(matmul: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operation, str, tuple]:
     """(lhs, weight, accumulator fill, weight layout, body signature) of a tower matmul."""
-    ins, inits = h.dps_inputs(matmul), h.dps_inits(matmul)
-    if len(ins) != 2 or len(inits) != 1:
-        raise NoMatch("matmul-operands", "matmul with unexpected operands")
-    lhs, weight = ins
+    # (linalg.matmul's verifier: two inputs, one init, a body of three arguments)
+    (lhs, weight), inits = h.dps_inputs(matmul), h.dps_inits(matmul)
     for value in (lhs, weight, matmul.results[0]):
         value_t = value.type
         if not isinstance(value_t, ir.RankedTensorType) or value_t.rank != 2:
@@ -208,8 +206,6 @@ def _check_matmul(matmul: ir.Operation) -> tuple[ir.Value, ir.Value, ir.Operatio
                           f"weight is read from the mutable global @{mutable} (it can change "
                           "between calls: never stacked)")
         raise NoMatch("runtime-weight", "weight is computed at run time (not a tower layer)")
-    if len(h.body_block(matmul).arguments) != 3:
-        raise NoMatch("matmul-body-arity", "matmul body without 3 arguments")
     mm_captured: list[ir.Value] = []
     mm_body = body_signature(matmul, mm_captured)
     if mm_captured:
