@@ -16,7 +16,7 @@ from iree_fusions.compiler.ir_helpers import (ARITH_CONSTANT, ARITH_INDEX_CAST, 
                                               TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE,
                                               describe_value)
 from iree_fusions.compiler.ir_helpers.names import (
-    COMPUTE_BARRIER_START, DISPATCH_TENSOR_LOAD, FLOW_TENSOR_RESHAPE, HAL_TENSOR_IMPORT,
+    ARITH_PREFIX, MATH_PREFIX, COMPUTE_BARRIER_START, DISPATCH_TENSOR_LOAD, FLOW_TENSOR_RESHAPE, HAL_TENSOR_IMPORT,
     MATH_ABSF, MATH_ABSI, MATH_CEIL, MATH_COPYSIGN, MATH_FLOOR, MATH_ROUND, MATH_RSQRT,
     MATH_SQRT, MATH_TRUNC,
 )
@@ -30,7 +30,7 @@ _CHEAP = 1.0
 _DIVISION = 8.0
 _TRANSCENDENTAL = 200.0
 OP_COST: dict[str, float] = {
-    **{f"arith.{n}": _CHEAP for n in (
+    **{ARITH_PREFIX + n: _CHEAP for n in (
         "addi", "subi", "muli", "andi", "ori", "xori", "shli", "shrui", "shrsi", "cmpi",
         "cmpf", "select", "addf", "subf", "mulf", "negf", "maxnumf", "minnumf", "maximumf",
         "minimumf", "maxsi", "minsi", "maxui", "minui", "extsi", "extui", "trunci", "extf",
@@ -38,13 +38,13 @@ OP_COST: dict[str, float] = {
     ARITH_INDEX_CAST: 0.0,
     ARITH_INDEX_CASTUI: 0.0,
     ARITH_CONSTANT: 0.0,
-    **{f"arith.{n}": _DIVISION for n in (
+    **{ARITH_PREFIX + n: _DIVISION for n in (
         "divf", "divsi", "divui", "remsi", "remui", "remf", "floordivsi", "ceildivsi",
         "ceildivui")},
     MATH_ABSF: _CHEAP, MATH_ABSI: _CHEAP, MATH_COPYSIGN: _CHEAP,
     MATH_FLOOR: _CHEAP, MATH_CEIL: _CHEAP, MATH_ROUND: _CHEAP, MATH_TRUNC: _CHEAP,
     MATH_SQRT: 2 * _DIVISION, MATH_RSQRT: 2 * _DIVISION,
-    **{f"math.{n}": _TRANSCENDENTAL for n in (
+    **{MATH_PREFIX + n: _TRANSCENDENTAL for n in (
         "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "tanh",
         "atan", "atan2", "erf", "powf", "fpowi", "ipowi", "sinh", "cosh")},
     LINALG_INDEX: 0.0,

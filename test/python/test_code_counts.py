@@ -5,7 +5,8 @@ MLIR context that says which names are ops), each 0:
   `linalg.YieldOp(`), where `ir_build.generic` (a body function),
   `cloned_generic` or `multi_result_generic` builds it;
 * literal op names: a string naming a registered op outside `ir_helpers/names.py`, where
-  the constant of that module names it (one spelling, one place to look);
+  the constant of that module names it (one spelling, one place to look), or an f-string
+  building one from its dialect (`f"math.{name}"`: names.py has the dialect's prefix);
 * measured figures in docstrings: a timing, size, ratio or date (`0.18 s`, `2.4x`, `64 MiB`,
   `2026-12-04`, "measured ... 3"), outside backticks, paths and IR lines; a docstring states the
   rule and links where the figure is kept (bench/results/, docs/); the same in a pass
@@ -71,7 +72,17 @@ def literal_op_names() -> dict[str, list[str]]:
                     and context.is_registered_operation(node.value):
                 found.setdefault(node.value, []).append(
                     f"{path.relative_to(ROOT)}:{node.lineno}")
+            elif isinstance(node, ast.JoinedStr) and node.values and \
+                    isinstance(node.values[0], ast.Constant) and \
+                    DIALECT_PREFIX.match(str(node.values[0].value)):
+                # an op name built from its dialect (`f"math.{name}"`): names.py's prefix
+                found.setdefault(ast.unparse(node), []).append(
+                    f"{path.relative_to(ROOT)}:{node.lineno}")
     return found
+
+
+DIALECT_PREFIX = re.compile(r"^(arith|math|linalg|tensor|flow|util|hal|iree_linalg_ext|"
+                            r"iree_tensor_ext|func)\.$")
 
 
 FIGURE = re.compile(r"\b\d+(\.\d+)?\s*(ms|us|µs|s|x|MiB|GiB|KiB|MB|GB)\b|\b20\d\d-\d\d-\d\d\b"

@@ -125,6 +125,9 @@ UTIL_RETURN = "util.return"
 
 FUNC_OPS = (UTIL_FUNC, FUNC_FUNC)
 LINALG_EXT_PREFIX = "iree_linalg_ext."
+# Dialect prefixes for tables over a dialect's ops (`ARITH_PREFIX + "addi"`).
+ARITH_PREFIX = "arith."
+MATH_PREFIX = "math."
 # IREE's util and flow ops a pass matches on tensors (no light Python class either).
 UTIL_GLOBAL = "util.global"
 UTIL_GLOBAL_LOAD = "util.global.load"
