@@ -16,7 +16,8 @@ from iree_fusions.compiler.ir_helpers import (ARITH_CONSTANT, ARITH_INDEX_CAST, 
                                               TENSOR_EXTRACT_SLICE, TENSOR_INSERT_SLICE,
                                               describe_value)
 from iree_fusions.compiler.ir_helpers.names import (
-    ARITH_PREFIX, MATH_PREFIX, COMPUTE_BARRIER_START, DISPATCH_TENSOR_LOAD, FLOW_TENSOR_RESHAPE, HAL_TENSOR_IMPORT,
+    ARITH_PREFIX, COMPUTE_BARRIER_START, DISPATCH_TENSOR_LOAD, FLOW_TENSOR_RESHAPE,
+    HAL_TENSOR_IMPORT, MATH_PREFIX,
     MATH_ABSF, MATH_ABSI, MATH_CEIL, MATH_COPYSIGN, MATH_FLOOR, MATH_ROUND, MATH_RSQRT,
     MATH_SQRT, MATH_TRUNC,
 )
