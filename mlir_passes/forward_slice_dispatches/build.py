@@ -27,7 +27,8 @@ def _fold_direct(copy: CopySlice, read: Read) -> None:
     dims); its dynamic dims are the source's, which are the copy's (whole dims)."""
     reader = read.reader
     reader.operands[read.operand] = copy.source
-    dims_of = h.argument_dims(reader)[h.Workgroups(reader).argument_number(read.operand)]
+    dispatch = h.Workgroups(reader)
+    dims_of = dispatch.argument_dims[dispatch.argument_number(read.operand)]
     for i, dim in zip(dims_of, copy.source_dims):
         reader.operands[i] = dim
     arg = _set_arg_type(reader, read.operand, copy.source.type)

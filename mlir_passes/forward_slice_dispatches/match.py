@@ -78,26 +78,24 @@ def match_copy(op: ir.Operation) -> CopySlice:
     offsets, sizes and strides on the dims it slices) and stores it whole into its result;
     NoMatch otherwise, with the reason."""
     dispatch = h.Workgroups(op)
-    load, store = copy_like(op)
+    load, store = (h.DispatchTensorAccess(access) for access in copy_like(op))
     if h.tied_operands(op)[0] != -1:  # its one result
         raise NoMatch("copy-in-place",
                       "a copy into an operand tied to its result (written in place)")
     args = dispatch.body_arguments
-    if store.operands[0] != load.results[0] or \
-            load.operands[0] not in args[:len(dispatch.arguments)]:
+    if store.value != load.value or load.tensor not in args[:len(dispatch.arguments)]:
         raise NoMatch("copy-stores-other",
                       "a copy that stores something else than what it loads from an operand")
     result_type = op.results[0].type
-    s_off, s_size, s_stride = h.static_parts(store)
+    s_off, s_size, s_stride = store.parts
     if any(s_off) or any(st != 1 for st in s_stride) or s_size != list(result_type.shape):
         raise NoMatch("copy-partial-store", "a copy that writes part of its result")
-    arg_no = args.index(load.operands[0])
+    arg_no = args.index(load.tensor)
     source = dispatch.arguments[arg_no]
     src_shape = list(source.type.shape)
-    offsets, sizes, strides = h.static_parts(load)
-    lseg, loperands = h.segment_sizes(load), list(load.operands)  # source, dims, offsets, sizes
-    dyn_sizes = iter(loperands[sum(lseg[:3]):])  # (the dynamic strides after them unread)
-    src_dyn = iter(loperands[1:])  # (the dynamic offsets and sizes after them unread)
+    offsets, sizes, strides = load.parts
+    dyn_sizes = iter(load.dynamic_sizes)
+    src_dyn = iter(load.tensor_dims)
     sliced: list[tuple[int, int, int] | None] = []
     for d, extent in enumerate(src_shape):
         size_value = next(dyn_sizes) if sizes[d] == DYN else None
@@ -122,7 +120,7 @@ def match_copy(op: ir.Operation) -> CopySlice:
     if kept is None:
         raise NoMatch("copy-drops-dim",
                       "a copy whose result drops a dim that is not a unit dim of its part")
-    source_dims = [op.operands[i] for i in h.argument_dims(op)[arg_no]]
+    source_dims = [op.operands[i] for i in dispatch.argument_dims[arg_no]]
     result_dims = dispatch.result_dims
     return CopySlice(op, source, source_dims, sliced, kept, result_dims)
 

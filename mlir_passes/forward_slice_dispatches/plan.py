@@ -34,9 +34,8 @@ def _same_dims(reshape: ir.Operation, shape: list[int], view: list[int], n: int)
 
 def reshape_dims(reshape: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
     """The run-time sizes of a flow.tensor.reshape's source and result dims (outside)."""
-    seg = h.segment_sizes(reshape)
-    operands = list(reshape.operands)
-    return operands[1:1 + seg[1]], operands[1 + seg[1]:]
+    view = h.FlowReshape(reshape)
+    return view.source_dims, view.result_dims
 
 
 def reshaped_slices(copy: CopySlice, reshape: ir.Operation) -> list[tuple[int, ViewSlice]]:

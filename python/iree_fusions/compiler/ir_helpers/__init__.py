@@ -89,5 +89,6 @@ from .locations import (  # noqa: F401
     location_keys, format_location, file_line_col, LOCATION_TEXTS, op_location, describe_value,
 )
 from .dispatches import (  # noqa: F401
-    Workgroups, tied_operands, argument_dims, dispatch_operand,
+    Workgroups, DispatchTensorAccess, FlowReshape, tied_operands, argument_dims,
+    dispatch_operand,
 )

@@ -8,7 +8,8 @@ from functools import cached_property
 
 from iree.compiler import ir
 
-from .names import DISPATCH_WORKLOAD_ORDINAL
+from .names import DISPATCH_TENSOR_STORE, DISPATCH_WORKLOAD_ORDINAL
+from .slices import static_parts
 from .values import segment_sizes
 
 
@@ -33,14 +34,7 @@ def dispatch_operand(op: ir.Operation, value: ir.Value) -> ir.Value:
 def argument_dims(op: ir.Operation) -> list[list[int]]:
     """Per argument of a flow.dispatch.workgroups, the operand numbers of its dynamic dims
     (operands: workload, arguments, argument dims, result dims)."""
-    seg = segment_sizes(op)
-    spans, at = [], seg[0] + seg[1]
-    for value in Workgroups(op).arguments:
-        n = (sum(1 for d in value.type.shape if d == ir.ShapedType.get_dynamic_size())
-             if isinstance(value.type, ir.RankedTensorType) else 0)
-        spans.append(list(range(at, at + n)))
-        at += n
-    return spans
+    return Workgroups(op).argument_dims
 
 
 @dataclass(frozen=True)
@@ -90,3 +84,84 @@ class Workgroups:
     def body_argument(self, operand_number: int) -> ir.BlockArgument:
         """The body argument an argument operand is bound to."""
         return self.body_arguments[operand_number - self.segments[0]]
+
+    @cached_property
+    def argument_dims(self) -> list[list[int]]:
+        """Per argument, the operand numbers of its dynamic dims."""
+        spans, at = [], self.segments[0] + self.segments[1]
+        for value in self.arguments:
+            n = (sum(1 for d in value.type.shape if ir.ShapedType.is_dynamic_size(d))
+                 if isinstance(value.type, ir.RankedTensorType) else 0)
+            spans.append(list(range(at, at + n)))
+            at += n
+        return spans
+
+
+@dataclass(frozen=True)
+class DispatchTensorAccess:
+    """An `iree_tensor_ext.dispatch.tensor.load` (tensor = its source) or `.store` (tensor = its
+    target; value = what it stores), its operands decoded once (`operandSegmentSizes`): the
+    dispatch tensor, that tensor's dynamic dims, the dynamic offsets, sizes and strides, and
+    the static parts (kDynamic where an operand gives one; read from the op each time: a pass
+    may set them)."""
+
+    op: ir.Operation
+
+    @cached_property
+    def segments(self) -> tuple[int, ...]:
+        return tuple(segment_sizes(self.op))
+
+    @property
+    def _first(self) -> int:  # a store's value comes before its target
+        return 1 if self.op.name == DISPATCH_TENSOR_STORE else 0
+
+    @property
+    def tensor(self) -> ir.Value:
+        return self.op.operands[self._first]
+
+    @property
+    def value(self) -> ir.Value:
+        """What a store stores (a load: its result)."""
+        return self.op.operands[0] if self._first else self.op.results[0]
+
+    def _segment(self, k: int) -> list[ir.Value]:
+        """The operands of segment `k` of (tensor, tensor dims, offsets, sizes, strides)."""
+        at = self._first + sum(self.segments[self._first:self._first + k])
+        return list(self.op.operands)[at:at + self.segments[self._first + k]]
+
+    @property
+    def tensor_dims(self) -> list[ir.Value]:
+        return self._segment(1)
+
+    @property
+    def dynamic_sizes(self) -> list[ir.Value]:
+        return self._segment(3)
+
+    @property
+    def parts(self) -> tuple[list[int], list[int], list[int]]:
+        """(offsets, sizes, strides), static (kDynamic: given by an operand)."""
+        return static_parts(self.op)
+
+
+@dataclass(frozen=True)
+class FlowReshape:
+    """A flow.tensor.reshape: its source, and the run-time sizes of its source's and result's
+    dynamic dims (`operandSegmentSizes`)."""
+
+    op: ir.Operation
+
+    @cached_property
+    def segments(self) -> tuple[int, ...]:
+        return tuple(segment_sizes(self.op))
+
+    @property
+    def source(self) -> ir.Value:
+        return self.op.operands[0]
+
+    @property
+    def source_dims(self) -> list[ir.Value]:
+        return list(self.op.operands)[1:1 + self.segments[1]]
+
+    @property
+    def result_dims(self) -> list[ir.Value]:
+        return list(self.op.operands)[1 + self.segments[1]:]
