@@ -75,34 +75,35 @@ def match_factory_dispatch(op: ir.Operation, max_leaf_elements: int,
     if dispatch.workload or dispatch.argument_dim_values or dispatch.result_dims or \
             any(tied_to != -1 for tied_to in h.tied_operands(op)):
         return None
-    operands = list(op.operands)
+    operands = dispatch.arguments  # (no workload, no dims: every operand)
     for value in operands:
         shape = h.static_shape(value)
         if shape is None or h.numel(shape) > max_leaf_elements:
             return None
     body = _entry_block(op)
-    args = list(body.arguments)
+    args = dispatch.body_arguments
+    inputs, outputs = args[:len(operands)], args[len(operands):]
     loads: dict[ir.Value, ir.Value] = {}
     stored: list[ir.Value | None] = [None] * len(op.results)
     analysis = FactoryAnalysis(max_leaf_elements, max_element_ops, isolated=True)
     for body_op in body.operations:
         body_op = body_op.operation
         if body_op.name == _LOAD:
-            src = body_op.operands[0]
-            if src not in args[:len(operands)]:
+            src = h.DispatchTensorAccess(body_op).tensor
+            if src not in inputs:
                 return None
-            operand = operands[args.index(src)]
+            operand = operands[inputs.index(src)]
             if not _full_access(body_op, h.static_shape(operand)):
                 return None
             loads[body_op.results[0]] = operand
         elif body_op.name == _STORE:
-            target = body_op.operands[1]
-            if target not in args[len(operands):]:
+            store = h.DispatchTensorAccess(body_op)
+            if store.tensor not in outputs:
                 return None
-            result_idx = args.index(target) - len(operands)
+            result_idx = outputs.index(store.tensor)
             if not _full_access(body_op, list(op.results[result_idx].type.shape)):
                 return None
-            stored[result_idx] = body_op.operands[0]
+            stored[result_idx] = store.value
     if any(value is None for value in stored):
         return None
     if any(analysis.info(value) is None for value in stored):
@@ -166,10 +167,10 @@ def _read_by(producer: ir.Operation, names: tuple[str, ...]) -> bool:
             user = h.use_owner(use)
             if user.name != WORKGROUPS:
                 continue
-            arg_idx = h.Workgroups(user).argument_number(use.operand_number)
-            if arg_idx is None:
+            dispatch = h.Workgroups(user)
+            if dispatch.argument_number(use.operand_number) is None:
                 continue
-            arg = list(_entry_block(user).arguments)[arg_idx]
+            arg = dispatch.body_argument(use.operand_number)
             # Loads read the argument; a store into it (a tied, in-place result such as a
             # KV cache written by a scatter) has no result and reads nothing.
             readers = [res for load in h.users(arg) if load.name == _LOAD
@@ -188,7 +189,7 @@ def _producer_signature(producer: FactoryDispatch) -> tuple:
 def _reading_ops(consumer: ir.Operation, operand: int, view: ir.Type) -> str | list[str]:
     """The names of the ops that read operand # inside the consumer, or why it cannot take a
     clone (a partial or repeated load)."""
-    arg = list(_entry_block(consumer).arguments)[operand]
+    arg = h.Workgroups(consumer).body_argument(operand)
     loads = h.users(arg)
     if len(loads) != 1 or loads[0].name != _LOAD or \
             not _full_access(loads[0], list(view.shape)):
@@ -277,7 +278,7 @@ def clone_into(plan: CloneForward) -> str:
     kept = [i for i in range(len(arguments)) if i not in drop]
     kept_values = [arguments[i] for i in kept]
     new_leaves = [val for val in leaves if val not in kept_values]
-    leaf_arg_types = {operand: h.defining_op(load).operands[0].type
+    leaf_arg_types = {operand: h.DispatchTensorAccess(h.defining_op(load)).tensor.type
                       for load, operand in producer.loads.items()}
     new, added_args = b.rebuild_workgroups(consumer, kept, new_leaves,
                                            [leaf_arg_types[val] for val in new_leaves])
