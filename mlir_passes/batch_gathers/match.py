@@ -361,10 +361,10 @@ def match_ext_gather(op: ir.Operation) -> Lookup:
     if len(op.operands) != 3 or len(op.results) != 1:  # (source, indices, init)
         raise NoMatch("gather-operands", "unexpected gather operands")
     source, indices = op.operands[0], op.operands[1]
+    # (ranked tensors: a gather with a result has tensor semantics, and the verifier admits
+    # ranked tensors only)
     src_t, idx_t = h.tensor_type(source), h.tensor_type(indices)
     res_t = h.tensor_type(op.results[0])
-    if src_t is None or idx_t is None or res_t is None:
-        raise NoMatch("gather-unranked", "operands are not ranked tensors")
     if src_t.rank != 2:
         raise NoMatch("gather-not-rows",
                       f"gathers {_slice_text(src_t)} of a {src_t.rank}-d source ({src_t}): "
