@@ -68,16 +68,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import arith, tensor
-from iree.compiler.dialects import _linalg_ops_gen as linalg
 
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.analyses.cache_scatters import (
     ScatterPair, cache_scatter_pairs, plan_pair,
 )
-from iree_fusions.compiler.ir_build.attributes import map_attr
-from iree_fusions.compiler.ir_build.bodies import generic
-from iree_fusions.compiler.ir_build.shapes import cmpi, collapse, index_const
+from iree_fusions.compiler.ir_build.joins import concat, concat_as_generic
 from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, PassContext,
                                             round_analysis, structural_key)
 
@@ -85,36 +81,10 @@ SURE = ("IREE makes each scatter the root of a dispatch of its own and never mer
         "one scatter is one dispatch")
 
 
-def _concat(values: list[ir.Value]) -> ir.Value:
-    types = [ir.RankedTensorType(v.type) for v in values]
-    shape = [sum(t.shape[0] for t in types)] + list(types[0].shape[1:])
-    result = ir.RankedTensorType.get(shape, types[0].element_type)
-    return tensor.ConcatOp(result, 0, values).result
-
-
-def _stack(values: list[ir.Value]) -> ir.Value:
-    """[n, ...] x 2 -> one generic [2, n, ...] yielding select(index 0 == 0, a, b),
-    collapsed to [2n, ...] (the concatenation's value)."""
-    piece = ir.RankedTensorType(values[0].type)
-    rank = piece.rank
-    init = tensor.EmptyOp([2, *piece.shape], piece.element_type).result
-
-    def first_or_second(args: list[ir.Value]) -> ir.Value:
-        first = cmpi("eq", linalg.IndexOp(0).result, index_const(0))
-        return arith.SelectOp(first, args[0], args[1]).result
-
-    gen = generic(values, [init], [map_attr(rank + 1, range(1, rank + 1))] * 2 +
-                  [map_attr(rank + 1, range(rank + 1))], ["parallel"] * (rank + 1),
-                  first_or_second)
-    joined = ir.RankedTensorType.get([2 * piece.shape[0], *piece.shape[1:]],
-                                     piece.element_type)
-    return collapse(gen.results[0], [[0, 1], *([d] for d in range(2, rank + 1))], joined)
-
-
 def merge_pair(pair: ScatterPair) -> str:
     first, second = pair.first, pair.second
     pieces = [(first, second)[i] for i in pair.order]
-    join = _stack if pair.stacked else _concat
+    join = concat_as_generic if pair.stacked else concat
     with second.location, ir.InsertionPoint(second):
         updates = join([op.operands[0] for op in pieces])
         indices = join([op.operands[1] for op in pieces])

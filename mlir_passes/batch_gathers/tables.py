@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from iree.compiler import ir
-from iree.compiler.dialects import tensor
 
 from iree_fusions.compiler import ir_build as b
 from iree_fusions.compiler import ir_helpers as h
@@ -123,11 +122,7 @@ class TablePool:
 
         def build(cloned: list[ir.Value]) -> ir.Value:
             sources.extend(cloned)
-            acc = tensor.EmptyOp([total, dim], elem).result
-            for part, start, tensor_t in zip(cloned, starts, types):
-                acc = tensor.InsertSliceOp(part, acc, [], [], [], [start, 0],
-                                           [tensor_t.shape[0], dim], [1, 1]).result
-            return acc
+            return b.concat_by_slices(cloned)
 
         before = h.defining_op(old.load) if old is not None else \
             next(iter(self.block.operations)).operation

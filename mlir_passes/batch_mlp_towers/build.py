@@ -58,23 +58,6 @@ def layout_shape(layout: str, towers: int, rows: b.Size, cols: int) -> list[b.Si
     return {TMN: [towers, rows, cols], MTN: [rows, towers, cols], TN: [towers, cols]}[layout]
 
 
-def stack_values(values: list[ir.Value], pad_shape: list[int] | None = None) -> ir.Value:
-    """tensor.empty [T, ...] + one insert_slice per value (at the current insertion point);
-    with `pad_shape`, a zero-filled [T, *pad_shape] each value is written at the origin of.
-    Dynamic dims (rows) take their sizes from the first value (the plan proved them equal)."""
-    first_t = values[0].type
-    shape = b.mixed_shape(values[0]) if pad_shape is None else list(pad_shape)
-    result = tensor.EmptyOp([len(values), *shape], first_t.element_type).result
-    if pad_shape is not None and any(list(value.type.shape) != shape for value in values):
-        elt = first_t.element_type
-        zero = arith.ConstantOp(elt, 0.0 if isinstance(elt, ir.FloatType) else 0).result
-        result = b.fill(zero, result)
-    for i, value in enumerate(values):
-        sizes = list(value.type.shape) if value.type.has_static_shape else shape
-        result = b.insert_slice(value, result, [i] + [0] * len(shape), [1, *sizes])
-    return result
-
-
 def slice_tower(stacked: ir.Value, layout: str, index: int, result_type: ir.Type,
                 width: int | None = None) -> ir.Value:
     """Tower `index` of a stacked tensor, as `result_type` (rank-reduced where it is); its
@@ -163,7 +146,7 @@ def hoist_stack(module: ir.Operation, anchor: ir.Operation, values: list[ir.Valu
                 new.operands[0] = value
                 value = new.results[0]
             outs.append(value)
-        stacked = stack_values(outs, pad_shape)
+        stacked = b.stack_by_slices(outs, pad_shape)
         return transpose_inner(stacked) if transpose else stacked
 
     return b.hoist_to_initializer(module, anchor, roots, build, STACK_SYMBOL)
@@ -189,7 +172,7 @@ def stacked_operands(module: ir.Operation, anchor: ir.Operation, node: NodePlan,
             stacked.append(hoist_stack(module, anchor, values, transpose, pad))
         else:
             with ir.InsertionPoint(anchor):
-                stacked.append(stack_values(values))
+                stacked.append(b.stack_by_slices(values))
     return stacked, w_layout
 
 
@@ -198,7 +181,7 @@ def batched_lhs(node: NodePlan, lhs: ir.Value | None, lhs_layout: str | None) ->
     without rows (at the current insertion point)."""
     rowless = node.node.layout == TN
     if node.stack_inputs is not None:
-        lhs = stack_values(node.stack_inputs)
+        lhs = b.stack_by_slices(node.stack_inputs)
         if rowless:
             lhs = b.reshape_to(lhs, [len(node.layers), lhs.type.shape[-1]])
     elif rowless and lhs_layout is None:

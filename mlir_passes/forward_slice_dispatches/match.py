@@ -159,13 +159,12 @@ def _read(reader: ir.Operation, operand: int, reshape: ir.Operation | None) -> R
         raise NoMatch("reader-not-dispatch",
                       f"read by {reader.name}, which cannot load the slice itself")
     dispatch = h.Workgroups(reader)
+    # (a tensor is an argument of the dispatch: its workload and dims are index values)
     argument = dispatch.argument_number(operand)
-    if argument is None:
-        raise NoMatch("read-as-workload", "read as a workload or dim of a dispatch")
     if argument in h.tied_operands(reader):
         raise NoMatch("reader-in-place",
                       "read by a dispatch operand tied to its result (written in place)")
-    arg = dispatch.body_arguments[argument]
+    arg = dispatch.body_argument(operand)
     if not _static_loads(arg, reader.operands[operand].type.rank):
         raise NoMatch("reader-runtime-load",
                       "a reading dispatch loads it at offsets known only at run time, or "

@@ -8,6 +8,8 @@ replace). The queries these go with are in `ir_helpers`.
   op's body cloned; `multi_result_generic`, several ops' bodies in one), fills, cloned
   bodies, `BodyBuilder` for scalar index math in a body;
 * `shapes`: reshapes, sizes static or dynamic (`Size`), slices, index constants;
+* `joins`: tensors joined along a dim (`concat`, `concat_as_generic`, `stack_by_slices`,
+  `concat_by_slices`: the forms the passes need, each building its own IR);
 * `globals`: load-time globals (`hoist_to_initializer`);
 * `dispatches`: a `flow.dispatch.workgroups` rebuilt with other arguments, its repeated
   operands merged;
@@ -25,6 +27,9 @@ from .shapes import (  # noqa: F401
     Size, collapse, expand, merge_groups, reshape_to, size_of, mixed_shape, split_sizes,
     tensor_type_of, extract_slice, insert_slice, expand_mixed, size_from_key, index_const, cmpi,
     slice_out,
+)
+from .joins import (  # noqa: F401
+    concat, concat_as_generic, stack_by_slices, concat_by_slices,
 )
 from .globals import unique_symbol, hoist_to_initializer  # noqa: F401
 from .dispatches import rebuild_workgroups, merge_repeated_operands  # noqa: F401
