@@ -154,8 +154,8 @@ def _cross_table_stage(lookups: list[Lookup], order: dict, sizes: SameSizes,
         for group in batching.independent_groups(bucket, order):
             if len(group) == 1:
                 if same_shape[group[0].shape_key()] > 1:
-                    why = NoMatch("alone-in-shape", _alone(group[0], bucket)) \
-                        if len(bucket) > 1 else NoMatch("others-not-constant", OTHERS_NOT_CONSTANT)
+                    why = _alone(group[0], bucket) if len(bucket) > 1 else \
+                        NoMatch("others-not-constant", OTHERS_NOT_CONSTANT)
                     left_alone[group[0]] = (1, _left_alone(group_key("cross", group), group[0],
                                                            why))
                 continue
@@ -191,7 +191,7 @@ def _same_table_stage(lookups: list[Lookup], order: dict, left_alone: LeftAlone,
                 continue
             for member in group:
                 size, cross = left_alone.get(member, (0, None))
-                placed_apart = cand.reason == ELSEWHERE  # the reason that matters most
+                placed_apart = cand.code == "placed-apart"  # the reason that matters most
                 yield cross if size >= len(group) and not placed_apart else \
                     _left_alone(cand.key, member, NoMatch(cand.code, cand.reason))
 
@@ -244,7 +244,7 @@ def _same_plan(group: list[Lookup], bucket: list[Lookup], layout: Layout,
         if len(bucket) == 1:
             raise NoMatch("alone",
                           f"no other lookup with {group[0].describe()} (or of the same table)")
-        raise NoMatch("alone-in-bucket", _alone(group[0], bucket))
+        raise _alone(group[0], bucket)
     _check_size(group, opts)
     if not opts.same_table:
         raise NoMatch("same-table-off", "lookups of one table are not merged (same-table=false)")
@@ -254,11 +254,11 @@ def _same_plan(group: list[Lookup], bucket: list[Lookup], layout: Layout,
     return GroupPlan(group, "same", layout[0], layout[1])
 
 
-def _alone(lookup: Lookup, bucket: list[Lookup]) -> str:
+def _alone(lookup: Lookup, bucket: list[Lookup]) -> NoMatch:
     """Why a lookup with partners of its kind is left alone."""
     if all(other.placement != lookup.placement for other in bucket if other is not lookup):
-        return ELSEWHERE
-    return DEPENDS
+        return NoMatch("placed-apart", ELSEWHERE)
+    return NoMatch("dependent", DEPENDS)
 
 
 def _check_size(group: list[Lookup], opts: GroupOptions) -> None:

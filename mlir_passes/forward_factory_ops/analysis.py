@@ -92,6 +92,8 @@ class FactoryAnalysis:
         self._memo: dict[ir.Value, Factory | None] = {}
         # Why a value is no factory value (a `Because` is put into words when read).
         self.reasons: dict[ir.Value, str | Because] = {}
+        # The values that are no factory values only for their cost (max_element_ops).
+        self.expensive: set[ir.Value] = set()
 
     def is_leaf(self, value: ir.Value) -> bool:
         """A tiny tensor read from outside the computation: an input, a constant, a global, a
@@ -113,6 +115,7 @@ class FactoryAnalysis:
             reason = (f"expensive generator: {result.scalar_ops} ops per element > "
                       f"max-element-ops={self.max_element_ops}")
             result = None
+            self.expensive.add(value)
         self._memo[value] = result
         if result is None:
             self.reasons[value] = reason

@@ -106,9 +106,8 @@ def collect_roots(block: ir.Block, analysis: FactoryAnalysis
                 continue
             factory = analysis.info(value)
             if factory is None:
-                reason = analysis.reasons.get(value, "")
-                if isinstance(reason, str) and reason.startswith("expensive generator"):
-                    generators.append((value, reason))
+                if value in analysis.expensive:
+                    generators.append((value, analysis.reasons[value]))
                 continue
             root = Root(factory)
             _classify_uses(root, block, analysis)

@@ -512,7 +512,7 @@ util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, ten
   %t0 = arith.constant dense<1.0> : tensor<10x4xf32>
   %t1 = arith.constant dense<2.0> : tensor<20x4xf32>
   %l0_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses [batch-gathers/alone-in-shape]"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses [batch-gathers/dependent]"}}
   %l0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%i0 : tensor<8xi64>) outs(%l0_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index
@@ -533,7 +533,7 @@ util.func public @dependent_gathers(%i0: tensor<8xi64>) -> (tensor<8x4xf32>, ten
     linalg.yield %v : i64
   } -> tensor<8xi64>
   %l1_e = tensor.empty() : tensor<8x4xf32>
-  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses [batch-gathers/alone-in-shape]"}}
+  // expected-remark@below {{[Missed] skipped | Category:batch-gathers | Remark="depends on the other candidates (or they on it): no single place dominates their inputs and precedes their uses [batch-gathers/dependent]"}}
   %l1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%ids : tensor<8xi64>) outs(%l1_e : tensor<8x4xf32>) {
   ^bb0(%in: i64, %out: f32):
     %a = arith.index_cast %in : i64 to index

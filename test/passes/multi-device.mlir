@@ -14,8 +14,8 @@
 // CHECK-COUNT-2: tensor.extract %{{.+}}[%{{.+}}, %{{.+}}] : tensor<100x16xf32>
 // CHECK-NOT: tensor.extract_slice
 // REPORT: [batch-gathers] 0 change(s), 2 skipped
-// REPORT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] {{.+}}: the other candidate lookups read inputs placed on other devices (a multi-device program): ops on different devices are never merged [batch-gathers/alone-in-bucket]
-// REPORT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] {{.+}}: the other candidate lookups read inputs placed on other devices{{.*}} [batch-gathers/alone-in-bucket]
+// REPORT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] {{.+}}: the other candidate lookups read inputs placed on other devices (a multi-device program): ops on different devices are never merged [batch-gathers/placed-apart]
+// REPORT-NEXT: skipped [batch-gathers-group-{{[0-9a-f]+}}] {{.+}}: the other candidate lookups read inputs placed on other devices{{.*}} [batch-gathers/placed-apart]
 util.func public @lookups_on_two_devices(%t0: tensor<100x16xf32>, %i0: tensor<8xi64>, %i1: tensor<8xi64>) -> (tensor<8x16xf32>, tensor<8x16xf32>) {
   %a = flow.tensor.transfer %i0 : tensor<8xi64> to #hal.device.affinity<@dev_a>
   %b = flow.tensor.transfer %i1 : tensor<8xi64> to #hal.device.affinity<@dev_b>

@@ -71,3 +71,16 @@ def test_owner_of_a_check():
     assert decline_coverage.owner(root / "mlir_passes/forward_slices.py") == "forward-slices"
     assert decline_coverage.owner(
         root / "python/iree_fusions/compiler/invariants.py") == "shared"
+
+
+def test_no_pass_branches_on_reason_text():
+    """A pass tells declines apart by their codes (`e.code`, `cand.code`), never by comparing
+    their prose (which a reworded reason would silently break)."""
+    import re
+    text_checks = re.compile(r"(\.reason|\breason|str\(e\))\s*(==|!=)|reason\.startswith\(|"
+                             r"\.startswith\(\"(expensive|no |not )")
+    found = [f"{path.relative_to(decline_coverage.ROOT)}:{number}: {line.strip()}"
+             for path in sorted(decline_coverage.PASSES.rglob("*.py"))
+             for number, line in enumerate(path.read_text().splitlines(), 1)
+             if text_checks.search(line.split("#")[0])]
+    assert found == []
