@@ -1,8 +1,7 @@
 """match_attention's checks, each on an attention (IR the verifier admits) changed to fail it
 alone: the decline's code is the check's; the attention as written matches. Checks no lit
-case reaches (test/decline_coverage.py). Two checks have no case: IREE's parser refuses an
-attention whose scale is not a float, and crashes on an indexing map that is not a projection
-(so `map-not-projection` is listed in test/declines-unreached.txt)."""
+case reaches (test/decline_coverage.py). An indexing map that is not a projection has no
+attention case (IREE's parser crashes on one): `_dims`, which reads each map, is given one."""
 
 from __future__ import annotations
 
@@ -11,7 +10,7 @@ from iree.compiler import ir
 
 from iree_fusions.compiler.ir_helpers import LINALG_EXT_ATTENTION
 from iree_fusions.compiler.protocol import NoMatch
-from iree_fusions.passes.rewrite_attention.match import match_attention
+from iree_fusions.passes.rewrite_attention.match import _dims, match_attention
 from support.matchers import last_op, parsed
 
 T = "tensor<8x16x32xf16>"  # batch 8, 16 query and key rows, head dim and value dim 32
@@ -83,3 +82,12 @@ def test_score_region_with_another_argument():
         with pytest.raises(NoMatch) as failed:
             match_attention(last_op(module, LINALG_EXT_ATTENTION))
         assert failed.value.code == "score-region-signature"
+
+
+def test_a_map_that_is_not_a_projection():
+    with ir.Context():
+        d0, d1, d2 = (ir.AffineDimExpr.get(i) for i in range(3))
+        assert _dims(ir.AffineMap.get(3, 0, [d0, d2])) == [0, 2]
+        with pytest.raises(NoMatch) as failed:
+            _dims(ir.AffineMap.get(3, 0, [d0, d1 + d2]))
+        assert failed.value.code == "map-not-projection"
