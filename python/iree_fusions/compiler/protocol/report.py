@@ -61,10 +61,10 @@ class Skip:
     def of(cand: Candidate, reason: str, decided_by: str = "rule",
            feasible: bool | None = None, code: str | None = None) -> Skip:
         """A candidate left alone (`feasible`: default, whether it has a plan; `code`:
-        default, the blocked candidate's)."""
-        if code is None:
-            code = cand.code if cand.blocked and reason == cand.reason else \
-                cand.declined_code if reason == cand.declined else None
+        default, the code of the pass's own check or rule that gave the reason: the blocked
+        candidate's, else its rule's; none where an option or a decision decided)."""
+        if code is None and decided_by == "rule":
+            code = cand.code if cand.blocked else cand.declined_code
         return Skip(cand.key, reason, cand.location, decided_by,
                     not cand.blocked if feasible is None else feasible, code, cand.at)
 
