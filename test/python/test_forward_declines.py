@@ -10,19 +10,8 @@ one difference undone is rewritten."""
 from __future__ import annotations
 
 import pytest
-from iree.compiler import ir
 
 from support import passes
-from support.matchers import parsed
-
-
-def _run(text: str, pipeline: str) -> tuple[list[str | None], list[str]]:
-    """(codes of the skipped candidates, texts of the changes) of one run of `pipeline`."""
-    with ir.Context():
-        parsed(text)  # the case is IR the verifier admits
-    _, reports = passes.run_pass(text, pipeline)
-    return ([s.code for r in reports for s in r.skipped],
-            [c.what for r in reports for c in r.changes])
 
 
 # ---------------------------------------------------------------- forward-slice-dispatches
@@ -90,7 +79,7 @@ def _copy(**change: str) -> str:
     ({"READER": "", "RETURNED": "%d"}, "no-reader"),
 ], ids=["folded", "in-place", "stores-own-result", "unit-dim-added", "unread"])
 def test_each_check_of_a_copy_dispatch(change, code):
-    codes, changes = _run(_copy(**change), "forward-slice-dispatches")
+    codes, changes = passes.skip_codes_and_changes(_copy(**change), "forward-slice-dispatches")
     if code is None:
         assert not codes and len(changes) == 1 and "loaded by 1 dispatch operand" in changes[0]
     else:
@@ -144,7 +133,7 @@ BIAS = ("%bias = arith.constant dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8
 def test_a_broadcast_of_constants_is_left_to_iree(constant):
     text = BROADCAST.replace("ARGUMENT", "" if constant else "%bias: tensor<16xf32>, ")
     text = text.replace("CONSTANT", BIAS if constant else "")
-    codes, changes = _run(text, "forward-factory-ops")
+    codes, changes = passes.skip_codes_and_changes(text, "forward-factory-ops")
     assert "fill-or-splat" in codes  # the reductions' init, either way
     if constant:
         assert "constant-broadcast" in codes and not changes
@@ -159,7 +148,7 @@ def test_a_clone_costing_more_than_it_saves(options):
     """The lit case's mask dispatch, cloned into both attention dispatches by default; with a
     byte and a dispatch worth no ops, recomputing its elements costs more."""
     text = passes.lit_cases("forward-factory-dispatches")["mask_into_two_attentions"]
-    codes, changes = _run(text, f"forward-factory-dispatches{{{options}}}")
+    codes, changes = passes.skip_codes_and_changes(text, f"forward-factory-dispatches{{{options}}}")
     if options:
         assert codes == ["recompute-costs-more"] * 2 and not changes
     else:

@@ -22,13 +22,6 @@ from support.matchers import last_op, parsed
 PASS = "interchange-permuted-consumers"
 
 
-def _skip_codes(text: str, pipeline: str = PASS) -> tuple[list[str | None], list[str]]:
-    """(codes of the skipped candidates, texts of the changes) of one run of the pass."""
-    _, reports = passes.run_pass(text, pipeline)
-    return ([s.code for r in reports for s in r.skipped],
-            [c.what for r in reports for c in r.changes])
-
-
 # ---------------------------------------------------------------- the producer's results
 
 # A reduction with two results (sum and max over d2); the consumer transposes the first.
@@ -61,7 +54,7 @@ util.func public @multi_result(%a: tensor<16x32x8xf32>)
 
 
 def test_a_producer_of_several_results_is_declined():
-    codes, changes = _skip_codes(MULTI_RESULT)
+    codes, changes = passes.skip_codes_and_changes(MULTI_RESULT, PASS)
     assert codes == ["multi-result-producer"] and not changes
 
 
@@ -135,7 +128,7 @@ def test_each_check_of_the_readers_of_a_multi_use_value(change, code):
     text = _multi_use(change)
     with ir.Context():
         parsed(text)
-    codes, changes = _skip_codes(text)
+    codes, changes = passes.skip_codes_and_changes(text, PASS)
     if code is None:
         assert not codes and len(changes) == 1 and "merged 2 readers" in changes[0]
     else:
@@ -276,9 +269,9 @@ def test_a_reshape_step_that_fails_after_earlier_steps(code):
         assert steps, "a step was made before the failing one"
         assert module.operation.verify()
     # (a later round may go on from where the first stopped)
-    _, changes = _skip_codes(declined)
+    _, changes = passes.skip_codes_and_changes(declined, PASS)
     assert changes and changes[0].endswith(f"stopped: {failed.value}"), changes
-    _, changes = _skip_codes(rewritten)
+    _, changes = passes.skip_codes_and_changes(rewritten, PASS)
     assert len(changes) == 1 and "stopped" not in changes[0], changes
 
 
@@ -316,7 +309,7 @@ def test_a_later_chain_reading_an_end_through_another_op(second, second_type, co
     text = SIBLINGS.replace("SECOND_TYPE", second_type).replace("SECOND", second)
     with ir.Context():
         parsed(text)
-    codes, changes = _skip_codes(text, "merge-sibling-generics")
+    codes, changes = passes.skip_codes_and_changes(text, "merge-sibling-generics")
     if code is None:
         assert not codes and len(changes) == 1 and "2 elementwise generics" in changes[0]
     else:

@@ -28,6 +28,16 @@ def run_pass(text: str, pipeline: str) -> tuple[str, list]:
         return str(out), reports
 
 
+def skip_codes_and_changes(text: str, pipeline: str) -> tuple[list[str | None], list[str]]:
+    """(the code of each skipped candidate, the text of each change) of one run of `pipeline`
+    on `text`, which the verifier must admit."""
+    with ir.Context():
+        assert ir.Module.parse(text).operation.verify()
+    _, reports = run_pass(text, pipeline)
+    return ([s.code for r in reports for s in r.skipped],
+            [c.what for r in reports for c in r.changes])
+
+
 def function_texts(text: str) -> dict[str, str]:
     """Symbol name -> printed function, for each function of a module."""
     with ir.Context():
