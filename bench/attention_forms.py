@@ -111,6 +111,8 @@ SUITE = [
     Form("encoder-f16-dyn", 1, 8, 512, 512, 64, dtype="f16", dynamic=True),
     Form("causal-f16-s256", 2, 16, 256, 256, 128, dtype="f16", causal=True),
     Form("decode-f16-kv1024", 4, 32, 1, 1024, 128, dtype="f16"),
+    Form("decode-f16-kv1024-dyn", 4, 32, 1, 1024, 128, dtype="f16", dynamic=True),
+    Form("decode-f16-hd64-mask", 2, 16, 1, 512, 64, dtype="f16", mask="float"),
     Form("decode-f32-kv256-dyn", 2, 8, 1, 256, 64, dynamic=True),
     Form("gqa-f16-s256", 1, 32, 256, 256, 64, dtype="f16", kvh=8, causal=True),
     Form("gqa-decode-f16-kv512", 1, 32, 1, 512, 128, dtype="f16", kvh=8),

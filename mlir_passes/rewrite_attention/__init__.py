@@ -97,14 +97,16 @@ from dataclasses import dataclass, replace
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, PassContext,
-                                            option, structural_key)
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
+                                            PassContext, option, structural_key)
 from iree_fusions.compiler.target import cpu_vector_class, is_gpu
 
 from .build import decompose
 from .heads import copy_under_collapse, head_split
 from .match import (ATTENTION, AttentionPlan, choose_block, gathered, match_attention,
                     multiply_adds, read_columns, untransposed_v)
+from .tiles import (COMPILATION_INFO, fused_faster, fused_tiles, set_fused_tiles,
+                    tiles_set_here)
 
 
 def with_columns(plan: AttentionPlan, columns: bool) -> AttentionPlan:
@@ -181,6 +183,11 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
     read_columns: bool = option(
         True, "where only the first value columns of the result are read (sharktank's MLA "
         "export: v padded 128 -> 192, the output sliced back), compute only those (llvm-cpu)")
+    fused_tiles: bool = option(
+        True, "llvm-cpu: keep IREE's fused op, with the plugin's CPU tiles (tiles.py: the "
+        "whole value dim per step), where that was measured faster than the decomposition "
+        "(f16 decode without repeated KV heads; static f16 prefill of head dim 32 or less); "
+        "false: decompose those too")
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[AttentionPlan]]:
         gpu = is_gpu(ctx.target)
@@ -191,6 +198,14 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             if op.name != ATTENTION:
                 continue
             key = structural_key("rewrite-attention", h.op_signature(op))
+            if COMPILATION_INFO in op.attributes:
+                if tiles_set_here(op):
+                    continue  # (this pass's change of an earlier round)
+                yield Candidate.refused(key, op, "an attention", NoMatch(
+                    "has-compilation-info", "the op carries a compilation_info (a tuning "
+                    "spec's, or this pass's fused-tiles): its CPU code is chosen already"),
+                    gain="time")
+                continue
             block = 0 if gpu else self.query_block  # GPU memory is not the limit: one pass
             sync, scores, heads = self.host_sync, self.block_scores, self.kv_heads
             columns, whole = self.reads_value_columns(ctx), self.whole_scores
@@ -205,6 +220,9 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             if work is not None and work < least:
                 candidate.decline("small", f"small: {work} multiply-adds, fewer than {least} "
                                   f"({source}): IREE's fused op measured faster")
+            if self.fused_tiles and not gpu and not candidate.blocked and \
+                    not candidate.declined:
+                self.keep_fused_with_tiles(candidate)
             if not candidate.blocked and gpu and not self.on_gpu:
                 plan = candidate.plan
                 if not (gathered(plan.k) or gathered(plan.v)):
@@ -214,6 +232,22 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                 else:
                     candidate.decline("gpu-gathered", GPU_GATHER_FUSED)
             yield candidate
+
+    @staticmethod
+    def keep_fused_with_tiles(candidate: Candidate[AttentionPlan]) -> None:
+        """Where `fused_faster` says IREE's fused op with the plugin's tiles is faster than
+        the decomposition and the tiles apply, plans those instead; where a tile check fails,
+        the decomposition stays planned and its report says which check."""
+        why = fused_faster(candidate.plan)
+        if why is None:
+            return
+        try:
+            tiles = fused_tiles(candidate.plan)
+        except NoMatch as e:
+            candidate.plan = replace(candidate.plan, tiles_reason=(
+                f"IREE's fused op not kept with tiles: {e.reason} [{e.code}]"))
+            return
+        candidate.plan = replace(candidate.plan, tiles=tiles, tiles_reason=why)
 
     def reads_value_columns(self, ctx: PassContext) -> bool:
         """Whether this pass computes only the first value columns of an attention whose
@@ -231,6 +265,8 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
 
     def footprint(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> Footprint:
         plan = candidate.plan
+        if plan.tiles is not None:
+            return Footprint.of(reads=[plan.op], writes=[plan.op])
         ops = [plan.op] + ([plan.v_copy, h.defining_op(plan.v)] if plan.v_copy else [])
         if plan.columns is not None:  # the reshape and the slice that read the result
             ops += [op for op in (plan.columns.expand, plan.columns.slice) if op is not None]
@@ -240,4 +276,7 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
         return Footprint.of(reads=ops, writes=ops)
 
     def apply(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> str:
-        return decompose(candidate.plan)
+        plan = candidate.plan
+        if plan.tiles is not None:
+            return set_fused_tiles(plan)
+        return decompose(plan) + (f"; {plan.tiles_reason}" if plan.tiles_reason else "")

@@ -52,6 +52,8 @@ class AttentionPlan:
     whole: int | None = None  # static: the whole query's scores (at most whole-scores)
     loop_avoided: bool = False  # rows past a block, but `whole`: no loop
     score_ops: tuple = ()  # the score region's ops before its yield (`score_modification`)
+    tiles: object | None = None  # tiles.FusedTiles: the fused op kept, with these CPU tiles
+    tiles_reason: str | None = None  # why (tiles.fused_faster)
 
     def sizes(self) -> dict[int, tuple[str, int]]:
         """Loop dim -> (operand, its dim) giving that loop's size."""

@@ -122,9 +122,10 @@ def _flush() -> None:
             pass
 
 
-def run_forked(work: Callable[[Callable[[str], None]], int]) -> tuple[int, int | None,
-                                                                     list[str]]:
-    """Runs `work(stage)` in a child process: (exit code, killing signal or None, stages).
+def run_forked(work: Callable[[Callable[[str], None]], int], stderr: int | None = None
+               ) -> tuple[int, int | None, list[str]]:
+    """Runs `work(stage)` in a child process: (exit code, killing signal or None, stages);
+    the child's standard error goes to the file descriptor `stderr` where given.
 
     The child dies with its parent (PR_SET_PDEATHSIG): a parent killed by any signal, even
     SIGKILL, leaves no compile running. Ctrl-C reaches both; the child ignores it and the
@@ -138,6 +139,8 @@ def run_forked(work: Callable[[Callable[[str], None]], int]) -> tuple[int, int |
         code = 1
         try:
             die_with_parent(signal.SIGKILL, parent)
+            if stderr is not None:
+                os.dup2(stderr, 2)
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             for sig in (signal.SIGTERM, signal.SIGHUP):
                 signal.signal(sig, signal.SIG_DFL)
@@ -291,6 +294,29 @@ def gathered_attention_retry(steps: dict, stages: list[str], iree_flags: list[st
         return None
     retry, changed = with_option(steps, "gpu_gathered", True, passes=("rewrite-attention",))
     return retry if changed else None
+
+
+def fused_tiles_retry(steps: dict, stages: list[str], iree_flags: list[str]) -> dict | None:
+    """The steps to compile again with after IREE failed (an error, not a crash), or None:
+    when it failed in one of its own segments from the linalg hook on, for a CPU target, after
+    the linalg passes changed the IR, and rewrite-attention ran without `fused-tiles` given,
+    the same steps with rewrite-attention{fused-tiles=false}. With the plugin's tiles on a
+    fused attention, IREE's CPU codegen can refuse an op it fused into that dispatch (its
+    large-vector check: rewrite_attention/tiles.py); the decomposition compiles."""
+    from ..compiler.driver import HOOK_PHASE, phase_index
+    from ..compiler.fusions_flags import with_option
+
+    kind, *phases = stages[-1].split(" ") if stages else ["start"]
+    if kind != "iree" or phase_index(phases[0]) < phase_index(HOOK_PHASE["linalg"]) or \
+            "changed" not in stages or any(_GPU_TARGET.match(f) for f in iree_flags):
+        return None
+    retry, changed = with_option(steps, "fused_tiles", False, passes=("rewrite-attention",))
+    return retry if changed else None
+
+
+FUSED_TILES_RETRY = ("IREE failed on IR the plugin had changed; compiling again with "
+                     "rewrite-attention{fused-tiles=false} (the attentions it kept fused with "
+                     "its CPU tiles decomposed instead)")
 
 
 def retry_message(sig: int, stages: list[str]) -> str:
