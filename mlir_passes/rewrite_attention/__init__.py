@@ -40,6 +40,19 @@ host and end IREE's execution regions, which costs more than holding those score
 class's measured crossover, `fused-below`: `FUSED_BELOW`) is left to IREE's fused op: a few
 microseconds of work, where the decomposition's dispatches cost more than they save.
 
+Where IREE's fused op with the plugin's CPU tiles was measured faster than the decomposition
+(`fused-tiles`, `tiles.py`: static f16 decode whose k and v are not repeated per query head;
+on AVX-512, static f16 prefill with head and value dims of at most 32), the op is kept and given those
+tiles as its `compilation_info`: each step computes the whole value dim (IREE 3.13 computes a
+tile's scores again for every 16 value columns):
+
+    %o = iree_linalg_ext.attention ins(%q, %k, %v ..: [128, 128] x [128, 1024, 128] x ..)
+  =>
+    %o = iree_linalg_ext.attention {compilation_info = #iree_codegen.compilation_info<
+           lowering_config = #iree_cpu.lowering_config<distribution = [1, 128, 0, 0],
+           vector_common_parallel = [1, 128, 0, 0], vector_reduction = [0, 0, 0, 4]>, ..>}
+           ins(%q, %k, %v ..)
+
 Where the result is read only as its first value columns (`read-columns`, on by default on
 llvm-cpu; `compiler/analyses/attention_columns.py`): sharktank's MLA export (DeepSeek) pads
 v's head dim 128 to q's 192 and slices the output back, so p @ v and the output are computed
@@ -185,21 +198,22 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
         "export: v padded 128 -> 192, the output sliced back), compute only those (llvm-cpu)")
     fused_tiles: bool = option(
         True, "llvm-cpu: keep IREE's fused op, with the plugin's CPU tiles (tiles.py: the "
-        "whole value dim per step), where that was measured faster than the decomposition "
-        "(f16 decode without repeated KV heads; static f16 prefill of head dim 32 or less); "
-        "false: decompose those too")
+        "whole value dim per step), where that ran faster than the decomposition (static f16 "
+        "decode without repeated KV heads; static f16 prefill of narrow heads: "
+        "tiles.fused_faster); false: decompose those too")
 
     def find(self, block: ir.Block, ctx: PassContext) -> Iterator[Candidate[AttentionPlan]]:
         gpu = is_gpu(ctx.target)
         device = h.single_device_affinity(block)
         least, source = self.least_multiply_adds(ctx)  # (the target's: one per find)
+        vector_class = cpu_vector_class(ctx.target)
         for op in block.operations:
             op = op.operation
             if op.name != ATTENTION:
                 continue
             key = structural_key("rewrite-attention", h.op_signature(op))
             if COMPILATION_INFO in op.attributes:
-                if tiles_set_here(op):
+                if tiles_set_here(op, vector_class):
                     continue  # (this pass's change of an earlier round)
                 yield Candidate.refused(key, op, "an attention", NoMatch(
                     "has-compilation-info", "the op carries a compilation_info (a tuning "
@@ -222,7 +236,7 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                                   f"({source}): IREE's fused op measured faster")
             if self.fused_tiles and not gpu and not candidate.blocked and \
                     not candidate.declined:
-                self.keep_fused_with_tiles(candidate)
+                self.keep_fused_with_tiles(candidate, vector_class)
             if not candidate.blocked and gpu and not self.on_gpu:
                 plan = candidate.plan
                 if not (gathered(plan.k) or gathered(plan.v)):
@@ -234,15 +248,16 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             yield candidate
 
     @staticmethod
-    def keep_fused_with_tiles(candidate: Candidate[AttentionPlan]) -> None:
+    def keep_fused_with_tiles(candidate: Candidate[AttentionPlan],
+                              vector_class: str | None) -> None:
         """Where `fused_faster` says IREE's fused op with the plugin's tiles is faster than
         the decomposition and the tiles apply, plans those instead; where a tile check fails,
         the decomposition stays planned and its report says which check."""
-        why = fused_faster(candidate.plan)
+        why = fused_faster(candidate.plan, vector_class)
         if why is None:
             return
         try:
-            tiles = fused_tiles(candidate.plan)
+            tiles = fused_tiles(candidate.plan, vector_class)
         except NoMatch as e:
             candidate.plan = replace(candidate.plan, tiles_reason=(
                 f"IREE's fused op not kept with tiles: {e.reason} [{e.code}]"))

@@ -176,7 +176,7 @@ def gathered(value: ir.Value) -> bool:
         op.name == GATHER or (op.name == LINALG_GENERIC and h.reads_table_in_body(op)))
 
 
-def _static_extent(plan: AttentionPlan, dims: list[int]) -> int | None:
+def static_extent(plan: AttentionPlan, dims: list[int]) -> int | None:
     """The product of the sizes of loops `dims`, where all are static; None where one is
     dynamic."""
     sizes, total = plan.sizes(), 1
@@ -192,7 +192,7 @@ def _static_extent(plan: AttentionPlan, dims: list[int]) -> int | None:
 def whole_scores(plan: AttentionPlan) -> int | None:
     """How many scores the whole query has (every batch, query row and key), where all
     their loops are static; None where one is dynamic."""
-    return _static_extent(plan, plan.roles["batch"] + plan.roles["m"] + plan.roles["k2"])
+    return static_extent(plan, plan.roles["batch"] + plan.roles["m"] + plan.roles["k2"])
 
 
 def multiply_adds(plan: AttentionPlan) -> int | None:
@@ -201,7 +201,7 @@ def multiply_adds(plan: AttentionPlan) -> int | None:
     scores = whole_scores(plan)
     if scores is None:
         return None
-    head, value = (_static_extent(plan, plan.roles[role]) for role in ("k1", "n"))
+    head, value = (static_extent(plan, plan.roles[role]) for role in ("k1", "n"))
     return scores * (head + value)
 
 

@@ -5,7 +5,7 @@ creation and the conversion to `online_attention`).
 
 IREE 3.13's CPU config for the fused op tiles the value dim (the head dim of the output) by one
 vector (16 f32 lanes on AVX-512) and the query rows by 1 to 8: the scores of a tile are
-computed again for every 16 output columns (4x for a head dim of 64, 8x for 128). These tiles
+computed again for every vector of output columns (for every head dim past one vector). These tiles
 take the whole value dim at once, so each tile's scores are computed once:
 
     iree_linalg_ext.attention ins(%q, %k, %v : [32,512,32] x [32,512,32] x [32,32,512] ..)
@@ -18,15 +18,17 @@ take the whole value dim at once, so each tile's scores are computed once:
 
 Loops in the op's order: batch 1; query rows 64 a workgroup (the rows where fewer), `rows` at
 a time; the value dim whole; the head dim (k1) not tiled, as IREE leaves it; keys `keys` at a
-time. The largest vector (the p @ v step, [rows, value dim, keys] in f32) is kept at
-`VECTOR_ELEMENTS` f32 (16 KiB, half of IREE's large-vector limit on x86): the rows are the
-largest power of two up to 8 that fits it and divides a static query length.
+time. The largest vector (the p @ v step, [rows, value dim, keys] in f32) is kept at half of
+IREE's large-vector limit for the CPU's vector class (`NATIVE_VECTOR_BYTES`): keys are 512 /
+value dim (IREE's own choice at head dims 64 and 128), at most 16, and the rows fill the rest,
+at most 8. A static length that is not a multiple of its tile is left alone (not measured); so
+is a CPU of no known vector class.
 
 The online softmax's sums run over the keys in tiles of `keys`, as the fused op's always do; the
-other tiles split independent outputs. On this project's AVX-512 CPU, with the keys' tile of
-IREE's own choice, every suite form's output was bit-identical to stock's
-(bench/results/attention-forms.md, "fused-tiles"); with these tiles the result is held to the
-pass's derived bound, not to bit-identity."""
+other tiles split independent outputs. Where the key tile is IREE's own, the output was
+bit-identical to stock's (every suite form, AVX-512: bench/results/attention-forms.md,
+"fused-tiles"); the result is held to the pass's derived bound for two fused ops
+(docs/testing.md), not to bit-identity."""
 
 from __future__ import annotations
 
@@ -37,9 +39,14 @@ from iree.compiler import ir
 from iree_fusions.compiler import ir_helpers as h
 from iree_fusions.compiler.protocol import NoMatch
 
-from .match import AttentionPlan, _static_extent, gathered, match_attention
+from .match import AttentionPlan, static_extent, gathered, match_attention
 
-VECTOR_ELEMENTS = 4096  # f32 elements of the largest vector (p @ v): 16 KiB
+# Bytes of one native vector per x86 vector class (`target.cpu_vector_class`). IREE's CPU
+# codegen refuses a vector of more than 512 native vectors (LLVMCPU/Utils.cpp,
+# getMaxVectorSizeForLargeVectorCheck: 32 KiB on AVX-512); the largest vector here (the p @ v
+# step, [rows, value dim, keys] in f32) is kept at half of that: 64 f32 per native vector byte.
+NATIVE_VECTOR_BYTES = {"avx512": 64, "avx2": 32, "baseline": 16}
+F32_PER_VECTOR_BYTE = 64
 KEY_VALUE_ELEMENTS = 512  # keys x value dims of a v tile (IREE's own keys at head dims 64, 128)
 MAX_ROWS = 8
 KEY_TILES = (16, 8, 4, 2, 1)
@@ -73,33 +80,37 @@ class FusedTiles:
                 f"{max(self.keys)} at a time")
 
 
-# The forms where IREE's fused op with these tiles was measured faster than the decomposition on
-# this project's CPU (AVX-512; bench/results/attention-forms.md, "fused-tiles"); elsewhere the
-# decomposition was faster or as fast (f32, head dims of 64 or more in prefill, GQA, dynamic
-# lengths: 0.4-1.0x of it).
+# The forms where IREE's fused op with these tiles ran faster than the decomposition, per x86
+# vector class (code for each class, run on this project's AVX-512 CPU:
+# bench/results/attention-forms.md, "fused-tiles"); elsewhere the decomposition was faster or
+# as fast (f32, head dims of 64 or more in prefill, GQA, dynamic lengths; narrow f16 prefill on
+# AVX2 and the baseline).
 DECODE_F16 = ("fused-tiles: static decode (one query row) in f16, k and v not repeated per "
-              "query head: "
-              "IREE's fused op reads k and v in f16 once, the decomposition extends them to f32 "
-              "first (measured 1.5x faster than the decomposition)")
-NARROW_F16 = ("fused-tiles: static prefill in f16 with head and value dims of at most 32: the "
-              "decomposition's contractions are too narrow to pay (measured 1.6x faster than "
-              "the decomposition)")
+              "query head: IREE's fused op reads k and v in f16 once, the decomposition extends "
+              "them to f32 first (measured faster than the decomposition)")
+NARROW_F16 = ("fused-tiles: static prefill in f16 with head and value dims of at most 32 on an "
+              "AVX-512 CPU: the decomposition's contractions are too narrow to pay (measured "
+              "faster than the decomposition)")
 NARROW_HEAD_DIM = 32
+NARROW_CLASSES = ("avx512",)
 
 
-def fused_faster(plan: AttentionPlan) -> str | None:
-    """Why the fused op with these tiles runs faster than the decomposition (DECODE_F16,
-    NARROW_F16), or None: decompose. Static shapes only (a dynamic f16 decode measured as
-    fast as the decomposition, 1.00x); not where k or v is gathered from a paged cache or
-    repeated per query head (`plan.heads`: the decomposition reads them once per KV head)."""
+def fused_faster(plan: AttentionPlan, vector_class: str | None) -> str | None:
+    """Why the fused op with these tiles runs faster than the decomposition on a CPU of
+    `vector_class` (DECODE_F16 on every x86 class, NARROW_F16 on NARROW_CLASSES), or None:
+    decompose. Static shapes only (a dynamic f16 decode ran as fast as the decomposition);
+    not where k or v is gathered from a paged cache or repeated per query head (`plan.heads`:
+    the decomposition reads them once per KV head); not on a CPU of no known class."""
     every_loop = [dim for role in plan.roles.values() for dim in role]
-    if plan.heads is not None or gathered(plan.k) or gathered(plan.v) or \
+    if vector_class not in NATIVE_VECTOR_BYTES or plan.heads is not None or \
+            gathered(plan.k) or gathered(plan.v) or \
             not isinstance(h.tensor_type(plan.q).element_type, ir.F16Type) or \
-            _static_extent(plan, every_loop) is None:
+            static_extent(plan, every_loop) is None:
         return None
-    if _static_extent(plan, plan.roles["m"]) == 1:
+    if static_extent(plan, plan.roles["m"]) == 1:
         return DECODE_F16
-    if max(_static_extent(plan, plan.roles["k1"]), _static_extent(plan, plan.roles["n"])) \
+    if vector_class in NARROW_CLASSES and \
+            max(static_extent(plan, plan.roles["k1"]), static_extent(plan, plan.roles["n"])) \
             <= NARROW_HEAD_DIM:
         return NARROW_F16
     return None
@@ -109,7 +120,7 @@ def _operands_moved_only(plan: AttentionPlan) -> None:
     """NoMatch unless q, k, v and the mask are read through reshapes, compute barriers and
     pure copies (IREE's v transpose, a mask's broadcast) only: IREE fuses the ops that compute
     them into the fused op's dispatch, and with these tiles its vectors for them can exceed
-    IREE's size limit (a boolean mask's select was measured to: 32 KiB)."""
+    IREE's size limit, as a boolean mask's select did)."""
     for name in ("q", "k", "v", "mask"):
         value = getattr(plan, name)
         op = h.defining_op(value) if value is not None else None
@@ -127,14 +138,18 @@ def _operands_moved_only(plan: AttentionPlan) -> None:
                       "attention's dispatch, exceeds IREE's vector size limit at these tiles)")
 
 
-def fused_tiles(plan: AttentionPlan) -> FusedTiles:
+def fused_tiles(plan: AttentionPlan, vector_class: str | None) -> FusedTiles:
     """The tiles of `plan`'s fused op; NoMatch where they do not apply: an operand computed by
     an op IREE would fuse into the dispatch, a boolean mask, a value or head dim that is
     dynamic, larger than HEAD_DIM_MAX or more than one loop, or several key loops."""
+    if vector_class not in NATIVE_VECTOR_BYTES:
+        raise NoMatch("tiles-cpu", "fused-tiles: a CPU of no measured vector class (IREE's "
+                      "vector size limit and the tiles' speed are known for x86's)")
+    vector_elements = NATIVE_VECTOR_BYTES[vector_class] * F32_PER_VECTOR_BYTE
     _operands_moved_only(plan)
     n, k1, k2 = plan.roles["n"], plan.roles["k1"], plan.roles["k2"]
-    value = _static_extent(plan, n)
-    head = _static_extent(plan, k1)
+    value = static_extent(plan, n)
+    head = static_extent(plan, k1)
     if len(n) != 1 or value is None or value > HEAD_DIM_MAX:
         raise NoMatch("tiles-value-dim",
                       "fused-tiles: a value dim that is dynamic, several loops or over "
@@ -145,19 +160,19 @@ def fused_tiles(plan: AttentionPlan) -> FusedTiles:
     if len(k2) != 1:
         raise NoMatch("tiles-key-loops", "fused-tiles: several key loops")
     key_tile = max(c for c in KEY_TILES if c <= max(1, KEY_VALUE_ELEMENTS // value))
-    row_tile = max(1, min(MAX_ROWS, VECTOR_ELEMENTS // (value * key_tile)))
+    row_tile = max(1, min(MAX_ROWS, vector_elements // (value * key_tile)))
     m = plan.roles["m"]
-    if m and _static_extent(plan, m[-1:]) == 1:
+    if m and static_extent(plan, m[-1:]) == 1:
         row_tile = 1  # (a decode whose query row is a loop of its own)
     for dims, tile, what in ((k2, key_tile, "keys"), (m[-1:], row_tile, "query rows")):
-        extent = _static_extent(plan, dims) if dims else None
+        extent = static_extent(plan, dims) if dims else None
         if extent is not None and extent % tile:
             raise NoMatch("tiles-uneven", f"fused-tiles: {extent} {what}, not a multiple of "
                           f"{tile} (smaller tiles were not measured)")
     per_loop = []  # (distribution, vector_common_parallel, vector_reduction) per loop
     for dim in range(h.indexing_maps(plan.op)[0].n_dims):
         if dim in m:
-            extent = _static_extent(plan, [dim])
+            extent = static_extent(plan, [dim])
             per_loop.append((ROWS_PER_WORKGROUP if extent is None
                              else min(ROWS_PER_WORKGROUP, extent),
                              row_tile if dim == m[-1] else 1, 0))
@@ -180,10 +195,11 @@ def set_fused_tiles(plan: AttentionPlan) -> str:
             f"{plan.tiles.summary()} ({plan.tiles_reason})")
 
 
-def tiles_set_here(op: ir.Operation) -> bool:
+def tiles_set_here(op: ir.Operation, vector_class: str | None) -> bool:
     """Whether `op`'s compilation_info is the one `fused_tiles` plans for it (this pass set it
     in an earlier round), not a tuning spec's."""
     try:
-        return op.attributes[COMPILATION_INFO] == fused_tiles(match_attention(op)).attribute()
+        return op.attributes[COMPILATION_INFO] == \
+            fused_tiles(match_attention(op), vector_class).attribute()
     except NoMatch:
         return False

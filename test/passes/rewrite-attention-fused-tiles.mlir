@@ -1,8 +1,12 @@
-// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention | filecheck %s
-// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention -verify-diagnostics -o /dev/null
-// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:znver4 | filecheck %s
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:znver4 -verify-diagnostics -o /dev/null
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:znver4 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=REPORT
 // fused-tiles=false: the decomposition wherever it was planned.
-// RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-attention{fused-tiles=false}' | filecheck %s --check-prefix=OFF
+// RUN: iree-fusions-opt %s --split-input-file -p 'rewrite-attention{fused-tiles=false}' --fusions-target=llvm-cpu:znver4 | filecheck %s --check-prefix=OFF
+// On AVX2 (and the x86-64 baseline) only the decode rule holds: the narrow prefill is
+// decomposed there (measured faster); without a target (an unmeasured CPU) no tiles at all.
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:znver3 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=AVX2
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=NOTARGET
 // On a GPU target nothing changes (IREE's GPU attention codegen).
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=cuda:sm_80 | filecheck %s --check-prefix=GPU
 
@@ -28,10 +32,12 @@
 // GPU: iree_linalg_ext.attention
 // GPU-NOT: compilation_info
 // GPU: util.return
+// AVX2: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x128xf16>: IREE's fused op kept, with CPU tiles [1, 128, 0, 0] of rows and value dims, keys 4 at a time (fused-tiles: static decode{{.+}}){{$}}
+// NOTARGET: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x128xf16> -> contractions, reductions and elementwise generics{{$}}
 util.func public @decode_f16(%q: tensor<16x128xf16>, %k: tensor<16x256x128xf16>, %v: tensor<16x128x256xf16>) -> tensor<16x128xf16> {
   %scale = arith.constant 0.0883883461 : f32
   %e = tensor.empty() : tensor<16x128xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<16x128xf16>: IREE's fused op kept, with CPU tiles [1, 128, 0, 0] of rows and value dims, keys 4 at a time (fused-tiles: static decode (one query row) in f16, k and v not repeated per query head: IREE's fused op reads k and v in f16 once, the decomposition extends them to f32 first (measured 1.5x faster than the decomposition))"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<16x128xf16>: IREE's fused op kept, with CPU tiles [1, 128, 0, 0] of rows and value dims, keys 4 at a time (fused-tiles: static decode (one query row) in f16, k and v not repeated per query head: IREE's fused op reads k and v in f16 once, the decomposition extends them to f32 first (measured faster than the decomposition))"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>]> ins(%q, %k, %v, %scale : tensor<16x128xf16>, tensor<16x256x128xf16>, tensor<16x128x256xf16>, f32) outs(%e : tensor<16x128xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -55,6 +61,8 @@ util.func public @decode_f16(%q: tensor<16x128xf16>, %k: tensor<16x256x128xf16>,
 // OFF-LABEL: util.func public @prefill_narrow_f16
 // OFF-NOT: iree_linalg_ext.attention
 // OFF: util.return
+// AVX2: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x64x32xf16> -> contractions, reductions and elementwise generics{{$}}
+// NOTARGET: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x64x32xf16> -> contractions, reductions and elementwise generics{{$}}
 util.func public @prefill_narrow_f16(%q: tensor<8x64x32xf16>, %k: tensor<8x64x32xf16>, %v: tensor<8x32x64xf16>, %mask: tensor<8x64x64xf16>) -> tensor<8x64x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x64x32xf16>

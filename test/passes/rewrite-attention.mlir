@@ -434,13 +434,13 @@ util.func public @score_by_position(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf1
 // WHOLE-NOT: iree_linalg_ext.attention
 // WHOLE: arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x16x32xf16> -> contractions, reductions and elementwise generics; IREE's fused op not kept with tiles: fused-tiles: a boolean mask {{.+}} [tiles-bool-mask]{{$}}
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x16x32xf16> -> contractions, reductions and elementwise generics{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
 // GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>, %v: tensor<8x16x32xf16>, %mask: tensor<8x16x16xi1>) -> tensor<8x16x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x16x32xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<8x16x32xf16> -> contractions, reductions and elementwise generics; IREE's fused op not kept with tiles: fused-tiles: a boolean mask (its select, in the attention's dispatch, exceeds IREE's vector size limit at these tiles) [tiles-bool-mask]"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<8x16x32xf16> -> contractions, reductions and elementwise generics"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<8x16x32xf16>, tensor<8x16x32xf16>, tensor<8x16x32xf16>, f32, tensor<8x16x16xi1>) outs(%e : tensor<8x16x32xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -648,11 +648,11 @@ util.func public @decode_value_columns(%q: tensor<16x192xf16>, %k: tensor<16x?x1
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
 // GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 135200 scores fit whole-scores); IREE's fused op not kept with tiles: fused-tiles: 130 keys, not a multiple of 16 {{.+}} [tiles-uneven]{{$}}
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 135200 scores fit whole-scores)
 util.func public @prefill_static(%q: tensor<8x130x32xf16>, %k: tensor<8x130x32xf16>, %v: tensor<8x130x32xf16>, %mask: tensor<8x130x130xf16>) -> tensor<8x130x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x130x32xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 135200 scores fit whole-scores); IREE's fused op not kept with tiles: fused-tiles: 130 keys, not a multiple of 16 (smaller tiles were not measured) [tiles-uneven]"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<8x130x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 135200 scores fit whole-scores)"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<8x130x32xf16>, tensor<8x130x32xf16>, tensor<8x130x32xf16>, f32, tensor<8x130x130xf16>) outs(%e : tensor<8x130x32xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32

@@ -34,7 +34,7 @@ def ulp(x: np.ndarray, dtype: str) -> np.ndarray:
 
 def attention_bound(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
                     stock: np.ndarray, dq: np.ndarray | None = None,
-                    mask: np.ndarray | None = None) -> np.ndarray:
+                    mask: np.ndarray | None = None, rescaling_sides: int = 1) -> np.ndarray:
     """|plugin - stock| per output element of rewrite-attention's decomposition against
     IREE's fused op, q [B, M, d], k [B, N, d], v [B, e, N] (keys last, as sharktank's export
     gives it), `stock` [B, M, e] (its type: the output's):
@@ -46,7 +46,8 @@ def attention_bound(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
         m log2 e in f32 on each side, a product and a sum rounded: C = 4 u32 max_j (sum_i
         |q'_i k_ji| + |m_j| log2 e). The max moves by as much, so exp2(s - max)
         moves by a relative 2 ln2 (A + B), and stock's rescaling between key tiles adds
-        <= 4 u32: e_p;
+        <= 4 u32: e_p (`rescaling_sides` 2: the other side is IREE's fused op too, with other
+        key tiles (rewrite-attention's fused tiles), and rescales as well: 8 u32);
       p' = p in v's type: a relative e_p + 2 u_v (a value near a rounding boundary may round
         the other way);
       l = sum p and sum p' v over N keys in f32, any order: gamma(N) each;
@@ -70,7 +71,7 @@ def attention_bound(q: np.ndarray, k: np.ndarray, v: np.ndarray, scale: float,
         if mask is not None:
             m = np.abs(np.where(np.isfinite(mask), mask, 0).astype(np.float64)) * log2e
             a = a + 4 * U32 * (np.einsum("bmi,bji->bmj", np.abs(q_scaled), k_abs) + m).max(-1)
-        e_p = 2 * math.log(2) * a + 4 * U32
+        e_p = 2 * math.log(2) * a + 4 * rescaling_sides * U32
         v_max = np.abs(v.astype(np.float64)).max(-1)  # [B, e]
         relative = (2 * e_p + 2 * u_v + 2 * gamma(n) + 4 * U32) * (1 + u_v)
         return v_max[:, None, :] * relative[..., None] + ulp(stock, out_type)
@@ -93,7 +94,7 @@ def within_attention_bound(plugin: np.ndarray, stock: np.ndarray, bound: np.ndar
     checked = np.isfinite(stock) & np.isfinite(bound)
     if not checked.any():
         return True, 0.0, 0
-    diff = np.abs(plugin.astype(np.float64) - stock.astype(np.float64))[checked]
+    diff = np.abs(plugin[checked].astype(np.float64) - stock[checked].astype(np.float64))
     worst = float((diff / np.maximum(bound[checked], 1e-300)).max())
     return worst <= 1.0, worst, int(checked.sum())
 

@@ -66,9 +66,8 @@ from dataclasses import dataclass, field
 from typing import NoReturn
 
 from ..compiler import dialect_views, registry
-from .crash import (FUSED_TILES_RETRY, Interrupted, PluginArgs, describe_crash,
-                    die_with_parent, fused_tiles_retry, gathered_attention_retry,
-                    interruptible, retry_message, run_console, run_forked)
+from .crash import (Interrupted, PluginArgs, compile_with_retries, describe_crash,
+                    die_with_parent, interruptible, run_console, run_forked)
 from ..compiler.decisions import load as load_decisions
 from ..compiler.driver import (HOOK_PHASE, PHASES, CompileError, CompileRequest, compile_request,
                                aggressive_fusion_enabled, const_eval_enabled,
@@ -393,35 +392,11 @@ def _main(argv: list[str], outputs: OutputSet) -> int:
         print(f"{PROG}: error: {e}", file=sys.stderr)
         return 1 if isinstance(e, OutputError) else 2
     try:
-        # Where a failure would be compiled again without fused tiles, the first attempt's
-        # standard error is held back: shown if it stands, summed up if it is retried.
-        held = tempfile.TemporaryFile() if fused_tiles_retry(
-            steps, ["changed", f"iree {HOOK_PHASE['linalg']} end"], args.iree_flags) else None
-        code, sig, stages = run_forked(
-            lambda stage: _compile(args, chunks, first, outputs, stage),
-            stderr=held.fileno() if held is not None else None)
-        retry = None if sig is None else gathered_attention_retry(steps, stages,
-                                                                  args.iree_flags)
-        tiles_retry = None if sig is not None or code == 0 else \
-            fused_tiles_retry(steps, stages, args.iree_flags)
-        if held is not None:
-            held.seek(0)
-            text = held.read().decode(errors="replace")
-            held.close()
-            if tiles_retry is None:
-                sys.stderr.write(text)
-                sys.stderr.flush()
-            else:
-                errors = [line for line in text.splitlines() if ": error: " in line]
-                print(f"{PROG}: warning: {FUSED_TILES_RETRY}" +
-                      (f"; IREE said: {errors[0]}" if errors else ""), file=sys.stderr)
-        if retry is not None:
-            print(f"{PROG}: warning: " + retry_message(sig, stages), file=sys.stderr)
-        retry = retry or tiles_retry
-        if retry is not None:
-            steps, first = retry, dataclasses.replace(first, steps=retry)
-            code, sig, stages = run_forked(
-                lambda stage: _compile(args, chunks, first, outputs, stage))
+        code, sig, stages, steps = compile_with_retries(
+            lambda steps, stderr: run_forked(
+                lambda stage: _compile(args, chunks, dataclasses.replace(first, steps=steps),
+                                       outputs, stage), stderr=stderr),
+            steps, args.iree_flags, PROG)
     finally:
         if args.archive is not None:
             shutil.rmtree(os.path.dirname(args.archive.encoder_mlir), ignore_errors=True)

@@ -314,6 +314,46 @@ def fused_tiles_retry(steps: dict, stages: list[str], iree_flags: list[str]) -> 
     return retry if changed else None
 
 
+def compile_with_retries(
+    compile_once: Callable[[dict, int | None], tuple[int, int | None, list[str]]],
+    steps: dict, iree_flags: list[str], prog: str,
+) -> tuple[int, int | None, list[str], dict]:
+    """`compile_once(steps, stderr)` (a forked compile: exit code, signal, stages), and once
+    more with the steps of a retry where one applies: after a crash on a GPU target
+    (`gathered_attention_retry`) or an IREE error on IR the plugin changed
+    (`fused_tiles_retry`), with a warning. Where an error would be retried, the first
+    attempt's standard error is held back (a temporary file): printed as it was if no retry
+    follows, summed up in the warning (IREE's first error line) if one does. Returns the last
+    attempt's (code, signal, stages) and its steps."""
+    import tempfile
+
+    from ..compiler.driver import HOOK_PHASE
+
+    held = tempfile.TemporaryFile() if fused_tiles_retry(
+        steps, ["changed", f"iree {HOOK_PHASE['linalg']} end"], iree_flags) else None
+    code, sig, stages = compile_once(steps, held.fileno() if held is not None else None)
+    retry = None if sig is None else gathered_attention_retry(steps, stages, iree_flags)
+    tiles_retry = None if sig is not None or code == 0 else \
+        fused_tiles_retry(steps, stages, iree_flags)
+    if held is not None:
+        held.seek(0)
+        text = held.read().decode(errors="replace")
+        held.close()
+        if tiles_retry is None:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        else:
+            errors = [line for line in text.splitlines() if ": error: " in line]
+            print(f"{prog}: warning: {FUSED_TILES_RETRY}"
+                  + (f"; IREE said: {errors[0]}" if errors else ""), file=sys.stderr)
+    if retry is not None:
+        print(f"{prog}: warning: " + retry_message(sig, stages), file=sys.stderr)
+    retry = retry or tiles_retry
+    if retry is None:
+        return code, sig, stages, steps
+    return (*compile_once(retry, None), retry)
+
+
 FUSED_TILES_RETRY = ("IREE failed on IR the plugin had changed; compiling again with "
                      "rewrite-attention{fused-tiles=false} (the attentions it kept fused with "
                      "its CPU tiles decomposed instead)")
