@@ -85,13 +85,16 @@ class FusedTiles:
 # bench/results/attention-forms.md, "fused-tiles"); elsewhere the decomposition was faster or
 # as fast (f32, head dims of 64 or more in prefill, GQA, dynamic lengths; narrow f16 prefill on
 # AVX2 and the baseline).
-DECODE_F16 = ("fused-tiles: static decode (one query row) in f16, k and v not repeated per "
-              "query head: IREE's fused op reads k and v in f16 once, the decomposition extends "
-              "them to f32 first (measured faster than the decomposition)")
-NARROW_F16 = ("fused-tiles: static prefill in f16 with head and value dims of at most 32 on an "
-              "AVX-512 CPU: the decomposition's contractions are too narrow to pay (measured "
-              "faster than the decomposition)")
+DECODE_F16 = ("fused-tiles: static decode (one query row) in f16 of 16 MiB of k and v or more, "
+              "not repeated per query head: IREE's fused op reads k and v in f16 once, the "
+              "decomposition extends them to f32 first (measured faster than the decomposition)")
+NARROW_F16 = ("fused-tiles: static prefill in f16 with head and value dims of at most 32 and "
+              "256 keys or more, on an AVX-512 CPU: the decomposition's contractions are too "
+              "narrow to pay (measured faster than the decomposition)")
+DECODE_MIN_KV_BYTES = 1 << 24  # k and v together (less: the decomposition's f32 copies stay
+# in cache, and it was as fast or faster)
 NARROW_HEAD_DIM = 32
+NARROW_MIN_KEYS = 256  # (fewer: the decomposition as fast or faster)
 NARROW_CLASSES = ("avx512",)
 
 
@@ -108,8 +111,10 @@ def fused_faster(plan: AttentionPlan, vector_class: str | None) -> str | None:
             static_extent(plan, every_loop) is None:
         return None
     if static_extent(plan, plan.roles["m"]) == 1:
-        return DECODE_F16
+        kv_bytes = sum(h.static_tensor_bytes(h.tensor_type(x)) for x in (plan.k, plan.v))
+        return DECODE_F16 if kv_bytes >= DECODE_MIN_KV_BYTES else None
     if vector_class in NARROW_CLASSES and \
+            static_extent(plan, plan.roles["k2"]) >= NARROW_MIN_KEYS and \
             max(static_extent(plan, plan.roles["k1"]), static_extent(plan, plan.roles["n"])) \
             <= NARROW_HEAD_DIM:
         return NARROW_F16
