@@ -41,10 +41,10 @@ class's measured crossover, `fused-below`: `FUSED_BELOW`) is left to IREE's fuse
 microseconds of work, where the decomposition's dispatches cost more than they save.
 
 Where IREE's fused op with the plugin's CPU tiles was measured faster than the decomposition
-(`fused-tiles`, `tiles.py`: static f16 decode whose k and v are not repeated per query head;
-on AVX-512, static f16 prefill with head and value dims of at most 32), the op is kept and given those
-tiles as its `compilation_info`: each step computes the whole value dim (IREE 3.13 computes a
-tile's scores again for every 16 value columns):
+(`fused-tiles`, `tiles.fused_faster`: static f16 decode of large k and v not repeated per
+query head; on AVX-512, static f16 prefill of many keys with head and value dims of at most
+32), the op is kept and given those tiles as its `compilation_info`: each step computes the
+whole value dim (IREE 3.13 computes a tile's scores again for every vector of value columns):
 
     %o = iree_linalg_ext.attention ins(%q, %k, %v ..: [128, 128] x [128, 1024, 128] x ..)
   =>
