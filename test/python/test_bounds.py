@@ -101,3 +101,18 @@ def test_ulp_is_the_spacing_of_the_type():
         assert np.array_equal(bounds.ulp(x, name), np.spacing(np.abs(x)).astype(np.float64))
     assert bounds.gamma(10) == pytest.approx(10 * 2.0 ** -24, rel=1e-6)
     assert math.isclose(bounds.ulp(np.array([1.0]), "bfloat16")[0], 2.0 ** -7)
+
+
+def test_two_rescaling_sides_add_four_f32_roundings_to_the_probabilities():
+    """`rescaling_sides=2` (rewrite-attention's fused tiles against stock: both sides rescale
+    between key tiles) widens e_p by 4 u32: the bound grows by max |v| x 2 x 4 u32 x (1 + u_v)
+    per output element, exactly."""
+    inputs = _inputs(3)
+    q, k, v, scale = bounds.sdpa_operands(SDPA.replace("SCALE", "%none"), inputs)
+    out = _exact(*inputs, scale).reshape(4, 8, 16).astype(np.float16)
+    v_t = np.swapaxes(v, 1, 2)
+    one = bounds.attention_bound(q, k, v_t, scale, out)
+    two = bounds.attention_bound(q, k, v_t, scale, out, rescaling_sides=2)
+    u32, u16 = 2.0 ** -24, 2.0 ** -11
+    grow = np.abs(v_t.astype(np.float64)).max(-1)[:, None, :] * 2 * 4 * u32 * (1 + u16)
+    assert np.allclose(two - one, grow, rtol=1e-6, atol=0)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import subprocess
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -165,6 +166,8 @@ def test_where_the_rule_keeps_the_fused_op(case, rule):
         assert fused_faster(plan, "avx2") == fused_faster(plan, "baseline") == \
             (rule if rule == DECODE_F16 else None)
         assert fused_faster(plan, None) is None
+        # k and v repeated per query head (the KV-head split planned): the decomposition
+        assert fused_faster(replace(plan, heads=object()), "avx512") is None
         del module
 
 
