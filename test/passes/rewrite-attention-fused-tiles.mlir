@@ -33,8 +33,10 @@
 // GPU: iree_linalg_ext.attention
 // GPU-NOT: compilation_info
 // GPU: util.return
-// AVX2: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16>: IREE's fused op kept, with CPU tiles [1, 128, 0, 0] of rows and value dims, keys 4 at a time (fused-tiles: static decode{{.+}}){{$}}
-// NOTARGET: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16> -> contractions, reductions and elementwise generics{{$}}
+// AVX2: [rewrite-attention] 1 change(s), 0 skipped
+// AVX2-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16>: IREE's fused op kept, with CPU tiles [1, 128, 0, 0] of rows and value dims, keys 4 at a time (fused-tiles: static decode{{.+}}){{$}}
+// NOTARGET: [rewrite-attention] 1 change(s), 0 skipped
+// NOTARGET-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16> -> contractions, reductions and elementwise generics{{$}}
 util.func public @decode_f16(%q: tensor<32x128xf16>, %k: tensor<32x1024x128xf16>, %v: tensor<32x128x1024xf16>) -> tensor<32x128xf16> {
   %scale = arith.constant 0.0883883461 : f32
   %e = tensor.empty() : tensor<32x128xf16>
@@ -62,8 +64,10 @@ util.func public @decode_f16(%q: tensor<32x128xf16>, %k: tensor<32x1024x128xf16>
 // OFF-LABEL: util.func public @prefill_narrow_f16
 // OFF-NOT: iree_linalg_ext.attention
 // OFF: util.return
-// AVX2: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x256x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 524288 scores fit whole-scores){{$}}
-// NOTARGET: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x256x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 524288 scores fit whole-scores){{$}}
+// AVX2: [rewrite-attention] 1 change(s), 0 skipped
+// AVX2-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x256x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 524288 scores fit whole-scores){{$}}
+// NOTARGET: [rewrite-attention] 1 change(s), 0 skipped
+// NOTARGET-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x256x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 524288 scores fit whole-scores){{$}}
 util.func public @prefill_narrow_f16(%q: tensor<8x256x32xf16>, %k: tensor<8x256x32xf16>, %v: tensor<8x32x256xf16>, %mask: tensor<8x256x256xf16>) -> tensor<8x256x32xf16> {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x256x32xf16>
@@ -86,6 +90,9 @@ util.func public @prefill_narrow_f16(%q: tensor<8x256x32xf16>, %k: tensor<8x256x
 // REPORT: [rewrite-attention] 2 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x64x32xf32> -> contractions, reductions and elementwise generics{{$}}
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x128xf16> -> contractions, reductions and elementwise generics{{$}}
+// OFF-LABEL: util.func public @f32_and_dynamic
+// OFF-NOT: iree_linalg_ext.attention
+// OFF: util.return
 util.func public @f32_and_dynamic(%q: tensor<8x64x32xf32>, %k: tensor<8x64x32xf32>, %v: tensor<8x32x64xf32>, %dq: tensor<16x128xf16>, %dk: tensor<16x?x128xf16>, %dv: tensor<16x128x?xf16>) -> (tensor<8x64x32xf32>, tensor<16x128xf16>) {
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty() : tensor<8x64x32xf32>
@@ -113,6 +120,9 @@ util.func public @f32_and_dynamic(%q: tensor<8x64x32xf32>, %k: tensor<8x64x32xf3
 // CHECK-NOT: compilation_info
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16> -> contractions, reductions and elementwise generics; IREE's fused op not kept with tiles: fused-tiles: the q is computed by linalg.generic, {{.+}} [tiles-producer]{{$}}
+// OFF-LABEL: util.func public @computed_query
+// OFF-NOT: iree_linalg_ext.attention
+// OFF: util.return
 util.func public @computed_query(%x: tensor<32x128xf16>, %k: tensor<32x1024x128xf16>, %v: tensor<32x128x1024xf16>) -> tensor<32x128xf16> {
   %scale = arith.constant 0.0883883461 : f32
   %e = tensor.empty() : tensor<32x128xf16>

@@ -14,6 +14,7 @@ from iree.compiler import ir
 
 from conftest import CPU_FLAGS, tool
 from iree_fusions.compiler.ir_helpers import LINALG_EXT_ATTENTION
+from iree_fusions.compiler.target import cpu_vector_class, parse_device_target
 from iree_fusions.compiler.protocol import NoMatch
 from iree_fusions.passes.rewrite_attention.match import match_attention
 from iree_fusions.passes.rewrite_attention.tiles import (DECODE_F16, NARROW_F16, fused_faster,
@@ -176,13 +177,23 @@ def test_where_the_rule_keeps_the_fused_op(case, rule):
 LIT = "rewrite-attention-fused-tiles"
 
 
-def _outputs(name: str, inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The lit case `name` compiled with the pass (which must keep the fused op with its
-    tiles) and stock, run on `inputs`: (plugin's, stock's); the plugin's module runs first."""
+def _vector_class(text: str) -> str | None:
+    """The x86 vector class of the CPU the tests compile for (host, or --cpu), as the pass
+    reads it from the module's device target."""
+    flow = api.compile_str(text, stock=True, compile_to="flow").output.decode()
+    (target,) = parse_device_target(flow)
+    return cpu_vector_class(target)
+
+
+def _outputs(name: str, inputs: list[np.ndarray], tiled_on: tuple[str, ...]
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The lit case `name` compiled with the pass and stock, run on `inputs`: (plugin's,
+    stock's); the plugin's module runs first. The pass must keep the fused op with its tiles
+    where the CPU's vector class is one of `tiled_on`, and decompose it elsewhere."""
     text = passes.lit_cases(LIT)[name]
     plugin = api.compile_str(text, fusions=PASS)
-    assert [c.what for p in plugin.passes for c in p.changes if "fused op kept" in c.what], \
-        plugin.reports
+    tiled = [c.what for p in plugin.passes for c in p.changes if "fused op kept" in c.what]
+    assert bool(tiled) == (_vector_class(text) in tiled_on), plugin.reports
     (out,) = api.run(plugin.output, inputs, function=name)
     (stock,) = api.run(api.compile_str(text, stock=True).output, inputs, function=name)
     return out, stock
@@ -190,7 +201,8 @@ def _outputs(name: str, inputs: list[np.ndarray]) -> tuple[np.ndarray, np.ndarra
 
 def _within(plugin, stock, q, k, v, scale, mask=None):
     """The same NaN and infinity pattern; every finite output within the derived bound for two
-    fused ops (both rescale between their key tiles); returns where checked."""
+    fused ops (both rescale between their key tiles; it holds for the decomposition too, whose
+    bound has one); returns where checked."""
     bound = attention_bound(q, k, v, scale, stock, mask=mask, rescaling_sides=2)
     ok, worst, checked = within_attention_bound(plugin, stock, bound)
     assert ok, worst
@@ -206,7 +218,7 @@ def test_decode_with_tiles_matches_stock_within_bound():
     k = rng.standard_normal((32, 1024, 128)).astype(np.float16)
     v = rng.standard_normal((32, 128, 1024)).astype(np.float16)
     q[1, 5], k[2, 1023, 0], v[4, 7, 0] = np.nan, np.inf, -np.inf
-    plugin, stock = _outputs("decode_f16", [q, k, v])
+    plugin, stock = _outputs("decode_f16", [q, k, v], ("avx512", "avx2", "baseline"))
     assert np.isnan(stock[1]).all() and np.isfinite(stock[0]).all()
     checked = _within(plugin[:, None], stock[:, None], q[:, None], k, v, 0.0883883461)
     assert checked >= 28 * 128
@@ -221,7 +233,7 @@ def test_narrow_prefill_with_tiles_matches_stock_within_bound():
     mask = np.triu(np.full((256, 256), -np.inf, np.float16), 1)[None].repeat(8, 0)
     mask[5, 40, :] = -np.inf
     q[1, 0, 5], k[2, 255, 0], v[4, 7, 0] = np.nan, np.inf, -np.inf
-    plugin, stock = _outputs("prefill_narrow_f16", [q, k, v, mask])
+    plugin, stock = _outputs("prefill_narrow_f16", [q, k, v, mask], ("avx512",))
     assert np.isnan(stock[5, 40]).all()
     checked = _within(plugin, stock, q, k, v, 0.17677669, mask=mask)
     assert checked > plugin.size // 2
