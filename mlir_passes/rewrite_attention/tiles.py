@@ -132,7 +132,7 @@ def _operands_moved_only(plan: AttentionPlan) -> None:
         while op is not None and (op.name in h.RESHAPES or op.name == h.COMPUTE_BARRIER_START
                                   or h.is_pure_copy(op)):
             op = h.defining_op(op.operands[0])
-        if op is not None and op.name.startswith(("linalg.", "iree_linalg_ext.")):
+        if op is not None and (h.is_linalg(op) or h.is_linalg_ext(op)):
             raise NoMatch("tiles-producer",
                           f"fused-tiles: the {name} is computed by {op.name}, which IREE "
                           "fuses into the attention's dispatch (its vectors at these tiles "

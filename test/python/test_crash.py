@@ -144,3 +144,28 @@ def test_no_retry_where_it_cannot_help():
     assert gathered_attention_retry(steps, unchanged, CUDA) is not None
     for fusions in ("rewrite-attention{gpu-gathered=false}", "forward-slices"):
         assert gathered_attention_retry(select_steps(fusions), BACKEND_CRASH, CUDA) is None
+
+
+def test_an_iree_error_on_changed_cpu_ir_retries_without_fused_tiles():
+    """After IREE failed in its own segments from the linalg hook on, on IR the plugin changed,
+    for a CPU target: rewrite-attention{fused-tiles=false}, other steps kept. Not for a GPU
+    target, an error before the passes ran or in them, IR they left alone, fused-tiles given,
+    or without rewrite-attention."""
+    from iree_fusions.compiler.fusions_flags import select_steps
+    from iree_fusions.tools.crash import fused_tiles_retry
+
+    steps = select_steps("all")
+    assert _attention_step(steps).plugin.fused_tiles
+    retry = fused_tiles_retry(steps, BACKEND_CRASH, CPU_FLAGS)
+    step = _attention_step(retry)
+    assert not step.plugin.fused_tiles and step.text == "rewrite-attention{fused-tiles=false}"
+    assert [s.text for p in retry.values() for s in p if s is not step] == \
+        [s.text for p in steps.values() for s in p if s.plugin is None or
+         s.plugin.name != "rewrite-attention"]
+    assert fused_tiles_retry(steps, BACKEND_CRASH, CUDA) is None
+    assert fused_tiles_retry(steps, BACKEND_CRASH[:3], CPU_FLAGS) is None
+    assert fused_tiles_retry(steps, BACKEND_CRASH[:2], CPU_FLAGS) is None
+    unchanged = [s for s in BACKEND_CRASH if s != "changed"]
+    assert fused_tiles_retry(steps, unchanged, CPU_FLAGS) is None
+    for fusions in ("rewrite-attention{fused-tiles=true}", "forward-slices"):
+        assert fused_tiles_retry(select_steps(fusions), BACKEND_CRASH, CPU_FLAGS) is None

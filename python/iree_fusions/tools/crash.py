@@ -285,14 +285,32 @@ def gathered_attention_retry(steps: dict, stages: list[str], iree_flags: list[st
     (it decomposes the attentions that read a paged cache, which IREE 3.13 crashes on for
     some shapes, and leaves fused by default: fused is faster where it compiles). The
     compiler's modules load here, not when the tools start (the shim imports this file)."""
-    from ..compiler.driver import HOOK_PHASE, phase_index
     from ..compiler.fusions_flags import with_option
 
-    kind, *phases = stages[-1].split(" ") if stages else ["start"]
-    if kind != "iree" or phase_index(phases[0]) < phase_index(HOOK_PHASE["linalg"]) or \
+    if not _failed_in_iree_past_linalg_hook(stages) or \
             not any(_GPU_TARGET.match(f) for f in iree_flags):
         return None
     retry, changed = with_option(steps, "gpu_gathered", True, passes=("rewrite-attention",))
+    return retry if changed else None
+
+
+def _failed_in_iree_past_linalg_hook(stages: list[str]) -> bool:
+    """Whether the last step the compile began was one of IREE's own segments from the
+    linalg hook on (where a plugin option can change what IREE is given)."""
+    from ..compiler.driver import HOOK_PHASE, phase_index
+
+    kind, *phases = stages[-1].split(" ") if stages else ["start"]
+    return kind == "iree" and phase_index(phases[0]) >= phase_index(HOOK_PHASE["linalg"])
+
+
+def _without_fused_tiles(steps: dict, iree_flags: list[str]) -> dict | None:
+    """The steps with rewrite-attention{fused-tiles=false}, for a CPU target where
+    rewrite-attention runs without `fused-tiles` given; None otherwise."""
+    from ..compiler.fusions_flags import with_option
+
+    if any(_GPU_TARGET.match(f) for f in iree_flags):
+        return None
+    retry, changed = with_option(steps, "fused_tiles", False, passes=("rewrite-attention",))
     return retry if changed else None
 
 
@@ -303,15 +321,9 @@ def fused_tiles_retry(steps: dict, stages: list[str], iree_flags: list[str]) -> 
     the same steps with rewrite-attention{fused-tiles=false}. With the plugin's tiles on a
     fused attention, IREE's CPU codegen can refuse an op it fused into that dispatch (its
     large-vector check: rewrite_attention/tiles.py); the decomposition compiles."""
-    from ..compiler.driver import HOOK_PHASE, phase_index
-    from ..compiler.fusions_flags import with_option
-
-    kind, *phases = stages[-1].split(" ") if stages else ["start"]
-    if kind != "iree" or phase_index(phases[0]) < phase_index(HOOK_PHASE["linalg"]) or \
-            "changed" not in stages or any(_GPU_TARGET.match(f) for f in iree_flags):
+    if not _failed_in_iree_past_linalg_hook(stages) or "changed" not in stages:
         return None
-    retry, changed = with_option(steps, "fused_tiles", False, passes=("rewrite-attention",))
-    return retry if changed else None
+    return _without_fused_tiles(steps, iree_flags)
 
 
 def compile_with_retries(
@@ -327,10 +339,8 @@ def compile_with_retries(
     attempt's (code, signal, stages) and its steps."""
     import tempfile
 
-    from ..compiler.driver import HOOK_PHASE
-
-    held = tempfile.TemporaryFile() if fused_tiles_retry(
-        steps, ["changed", f"iree {HOOK_PHASE['linalg']} end"], iree_flags) else None
+    held = tempfile.TemporaryFile() \
+        if _without_fused_tiles(steps, iree_flags) is not None else None
     code, sig, stages = compile_once(steps, held.fileno() if held is not None else None)
     retry = None if sig is None else gathered_attention_retry(steps, stages, iree_flags)
     tiles_retry = None if sig is not None or code == 0 else \
