@@ -53,6 +53,11 @@ whole value dim (IREE 3.13 computes a tile's scores again for every vector of va
            vector_common_parallel = [1, 128, 0, 0], vector_reduction = [0, 0, 0, 4]>, ..>}
            ins(%q, %k, %v ..)
 
+Wherever the tiles apply, the form is also a decision of its own, keyed
+`rewrite-attention-tiles-<digest>` (the change's digest): a decisions file picks the tiles or
+the decomposition per attention, and `iree-fusions-tune` measures one against the other; the
+report records the form taken (`chose` / `did not choose`, a `report.Choice`).
+
 Where the result is read only as its first value columns (`read-columns`, on by default on
 llvm-cpu; `compiler/analyses/attention_columns.py`): sharktank's MLA export (DeepSeek) pads
 v's head dim 128 to q's 192 and slices the output back, so p @ v and the output are computed
@@ -118,8 +123,8 @@ from .build import decompose
 from .heads import copy_under_collapse, head_split
 from .match import (ATTENTION, AttentionPlan, choose_block, gathered, match_attention,
                     multiply_adds, read_columns, untransposed_v)
-from .tiles import (COMPILATION_INFO, fused_faster, fused_tiles, set_fused_tiles,
-                    tiles_set_here)
+from .tiles import (COMPILATION_INFO, DECIDED, NOT_FASTER, TilesChoice, fused_faster,
+                    fused_tiles, set_fused_tiles, tiles_set_here)
 
 
 def with_columns(plan: AttentionPlan, columns: bool) -> AttentionPlan:
@@ -236,7 +241,7 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                                   f"({source}): IREE's fused op measured faster")
             if self.fused_tiles and not gpu and not candidate.blocked and \
                     not candidate.declined:
-                self.keep_fused_with_tiles(candidate, vector_class)
+                self.choose_tiles(candidate, vector_class, ctx)
             if not candidate.blocked and gpu and not self.on_gpu:
                 plan = candidate.plan
                 if not (gathered(plan.k) or gathered(plan.v)):
@@ -247,22 +252,29 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                     candidate.decline("gpu-gathered", GPU_GATHER_FUSED)
             yield candidate
 
-    @staticmethod
-    def keep_fused_with_tiles(candidate: Candidate[AttentionPlan],
-                              vector_class: str | None) -> None:
-        """Where `fused_faster` says IREE's fused op with the plugin's tiles is faster than
-        the decomposition and the tiles apply, plans those instead; where a tile check fails,
-        the decomposition stays planned and its report says which check."""
-        why = fused_faster(candidate.plan, vector_class)
-        if why is None:
-            return
+    def choose_tiles(self, candidate: Candidate[AttentionPlan], vector_class: str | None,
+                     ctx: PassContext) -> None:
+        """The form of a planned CPU attention: IREE's fused op with the plugin's tiles where
+        a measured decision for its tiles key (`rewrite-attention-tiles-<digest>`) says so,
+        else where `fused_faster` does; the decomposition otherwise. Where the tiles apply,
+        the choice is reported under that key (`TilesChoice`: the tuner measures the other
+        form); where a tile check fails and the tiles were wanted, the decomposition stays
+        planned and its report says which check."""
+        plan = candidate.plan
+        key = structural_key("rewrite-attention-tiles", h.op_signature(plan.op))
+        rule = fused_faster(plan, vector_class)
+        chosen, decided_by = self.choose_form(key, ctx, rule is not None)
         try:
-            tiles = fused_tiles(candidate.plan, vector_class)
+            tiles = fused_tiles(plan, vector_class)
         except NoMatch as e:
-            candidate.plan = replace(candidate.plan, tiles_reason=(
-                f"IREE's fused op not kept with tiles: {e.reason} [{e.code}]"))
+            if chosen:
+                candidate.plan = replace(plan, tiles_reason=(
+                    f"IREE's fused op not kept with tiles: {e.reason} [{e.code}]"))
             return
-        candidate.plan = replace(candidate.plan, tiles=tiles, tiles_reason=why)
+        why = DECIDED if decided_by != "rule" else rule if chosen else NOT_FASTER
+        candidate.plan = replace(plan, tiles=tiles if chosen else None,
+                                 tiles_reason=why if chosen else None,
+                                 form=TilesChoice(key, chosen, why, decided_by))
 
     def reads_value_columns(self, ctx: PassContext) -> bool:
         """Whether this pass computes only the first value columns of an attention whose
@@ -292,6 +304,9 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
 
     def apply(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> str:
         plan = candidate.plan
+        if plan.form is not None:  # (the tuner measures the other form under this key)
+            ctx.report.choose(plan.form.key, plan.form.what(), candidate.location,
+                              plan.form.chosen, plan.form.decided_by)
         if plan.tiles is not None:
             return set_fused_tiles(plan)
         return decompose(plan) + (f"; {plan.tiles_reason}" if plan.tiles_reason else "")

@@ -57,6 +57,23 @@ COMPILATION_INFO = "compilation_info"
 
 
 @dataclass(frozen=True)
+class TilesChoice:
+    """The choice between IREE's fused op with these tiles and the decomposition, for one
+    attention whose tiles apply: its key (`rewrite-attention-tiles-<digest>`, a decision of
+    its own: `report.Choice`), whether the tiles were chosen, why, and who decided."""
+
+    key: str
+    chosen: bool
+    why: str
+    decided_by: str = "rule"
+
+    def what(self) -> str:
+        """The form the key names, what was done, and why (for the report)."""
+        done = "instead of the decomposition" if self.chosen else "the decomposition instead"
+        return f"IREE's fused op with the plugin's CPU tiles, {done} ({self.why})"
+
+
+@dataclass(frozen=True)
 class FusedTiles:
     """One attention's CPU tiles, per loop in the op's order."""
 
@@ -93,6 +110,9 @@ NARROW_F16 = ("fused-tiles: static prefill in f16 with head and value dims of at
               "narrow to pay (measured faster than the decomposition)")
 DECODE_MIN_KV_BYTES = 1 << 24  # k and v together (less: the decomposition's f32 copies stay
 # in cache, and it was as fast or faster)
+NOT_FASTER = ("fused-tiles: not measured faster than the decomposition for this shape, dtype "
+              "and CPU (tiles.fused_faster)")
+DECIDED = "fused-tiles: a measured decision"
 NARROW_HEAD_DIM = 32
 NARROW_MIN_KEYS = 256  # (fewer: the decomposition as fast or faster)
 NARROW_CLASSES = ("avx512",)

@@ -23,7 +23,9 @@
 // CHECK-NOT: linalg.generic
 // CHECK: util.return
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16>: IREE's fused op kept, with CPU tiles [1, 128, 0, 0] of rows and value dims, keys 4 at a time (fused-tiles: static decode (one query row) in f16 of 16 MiB {{.+}}){{$}}
+// REPORT-NEXT: changed [rewrite-attention-[[DIGEST:[0-9a-f]+]]] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16>: IREE's fused op kept, with CPU tiles [1, 128, 0, 0] of rows and value dims, keys 4 at a time (fused-tiles: static decode (one query row) in f16 of 16 MiB {{.+}}){{$}}
+// The tiles' key (the change's digest): a decisions file can choose the decomposition.
+// REPORT-NEXT: chose [rewrite-attention-tiles-[[DIGEST]]] iree_linalg_ext.attention at {{.+}}: IREE's fused op with the plugin's CPU tiles, instead of the decomposition (fused-tiles: static decode{{.+}}){{$}}
 // OFF-LABEL: util.func public @decode_f16
 // OFF-NOT: iree_linalg_ext.attention
 // OFF-NOT: compilation_info
@@ -37,6 +39,7 @@
 // AVX2-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16>: IREE's fused op kept, with CPU tiles [1, 128, 0, 0] of rows and value dims, keys 4 at a time (fused-tiles: static decode{{.+}}){{$}}
 // NOTARGET: [rewrite-attention] 1 change(s), 0 skipped
 // NOTARGET-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16> -> contractions, reductions and elementwise generics{{$}}
+// NOTARGET-NOT: choose
 util.func public @decode_f16(%q: tensor<32x128xf16>, %k: tensor<32x1024x128xf16>, %v: tensor<32x128x1024xf16>) -> tensor<32x128xf16> {
   %scale = arith.constant 0.0883883461 : f32
   %e = tensor.empty() : tensor<32x128xf16>
@@ -61,11 +64,13 @@ util.func public @decode_f16(%q: tensor<32x128xf16>, %k: tensor<32x1024x128xf16>
 // CHECK-SAME: {compilation_info = #[[PREFILL]]}
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x256x32xf16>: IREE's fused op kept, with CPU tiles [1, 8, 32, 0, 0] of rows and value dims, keys 16 at a time (fused-tiles: static prefill in f16 with head and value dims of at most 32 and 256 keys or more{{.+}}){{$}}
+// REPORT-NEXT: chose [rewrite-attention-tiles-{{[0-9a-f]+}}] {{.+}}: IREE's fused op with the plugin's CPU tiles, instead of the decomposition (fused-tiles: static prefill in f16 {{.+}}){{$}}
 // OFF-LABEL: util.func public @prefill_narrow_f16
 // OFF-NOT: iree_linalg_ext.attention
 // OFF: util.return
 // AVX2: [rewrite-attention] 1 change(s), 0 skipped
 // AVX2-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x256x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 524288 scores fit whole-scores){{$}}
+// AVX2-NEXT: did not choose [rewrite-attention-tiles-{{[0-9a-f]+}}] {{.+}}: IREE's fused op with the plugin's CPU tiles, the decomposition instead (fused-tiles: not measured faster {{.+}}){{$}}
 // NOTARGET: [rewrite-attention] 1 change(s), 0 skipped
 // NOTARGET-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x256x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 524288 scores fit whole-scores){{$}}
 util.func public @prefill_narrow_f16(%q: tensor<8x256x32xf16>, %k: tensor<8x256x32xf16>, %v: tensor<8x32x256xf16>, %mask: tensor<8x256x256xf16>) -> tensor<8x256x32xf16> {
@@ -90,6 +95,8 @@ util.func public @prefill_narrow_f16(%q: tensor<8x256x32xf16>, %k: tensor<8x256x
 // REPORT: [rewrite-attention] 2 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x64x32xf32> -> contractions, reductions and elementwise generics{{$}}
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x128xf16> -> contractions, reductions and elementwise generics{{$}}
+// REPORT-NEXT: did not choose [rewrite-attention-tiles-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: IREE's fused op with the plugin's CPU tiles, the decomposition instead (fused-tiles: not measured faster than the decomposition {{.+}}){{$}}
+// REPORT-NEXT: did not choose [rewrite-attention-tiles-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: IREE's fused op with the plugin's CPU tiles, the decomposition instead ({{.+}}){{$}}
 // OFF-LABEL: util.func public @f32_and_dynamic
 // OFF-NOT: iree_linalg_ext.attention
 // OFF: util.return
@@ -120,6 +127,7 @@ util.func public @f32_and_dynamic(%q: tensor<8x64x32xf32>, %k: tensor<8x64x32xf3
 // CHECK-NOT: compilation_info
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
 // REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16> -> contractions, reductions and elementwise generics; IREE's fused op not kept with tiles: fused-tiles: the q is computed by linalg.generic, {{.+}} [tiles-producer]{{$}}
+// REPORT-NOT: chose
 // OFF-LABEL: util.func public @computed_query
 // OFF-NOT: iree_linalg_ext.attention
 // OFF: util.return

@@ -13,12 +13,16 @@ import pytest
 from iree.compiler import ir
 
 from conftest import CPU_FLAGS, tool
+from iree_fusions.compiler.decisions import Decider, Decision, DecisionSet
 from iree_fusions.compiler.ir_helpers import LINALG_EXT_ATTENTION
-from iree_fusions.compiler.target import cpu_vector_class, parse_device_target
+from iree_fusions.compiler.pipeline import parse_pipeline, run_pipeline
+from iree_fusions.compiler.protocol import PassReport
+from iree_fusions.compiler.target import Target, cpu_vector_class, parse_device_target
 from iree_fusions.compiler.protocol import NoMatch
 from iree_fusions.passes.rewrite_attention.match import match_attention
-from iree_fusions.passes.rewrite_attention.tiles import (DECODE_F16, NARROW_F16, fused_faster,
-                                                         fused_tiles)
+from iree_fusions.passes.rewrite_attention.tiles import (COMPILATION_INFO, DECODE_F16,
+                                                         NARROW_F16, fused_faster, fused_tiles)
+from iree_fusions.tools import tune_measure
 from iree_fusions.harness import api
 from iree_fusions.harness.bounds import attention_bound, within_attention_bound
 from support import passes
@@ -296,3 +300,71 @@ def test_rows_follow_the_vector_class(vector_class, rows):
         tiles = fused_tiles(plan, vector_class)
         assert tiles.rows == (1, rows, 32, 0, 0) and tiles.keys == (0, 0, 0, 0, 16)
         del module
+
+
+# ---------------------------------------------------------------- the form, by decision
+
+ZNVER4 = Target.parse("llvm-cpu:znver4")
+
+
+def _with_decisions(name: str, decisions: dict[str, bool] | None = None
+                    ) -> tuple[str, PassReport]:
+    """The lit case `name` after the pass for znver4, following `decisions` (key -> apply,
+    as a decisions file holds them): (the IR, the pass's report)."""
+    decider = None if decisions is None else Decider(ZNVER4, [DecisionSet(
+        ZNVER4, "d.json", entries={k: Decision(k, PASS, a, "d.json")
+                                   for k, a in decisions.items()})])
+    with ir.Context():
+        module = ir.Module.parse(passes.lit_cases(LIT)[name])
+        out, (report,) = run_pipeline(module.operation, parse_pipeline(PASS), target=ZNVER4,
+                                      decider=decider)
+        return str(out), report
+
+
+def test_a_decision_picks_the_form_of_an_attention_the_rule_gives_tiles():
+    """Where the tiles apply, the form is a decision of its own (`rewrite-attention-tiles-`
+    and the change's digest), reported chosen or not: a decisions file turns the tiles off
+    (the decomposition), and the change's own key off leaves stock's op (no form chosen)."""
+    out, report = _with_decisions("decode_f16")
+    (change,), (choice,) = report.changes, report.choices
+    assert choice.chosen and choice.decided_by == "rule" and COMPILATION_INFO in out
+    assert choice.key == change.key.replace(PASS, f"{PASS}-tiles") != change.key
+    assert "chose [rewrite-attention-tiles-" in report.format()
+    out, report = _with_decisions("decode_f16", {choice.key: False})
+    (off,) = report.choices
+    assert not off.chosen and off.decided_by == "d.json" and "decomposition instead" in off.what
+    assert "iree_linalg_ext.attention" not in out and "contractions" in report.changes[0].what
+    out, report = _with_decisions("decode_f16", {change.key: False, choice.key: True})
+    assert not report.changes and not report.choices and report.skipped[0].key == change.key
+    assert "iree_linalg_ext.attention" in out and COMPILATION_INFO not in out
+
+
+def test_a_decision_gives_tiles_where_the_rule_decomposes():
+    """f32 prefill and a small decode: decomposed by the rule, each with its tiles key
+    reported not chosen; a decision for one of them keeps that one fused with its tiles.
+    Where a check refuses the tiles a decision asks for, no form is offered and the change
+    says which check."""
+    out, report = _with_decisions("f32_and_dynamic")
+    choices = report.choices
+    assert len(choices) == 2 and not any(c.chosen for c in choices), report.format()
+    assert all("not measured faster" in c.what for c in choices)
+    out, report = _with_decisions("f32_and_dynamic", {choices[0].key: True})
+    assert [c.chosen for c in report.choices] == [True, False]
+    assert out.count("{compilation_info") == 1 and "a measured decision" in report.changes[0].what
+    _, report = _with_decisions("computed_query")
+    tiles_key = report.changes[0].key.replace(PASS, f"{PASS}-tiles")
+    _, report = _with_decisions("computed_query", {tiles_key: True})
+    assert not report.choices and "[tiles-producer]" in report.changes[0].what
+
+
+def test_the_tuner_measures_the_form_key():
+    """`iree-fusions-tune` lists a form's key beside the change's, applied where chosen (so it
+    times the other form against it), from the compile's JSON report."""
+    _, report = _with_decisions("f32_and_dynamic")
+    keys = tune_measure.keys_of_reports([report.to_json()])
+    tiles = [k for k in keys.values() if k.key.startswith(f"{PASS}-tiles-")]
+    assert len(tiles) == 2 and not any(k.applied for k in tiles)
+    assert all(k.pass_name == PASS for k in keys.values()) and len(keys) == 4
+    _, report = _with_decisions("decode_f16")
+    assert [k.applied for k in tune_measure.keys_of_reports([report.to_json()]).values()] == \
+        [True, True]

@@ -85,7 +85,7 @@ class Tuner:
                                flags=self.flags, fusions=self.args.fusions,
                                decisions=path if config else None)
         self.compile_s += time.time() - t0
-        built = Build(out.output, _keys(out.reports), _target(out.reports))
+        built = Build(out.output, keys_of_reports(out.reports), _target(out.reports))
         self.builds[frozen] = built
         return built
 
@@ -140,12 +140,15 @@ class Tuner:
         return pair.stock_ms, pair.plugin_ms, round_ratios(pair.stock_rounds, pair.plugin_rounds)
 
 
-def _keys(reports: list[dict]) -> dict[str, KeyInfo]:
-    """Every key a compile reports as applied, or as feasible but not applied."""
+def keys_of_reports(reports: list[dict]) -> dict[str, KeyInfo]:
+    """Every key a compile reports as applied, or as feasible but not applied, and the key
+    of each form a change could take instead (`report.Choice`: chosen or not)."""
     out: dict[str, KeyInfo] = {}
     for p in pass_summaries(reports):
         for c in p.changes:
             _add(out, c.key, p.name, True, c.what)
+        for c in p.choices:
+            _add(out, c.key, p.name, c.chosen, c.what)
         for s in p.skipped:
             if s.feasible:
                 _add(out, s.key, p.name, False, s.reason)

@@ -1,7 +1,7 @@
 """The protocol every iree-fusions pass follows: keyed candidates, typed plans, reasons.
 
 Modules: `options` (typed pass options), `candidates` (keys, `Candidate`, `NoMatch`,
-`Footprint`), `report` (`Change`, `Skip`, `PassReport`: what a pass did, to JSON and
+`Footprint`), `report` (`Change`, `Skip`, `Choice`, `PassReport`: what a pass did, to JSON and
 remarks), `passes` (`FusionPass`, `CandidatePass`, `PassContext`), `rounds` (the driver).
 Passes import the names from this package.
 
@@ -52,7 +52,7 @@ from .candidates import (  # noqa: F401
     NoMatch, structural_key, Candidate, op_id, Footprint, plan_owners,
 )
 from .report import (  # noqa: F401
-    Change, Skip, PassReport, count_compute_ops,
+    Change, Choice, Skip, PassReport, count_compute_ops,
 )
 from .rounds import (  # noqa: F401
     MAX_ROUNDS, run_candidates, round_analysis, block_ops, DRIVER_ENV,

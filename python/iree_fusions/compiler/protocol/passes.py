@@ -60,6 +60,12 @@ class FusionPass:
     phase: ClassVar[str]
     description: ClassVar[str]
 
+    def choose_form(self, key: str, ctx: PassContext, rule: bool) -> tuple[bool, str]:
+        """(whether the form keyed `key` is taken, who decided) for a change that can take
+        one of two forms (`report.Choice`): a measured decision for `key`, else `rule`."""
+        decision = ctx.decider.lookup(key, self.name) if ctx.decider is not None else None
+        return (rule, "rule") if decision is None else (decision.apply, decision.source)
+
     def run(self, module: ir.Operation, ctx: PassContext) -> None:
         raise NotImplementedError
 

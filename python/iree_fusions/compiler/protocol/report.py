@@ -1,5 +1,5 @@
-"""What one pass did to one module: changes, skipped candidates (with reasons), notes, op
-counts, driver stats and timing. One set of dataclasses from the passes to the API: the
+"""What one pass did to one module: changes, skipped candidates (with reasons), form choices,
+notes, op counts, driver stats and timing. One set of dataclasses from the passes to the API: the
 driver fills them, `to_json` / `from_json` are the edge (`--fusions-report-json`,
 `CompileOutput.reports`), and `emit_remarks` turns them into MLIR optimization remarks."""
 
@@ -80,6 +80,26 @@ class Skip:
                     entry.get("code"))
 
 
+@dataclass(frozen=True)
+class Choice:
+    """Which of two forms a change took, where a decisions file can pick the other one: its
+    own key (a second decision under the change's), whether the form its key names was
+    `chosen`, what was chosen and why, and who decided ("rule", or the decisions file).
+    `iree-fusions-tune` measures such a key as a change's (the other form against this
+    one)."""
+
+    key: str
+    what: str
+    location: str
+    chosen: bool
+    decided_by: str = "rule"
+
+    @staticmethod
+    def from_json(entry: dict[str, Any]) -> Choice:
+        return Choice(entry["key"], entry["what"], entry["location"], bool(entry["chosen"]),
+                      entry.get("decided_by", "rule"))
+
+
 @dataclass
 class PassReport:
     """What one pass did to one module: changes made, candidates skipped (with reasons).
@@ -91,6 +111,7 @@ class PassReport:
     pass_name: str
     changes: list[Change] = field(default_factory=list)
     skipped: list[Skip] = field(default_factory=list)
+    choices: list[Choice] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     ops_before: Counter = field(default_factory=Counter)
     ops_after: Counter = field(default_factory=Counter)
@@ -118,6 +139,11 @@ class PassReport:
              feasible: bool = False) -> None:
         self.skipped.append(Skip(key, reason, location, decided_by, feasible))
 
+    def choose(self, key: str, what: str, location: str, chosen: bool,
+               decided_by: str = "rule") -> None:
+        """Records the form a change took (`Choice`)."""
+        self.choices.append(Choice(key, what, location, chosen, decided_by))
+
     def note(self, message: str) -> None:
         """Information that is neither a change nor a skipped candidate (analysis results)."""
         self.notes.append(message)
@@ -140,6 +166,7 @@ class PassReport:
             pass_name=entry["pass"],
             changes=tuple(Change.from_json(c) for c in entry.get("changes", [])),
             skipped=tuple(Skip.from_json(s) for s in entry.get("skipped", [])),
+            choices=tuple(Choice.from_json(c) for c in entry.get("choices", [])),
             notes=tuple(entry.get("notes", [])),
             ops_before=Counter(entry.get("ops_before", {})),
             ops_after=Counter(entry.get("ops_after", {})),
@@ -159,6 +186,8 @@ class PassReport:
         if verbose:
             lines += [f"  skipped [{s.key}] {s.location}: {s.reason}"
                       f"{self._code(s)}{_by(s.decided_by)}" for s in self.skipped]
+            lines += [f"  {'chose' if c.chosen else 'did not choose'} [{c.key}] {c.location}: "
+                      f"{c.what}{_by(c.decided_by)}" for c in self.choices]
         delta = _format_op_delta(self.ops_before, self.ops_after)
         if delta:
             lines.append(f"  ops: {delta}")
@@ -175,6 +204,7 @@ class PassReport:
             "changes": [{"pass": self.pass_name, **_json_fields(c, "sure", "touched")}
                         for c in self.changes],
             "skipped": [{"pass": self.pass_name, **_json_fields(s)} for s in self.skipped],
+            "choices": [{"pass": self.pass_name, **_json_fields(c)} for c in self.choices],
             "notes": list(self.notes),
             "ops_before": dict(self.ops_before),
             "ops_after": dict(self.ops_after),
@@ -214,7 +244,7 @@ class PassReport:
                                  args=[("key", s.key)])
 
 
-def _json_fields(record: Change | Skip, *leave_out: str) -> dict[str, Any]:
+def _json_fields(record: Change | Skip | Choice, *leave_out: str) -> dict[str, Any]:
     """A change or skip as the JSON report has it: its fields but the MLIR location (`at`)
     and those in `leave_out` (a change's `sure` and `touched` are the driver's, to weigh)."""
     return {f.name: getattr(record, f.name) for f in dataclasses.fields(record)
