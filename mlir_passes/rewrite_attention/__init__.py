@@ -42,9 +42,10 @@ microseconds of work, where the decomposition's dispatches cost more than they s
 
 Where IREE's fused op with the plugin's CPU tiles was measured faster than the decomposition
 (`fused-tiles`, `tiles.fused_faster`: static f16 decode of large k and v not repeated per
-query head; on AVX-512, static f16 prefill of many keys with head and value dims of at most
-32), the op is kept and given those tiles as its `compilation_info`: each step computes the
-whole value dim (IREE 3.13 computes a tile's scores again for every vector of value columns):
+query head, on AVX2 and the baseline and on AMD Zen 4; on AVX-512, static f16 prefill of many
+keys with head and value dims of at most 32), the op is kept and given those tiles as its
+`compilation_info`: each step computes the whole value dim (IREE 3.13 computes a tile's
+scores again for every vector of value columns):
 
     %o = iree_linalg_ext.attention ins(%q, %k, %v ..: [128, 128] x [128, 1024, 128] x ..)
   =>
@@ -262,7 +263,7 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
         planned and its report says which check."""
         plan = candidate.plan
         key = structural_key("rewrite-attention-tiles", h.op_signature(plan.op))
-        rule = fused_faster(plan, vector_class)
+        rule = fused_faster(plan, vector_class, ctx.target.chip if ctx.target else None)
         chosen, decided_by = self.choose_form(key, ctx, rule is not None)
         try:
             tiles = fused_tiles(plan, vector_class)

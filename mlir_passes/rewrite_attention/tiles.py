@@ -98,16 +98,23 @@ class FusedTiles:
 
 
 # The forms where IREE's fused op with these tiles ran faster than the decomposition, per x86
-# vector class (code for each class, run on this project's AVX-512 CPU:
-# bench/results/attention-forms.md, "fused-tiles"); elsewhere the decomposition was faster or
-# as fast (f32, head dims of 64 or more in prefill, GQA, dynamic lengths; narrow f16 prefill on
-# AVX2 and the baseline).
+# vector class (code for each class, run on two AVX-512 CPUs, an AMD Zen 4 and an Intel Xeon:
+# bench/results/attention-forms.md, "fused-tiles"; bench/tiles_vs_decomposition.py); elsewhere
+# the decomposition was faster or as fast on one of them (f32, head dims of 64 or more in
+# prefill, GQA, dynamic lengths; narrow f16 prefill on AVX2 and the baseline; f16 decode in
+# AVX-512 code on the Intel CPU).
 DECODE_F16 = ("fused-tiles: static decode (one query row) in f16 of 16 MiB of k and v or more, "
               "not repeated per query head: IREE's fused op reads k and v in f16 once, the "
-              "decomposition extends them to f32 first (measured faster than the decomposition)")
+              "decomposition extends them to f32 first (measured faster than the decomposition "
+              "on this CPU class and chip)")
 NARROW_F16 = ("fused-tiles: static prefill in f16 with head and value dims of at most 32 and "
               "256 keys or more, on an AVX-512 CPU: the decomposition's contractions are too "
               "narrow to pay (measured faster than the decomposition)")
+# The AVX-512 chips where the decode rule was measured faster (AMD Zen 4, 1.5x). On an Intel
+# AVX-512 CPU (IREE's `rocketlake`) the tiles ran slower than the decomposition (0.96x), while
+# AVX2 and baseline code ran faster with them on both; other AVX-512 chips keep the
+# decomposition.
+DECODE_AVX512_CHIPS = ("znver4",)
 DECODE_MIN_KV_BYTES = 1 << 24  # k and v together (less: the decomposition's f32 copies stay
 # in cache, and it was as fast or faster)
 NOT_FASTER = ("fused-tiles: not measured faster than the decomposition for this shape, dtype "
@@ -118,10 +125,12 @@ NARROW_MIN_KEYS = 256  # (fewer: the decomposition as fast or faster)
 NARROW_CLASSES = ("avx512",)
 
 
-def fused_faster(plan: AttentionPlan, vector_class: str | None) -> str | None:
+def fused_faster(plan: AttentionPlan, vector_class: str | None,
+                 chip: str | None = None) -> str | None:
     """Why the fused op with these tiles runs faster than the decomposition on a CPU of
-    `vector_class` (DECODE_F16 on every x86 class, NARROW_F16 on NARROW_CLASSES), or None:
-    decompose. Static shapes only (a dynamic f16 decode ran as fast as the decomposition);
+    `vector_class` named `chip` (DECODE_F16 on AVX2 and the baseline, and on AVX-512 for
+    DECODE_AVX512_CHIPS; NARROW_F16 on NARROW_CLASSES), or None: decompose. Static shapes only
+    (a dynamic f16 decode ran as fast as the decomposition);
     not where k or v is gathered from a paged cache or repeated per query head (`plan.heads`:
     the decomposition reads them once per KV head); not on a CPU of no known class."""
     every_loop = [dim for role in plan.roles.values() for dim in role]
@@ -132,7 +141,8 @@ def fused_faster(plan: AttentionPlan, vector_class: str | None) -> str | None:
         return None
     if static_extent(plan, plan.roles["m"]) == 1:
         kv_bytes = sum(h.static_tensor_bytes(h.tensor_type(x)) for x in (plan.k, plan.v))
-        return DECODE_F16 if kv_bytes >= DECODE_MIN_KV_BYTES else None
+        measured = vector_class != "avx512" or chip in DECODE_AVX512_CHIPS
+        return DECODE_F16 if measured and kv_bytes >= DECODE_MIN_KV_BYTES else None
     if vector_class in NARROW_CLASSES and \
             static_extent(plan, plan.roles["k2"]) >= NARROW_MIN_KEYS and \
             max(static_extent(plan, plan.roles["k1"]), static_extent(plan, plan.roles["n"])) \

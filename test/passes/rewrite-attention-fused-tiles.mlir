@@ -7,6 +7,9 @@
 // decomposed there (measured faster); without a target (an unmeasured CPU) no tiles at all.
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:znver3 --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=AVX2
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=NOTARGET
+// An Intel AVX-512 CPU: the decode was measured slower with the tiles there (decomposed), the
+// narrow prefill faster (tiles).
+// RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=llvm-cpu:rocketlake --fusions-report -o /dev/null 2>&1 | filecheck %s --check-prefix=INTEL
 // On a GPU target nothing changes (IREE's GPU attention codegen).
 // RUN: iree-fusions-opt %s --split-input-file -p rewrite-attention --fusions-target=cuda:sm_80 | filecheck %s --check-prefix=GPU
 
@@ -40,10 +43,13 @@
 // NOTARGET: [rewrite-attention] 1 change(s), 0 skipped
 // NOTARGET-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16> -> contractions, reductions and elementwise generics{{$}}
 // NOTARGET-NOT: choose
+// INTEL: [rewrite-attention] 1 change(s), 0 skipped
+// INTEL-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x128xf16> -> contractions, reductions and elementwise generics{{$}}
+// INTEL-NEXT: did not choose [rewrite-attention-tiles-{{[0-9a-f]+}}] {{.+}}: IREE's fused op with the plugin's CPU tiles, the decomposition instead (fused-tiles: not measured faster {{.+}}){{$}}
 util.func public @decode_f16(%q: tensor<32x128xf16>, %k: tensor<32x1024x128xf16>, %v: tensor<32x128x1024xf16>) -> tensor<32x128xf16> {
   %scale = arith.constant 0.0883883461 : f32
   %e = tensor.empty() : tensor<32x128xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x128xf16>: IREE's fused op kept, with CPU tiles [1, 128, 0, 0] of rows and value dims, keys 4 at a time (fused-tiles: static decode (one query row) in f16 of 16 MiB of k and v or more, not repeated per query head: IREE's fused op reads k and v in f16 once, the decomposition extends them to f32 first (measured faster than the decomposition))"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x128xf16>: IREE's fused op kept, with CPU tiles [1, 128, 0, 0] of rows and value dims, keys 4 at a time (fused-tiles: static decode (one query row) in f16 of 16 MiB of k and v or more, not repeated per query head: IREE's fused op reads k and v in f16 once, the decomposition extends them to f32 first (measured faster than the decomposition on this CPU class and chip))"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> ()>, affine_map<(d0, d1, d2, d3) -> (d0, d1)>]> ins(%q, %k, %v, %scale : tensor<32x128xf16>, tensor<32x1024x128xf16>, tensor<32x128x1024xf16>, f32) outs(%e : tensor<32x128xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -71,6 +77,9 @@ util.func public @decode_f16(%q: tensor<32x128xf16>, %k: tensor<32x1024x128xf16>
 // AVX2: [rewrite-attention] 1 change(s), 0 skipped
 // AVX2-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x256x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 524288 scores fit whole-scores){{$}}
 // AVX2-NEXT: did not choose [rewrite-attention-tiles-{{[0-9a-f]+}}] {{.+}}: IREE's fused op with the plugin's CPU tiles, the decomposition instead (fused-tiles: not measured faster {{.+}}){{$}}
+// INTEL: [rewrite-attention] 1 change(s), 0 skipped
+// INTEL-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x256x32xf16>: IREE's fused op kept, with CPU tiles [1, 8, 32, 0, 0] of rows and value dims, keys 16 at a time (fused-tiles: static prefill{{.+}}){{$}}
+// INTEL-NEXT: chose [rewrite-attention-tiles-{{[0-9a-f]+}}] {{.+}}: IREE's fused op with the plugin's CPU tiles, instead of the decomposition (fused-tiles: static prefill{{.+}}){{$}}
 // NOTARGET: [rewrite-attention] 1 change(s), 0 skipped
 // NOTARGET-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x256x32xf16> -> contractions, reductions and elementwise generics, the whole query at once (static: its 524288 scores fit whole-scores){{$}}
 util.func public @prefill_narrow_f16(%q: tensor<8x256x32xf16>, %k: tensor<8x256x32xf16>, %v: tensor<8x32x256xf16>, %mask: tensor<8x256x256xf16>) -> tensor<8x256x32xf16> {
