@@ -151,6 +151,22 @@ def judge_outputs(form: Form, inputs: list[np.ndarray], plugin: np.ndarray,
             "bound": "rewrite-attention's derived bound (docs/testing.md)"}
 
 
+def write_vmfb(tmp: str, name: str, output: bytes) -> str:
+    """A compiled module written to `tmp/NAME.vmfb`; its path (for `time_pair`)."""
+    path = os.path.join(tmp, f"{name}.vmfb")
+    with open(path, "wb") as f:
+        f.write(output)
+    return path
+
+
+def write_inputs(tmp: str, name: str, inputs: list[np.ndarray]) -> list[str]:
+    """The inputs written to `tmp/NAME-inI.npy`; their paths (for `time_pair`)."""
+    paths = [os.path.join(tmp, f"{name}-in{i}.npy") for i in range(len(inputs))]
+    for path, x in zip(paths, inputs):
+        np.save(path, x)
+    return paths
+
+
 def measure(form: Form, args, tmp: str) -> dict:
     row = asdict(form)
     flags = ["--iree-input-type=torch"]
@@ -160,16 +176,10 @@ def measure(form: Form, args, tmp: str) -> dict:
     stock = api.compile_str(text, stock=True, flags=flags, **opts)
     row["choice"] = [c.what for p in plugin.passes for c in p.changes] or \
         [s.reason for p in plugin.passes for s in p.skipped]
-    paths = {}
-    for side, out in (("plugin", plugin), ("stock", stock)):
-        paths[side] = os.path.join(tmp, f"{form.name}-{side}.vmfb")
-        with open(paths[side], "wb") as f:
-            f.write(out.output)
+    paths = {side: write_vmfb(tmp, f"{form.name}-{side}", out.output)
+             for side, out in (("plugin", plugin), ("stock", stock))}
     inputs = form.inputs()  # (bf16: ml_dtypes' bfloat16, saved as 2-byte elements)
-    input_paths = []
-    for i, x in enumerate(inputs):
-        input_paths.append(os.path.join(tmp, f"{form.name}-in{i}.npy"))
-        np.save(input_paths[-1], x)
+    input_paths = write_inputs(tmp, form.name, inputs)
     (p,) = api.run(plugin.output, inputs, device=args.device)
     (s,) = api.run(stock.output, inputs, device=args.device)
     row.update(judge_outputs(form, inputs, p, s))
@@ -180,9 +190,7 @@ def measure(form: Form, args, tmp: str) -> dict:
                interval=[j["ratio_low"], j["ratio_high"]], verdict=j["verdict"])
     if args.pipeline:
         pipe = api.compile_str(text, stock=True, flags=[*flags, PIPELINE], **opts)
-        paths["pipeline"] = os.path.join(tmp, f"{form.name}-pipeline.vmfb")
-        with open(paths["pipeline"], "wb") as f:
-            f.write(pipe.output)
+        paths["pipeline"] = write_vmfb(tmp, f"{form.name}-pipeline", pipe.output)
         jp = time_pair(paths["pipeline"], paths["plugin"], input_paths, device=args.device,
                        rounds=args.rounds, repetitions=args.repetitions,
                        max_rounds=args.max_rounds)

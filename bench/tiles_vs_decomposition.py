@@ -21,14 +21,13 @@ import os
 import sys
 import tempfile
 
-import numpy as np
-
+from iree_fusions.compiler.decisions import Decision, DecisionSet
 from iree_fusions.compiler.target import Target
 from iree_fusions.harness import api
 from iree_fusions.runtime.benchmark import time_pair
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from attention_forms import SUITE  # noqa: E402
+from attention_forms import SUITE, write_inputs, write_vmfb  # noqa: E402
 
 PASS = "rewrite-attention"
 
@@ -49,20 +48,12 @@ def measure(name: str, args, tmp: str) -> dict:
     if key is None:
         return {"form": name, "cpu": args.cpu, "note": "the tiles do not apply to this form"}
     decisions = os.path.join(tmp, "decisions.json")
-    with open(decisions, "w") as f:
-        json.dump({"format": "iree-fusions-decisions/1",
-                   "target": Target.parse(target).to_json(),
-                   "decisions": {key: {"pass": PASS, "apply": True}}}, f)
+    DecisionSet(Target.parse(target), decisions, entries={
+        key: Decision(key, PASS, True, decisions)}).save(decisions)
     tiled = api.compile_str(text, fusions=PASS, decisions=decisions, **opts)
-    paths = []
-    for side, out in (("decomposed", decomposed), ("tiled", tiled)):
-        paths.append(os.path.join(tmp, f"{name}-{side}.vmfb"))
-        with open(paths[-1], "wb") as f:
-            f.write(out.output)
-    inputs = []
-    for i, x in enumerate(form.inputs()):
-        inputs.append(os.path.join(tmp, f"{name}-in{i}.npy"))
-        np.save(inputs[-1], x)
+    paths = [write_vmfb(tmp, f"{name}-{side}", out.output)
+             for side, out in (("decomposed", decomposed), ("tiled", tiled))]
+    inputs = write_inputs(tmp, name, form.inputs())
     j = time_pair(*paths, inputs, device=args.device, rounds=args.rounds,
                   max_rounds=args.max_rounds)
     return {"form": name, "cpu": args.cpu, "target": target, "device": args.device,

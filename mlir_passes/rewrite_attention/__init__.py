@@ -116,7 +116,7 @@ from dataclasses import dataclass, replace
 from iree.compiler import ir
 
 from iree_fusions.compiler import ir_helpers as h
-from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Footprint, NoMatch,
+from iree_fusions.compiler.protocol import (Candidate, CandidatePass, Choice, Footprint, NoMatch,
                                             PassContext, option, structural_key)
 from iree_fusions.compiler.target import cpu_vector_class, is_gpu
 
@@ -124,7 +124,7 @@ from .build import decompose
 from .heads import copy_under_collapse, head_split
 from .match import (ATTENTION, AttentionPlan, choose_block, gathered, match_attention,
                     multiply_adds, read_columns, untransposed_v)
-from .tiles import (COMPILATION_INFO, DECIDED, NOT_FASTER, TilesChoice, fused_faster,
+from .tiles import (COMPILATION_INFO, DECIDED, NOT_FASTER, choice_text, fused_faster,
                     fused_tiles, set_fused_tiles, tiles_set_here)
 
 
@@ -217,7 +217,8 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
             op = op.operation
             if op.name != ATTENTION:
                 continue
-            key = structural_key("rewrite-attention", h.op_signature(op))
+            signature = h.op_signature(op)
+            key = structural_key("rewrite-attention", signature)
             if COMPILATION_INFO in op.attributes:
                 if tiles_set_here(op, vector_class):
                     continue  # (this pass's change of an earlier round)
@@ -242,7 +243,7 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                                   f"({source}): IREE's fused op measured faster")
             if self.fused_tiles and not gpu and not candidate.blocked and \
                     not candidate.declined:
-                self.choose_tiles(candidate, vector_class, ctx)
+                self.choose_tiles(candidate, signature, vector_class, ctx)
             if not candidate.blocked and gpu and not self.on_gpu:
                 plan = candidate.plan
                 if not (gathered(plan.k) or gathered(plan.v)):
@@ -253,16 +254,16 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
                     candidate.decline("gpu-gathered", GPU_GATHER_FUSED)
             yield candidate
 
-    def choose_tiles(self, candidate: Candidate[AttentionPlan], vector_class: str | None,
-                     ctx: PassContext) -> None:
+    def choose_tiles(self, candidate: Candidate[AttentionPlan], signature: tuple,
+                     vector_class: str | None, ctx: PassContext) -> None:
         """The form of a planned CPU attention: IREE's fused op with the plugin's tiles where
         a measured decision for its tiles key (`rewrite-attention-tiles-<digest>`) says so,
         else where `fused_faster` does; the decomposition otherwise. Where the tiles apply,
-        the choice is reported under that key (`TilesChoice`: the tuner measures the other
+        the choice is reported under that key (a `report.Choice`: the tuner measures the other
         form); where a tile check fails and the tiles were wanted, the decomposition stays
-        planned and its report says which check."""
+        planned and its report says which check. `signature`: the op's (`h.op_signature`)."""
         plan = candidate.plan
-        key = structural_key("rewrite-attention-tiles", h.op_signature(plan.op))
+        key = structural_key("rewrite-attention-tiles", signature)
         rule = fused_faster(plan, vector_class, ctx.target.chip if ctx.target else None)
         chosen, decided_by = self.choose_form(key, ctx, rule is not None)
         try:
@@ -275,7 +276,8 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
         why = DECIDED if decided_by != "rule" else rule if chosen else NOT_FASTER
         candidate.plan = replace(plan, tiles=tiles if chosen else None,
                                  tiles_reason=why if chosen else None,
-                                 form=TilesChoice(key, chosen, why, decided_by))
+                                 form=Choice(key, choice_text(chosen, why), candidate.location,
+                                             chosen, decided_by))
 
     def reads_value_columns(self, ctx: PassContext) -> bool:
         """Whether this pass computes only the first value columns of an attention whose
@@ -305,9 +307,8 @@ class RewriteAttention(CandidatePass[AttentionPlan]):
 
     def apply(self, candidate: Candidate[AttentionPlan], ctx: PassContext) -> str:
         plan = candidate.plan
-        if plan.form is not None:  # (the tuner measures the other form under this key)
-            ctx.report.choose(plan.form.key, plan.form.what(), candidate.location,
-                              plan.form.chosen, plan.form.decided_by)
+        if plan.form is not None:  # (the tuner measures the other form under its key)
+            ctx.report.choices.append(plan.form)
         if plan.tiles is not None:
             return set_fused_tiles(plan)
         return decompose(plan) + (f"; {plan.tiles_reason}" if plan.tiles_reason else "")

@@ -54,7 +54,7 @@ class AttentionPlan:
     score_ops: tuple = ()  # the score region's ops before its yield (`score_modification`)
     tiles: object | None = None  # tiles.FusedTiles: the fused op kept, with these CPU tiles
     tiles_reason: str | None = None  # why (tiles.fused_faster)
-    form: object | None = None  # tiles.TilesChoice: the fused-tiles form's key, and the choice
+    form: object | None = None  # report.Choice: the fused-tiles form taken, under its key
 
     def sizes(self) -> dict[int, tuple[str, int]]:
         """Loop dim -> (operand, its dim) giving that loop's size."""

@@ -56,21 +56,10 @@ PIPELINE = "LinalgExtTileAndVectorize"
 COMPILATION_INFO = "compilation_info"
 
 
-@dataclass(frozen=True)
-class TilesChoice:
-    """The choice between IREE's fused op with these tiles and the decomposition, for one
-    attention whose tiles apply: its key (`rewrite-attention-tiles-<digest>`, a decision of
-    its own: `report.Choice`), whether the tiles were chosen, why, and who decided."""
-
-    key: str
-    chosen: bool
-    why: str
-    decided_by: str = "rule"
-
-    def what(self) -> str:
-        """The form the key names, what was done, and why (for the report)."""
-        done = "instead of the decomposition" if self.chosen else "the decomposition instead"
-        return f"IREE's fused op with the plugin's CPU tiles, {done} ({self.why})"
+def choice_text(chosen: bool, why: str) -> str:
+    """The form a tiles key names, what was done, and why (a `report.Choice`'s text)."""
+    done = "instead of the decomposition" if chosen else "the decomposition instead"
+    return f"IREE's fused op with the plugin's CPU tiles, {done} ({why})"
 
 
 @dataclass(frozen=True)

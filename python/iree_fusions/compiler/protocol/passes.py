@@ -18,7 +18,7 @@ from .report import PassReport
 from .rounds import run_candidates
 
 if typing.TYPE_CHECKING:
-    from ..decisions import Decider
+    from ..decisions import Decider, Decision
     from ..target import Target
 
 # Where a plugin pass runs: its two hook points ("linalg": after IREE's global-optimization;
@@ -60,10 +60,14 @@ class FusionPass:
     phase: ClassVar[str]
     description: ClassVar[str]
 
+    def measured_decision(self, key: str, ctx: PassContext) -> Decision | None:
+        """The decision a decisions file holds for `key` (a user's, then the shipped one)."""
+        return ctx.decider.lookup(key, self.name) if ctx.decider is not None else None
+
     def choose_form(self, key: str, ctx: PassContext, rule: bool) -> tuple[bool, str]:
         """(whether the form keyed `key` is taken, who decided) for a change that can take
         one of two forms (`report.Choice`): a measured decision for `key`, else `rule`."""
-        decision = ctx.decider.lookup(key, self.name) if ctx.decider is not None else None
+        decision = self.measured_decision(key, ctx)
         return (rule, "rule") if decision is None else (decision.apply, decision.source)
 
     def run(self, module: ir.Operation, ctx: PassContext) -> None:
@@ -167,7 +171,7 @@ class CandidatePass(FusionPass, Generic[P]):
         reason = self.deselected(cand.key)
         if reason is not None:
             return reason, "option"
-        decision = ctx.decider.lookup(cand.key, self.name) if ctx.decider is not None else None
+        decision = self.measured_decision(cand.key, ctx)
         if decision is not None:
             return (None if decision.apply else _turned_off(decision, cand.declined)
                     ), decision.source

@@ -139,11 +139,6 @@ class PassReport:
              feasible: bool = False) -> None:
         self.skipped.append(Skip(key, reason, location, decided_by, feasible))
 
-    def choose(self, key: str, what: str, location: str, chosen: bool,
-               decided_by: str = "rule") -> None:
-        """Records the form a change took (`Choice`)."""
-        self.choices.append(Choice(key, what, location, chosen, decided_by))
-
     def note(self, message: str) -> None:
         """Information that is neither a change nor a skipped candidate (analysis results)."""
         self.notes.append(message)
