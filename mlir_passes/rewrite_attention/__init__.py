@@ -36,9 +36,14 @@ and holds all their buffers).
 Decode (one query row per sequence) is decomposed whole, and so is a static attention whose
 whole query's scores are few (`whole-scores`, 2^21 f32 by default): a loop's steps wait on the
 host and end IREE's execution regions, which costs more than holding those scores at once
-(bench/results/attention-forms.md). A static attention of few multiply-adds (below its CPU
-class's measured crossover, `fused-below`: `FUSED_BELOW`) is left to IREE's fused op: a few
-microseconds of work, where the decomposition's dispatches cost more than they save.
+(bench/results/attention-forms.md). A dynamic one asks at run time: where its whole query's
+scores fit one block's (`block-scores`), one step of every row, its result returned as it is
+(`scf.if`; the loop writes each block's rows into strided rows of its output, a copy dispatch
+per step: 2-3% of a small dynamic f32 attention). That step's start and rows are opaque to the
+compiler, so its dispatches are the loop's and IREE compiles them once. A static attention of
+few multiply-adds (below its CPU class's measured crossover, `fused-below`: `FUSED_BELOW`) is
+left to IREE's fused op: a few microseconds of work, where the decomposition's dispatches cost
+more than they save.
 
 Where IREE's fused op with the plugin's CPU tiles was measured faster than the decomposition
 (`fused-tiles`, `tiles.fused_faster`: static f16 decode of large k and v not repeated per

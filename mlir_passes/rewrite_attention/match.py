@@ -51,6 +51,7 @@ class AttentionPlan:
     columns: ReadColumns | None = None  # only the first value columns are read (`read_columns`)
     whole: int | None = None  # static: the whole query's scores (at most whole-scores)
     loop_avoided: bool = False  # rows past a block, but `whole`: no loop
+    whole_at_run: int = 0  # dynamic: no loop where the scores are at most this at run time
     score_ops: tuple = ()  # the score region's ops before its yield (`score_modification`)
     tiles: object | None = None  # tiles.FusedTiles: the fused op kept, with these CPU tiles
     tiles_reason: str | None = None  # why (tiles.fused_faster)
@@ -212,7 +213,10 @@ def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
     """Query blocks of `block` rows over the outermost query loop whose size is dynamic or
     larger than a block (prefill's tokens); none for decode's single row or small queries,
     nor where every loop is static and the whole query's scores are at most `whole`
-    (`plan.whole`: their count, noted for any such attention: its p is held in f32).
+    (`plan.whole`: their count, noted for any such attention: its p is held in f32). Where a
+    loop of the scores is dynamic, the loop is planned with `whole_at_run`: the build asks at
+    run time whether the whole query's scores are at most a block's (`block_scores`), and
+    then makes one block of every row, its result written whole.
     `device`: the program's only device (`h.single_device_affinity`), or None."""
     scores = whole_scores(plan)
     if scores is not None and scores <= whole:
@@ -227,7 +231,8 @@ def choose_block(plan: AttentionPlan, block: int, block_scores: int = 0,
             if plan.whole is not None:
                 return replace(plan, loop_avoided=True)
             return replace(plan, block=block, block_dim=dim, block_scores=block_scores,
-                           host_sync=host_sync, device=device)
+                           host_sync=host_sync, device=device,
+                           whole_at_run=block_scores if scores is None else 0)
     return plan
 
 

@@ -30,7 +30,10 @@
 // CPU: [rewrite-attention] 1 change(s), 0 skipped
 
 // Prefill (sharktank's paged Llama at global-optimization): q and k [B*H, S, d], v transposed
-// [B*H, d, S], an additive f16 mask [B*H, S, S], S dynamic. A loop over blocks of query rows,
+// [B*H, d, S], an additive f16 mask [B*H, S, S], S dynamic. Where the whole query's scores fit
+// one block's (rows <= 2^19 / 32 / keys at run time), one block of every row, its start and
+// rows opaque (the loop's dispatches, compiled once), its result the attention's (no strided
+// copy into the loop's output); else a loop over blocks of query rows,
 // 64 or fewer where the keys are many (a block's scores at most 2^19 f32: rows = 2^19 / (32 *
 // keys), at least 8), each step's offset known to the host only once it has read the step
 // before's output, unless it was the last (IREE's task executor would otherwise run ahead and
@@ -48,6 +51,17 @@
 // CHECK: tensor.dim %[[Q]]
 // CHECK: %[[ROWS:.+]] = tensor.dim %[[Q]], %{{.+}} : tensor<32x?x32xf16>
 // CHECK: %[[KEYS:.+]] = tensor.dim %[[K]], %{{.+}} : tensor<32x?x32xf16>
+// CHECK: %[[LIMIT:.+]] = arith.constant 16384 : index
+// CHECK: %[[KEYS1:.+]] = arith.maxui %[[KEYS]], %{{.+}} : index
+// CHECK: %[[WHOLE_ROWS:.+]] = arith.divui %[[LIMIT]], %[[KEYS1]] : index
+// CHECK: %[[FITS:.+]] = arith.cmpi ule, %[[ROWS]], %[[WHOLE_ROWS]] : index
+// CHECK: %[[IF:.+]] = scf.if %[[FITS]] -> (tensor<32x?x32xf16>) {
+// CHECK: %[[OPAQUE:.+]]:2 = util.optimization_barrier %{{.+}}, %[[ROWS]] : index, index
+// CHECK: tensor.extract_slice %[[Q]][0, %[[OPAQUE]]#0, 0] [32, %[[OPAQUE]]#1, 32] [1, 1, 1]
+// CHECK-NOT: scf.for
+// CHECK: %[[WHOLE_OUT:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}} : tensor<32x?xf32>, tensor<32x?x32xf32>) outs(%{{.+}} : tensor<32x?x32xf16>)
+// CHECK: scf.yield %[[WHOLE_OUT]] : tensor<32x?x32xf16>
+// CHECK-NEXT: } else {
 // CHECK: %[[PER_ROW:.+]] = arith.muli %[[KEYS]], %{{.+}} : index
 // CHECK: %[[NONZERO:.+]] = arith.maxui %[[PER_ROW]], %{{.+}} : index
 // CHECK: %[[FIT:.+]] = arith.divui %{{.+}}, %[[NONZERO]] : index
@@ -99,7 +113,9 @@
 // CHECK: } else {
 // CHECK: scf.yield %{{.+}} : index
 // CHECK: scf.yield %[[W]], %[[READ]]
-// CHECK: util.return %[[OUT]]#0
+// CHECK: scf.yield %[[OUT]]#0 : tensor<32x?x32xf16>
+// CHECK: %[[TIED:.+]] = flow.tensor.tie_shape %[[IF]] : tensor<32x?x32xf16>{%[[ROWS]]}
+// CHECK: util.return %[[TIED]]
 // WHOLE-LABEL: util.func public @prefill
 // WHOLE-NOT: scf.for
 // WHOLE-NOT: tensor.extract_slice
@@ -115,7 +131,7 @@ util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: 
   %m = tensor.dim %q, %c1 : tensor<32x?x32xf16>
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty(%m) : tensor<32x?x32xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -128,9 +144,16 @@ util.func public @prefill(%q: tensor<32x?x32xf16>, %k: tensor<32x?x32xf16>, %v: 
 // Prefill with sharktank's mask: one [B, S, S] mask for every layer, broadcast over the heads
 // and collapsed to [B*H, S, S] (IREE fuses that copy into the fused op's dispatch). Each
 // query block applies the broadcast to its rows of the [B, S, S] mask in the loop: the
-// [B*H, S, S] mask is never held whole, and the copy outside the loop is gone.
+// [B*H, S, S] mask is never held whole, and the copy outside the loop is gone. So does the
+// one step of every row (where the scores fit one block's at run time), to its rows.
 // CHECK-LABEL: util.func public @prefill_broadcast_mask
 // CHECK-SAME: %[[MASK3:[a-z0-9]+]]: tensor<4x?x?xf16>)
+// CHECK-NOT: tensor<4x8x?x?xf16>
+// CHECK: scf.if
+// CHECK: %[[OPAQUE:.+]]:2 = util.optimization_barrier
+// CHECK: %[[WB3:.+]] = tensor.extract_slice %[[MASK3]][0, %[[OPAQUE]]#0, 0] [4, %[[OPAQUE]]#1, %{{.+}}] [1, 1, 1] : tensor<4x?x?xf16> to tensor<4x?x?xf16>
+// CHECK: linalg.generic {{.+}} ins(%[[WB3]] : tensor<4x?x?xf16>) outs(%{{.+}} : tensor<4x8x?x?xf16>)
+// CHECK: } else {
 // CHECK-NOT: tensor<4x8x?x?xf16>
 // CHECK: scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args
 // CHECK: %[[AT:.+]] = arith.addi %[[I]], %{{.+}} : index
@@ -160,7 +183,7 @@ util.func public @prefill_broadcast_mask(%q: tensor<32x?x32xf16>, %k: tensor<32x
   } -> tensor<4x8x?x?xf16>
   %mask = tensor.collapse_shape %mask4 [[0, 1], [2], [3]] : tensor<4x8x?x?xf16> into tensor<32x?x?xf16>
   %e = tensor.empty(%m) : tensor<32x?x32xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -257,7 +280,7 @@ util.func public @decode_paged(%q: tensor<32x32xf16>, %kc: tensor<?x32x32xf16>, 
 // GPUIR: linalg.generic {{.+}} outs(%{{.+}} : tensor<32x?x?xf32>)
 // GPUIR: util.return
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host{{$}}
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time{{$}}
 // GATHERED: [rewrite-attention] 1 change(s), 0 skipped
 // GATHERED-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics{{$}}
 util.func public @prefill_paged(%q: tensor<32x?x32xf16>, %kc: tensor<?x32x32xf16>, %vc: tensor<?x32x32xf16>, %pages: tensor<32x?xi64>, %mask: tensor<32x?x?xf16>) -> tensor<32x?x32xf16> {
@@ -271,7 +294,7 @@ util.func public @prefill_paged(%q: tensor<32x?x32xf16>, %kc: tensor<?x32x32xf16
   %k = tensor.collapse_shape %k4 [[0], [1, 2], [3]] : tensor<32x?x32x32xf16> into tensor<32x?x32xf16>
   %v = tensor.collapse_shape %v4 [[0], [1, 2], [3]] : tensor<32x?x32x32xf16> into tensor<32x?x32xf16>
   %e = tensor.empty(%m) : tensor<32x?x32xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x?x32xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -377,7 +400,7 @@ util.func public @score_modified(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf16>,
   %m = tensor.dim %q, %c1 : tensor<8x?x32xf16>
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty(%m) : tensor<8x?x32xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<8x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<8x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d2)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale : tensor<8x?x32xf16>, tensor<8x?x32xf16>, tensor<8x?x32xf16>, f32) outs(%e : tensor<8x?x32xf16>) {
   ^bb0(%s: f32):
     %d = arith.divf %s, %cap : f32
@@ -457,15 +480,17 @@ util.func public @boolean_mask(%q: tensor<8x16x32xf16>, %k: tensor<8x16x32xf16>,
 // 0 at run time: no read of an empty block).
 // CHECK-LABEL: util.func public @chained_dynamic_batch
 // CHECK-NOT: iree_linalg_ext.attention
-// CHECK: %[[FIRST:.+]]:2 = scf.for
+// CHECK: scf.for
 // CHECK: arith.trunci %{{.+}} : i8 to i1
 // CHECK: %[[MORE:.+]] = arith.cmpi ult
 // CHECK: %[[NONEMPTY:.+]] = arith.cmpi ugt, %{{.+}}, %{{.+}} : index
 // CHECK: %[[READ:.+]] = arith.andi %[[MORE]], %[[NONEMPTY]] : i1
 // CHECK: scf.if %[[READ]] -> (index)
 // CHECK: tensor.extract
+// CHECK: %[[FIRST:.+]] = flow.tensor.tie_shape
+// CHECK: tensor.extract_slice %[[FIRST]]
 // CHECK: scf.for
-// CHECK: tensor.extract_slice %[[FIRST]]#0
+// CHECK: tensor.extract_slice %[[FIRST]]
 // CHECK: util.return
 // WHOLE-LABEL: util.func public @chained_dynamic_batch
 // WHOLE-NOT: iree_linalg_ext.attention
@@ -519,7 +544,7 @@ util.func public @prefill_one_device(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x3
   %q = flow.tensor.transfer %q0 : tensor<32x?x32xf16>{%m} to #hal.device.affinity<@__device_0>
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty(%m) : tensor<32x?x32xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -549,7 +574,7 @@ util.func public @prefill_two_devices(%q0: tensor<32x?x32xf16>, %k: tensor<32x?x
   %q = flow.tensor.transfer %q0 : tensor<32x?x32xf16>{%m} to #hal.device.affinity<@__device_1>
   %scale = arith.constant 0.17677669 : f32
   %e = tensor.empty(%m) : tensor<32x?x32xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<32x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<32x?x32xf16>, tensor<32x?x32xf16>, tensor<32x32x?xf16>, f32, tensor<32x?x?xf16>) outs(%e : tensor<32x?x32xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -582,7 +607,7 @@ util.func public @prefill_value_columns(%q: tensor<16x?x192xf16>, %k: tensor<16x
   %m = tensor.dim %q, %c1 : tensor<16x?x192xf16>
   %scale = arith.constant 0.0721687824 : f32
   %e = tensor.empty(%m) : tensor<16x?x192xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<16x?x192xf16>, tensor<16x?x192xf16>, tensor<16x192x?xf16>, f32, tensor<16x?x?xf16>) outs(%e : tensor<16x?x192xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -669,13 +694,14 @@ util.func public @prefill_static(%q: tensor<8x130x32xf16>, %k: tensor<8x130x32xf
 // CHECK: %[[VC:.+]] = tensor.extract_slice %[[V]][0, 0, 0] [16, 128, %{{.+}}] [1, 1, 1] : tensor<16x192x?xf16> to tensor<16x128x?xf16>
 // CHECK: scf.for {{.+}} -> (tensor<16x?x128xf16>, index)
 // CHECK: linalg.generic {{.+}} ins(%{{.+}}, %[[VC]] : tensor<16x?x?xf16>, tensor<16x128x?xf16>) outs(%{{.+}} : tensor<16x?x128xf32>)
-// CHECK: %[[W:.+]] = tensor.extract_slice %{{.+}}#0[0, 0, 0] [16, %{{.+}}, 128] [1, 1, 1] : tensor<16x?x128xf16> to tensor<16x?x128xf16>
+// CHECK: %[[TIED:.+]] = flow.tensor.tie_shape %{{.+}} : tensor<16x?x128xf16>
+// CHECK: %[[W:.+]] = tensor.extract_slice %[[TIED]][0, 0, 0] [16, %{{.+}}, 128] [1, 1, 1] : tensor<16x?x128xf16> to tensor<16x?x128xf16>
 // CHECK: util.return %[[W]]
 // WHOLE-LABEL: util.func public @prefill_value_columns_sliced
 // WHOLE-NOT: scf.for
 // WHOLE: outs(%{{.+}} : tensor<16x?x128xf32>)
 // REPORT: [rewrite-attention] 1 change(s), 0 skipped
-// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host{{$}}
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time{{$}}
 // GATHERED: [rewrite-attention] 0 change(s), 1 skipped
 // GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
 util.func public @prefill_value_columns_sliced(%q: tensor<16x?x192xf16>, %k: tensor<16x?x192xf16>, %v: tensor<16x192x?xf16>, %mask: tensor<16x?x?xf16>) -> tensor<16x?x128xf16> {
@@ -683,7 +709,7 @@ util.func public @prefill_value_columns_sliced(%q: tensor<16x?x192xf16>, %k: ten
   %m = tensor.dim %q, %c1 : tensor<16x?x192xf16>
   %scale = arith.constant 0.0721687824 : f32
   %e = tensor.empty(%m) : tensor<16x?x192xf16>
-  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host"}}
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<16x?x192xf16> -> contractions, reductions and elementwise generics, 128 of 192 value columns (the others are not read), 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time"}}
   %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<16x?x192xf16>, tensor<16x?x192xf16>, tensor<16x192x?xf16>, f32, tensor<16x?x?xf16>) outs(%e : tensor<16x?x192xf16>) {
   ^bb0(%s: f32):
     iree_linalg_ext.yield %s : f32
@@ -721,4 +747,63 @@ util.func public @transposed_output_rows(%q: tensor<8x64x32xf16>, %k: tensor<8x6
   } -> tensor<8x48x64xf16>
   %rows = tensor.extract_slice %o[0, 0, 0] [8, 48, 16] [1, 1, 1] : tensor<8x48x64xf16> to tensor<8x48x16xf16>
   util.return %rows : tensor<8x48x16xf16>
+}
+
+// -----
+
+// A causal mask generated in the program (an index comparison, as torch-mlir lowers
+// `is_causal`), S dynamic: each branch (one step of every row; the loop) generates its own
+// mask and slices it, which IREE fuses into the scores' dispatch. One generator shared by the
+// two would be a dispatch of its own writing the whole [S, S] mask (and CSE merges a copy in
+// one branch into the original outside).
+// CHECK-LABEL: util.func public @prefill_generated_mask
+// CHECK-NOT: linalg.index
+// CHECK: scf.if
+// CHECK: util.optimization_barrier
+// CHECK: %[[WHOLE_MASK:.+]] = linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: linalg.index 0
+// CHECK: tensor.extract_slice %[[WHOLE_MASK]]
+// CHECK: } else {
+// CHECK: %[[LOOP_MASK:.+]] = linalg.generic
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: linalg.index 0
+// CHECK: scf.for
+// CHECK: tensor.extract_slice %[[LOOP_MASK]]
+// CHECK-NOT: linalg.index
+// CHECK: util.return
+// WHOLE-LABEL: util.func public @prefill_generated_mask
+// WHOLE-NOT: scf.if
+// WHOLE-NOT: iree_linalg_ext.attention
+// WHOLE: linalg.generic {{.+}} outs(%{{.+}} : tensor<8x?x?xf32>)
+// WHOLE: util.return
+// GATHERED: [rewrite-attention] 0 change(s), 1 skipped
+// GATHERED-NEXT: skipped [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: a GPU target: IREE's GPU pipelines compile the fused op themselves{{.*}} [rewrite-attention/gpu]
+// REPORT: [rewrite-attention] 1 change(s), 0 skipped
+// REPORT-NEXT: changed [rewrite-attention-{{[0-9a-f]+}}] iree_linalg_ext.attention at {{.+}}: attention of tensor<8x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time{{$}}
+// CPU: [rewrite-attention] 1 change(s), 0 skipped
+util.func public @prefill_generated_mask(%q: tensor<8x?x32xf16>, %k: tensor<8x?x32xf16>, %v: tensor<8x32x?xf16>) -> tensor<8x?x32xf16> {
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %q, %c1 : tensor<8x?x32xf16>
+  %n = tensor.dim %k, %c1 : tensor<8x?x32xf16>
+  %zero = arith.constant 0.0 : f16
+  %ninf = arith.constant 0xFC00 : f16
+  %scale = arith.constant 0.17677669 : f32
+  %me = tensor.empty(%m, %n) : tensor<?x?xf16>
+  %mf = linalg.fill ins(%zero : f16) outs(%me : tensor<?x?xf16>) -> tensor<?x?xf16>
+  %mask = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} outs(%mf : tensor<?x?xf16>) {
+  ^bb0(%o: f16):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %c = arith.cmpi sge, %i, %j : index
+    %s = arith.select %c, %zero, %ninf : f16
+    linalg.yield %s : f16
+  } -> tensor<?x?xf16>
+  %e = tensor.empty(%m) : tensor<8x?x32xf16>
+  // expected-remark@below {{[Passed] changed | Category:rewrite-attention | Remark="attention of tensor<8x?x32xf16> -> contractions, reductions and elementwise generics, 8 to 64 query rows at a time (a block's scores at most 524288), each step after the one before on the host; the whole query at once where its scores are at most 524288 at run time"}}
+  %o = iree_linalg_ext.attention <indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d4, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d2, d4)>, affine_map<(d0, d1, d2, d3, d4) -> ()>, affine_map<(d0, d1, d2, d3, d4) -> (d1, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>]> ins(%q, %k, %v, %scale, %mask : tensor<8x?x32xf16>, tensor<8x?x32xf16>, tensor<8x32x?xf16>, f32, tensor<?x?xf16>) outs(%e : tensor<8x?x32xf16>) {
+  ^bb0(%s: f32):
+    iree_linalg_ext.yield %s : f32
+  } -> tensor<8x?x32xf16>
+  util.return %o : tensor<8x?x32xf16>
 }

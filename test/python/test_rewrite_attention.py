@@ -1,6 +1,8 @@
 """rewrite-attention: the decomposed attention (query blocks in prefill) against stock IREE's
 fused op, compiled and run on the lit cases at sizes around the query block (63, 64, 65, 100
-rows: a partial block, a full one, one more row) and key counts around a page (31, 32, 33):
+rows: a partial block, a full one, one more row; each one step of every row at run time, its
+scores fitting one block's; 300 rows and keys: past that, the loop, in blocks of 54 rows) and key
+counts around a page (31, 32, 33):
 the same NaN and infinity pattern (a fully masked row, NaN and infinity in q, k and v), and
 every finite output within the bound derived in docs/testing.md (`harness.bounds.
 attention_bound`): the
@@ -73,7 +75,7 @@ def _compiled(name: str, fusions: str = PASS) -> tuple[bytes, bytes]:
 
 
 @pytest.mark.parametrize("name, sizes", [
-    ("prefill", [(63, 63), (64, 64), (65, 65), (100, 100), (1, 33)]),
+    ("prefill", [(63, 63), (64, 64), (65, 65), (100, 100), (1, 33), (300, 300)]),
     ("decode", [(1, 31), (1, 32), (1, 33), (1, 100)]),
     # The loop's output read through a barrier on the program's one device (the two-device
     # chunk names a device no target defines: checked by lit only).
@@ -164,7 +166,8 @@ def test_lit_cases_are_all_covered():
                                            "prefill_two_devices", "prefill_value_columns",
                                            "decode_value_columns", "chained_dynamic_batch",
                                            "prefill_static", "prefill_value_columns_sliced",
-                                           "transposed_output_rows", "prefill_paged"}
+                                           "transposed_output_rows", "prefill_paged",
+                                           "prefill_generated_mask"}
 
 
 @pytest.mark.parametrize("rows", [63, 65, 130])
@@ -182,6 +185,22 @@ def test_broadcast_mask_blocks_match_stock_within_bound(rows):
     diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
     assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
     assert np.isnan(stock[8:16, rows // 3]).all()  # the 8 heads of batch row 1
+
+
+@pytest.mark.parametrize("rows", [40, 300])
+def test_generated_causal_mask_matches_stock_within_bound(rows):
+    """A causal mask generated in the program (torch-mlir's `is_causal`): 40 rows run as one
+    step of every row (their scores fit one block's), 300 as the loop (blocks of 64 rows);
+    NaN and infinity in q, k and v."""
+    stock_vmfb, plugin_vmfb = _compiled("prefill_generated_mask")
+    q, k, v = (np.ascontiguousarray(x[:8]) for x in _inputs(rows, rows, False, rows)[:3])
+    stock, plugin = _stock_and_plugin(stock_vmfb, plugin_vmfb, [q, k, v],
+                                      "prefill_generated_mask")
+    bound = attention_bound(q, k, v, 0.17677669, stock)
+    finite = np.isfinite(stock) & np.isfinite(bound)
+    assert finite.mean() > 0.5
+    diff = np.abs(stock.astype(np.float64) - plugin.astype(np.float64))
+    assert (diff[finite] <= bound[finite]).all(), float(diff[finite].max())
 
 
 def test_transposed_output_read_as_rows_matches_stock_within_bound():
