@@ -219,14 +219,7 @@ def _generated_again(value: ir.Value) -> ir.Value:
 
     if not generated(value) or not chain:
         return value
-    copies: dict = {}
-    for op in chain:
-        clone = op.clone()
-        for i, operand in enumerate(clone.operands):
-            if operand in copies:
-                clone.operands[i] = copies[operand]
-        copies.update(zip(op.results, clone.results))
-    return copies[value]
+    return b.clone_ops(chain, {})[value]
 
 
 def _block_values(plan: AttentionPlan, size: dict[int, Size], start: ir.Value,

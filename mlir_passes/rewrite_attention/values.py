@@ -69,13 +69,7 @@ def _mask_term(mask: ir.Value, log2e: ir.Value) -> ir.Value:
 def _modified_score(plan: AttentionPlan, score: ir.Value) -> ir.Value:
     """The score region's ops cloned here, its argument read as `score`: what it yields."""
     region = plan.op.regions[0].blocks[0]
-    mapped = {region.arguments[0]: score}
-    for op in plan.score_ops:
-        clone = op.clone()
-        for i, operand in enumerate(clone.operands):
-            if operand in mapped:
-                clone.operands[i] = mapped[operand]
-        mapped[op.results[0]] = clone.results[0]
+    mapped = b.clone_ops(plan.score_ops, {region.arguments[0]: score})
     yielded = list(region.operations)[-1].operands[0]
     return mapped.get(yielded, yielded)
 

@@ -6,7 +6,7 @@ replace). The queries these go with are in `ir_helpers`.
 * `attributes`: affine maps, iterator types, reassociations, the linalg builders;
 * `bodies`: new generics (`generic`, its body built by a function; `cloned_generic`, another
   op's body cloned; `multi_result_generic`, several ops' bodies in one), fills, cloned
-  bodies, `BodyBuilder` for scalar index math in a body;
+  bodies and ops (`clone_ops`), `BodyBuilder` for scalar index math in a body;
 * `shapes`: reshapes, sizes static or dynamic (`Size`), slices, index constants;
 * `joins`: tensors joined along a dim (`concat`, `concat_as_generic`, `stack_by_slices`,
   `concat_by_slices`: the forms the passes need, each building its own IR);
@@ -20,7 +20,7 @@ from .attributes import (  # noqa: F401
     linalg_builders, dims_map, map_attr, iterator_types_attr, reassociation_attr, first_result,
 )
 from .bodies import (  # noqa: F401
-    ArgMap, InputSlots, generic, cloned_generic, multi_result_generic, fill, clone_body,
+    ArgMap, InputSlots, generic, cloned_generic, multi_result_generic, fill, clone_body, clone_ops,
     rebuild_generic_inputs, replace_op, BodyBuilder,
 )
 from .shapes import (  # noqa: F401

@@ -113,6 +113,18 @@ def clone_body(src: ir.Operation, dst_block: ir.Block,
                 mapping[old] = res
 
 
+def clone_ops(ops: Sequence[ir.Operation], mapping: dict) -> dict:
+    """Clones `ops` (in order) at the current insertion point, each operand in `mapping` (old
+    value -> new) read as its new value; `mapping` gains each old result -> its clone's."""
+    for op in ops:
+        clone = op.clone()
+        for i, operand in enumerate(clone.operands):
+            if operand in mapping:
+                clone.operands[i] = mapping[operand]
+        mapping.update(zip(op.results, clone.results))
+    return mapping
+
+
 ArgMap = Sequence[int | ir.Value | None]  # clone_body's: per source block argument
 
 
