@@ -194,7 +194,7 @@ GENERATORS = (TENSOR_EMPTY, LINALG_FILL, LINALG_GENERIC, TENSOR_COLLAPSE_SHAPE,
 
 def _mask_generated_here(plan: AttentionPlan) -> AttentionPlan:
     """The plan, its mask computed again here where only `GENERATORS` make it from no tensor
-    of the program (a causal mask: an index comparison): each branch of `_whole_or_in_blocks`
+    of the program (a causal mask: an index comparison): each branch of `whole_or_in_blocks`
     slices a generator of its own, which IREE fuses into the slice's reader (of one shared
     by the two, it makes a dispatch that writes the whole [S, S] mask; and CSE would merge a
     copy in one branch with the original outside)."""
