@@ -314,11 +314,11 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
         row = linalg.IndexOp(0).result
         vals, segs = [], []
         for j in range(len(slots)):
-            start = _index(starts[j])
+            start = b.index_value(starts[j])
             zero = b.index_const(0)
             pos = arith.SubIOp(row, start).result
             pos = arith.MaxSIOp(pos, zero).result
-            pos = arith.MinSIOp(pos, _index(lasts[j])).result
+            pos = arith.MinSIOp(pos, b.index_value(lasts[j])).result
             vals.append(tensor.ExtractOp(flat[j], [pos]).result)
             segs.append(b.cmpi("sge", row, start))
         rows_s = [b.index_const(num) for num in rows]
@@ -349,9 +349,6 @@ def _emit_flat(slots: list[Lookup], table: ir.Value, offsets: list[int],
     return results
 
 
-def _index(size: b.Size) -> ir.Value:
-    """An index value of a size (a constant for a static one)."""
-    return b.index_const(size) if isinstance(size, int) else size
 
 
 def _plus(lhs: b.Size, rhs: b.Size) -> b.Size:
@@ -361,7 +358,7 @@ def _plus(lhs: b.Size, rhs: b.Size) -> b.Size:
         return lhs
     if isinstance(lhs, int) and lhs == 0:
         return rhs
-    return arith.AddIOp(_index(lhs), _index(rhs)).result
+    return arith.AddIOp(b.index_value(lhs), b.index_value(rhs)).result
 
 
 def _product(sizes: Sequence[b.Size]) -> b.Size:
@@ -372,5 +369,5 @@ def _product(sizes: Sequence[b.Size]) -> b.Size:
         elif out == 1:
             out = size
         else:
-            out = arith.MulIOp(_index(out), _index(size)).result
+            out = arith.MulIOp(b.index_value(out), b.index_value(size)).result
     return out

@@ -96,11 +96,15 @@ def _step_rows(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
     if per_row is None:  # (a dim of size 0: no scores, any row count; no division by 0)
         return b.index_const(max(least, min(plan.block, plan.block_scores // max(static, 1))))
     per_row = arith.MulIOp(per_row, b.index_const(static)).result
-    # At least 1: with no keys at run time (a size of 0) the division must not trap.
-    per_row = arith.MaxUIOp(per_row, b.index_const(1)).result
-    rows = arith.DivUIOp(b.index_const(plan.block_scores), per_row).result
+    rows = _quotient(b.index_const(plan.block_scores), per_row)
     rows = arith.MinUIOp(rows, b.index_const(plan.block)).result
     return arith.MaxUIOp(rows, b.index_const(least)).result
+
+
+def _quotient(limit: ir.Value, per_row: ir.Value) -> ir.Value:
+    """limit // per_row (unsigned), a per_row of 0 counted as 1: with no keys or no batch at
+    run time (a size of 0) the division must not trap."""
+    return arith.DivUIOp(limit, arith.MaxUIOp(per_row, b.index_const(1)).result).result
 
 
 def _whole_fits(plan: AttentionPlan, size: dict[int, Size], rows: ir.Value) -> ir.Value:
@@ -113,8 +117,7 @@ def _whole_fits(plan: AttentionPlan, size: dict[int, Size], rows: ir.Value) -> i
         return arith.ConstantOp(ir.IntegerType.get_signless(1), 1).result
     allowed = b.index_const(plan.whole_at_run // static)
     if per_row is not None:
-        per_row = arith.MaxUIOp(per_row, b.index_const(1)).result
-        allowed = arith.DivUIOp(allowed, per_row).result
+        allowed = _quotient(allowed, per_row)
     return b.cmpi("ule", rows, allowed)
 
 
@@ -130,8 +133,7 @@ def whole_or_in_blocks(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
 
     Its start and rows opaque to the compiler, the block's dispatches are the loop's, and
     IREE compiles them once for both."""
-    extent = size[plan.block_dim]
-    upper = extent if isinstance(extent, ir.Value) else b.index_const(extent)
+    upper = b.index_value(size[plan.block_dim])
     branch = scf.IfOp(_whole_fits(plan, size, upper), [plan.out.type], has_else=True)
     with ir.InsertionPoint(branch.then_block):
         index = ir.IndexType.get()
@@ -176,8 +178,8 @@ def _with_dims(name: str, value: ir.Value, sizes: list[Size],
                attributes: dict | None = None) -> ir.Value:
     """`name` (a flow op of one tensor and its dynamic dims) over `value` of `sizes`."""
     shape = ir.RankedTensorType(value.type).shape
-    dynamic = [s if isinstance(s, ir.Value) else b.index_const(s)
-               for s, extent in zip(sizes, shape) if ir.ShapedType.is_dynamic_size(extent)]
+    dynamic = [b.index_value(s) for s, extent in zip(sizes, shape)
+               if ir.ShapedType.is_dynamic_size(extent)]
     return ir.Operation.create(name, results=[value.type], operands=[value, *dynamic],
                                attributes=attributes or {}).results[0]
 
@@ -258,8 +260,7 @@ def in_query_blocks(plan: AttentionPlan, size: dict[int, Size]) -> ir.Value:
     first is known to the host only once it has read an element of the step before's output
     (`_host_read_zero`), so one step's buffers are held at a time (the peak memory measured
     per block size: bench/results/code-costs.md, rewrite-attention)."""
-    dim, extent = plan.block_dim, size[plan.block_dim]
-    upper = extent if isinstance(extent, ir.Value) else b.index_const(extent)
+    dim, upper = plan.block_dim, b.index_value(size[plan.block_dim])
     lower, step = b.index_const(0), _step_rows(plan, size)
     carried = [plan.out] + ([lower] if plan.host_sync else [])
     opaque_zero = (util.OptimizationBarrierOp([ir.IntegerType.get_signless(64)], [

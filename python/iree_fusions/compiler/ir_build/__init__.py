@@ -25,7 +25,8 @@ from .bodies import (  # noqa: F401
 )
 from .shapes import (  # noqa: F401
     Size, collapse, expand, merge_groups, reshape_to, size_of, mixed_shape, split_sizes,
-    tensor_type_of, extract_slice, insert_slice, expand_mixed, size_from_key, index_const, cmpi,
+    tensor_type_of, extract_slice, insert_slice, expand_mixed, size_from_key, index_const,
+    index_value, cmpi,
     slice_out,
 )
 from .joins import (  # noqa: F401

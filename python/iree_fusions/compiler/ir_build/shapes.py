@@ -138,6 +138,11 @@ def index_const(value: int) -> ir.Value:
     return arith.ConstantOp(ir.IndexType.get(), value).result
 
 
+def index_value(size: Size) -> ir.Value:
+    """An index value of a size (a constant for a static one)."""
+    return index_const(size) if isinstance(size, int) else size
+
+
 def cmpi(pred: str, lhs: ir.Value, rhs: ir.Value) -> ir.Value:
     return arith.CmpIOp(getattr(arith.CmpIPredicate, pred), lhs, rhs).result
 
